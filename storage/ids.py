@@ -1,0 +1,49 @@
+"""Identities and content hashes (DESIGN.md, "Identities and keys").
+
+Ids are built from content, never from paths or timestamps, so a cache key
+built from them is valid on any machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+_SLUG_RE = re.compile(r"[^A-Za-z0-9._-]+")
+COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
+
+
+def stable_hash(obj, length: int = 16) -> str:
+    """sha256 of a canonical JSON rendering of `obj`, as hex, truncated."""
+    data = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:length]
+
+
+def repo_name(url: str) -> str:
+    """The last path component of a repository url, without `.git`."""
+    name = url.rstrip("/").rsplit("/", 1)[-1]
+    name = name.split(":")[-1]
+    if name.endswith(".git"):
+        name = name[:-4]
+    return name or "repo"
+
+
+def repo_id(url: str, commit: str) -> str:
+    """A readable, filesystem-safe slug plus a short hash of (url, commit).
+
+    >>> repo_id("https://github.com/leanprover-community/mathlib4", "29dcec074de168ac2bf835a77ef68bbe069194c5")
+    'mathlib4-29dcec0-...'
+    """
+    slug = _SLUG_RE.sub("-", repo_name(url)).strip("-.")[:40] or "repo"
+    return f"{slug}-{commit[:7]}-{stable_hash([url, commit], 8)}"
+
+
+def theorem_id(repo_id_: str, file_path: str, full_name: str) -> str:
+    return stable_hash([repo_id_, file_path, full_name], 16)
+
+
+def unit_interval(*parts: str) -> float:
+    """A number in [0, 1) that depends only on `parts`: the basis of random splits."""
+    h = hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()
+    return int.from_bytes(h[:8], "big") / 2**64

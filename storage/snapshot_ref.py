@@ -1,0 +1,99 @@
+"""`SnapshotRef`: a handle on a built snapshot, and how trainers read it.
+
+A snapshot is a manifest listing Parquet parts (one per repository, split kind
+and split) plus the theorems excluded by de-duplication. Reading it is a DuckDB
+query over those parts, so merging repositories never copies data.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from . import schemas
+
+
+@dataclass(frozen=True)
+class SnapshotRef:
+    """The merged data of `repo_ids`, as built by `storage.snapshot.build_snapshot`."""
+
+    snapshot_id: str
+    store_root: str
+    repo_ids: tuple[str, ...]
+    manifest_path: str
+    counts: dict = field(default_factory=dict, compare=False)
+
+    # -- serialisation (task results are JSON manifests) ---------------------------
+    def to_dict(self) -> dict:
+        return {
+            "snapshot_id": self.snapshot_id,
+            "store_root": self.store_root,
+            "repo_ids": list(self.repo_ids),
+            "manifest_path": self.manifest_path,
+            "counts": self.counts,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SnapshotRef":
+        return cls(
+            snapshot_id=d["snapshot_id"],
+            store_root=d["store_root"],
+            repo_ids=tuple(d["repo_ids"]),
+            manifest_path=d["manifest_path"],
+            counts=d.get("counts", {}),
+        )
+
+    # -- reading -------------------------------------------------------------------
+    def manifest(self) -> dict:
+        return json.loads(Path(self.manifest_path).read_text())
+
+    def _paths(self, rel_paths: list[str]) -> list[str]:
+        root = Path(self.store_root)
+        return [str(root / p) for p in rel_paths]
+
+    def _read(self, rel_paths: list[str], schema: pa.Schema, repo_ids, exclude: bool) -> pa.Table:
+        import duckdb
+
+        paths = self._paths(rel_paths)
+        if not paths:
+            return schema.empty_table()
+        con = duckdb.connect()
+        try:
+            q = "SELECT * FROM read_parquet($paths, union_by_name=true) t WHERE true"
+            params: dict = {"paths": paths}
+            if repo_ids is not None:
+                q += " AND t.repo_id IN (SELECT unnest($repos))"
+                params["repos"] = list(repo_ids)
+            excluded = self.manifest().get("excluded")
+            if exclude and excluded:
+                q += (
+                    " AND NOT EXISTS (SELECT 1 FROM read_parquet($ex) e"
+                    " WHERE e.repo_id = t.repo_id AND e.theorem_id = t.theorem_id)"
+                )
+                params["ex"] = str(Path(self.store_root) / excluded)
+            q += " ORDER BY repo_id, file_path, full_name" + (", idx" if "idx" in schema.names else "")
+            table = con.sql(q, params=params).to_arrow_table()
+        finally:
+            con.close()
+        return table.select(schema.names).cast(schema)
+
+    def tactics(self, split_kind: str, split: str, repo_ids=None) -> pa.Table:
+        """Training rows of one split (schema `SNAPSHOT_TACTICS`), sorry and no-goals dropped."""
+        files = self.manifest()["parts"][split_kind][split]["tactics"]
+        return self._read(files, schemas.SNAPSHOT_TACTICS, repo_ids, exclude=True)
+
+    def theorems(self, split_kind: str, split: str, repo_ids=None) -> pa.Table:
+        """Theorem records of one split (schema `THEOREMS`), de-duplicated."""
+        files = self.manifest()["parts"][split_kind][split]["theorems"]
+        return self._read(files, schemas.THEOREMS, repo_ids, exclude=True)
+
+    def premises(self, repo_ids=None) -> pa.Table:
+        """The premise corpus of the snapshot's repositories (schema `PREMISES`)."""
+        return self._read(self.manifest()["corpus"]["premises"], schemas.PREMISES, repo_ids, exclude=False)
+
+    def files(self, repo_ids=None) -> pa.Table:
+        """Files and their imports (schema `FILES`), to compute accessible premises."""
+        return self._read(self.manifest()["corpus"]["files"], schemas.FILES, repo_ids, exclude=False)
