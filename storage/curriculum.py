@@ -1,0 +1,74 @@
+"""Curriculum order, LeanAgent's rule (shared/ANCHORS.md).
+
+A theorem's difficulty is e^(number of traced tactics); a theorem proved with
+`sorry` is infinitely hard. Finite difficulties are cut into easy / medium / hard
+at the 33rd and 67th percentiles over all theorems considered together.
+Repositories are ordered by their share of easy theorems, most first (LeanAgent
+counts easy theorems; a share does not favour large repositories), then by
+number of easy theorems, then by name.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+def difficulty(num_tactics: int, has_sorry: bool) -> float:
+    return math.inf if has_sorry else math.exp(num_tactics)
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not sorted_values:
+        return math.nan
+    pos = (len(sorted_values) - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+@dataclass(frozen=True)
+class RepoDifficulty:
+    repo_id: str
+    name: str
+    theorems: int
+    easy: int
+    medium: int
+    hard: int
+    sorry: int
+
+    @property
+    def easy_share(self) -> float:
+        return self.easy / self.theorems if self.theorems else 0.0
+
+
+def repo_difficulties(theorems: list[dict]) -> list[RepoDifficulty]:
+    """`theorems`: dicts with repo_id, name, num_tactics, has_sorry. Returns curriculum order."""
+    finite = sorted(difficulty(t["num_tactics"], False) for t in theorems if not t["has_sorry"])
+    p33, p67 = _percentile(finite, 1 / 3), _percentile(finite, 2 / 3)
+    stats: dict[str, dict] = {}
+    for t in theorems:
+        s = stats.setdefault(t["repo_id"], {"name": t.get("name", t["repo_id"]), "theorems": 0, "easy": 0,
+                                            "medium": 0, "hard": 0, "sorry": 0})
+        s["theorems"] += 1
+        d = difficulty(t["num_tactics"], t["has_sorry"])
+        if math.isinf(d):
+            s["sorry"] += 1
+        elif d <= p33:
+            s["easy"] += 1
+        elif d <= p67:
+            s["medium"] += 1
+        else:
+            s["hard"] += 1
+    out = [RepoDifficulty(repo_id=r, **s) for r, s in stats.items()]
+    out.sort(key=lambda d: (-d.easy_share, -d.easy, d.name, d.repo_id))
+    return out
+
+
+def curriculum_order(store, repo_ids: list[str] | None = None) -> list[RepoDifficulty]:
+    """Stored repositories (all, or `repo_ids`) in curriculum order."""
+    ids = store.repo_ids() if repo_ids is None else list(repo_ids)
+    names = {r: store.repository(r)["name"] for r in ids}
+    table = store.read_table("theorems", ids, columns=["repo_id", "num_tactics", "has_sorry"])
+    rows = [{**t, "name": names[t["repo_id"]]} for t in table.to_pylist()]
+    return repo_difficulties(rows)

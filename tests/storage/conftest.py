@@ -1,0 +1,33 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from storage.store import Store
+from storage.synthetic import synthetic_records, write_synthetic_export
+
+
+def tree_state(root: Path) -> dict:
+    """Every file under root with its bytes, to show a store is exactly as it was."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+            and p.name not in ("catalog.duckdb", "catalog.duckdb.wal", ".lock", "catalog.lock")}
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    return Store.open(tmp_path / "home")
+
+
+@pytest.fixture
+def export_with_dep(tmp_path) -> Path:
+    """An export of repo `alpha` that also holds theorems of its dependency `std`."""
+    dep_th, dep_corpus, _, _ = synthetic_records("std", 10, 2, seed=9, num_files=2)
+    pre = ".lake/packages/std/"
+    dep_corpus = [dict(c, path=pre + c["path"], imports=[pre + i for i in c["imports"]]) for c in dep_corpus]
+    for t in dep_th:
+        t["file_path"] = pre + t["file_path"]
+    return write_synthetic_export(tmp_path / "alpha-export", "alpha", 40, 3, seed=1, extra_repos=[(dep_th, dep_corpus)])
+
+
+def load_split(path: Path) -> list:
+    return json.loads(path.read_text())

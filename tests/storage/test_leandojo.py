@@ -1,0 +1,228 @@
+"""LeanDojo export import/export: lossless round trip, idempotence, bad input."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from storage import catalog
+from storage.errors import FormatVersionError, InputError, RepositoryConflictError
+from storage.leandojo import import_export, read_export, write_export
+from storage.store import Store
+from storage.synthetic import write_synthetic_export
+
+from .conftest import load_split, tree_state
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def canon(records: list) -> list:
+    return sorted(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in records)
+
+
+def test_one_export_with_a_dependency_becomes_two_repositories(store, export_with_dep):
+    results = import_export(store, export_with_dep)
+    repos = {r["name"]: r for r in store.repositories()}
+    assert set(repos) == {"alpha", "std"}
+    assert repos["alpha"]["url"] == "https://dojoflow.invalid/synthetic/alpha"
+    assert repos["std"]["url"] == "https://dojoflow.invalid/synthetic/std"
+    assert repos["alpha"]["commit"] != repos["std"]["commit"]
+    counts = {r.repo_id: r.counts for r in results}
+    assert counts[repos["std"]["repo_id"]]["theorems"] == 10
+    assert counts[repos["alpha"]["repo_id"]]["theorems"] == 40
+    # corpus files under .lake/packages/std belong to std
+    std_files = store.read_table("files", [repos["std"]["repo_id"]])["path"].to_pylist()
+    assert std_files and all(p.startswith(".lake/packages/std/") for p in std_files)
+
+
+def test_import_then_export_gives_identical_records(store, export_with_dep, tmp_path):
+    import_export(store, export_with_dep)
+    ids = [r["repo_id"] for r in store.repositories()]
+    out = write_export(store, tmp_path / "out", ids)
+    for kind in ("random", "novel_premises"):
+        for split in ("train", "val", "test"):
+            a = load_split(export_with_dep / kind / f"{split}.json")
+            b = load_split(out / kind / f"{split}.json")
+            assert canon(a) == canon(b), (kind, split)
+    src = [json.loads(x) for x in (export_with_dep / "corpus.jsonl").read_text().splitlines()]
+    dst = [json.loads(x) for x in (out / "corpus.jsonl").read_text().splitlines()]
+    assert dst == src  # same files, same dependency order, same premises
+    assert (out / "traced_files.jsonl").read_text() == (export_with_dep / "traced_files.jsonl").read_text()
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["from_repo"]["url"].endswith("/alpha")
+    assert len(meta["repositories"]) == 2
+
+
+def test_round_trip_keeps_null_statement_missing_keys_and_unknown_keys(store, tmp_path):
+    exp = write_synthetic_export(tmp_path / "e", "beta", 12, 2, seed=3)
+    records = load_split(exp / "random" / "train.json")
+    records[0]["theorem_statement"] = None
+    del records[1]["theorem_statement"]
+    records[2]["traced_tactics"] = []
+    records[3]["custom_field"] = {"kept": [1, 2]}
+    (exp / "random" / "train.json").write_text(json.dumps(records))
+    np_records = {}
+    for split in ("train", "val", "test"):
+        for r in load_split(exp / "novel_premises" / f"{split}.json"):
+            np_records[(r["file_path"], r["full_name"])] = split
+    # keep the same theorems in novel_premises (edited copies)
+    by_split = {"train": [], "val": [], "test": []}
+    for split in ("train", "val", "test"):
+        for r in load_split(exp / "random" / f"{split}.json"):
+            by_split[np_records[(r["file_path"], r["full_name"])]].append(r)
+    for split, recs in by_split.items():
+        (exp / "novel_premises" / f"{split}.json").write_text(json.dumps(recs))
+    import_export(store, exp)
+    out = write_export(store, tmp_path / "out", store.repo_ids())
+    assert canon(load_split(out / "random" / "train.json")) == canon(records)
+    th = store.read_table("theorems").to_pylist()
+    no_tactics = [t for t in th if t["num_tactics"] == 0]
+    assert no_tactics, "a theorem without traced tactics is kept"
+
+
+def test_importing_the_same_export_twice_changes_nothing(store, export_with_dep):
+    import_export(store, export_with_dep)
+    before = tree_state(store.data_dir)
+    again = import_export(store, export_with_dep)
+    assert {r.status for r in again} == {"unchanged"}
+    assert tree_state(store.data_dir) == before
+
+
+def test_changed_content_at_the_same_commit_needs_replace(store, tmp_path):
+    exp = write_synthetic_export(tmp_path / "e", "gamma", 10, 2, seed=1)
+    import_export(store, exp)
+    recs = load_split(exp / "random" / "train.json")
+    recs[0]["traced_tactics"][0]["tactic"] = "simp"
+    (exp / "random" / "train.json").write_text(json.dumps(recs))
+    npath = exp / "novel_premises"
+    for split in ("train", "val", "test"):
+        rs = load_split(npath / f"{split}.json")
+        for r in rs:
+            if r["full_name"] == recs[0]["full_name"]:
+                r["traced_tactics"][0]["tactic"] = "simp"
+        (npath / f"{split}.json").write_text(json.dumps(rs))
+    with pytest.raises(RepositoryConflictError, match="--replace"):
+        import_export(store, exp)
+    assert [r.status for r in import_export(store, exp, replace=True)] == ["replaced"]
+    tactics = store.read_table("tactics").to_pylist()
+    assert any(t["tactic"] == "simp" for t in tactics)
+
+
+def test_export_without_corpus_keeps_premises_from_annotations(store, tmp_path):
+    exp = write_synthetic_export(tmp_path / "e", "delta", 10, 3, seed=2)
+    (exp / "corpus.jsonl").unlink()
+    import_export(store, exp)
+    prem = store.read_table("premises").to_pylist()
+    assert prem and all(p["from_annotation"] for p in prem)
+    mentioned = {a["full_name"] for t in store.read_table("tactics").to_pylist() for a in t["annotations"]}
+    assert {p["full_name"] for p in prem} == mentioned
+
+
+# -- bad input: a clear error, and the store exactly as it was -------------------------
+def _bad_cases(tmp_path):
+    def mk(name):
+        return write_synthetic_export(tmp_path / name, name, 6, 2, seed=5)
+
+    cases = []
+    e = mk("malformed")
+    (e / "random" / "val.json").write_text('[{"url": ')
+    cases.append((e, r"random/val.json: malformed JSON at line 1"))
+    e = mk("missingfield")
+    recs = load_split(e / "random" / "train.json")
+    del recs[1]["file_path"]
+    (e / "random" / "train.json").write_text(json.dumps(recs))
+    cases.append((e, r"train.json, record 1 \(.*\): field `file_path` is missing"))
+    e = mk("escape")
+    recs = load_split(e / "random" / "train.json")
+    recs[0]["file_path"] = "../../etc/passwd"
+    (e / "random" / "train.json").write_text(json.dumps(recs))
+    cases.append((e, r"escapes the repository"))
+    e = mk("dup")
+    recs = load_split(e / "random" / "train.json")
+    (e / "random" / "train.json").write_text(json.dumps(recs + recs[:1]))
+    cases.append((e, r"appears twice in random/"))
+    e = mk("badcommit")
+    recs = load_split(e / "random" / "train.json")
+    recs[0]["commit"] = "main"
+    (e / "random" / "train.json").write_text(json.dumps(recs))
+    cases.append((e, r"commit 'main' is not a commit"))
+    e = tmp_path / "empty"
+    for kind in ("random", "novel_premises"):
+        (e / kind).mkdir(parents=True)
+        for split in ("train", "val", "test"):
+            (e / kind / f"{split}.json").write_text("[]")
+    cases.append((e, r"holds no theorems"))
+    e = mk("missingfile")
+    (e / "novel_premises" / "test.json").unlink()
+    cases.append((e, r"novel_premises/test.json: file is missing"))
+    cases.append((tmp_path / "nowhere", r"nowhere: does not exist"))
+    e = tmp_path / "notanexport"
+    e.mkdir()
+    cases.append((e, r"no split folder found"))
+    e = mk("badpos")
+    recs = load_split(e / "random" / "train.json")
+    recs[0]["start"] = "12:3"
+    (e / "random" / "train.json").write_text(json.dumps(recs))
+    cases.append((e, r"field `start` should be a list"))
+    return cases
+
+
+def test_bad_exports_get_clear_errors_and_leave_the_store_unchanged(store, export_with_dep, tmp_path):
+    import_export(store, export_with_dep)
+    before = tree_state(store.root)
+    for path, message in _bad_cases(tmp_path):
+        with pytest.raises(InputError, match=message):
+            import_export(store, path)
+        assert tree_state(store.root) == before, path
+
+
+def test_a_store_from_a_future_format_version_is_refused(tmp_path):
+    s = Store.open(tmp_path / "h")
+    (s.root / "FORMAT_VERSION.json").write_text(json.dumps({"format_version": 99}))
+    with pytest.raises(FormatVersionError, match="format version 99.*upgrade Dojoflow"):
+        Store.open(tmp_path / "h")
+
+
+KILL_SCRIPT = """
+import os, signal, sys
+import pyarrow.parquet as pq
+from storage.store import Store
+from storage.leandojo import import_export
+real = pq.write_table
+calls = []
+def write_then_die(*a, **k):
+    real(*a, **k)
+    calls.append(1)
+    if len(calls) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+pq.write_table = write_then_die
+import_export(Store.open(sys.argv[1]), sys.argv[2])
+"""
+
+
+def test_import_killed_midway_leaves_the_store_readable_and_unchanged(store, export_with_dep, tmp_path):
+    first = write_synthetic_export(tmp_path / "first", "first", 8, 2, seed=4)
+    import_export(store, first)
+    before = tree_state(store.data_dir)
+    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(store.root.parent), str(export_with_dep)],
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL
+    # readable: the catalog and the data still answer, with only the first repository
+    assert store.repo_ids() == [r["repo_id"] for r in store.repositories()]
+    assert [r["name"] for r in store.repositories()] == ["first"]
+    assert catalog.query(store, "SELECT count(*) AS n FROM theorems")["n"].to_pylist() == [8]
+    # a later writer removes the orphan; the store is then exactly as before
+    import_export(store, first)
+    assert tree_state(store.data_dir) == before
+    import_export(store, export_with_dep)
+    assert sorted(r["name"] for r in store.repositories()) == ["alpha", "first", "std"]
+
+
+def test_read_export_validates_before_anything_is_written(tmp_path):
+    e = write_synthetic_export(tmp_path / "e", "eps", 5, 2, seed=1)
+    repos = read_export(e)
+    assert len(repos) == 1 and repos[0].theorems.num_rows == 5
