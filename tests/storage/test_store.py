@@ -1,0 +1,70 @@
+"""The store's writer lock, orphan clean-up, catalog views and DOJOFLOW_HOME."""
+
+import multiprocessing
+import time
+
+import pytest
+
+from storage import catalog
+from storage.atomic import TMP_MARK, write_json
+from storage.errors import StoreLockedError
+from storage.leandojo import import_export
+from storage.store import Store, dojoflow_home
+from storage.synthetic import write_synthetic_export
+
+
+def _hold_lock(root, ready, release):
+    with Store(root).writer():
+        ready.set()
+        release.wait(20)
+
+
+def test_a_second_writer_gets_a_clear_error_while_the_first_holds_the_lock(store, tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    p = ctx.Process(target=_hold_lock, args=(store.root, ready, release))
+    p.start()
+    try:
+        assert ready.wait(30)
+        e = write_synthetic_export(tmp_path / "e", "locked", 5, 2)
+        with pytest.raises(StoreLockedError, match=r"locked by another writer \(pid \d+"):
+            import_export(store, e)
+        assert store.repo_ids() == []
+    finally:
+        release.set()
+        p.join(30)
+    assert import_export(store, e)[0].status == "added"
+
+
+def test_a_writer_removes_what_a_killed_writer_left(store):
+    orphan = store.data_dir / f"x{TMP_MARK}abc"
+    orphan.mkdir(parents=True)
+    (orphan / "theorems.parquet").write_text("half")
+    assert store.repo_ids() == []  # readers never see it
+    with store.writer():
+        pass
+    assert not orphan.exists()
+
+
+def test_dojoflow_home_decides_where_the_store_lives(tmp_path, monkeypatch):
+    monkeypatch.setenv("DOJOFLOW_HOME", str(tmp_path / "elsewhere"))
+    assert dojoflow_home() == (tmp_path / "elsewhere").resolve()
+    s = Store.open()
+    assert s.root == (tmp_path / "elsewhere" / "store").resolve()
+    monkeypatch.delenv("DOJOFLOW_HOME")
+    monkeypatch.chdir(tmp_path)
+    assert dojoflow_home() == (tmp_path / ".dojoflow").resolve()
+
+
+def test_catalog_views_follow_the_data_and_record_tables_exist(store, tmp_path):
+    assert catalog.query(store, "SELECT count(*) AS n FROM theorems")["n"].to_pylist() == [0]
+    import_export(store, write_synthetic_export(tmp_path / "e", "viewed", 7, 2))
+    q = "SELECT count(*) AS n FROM theorems t JOIN repositories r USING (repo_id) WHERE r.name = 'viewed'"
+    assert catalog.query(store, q)["n"].to_pylist() == [7]
+    tables = set(catalog.query(store, "SELECT table_name FROM information_schema.tables")["table_name"].to_pylist())
+    assert {"snapshots", "checkpoints", "metrics", "runs"} <= tables
+
+
+def test_atomic_json_write_leaves_no_temp_file(tmp_path):
+    write_json(tmp_path / "a.json", {"x": 1})
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
