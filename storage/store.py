@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ class Store:
             store._check_format(fmt)
         elif create:
             store.root.mkdir(parents=True, exist_ok=True)
-            atomic.write_json(fmt, {"format_version": schemas.FORMAT_VERSION})
+            atomic.write_json(fmt, {"format_version": schemas.FORMAT_VERSION, "store_id": uuid.uuid4().hex[:12]})
             catalog.ensure(store)
         else:
             raise StoreError(
@@ -81,6 +82,12 @@ class Store:
             raise StoreError(f"{fmt} is unreadable ({e}): it is not a Dojoflow store format file") from e
         if found != schemas.FORMAT_VERSION:
             raise FormatVersionError(self.root, found, schemas.FORMAT_VERSION)
+
+    @property
+    def instance_id(self) -> str:
+        """Random at creation: cache keys carry it, so a deleted and re-created store
+        never replays results that pointed into the old one."""
+        return json.loads((self.root / FORMAT_FILE).read_text()).get("store_id", "v1")
 
     @property
     def data_dir(self) -> Path:

@@ -1,0 +1,1 @@
+"""Dojoflow's Prefect flows (orchestration only) and the `dojoflow` command line."""

@@ -1,0 +1,261 @@
+"""The `dojoflow` command: store, tracing, and pipeline runs from the shell.
+
+    dojoflow import PATH                    read a LeanDojo export into the store
+    dojoflow export OUT [--repo URL@COMMIT] write repositories back in LeanDojo's layout
+    dojoflow trace URL_OR_PATH [--commit]   trace a Lean 4 repository with lean-dojo
+    dojoflow repos                          repositories in curriculum order
+    dojoflow sql "SELECT ..."               read-only DuckDB query on the catalog
+    dojoflow run [CONFIG.yaml]              the curriculum flow (the sample by default)
+    dojoflow runs | metrics                 what past runs did
+
+The store lives in $DOJOFLOW_HOME (default `.dojoflow/` here), or `--home`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from storage.errors import DojoflowError, InputError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
+console = Console()
+err = Console(stderr=True)
+
+Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
+
+
+def _store(home, create=True):
+    from storage.store import Store
+
+    return Store.open(home, create=create)
+
+
+def _fail(e: Exception) -> None:
+    err.print(f"[bold red]error:[/] {e}")
+    raise typer.Exit(2)
+
+
+def print_table(table, title: str | None = None, max_rows: int = 200) -> None:
+    """Print a pyarrow Table (or list of dicts) with rich."""
+    rows = table.to_pylist() if hasattr(table, "to_pylist") else list(table)
+    names = table.column_names if hasattr(table, "column_names") else (list(rows[0]) if rows else [])
+    t = Table(title=title, show_lines=False)
+    for n in names:
+        t.add_column(str(n), overflow="fold")
+    for row in rows[:max_rows]:
+        t.add_row(*("" if row[n] is None else (f"{row[n]:.4g}" if isinstance(row[n], float) else str(row[n])) for n in names))
+    console.print(t)
+    if len(rows) > max_rows:
+        console.print(f"... {len(rows) - max_rows} more rows")
+
+
+def resolve_repo_ids(store, specs: list[str]) -> list[str]:
+    """`URL`, `URL@COMMIT` (a prefix is enough) or a repo id -> repo ids."""
+    out = []
+    for spec in specs:
+        if store.has_repository(spec):
+            out.append(spec)
+            continue
+        url, _, commit = spec.rpartition("@") if "@" in spec.split("/")[-1] else (spec, "", "")
+        found = store.find_repositories(url or spec, commit or None)
+        if not found:
+            raise InputError(spec, "matches no repository in the store", "run `dojoflow repos` to see what is there")
+        if len(found) > 1 and not commit:
+            raise InputError(spec, f"matches {len(found)} commits", "add @COMMIT to choose one")
+        out.extend(r["repo_id"] for r in found)
+    return out
+
+
+@app.command("import")
+def import_cmd(
+    path: Annotated[Path, typer.Argument(help="A LeanDojo export folder (random/, novel_premises/, corpus.jsonl ...).")],
+    replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
+    val_fraction: Annotated[float, typer.Option(help="Val share for splits the export does not carry.")] = 0.1,
+    test_fraction: Annotated[float, typer.Option(help="Test share for splits the export does not carry.")] = 0.1,
+    home: Home = None,
+):
+    """Import a LeanDojo Benchmark export: each repository in it becomes its own partition."""
+    from storage.leandojo import import_export
+    from storage.splits import SplitSettings
+
+    try:
+        settings = SplitSettings(val_fraction=val_fraction, test_fraction=test_fraction)
+        results = import_export(_store(home), path, settings, replace=replace)
+    except (DojoflowError, ValueError) as e:
+        _fail(e)
+    print_table([{"repo_id": r.repo_id, "status": r.status, **r.counts} for r in results], title=f"imported {path}")
+
+
+@app.command("export")
+def export_cmd(
+    out: Annotated[Path, typer.Argument(help="A new folder to write the LeanDojo export into.")],
+    repo: Annotated[Optional[list[str]], typer.Option("--repo", help="URL, URL@COMMIT or repo id; repeat. Default: all.")] = None,
+    home: Home = None,
+):
+    """Write repositories from the store in LeanDojo's layout (readable by LeanDojo tooling)."""
+    from storage.leandojo import write_export
+
+    try:
+        store = _store(home, create=False)
+        ids = resolve_repo_ids(store, repo) if repo else store.repo_ids()
+        path = write_export(store, out, ids)
+    except DojoflowError as e:
+        _fail(e)
+    console.print(f"wrote {len(ids)} repositories to {path}")
+
+
+@app.command("trace")
+def trace_cmd(
+    url_or_path: Annotated[str, typer.Argument(help="A git URL or a local Lean 4 repository.")],
+    commit: Annotated[Optional[str], typer.Option(help="The commit to trace (default: HEAD / the remote's default branch).")] = None,
+    replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
+    home: Home = None,
+):
+    """Trace a repository with lean-dojo (needs a Lean toolchain) and add it to the store."""
+    from tasks.ingest import trace_and_import
+
+    try:
+        results = trace_and_import(_store(home), url_or_path, commit, replace=replace)
+    except DojoflowError as e:
+        _fail(e)
+    print_table([{"repo_id": r.repo_id, "status": r.status, **r.counts} for r in results], title=f"traced {url_or_path}")
+
+
+@app.command("repos")
+def repos_cmd(home: Home = None):
+    """Every repository in the store, with counts and difficulty, in curriculum order."""
+    from storage import catalog
+    from storage.curriculum import curriculum_order
+
+    try:
+        store = _store(home, create=False)
+    except DojoflowError as e:
+        _fail(e)
+    counts = {r["repo_id"]: r for r in catalog.query(store, """
+        SELECT r.repo_id, r.url, r.commit,
+          (SELECT count(*) FROM files f WHERE f.repo_id = r.repo_id) AS files,
+          (SELECT count(*) FROM tactics t WHERE t.repo_id = r.repo_id) AS tactics,
+          (SELECT count(*) FROM premises p WHERE p.repo_id = r.repo_id) AS premises
+        FROM repositories r""").to_pylist()}
+    rows = []
+    for i, d in enumerate(curriculum_order(store), start=1):
+        c = counts[d.repo_id]
+        rows.append({"#": i, "repo_id": d.repo_id, "url": c["url"], "commit": c["commit"][:10],
+                     "files": c["files"], "theorems": d.theorems, "tactics": c["tactics"], "premises": c["premises"],
+                     "easy": d.easy, "medium": d.medium, "hard": d.hard, "sorry": d.sorry,
+                     "easy share": round(d.easy_share, 3)})
+    if not rows:
+        console.print("the store holds no repositories yet: `dojoflow import PATH` or `dojoflow run`")
+        return
+    print_table(rows, title="repositories in curriculum order")
+
+
+@app.command("sql")
+def sql_cmd(
+    query: Annotated[str, typer.Argument(help="A SELECT query. Views: repositories, files, theorems, tactics, premises; tables: snapshots, checkpoints, metrics, runs.")],
+    home: Home = None,
+    max_rows: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
+):
+    """Run a read-only DuckDB query against the catalog and print the result."""
+    import duckdb
+
+    from storage import catalog
+
+    try:
+        kinds = {s.type.name for s in duckdb.extract_statements(query)}
+    except duckdb.Error as e:
+        _fail(InputError("query", f"does not parse: {e}", "check the SQL"))
+    if kinds - {"SELECT"}:
+        _fail(InputError("query", f"is a {', '.join(sorted(kinds - {'SELECT'}))} statement", "`dojoflow sql` runs read-only SELECT queries"))
+    try:
+        result = catalog.query(_store(home, create=False), query)
+    except DojoflowError as e:
+        _fail(e)
+    except duckdb.Error as e:
+        _fail(InputError("query", str(e).splitlines()[0], "check the SQL; `dojoflow sql \"SHOW TABLES\"` lists the tables"))
+    print_table(result, max_rows=max_rows)
+
+
+@app.command("run")
+def run_cmd(
+    config: Annotated[Optional[Path], typer.Argument(help="A YAML PipelineConfig (default: the shipped sample).")] = None,
+    home: Home = None,
+    max_steps: Annotated[Optional[int], typer.Option(help="Stop after this many curriculum steps.")] = None,
+):
+    """Run the curriculum flow (ingest, order, snapshot, train, evaluate) on the embedded Prefect server."""
+    from storage.store import dojoflow_home
+
+    from .environment import prepare_prefect_env
+
+    try:
+        from tasks.config import PipelineConfig
+
+        cfg = PipelineConfig.from_yaml(config) if config else PipelineConfig()
+        if home is not None:
+            cfg = cfg.model_copy(update={"home": str(home)})
+        if max_steps is not None:
+            cfg = cfg.model_copy(update={"max_steps": max_steps})
+        cfg.validate_for_run()
+    except DojoflowError as e:
+        _fail(e)
+    resolved = dojoflow_home(cfg.home)
+    cfg = cfg.model_copy(update={"home": str(resolved)})
+    prepare_prefect_env(resolved)
+    from .curriculum import curriculum
+
+    console.print(f"Dojoflow home: {resolved}  (store, checkpoints, reports, Prefect database)")
+    try:
+        result = curriculum(config=cfg)
+    except DojoflowError as e:
+        _fail(e)
+    console.print(f"[bold green]done[/]: {len(result['steps'])} steps; report {result['report']}")
+    for name, path in result["checkpoints"].items():
+        console.print(f"  {name} checkpoint: {path}")
+
+
+@app.command("runs")
+def runs_cmd(home: Home = None):
+    """Past runs recorded in the catalog."""
+    from storage import catalog
+
+    try:
+        store = _store(home, create=False)
+    except DojoflowError as e:
+        _fail(e)
+    print_table(catalog.query(store, """SELECT run_id, flow, status, started_at, finished_at, report_path
+                                         FROM runs ORDER BY started_at DESC"""), title="runs")
+
+
+@app.command("metrics")
+def metrics_cmd(
+    home: Home = None,
+    trainer: Annotated[Optional[str], typer.Option(help="Only this trainer.")] = None,
+    split: Annotated[Optional[str], typer.Option(help="Only this split (val, test).")] = None,
+):
+    """Metrics per step, repository, trainer and split (what the UI report shows)."""
+    from storage import catalog
+
+    try:
+        store = _store(home, create=False)
+    except DojoflowError as e:
+        _fail(e)
+    q = """SELECT m.step, m.trainer, coalesce(r.name, m.repo_id) AS repository, m.split_kind, m.split, m.metric,
+                  m.value, m.count, m.checkpoint_id
+           FROM metrics m LEFT JOIN repositories r USING (repo_id)
+           WHERE ($trainer IS NULL OR m.trainer = $trainer) AND ($split IS NULL OR m.split = $split)
+           ORDER BY m.trainer, m.step, repository, m.split, m.metric"""
+    print_table(catalog.query(store, q, params={"trainer": trainer, "split": split}), title="metrics")
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

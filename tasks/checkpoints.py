@@ -1,0 +1,131 @@
+"""Checkpoints: content ids, atomic publication, the registry, and one training step.
+
+A checkpoint id is a hash of the snapshot id, the trainer, its resolved settings
+and the parent checkpoint id (DESIGN.md). Its folder
+`<home>/checkpoints/<trainer>/<checkpoint_id>/` appears by one rename, holding the
+model (`save_pretrained` layout) and `dojoflow-checkpoint.json`, the manifest
+that records where it came from. A half-trained step lives in
+`<home>/work/<trainer>/<checkpoint_id>/`, where the trainer resumes after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from storage import atomic, catalog
+from storage.ids import stable_hash
+from storage.snapshot_ref import SnapshotRef
+
+from .trainers.base import SkipTraining
+from .trainers.registry import TRAINERS
+
+MANIFEST = "dojoflow-checkpoint.json"
+CODE_VERSION = "dojoflow-0.1"
+
+
+@dataclass(frozen=True)
+class CheckpointRef:
+    """A published checkpoint: the task result that later steps continue from."""
+
+    checkpoint_id: str
+    trainer: str
+    path: str
+    snapshot_id: str
+    parent_id: str | None
+    settings_hash: str
+    figures: dict
+    skipped: str | None = None  # why training was skipped (the parent is carried forward)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "CheckpointRef | None":
+        return None if d is None else cls(**d)
+
+
+def settings_hash(settings) -> str:
+    return stable_hash(settings.model_dump(mode="json"), 16)
+
+
+def checkpoint_id(trainer: str, settings, snapshot_id: str, parent_id: str | None) -> str:
+    return stable_hash({"trainer": trainer, "settings": settings.model_dump(mode="json"), "snapshot": snapshot_id,
+                        "parent": parent_id, "code": CODE_VERSION}, 20)
+
+
+def checkpoint_dir(home: Path, trainer: str, cid: str) -> Path:
+    return Path(home) / "checkpoints" / trainer / cid
+
+
+def load_published(home: Path, trainer: str, cid: str) -> CheckpointRef | None:
+    """A finished checkpoint, if its folder and manifest are complete."""
+    path = checkpoint_dir(home, trainer, cid) / MANIFEST
+    if not path.exists():
+        return None
+    return CheckpointRef.from_dict(json.loads(path.read_text())["checkpoint"])
+
+
+def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef, split_kind: str,
+               parent: CheckpointRef | None) -> CheckpointRef:
+    """Train one curriculum step of `trainer` and publish its checkpoint atomically."""
+    home = Path(home)
+    restart = getattr(settings, "restart_from_base", False)
+    parent_id = None if (parent is None or restart) else parent.checkpoint_id
+    cid = checkpoint_id(trainer, settings, snapshot.snapshot_id, parent_id)
+    done = load_published(home, trainer, cid)
+    if done is not None:
+        return done
+    parent_dir = Path(parent.path) if (parent is not None and not restart) else None
+    work_dir = home / "work" / trainer / cid
+    work_dir.mkdir(parents=True, exist_ok=True)
+    out = checkpoint_dir(home, trainer, cid)
+    train_fn = TRAINERS[trainer].load("train")
+    started = time.perf_counter()
+    skipped = None
+    with atomic.atomic_path(out) as tmp:
+        tmp.mkdir(parents=True)
+        try:
+            figures = dict(train_fn(settings, snapshot, split_kind, parent_dir, tmp, work_dir))
+        except SkipTraining as e:
+            if parent_dir is None:
+                raise
+            # Nothing to learn at this step: the parent's model is carried forward unchanged.
+            shutil.rmtree(tmp)
+            shutil.copytree(parent_dir, tmp)
+            (tmp / MANIFEST).unlink(missing_ok=True)
+            figures, skipped = {}, e.reason
+        figures["seconds"] = round(time.perf_counter() - started, 3)
+        ref = CheckpointRef(checkpoint_id=cid, trainer=trainer, path=str(out), snapshot_id=snapshot.snapshot_id,
+                            parent_id=parent_id, settings_hash=settings_hash(settings), figures=figures,
+                            skipped=skipped)
+        atomic.write_json(tmp / MANIFEST, {
+            "checkpoint": ref.to_dict(),
+            "settings": settings.model_dump(mode="json"),
+            "snapshot_repo_ids": list(snapshot.repo_ids),
+            "split_kind": split_kind,
+            "code_version": CODE_VERSION,
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        })
+    shutil.rmtree(work_dir, ignore_errors=True)
+    with catalog.connect(store, write=True) as con:
+        con.execute(
+            "INSERT OR REPLACE INTO checkpoints (checkpoint_id, trainer, snapshot_id, parent_id, config_hash, path, train_figures)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [cid, trainer, snapshot.snapshot_id, parent_id, ref.settings_hash, str(out), json.dumps(figures)],
+        )
+    return ref
+
+
+def discard_checkpoint(ref: CheckpointRef) -> None:
+    """Remove a published checkpoint (a rolled-back step); the next run retrains it."""
+    path = Path(ref.path)
+    if path.exists():
+        trash = atomic.temp_sibling(path)
+        os.replace(path, trash)
+        shutil.rmtree(trash, ignore_errors=True)

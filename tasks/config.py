@@ -1,0 +1,150 @@
+"""`PipelineConfig`: everything a curriculum run needs, as one pydantic model.
+
+It is the flow's parameter (the Prefect UI renders it as a form), and it loads
+from YAML for `dojoflow run CONFIG.yaml`, so the UI, the CLI and YAML agree.
+Unknown fields and wrong types are errors that name the field.
+
+    dojoflow run examples/sample.yaml
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from storage.errors import InputError
+from storage.snapshot import SnapshotSettings
+from storage.splits import SplitSettings
+
+
+class SourceConfig(BaseModel):
+    """One place repositories come from: a LeanDojo export, or a Lean 4 repository to trace."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    export: Optional[str] = Field(None, description="Path of a LeanDojo Benchmark export folder to import.")
+    repo: Optional[str] = Field(None, description="A git URL or a local path of a Lean 4 repository to trace with lean-dojo.")
+    commit: Optional[str] = Field(None, description="Commit of `repo` to trace (default: HEAD of the local repo or the remote's default branch).")
+    name: Optional[str] = Field(None, description="A label for reports (default: the repository's name).")
+
+    @model_validator(mode="after")
+    def _one_kind(self):
+        if (self.export is None) == (self.repo is None):
+            raise ValueError("give exactly one of `export` (a LeanDojo export folder) or `repo` (a Lean repository to trace)")
+        if self.commit is not None and self.repo is None:
+            raise ValueError("`commit` goes with `repo`; an export carries its own commits")
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.name or Path((self.export or self.repo).rstrip("/")).name
+
+
+def sample_sources() -> list[SourceConfig]:
+    from storage.sample import sample_export_dirs
+
+    return [SourceConfig(export=str(p)) for p in sample_export_dirs()]
+
+
+class TrainersConfig(BaseModel):
+    """Which trainers run at each curriculum step, with their settings (None = off)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sft: Optional[dict] = Field(default_factory=dict, description="SFT tactic generator settings (tasks/sft/config.py: SFTSettings); null turns it off.")
+    retriever: Optional[dict] = Field(None, description="Premise retriever settings (tasks/retriever/config.py: RetrieverSettings); null turns it off.")
+    progress: Optional[dict] = Field(None, description="Proof-progress model settings (tasks/progress/config.py: ProgressSettings); null turns it off.")
+
+    def enabled(self) -> dict[str, BaseModel]:
+        """Validated settings objects of the enabled trainers, in a fixed order."""
+        from .trainers.registry import TRAINERS
+
+        out = {}
+        for name in ("sft", "retriever", "progress"):
+            raw = getattr(self, name)
+            if raw is None:
+                continue
+            cls = TRAINERS[name].load("settings")
+            try:
+                out[name] = cls.model_validate(raw)
+            except ValidationError as e:
+                raise InputError(f"trainers.{name}", _first_error(e), "fix the setting (see the field's description)") from e
+        return out
+
+
+class EvaluationConfig(BaseModel):
+    """What is evaluated after each step."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    splits: list[Literal["train", "val", "test"]] = Field(["val", "test"], description="Splits to evaluate on, for every repository seen so far.")
+    all_repositories_so_far: bool = Field(True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest.")
+
+
+class PipelineConfig(BaseModel):
+    """A curriculum run: sources, data settings, trainers, evaluation and where it lives."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("sample", description="A name for this pipeline, shown in run names and reports.")
+    home: Optional[str] = Field(None, description="Dojoflow home (store, checkpoints, Prefect results). Default: $DOJOFLOW_HOME or ./.dojoflow.")
+    sources: list[SourceConfig] = Field(default_factory=sample_sources, description="Where repositories come from. Default: the sample that ships with Dojoflow.")
+    split_kind: Literal["random", "novel_premises"] = Field("random", description="Which split kind to train and evaluate on.")
+    splits: SplitSettings = Field(default_factory=SplitSettings, description="How theorems of traced repositories are assigned to splits at ingestion.")
+    snapshot: SnapshotSettings = Field(default_factory=SnapshotSettings, description="What each step's merged dataset keeps.")
+    order: Literal["curriculum", "as_given"] = Field("curriculum", description="`curriculum`: easiest repository first (LeanAgent's rule); `as_given`: the order of `sources`.")
+    max_steps: Optional[int] = Field(None, ge=1, description="Stop after this many curriculum steps (default: one per source).")
+    trainers: TrainersConfig = Field(default_factory=TrainersConfig, description="Trainers to run at each step.")
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig, description="Evaluation after each step.")
+    continue_on_source_failure: bool = Field(False, description="If a source fails to import or trace, go on with the others (its error is in the report).")
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "PipelineConfig":
+        path = Path(path)
+        if not path.exists():
+            raise InputError(path, "does not exist", "give the path of a YAML config (see examples/)")
+        try:
+            raw = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise InputError(path, f"is not valid YAML ({e})", "fix the YAML syntax") from e
+        if not isinstance(raw, dict):
+            raise InputError(path, "must be a mapping of settings", "see examples/sample.yaml")
+        base = path.parent.resolve()
+        for s in raw.get("sources") or []:
+            for key in ("export", "repo"):
+                v = s.get(key) if isinstance(s, dict) else None
+                if isinstance(v, str) and not _is_url(v) and not Path(v).is_absolute():
+                    s[key] = str((base / v).resolve())
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as e:
+            raise InputError(path, _first_error(e), "fix the field (`dojoflow run --help` and examples/ show valid configs)") from e
+
+    def validate_for_run(self) -> dict[str, BaseModel]:
+        """Checks that need more than types (trainers' settings, paths); before any training."""
+        for i, s in enumerate(self.sources):
+            if s.export is not None and not Path(s.export).is_dir():
+                raise InputError(f"sources[{i}].export", f"{s.export} is not a folder", "give the path of a LeanDojo export")
+        if not self.sources:
+            raise InputError("sources", "is empty", "list at least one export or repository")
+        return self.trainers.enabled()
+
+
+def _is_url(v: str) -> bool:
+    return "://" in v or v.startswith("git@")
+
+
+def _first_error(e: ValidationError) -> str:
+    errs = e.errors()
+    parts = []
+    for err in errs[:3]:
+        loc = ".".join(str(x) for x in err["loc"]) or "config"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "is not a known field"
+        parts.append(f"`{loc}` {msg}")
+    more = f" (and {len(errs) - 3} more)" if len(errs) > 3 else ""
+    return "; ".join(parts) + more

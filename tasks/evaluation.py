@@ -1,0 +1,39 @@
+"""Evaluate a step's checkpoint on every repository seen so far, and record metrics.
+
+Metrics go to the catalog's `metrics` table, one row per (checkpoint, repository,
+split kind, split, metric), so forgetting across the curriculum is one query away:
+
+    dojoflow sql "SELECT step, repo_id, metric, value FROM metrics WHERE split='test' ORDER BY step"
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from storage import catalog
+from storage.snapshot_ref import SnapshotRef
+
+from .checkpoints import CheckpointRef
+from .trainers.registry import TRAINERS
+
+
+def evaluate_step(store, trainer: str, settings, checkpoint: CheckpointRef, snapshot: SnapshotRef,
+                  split_kind: str, splits: list[str], repo_ids: list[str]) -> list[dict]:
+    evaluate_fn = TRAINERS[trainer].load("evaluate")
+    metrics = evaluate_fn(settings, Path(checkpoint.path), snapshot, split_kind, list(splits), list(repo_ids))
+    return [{**m.to_dict(), "trainer": trainer, "split_kind": split_kind, "checkpoint_id": checkpoint.checkpoint_id}
+            for m in metrics]
+
+
+def record_metrics(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
+    """Write metric rows; a re-evaluated checkpoint replaces its earlier rows."""
+    if not rows:
+        return 0
+    with catalog.connect(store, write=True) as con:
+        con.executemany(
+            "INSERT OR REPLACE INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric,"
+            " value, count, checkpoint_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [[run_id, step, step_repo_id, r["repo_id"], r["trainer"], r["split_kind"], r["split"], r["metric"],
+              float(r["value"]), int(r.get("count", 0)), r["checkpoint_id"]] for r in rows],
+        )
+    return len(rows)

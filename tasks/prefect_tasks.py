@@ -1,0 +1,138 @@
+"""Prefect task wrappers: each sets a name, retries and a cache key around one plain
+function. This and `flows/` are the only modules that import Prefect.
+
+Cache keys come from content ids (source fingerprint, snapshot id, checkpoint id),
+never from run ids or paths, so a new run reuses every finished step. Records are
+JSON manifests under `<home>/prefect/results`; SERIALIZABLE isolation with a file
+lock manager makes two runs on one store compute each key once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from prefect import task
+from prefect.cache_policies import CacheKeyFnPolicy
+from prefect.locking.filesystem import FileSystemLockManager
+from prefect.transactions import get_transaction
+
+from storage.ids import stable_hash
+from storage.snapshot import SnapshotSettings, build_snapshot, snapshot_id
+from storage.snapshot_ref import SnapshotRef
+from storage.store import Store
+
+from . import checkpoints, evaluation, ingest, plan, report
+
+
+def _store(home: str) -> Store:
+    return Store.open(home)
+
+
+# -- cache keys: content ids only ----------------------------------------------------
+def _ingest_key(ctx, p) -> str:
+    store = _store(p["home"])
+    return f"ingest-{store.instance_id}-{ingest.source_fingerprint(p['source'])}-{stable_hash(p['split_settings'].model_dump(), 8)}"
+
+
+def _snapshot_key(ctx, p) -> str:
+    store = _store(p["home"])
+    return f"snapshot-{store.instance_id}-{snapshot_id(store, p['repo_ids'], p['settings'])}"
+
+
+def _train_key(ctx, p) -> str:
+    parent = p["parent"]
+    restart = getattr(p["settings"], "restart_from_base", False)
+    parent_id = None if (parent is None or restart) else parent["checkpoint_id"]
+    cid = checkpoints.checkpoint_id(p["trainer"], p["settings"], p["snapshot"]["snapshot_id"], parent_id)
+    return f"train-{_store(p['home']).instance_id}-{p['trainer']}-{cid}"
+
+
+def _evaluate_key(ctx, p) -> str:
+    what = {"splits": p["splits"], "repos": sorted(p["repo_ids"]), "kind": p["split_kind"]}
+    return f"evaluate-{_store(p['home']).instance_id}-{p['checkpoint']['checkpoint_id']}-{stable_hash(what, 12)}"
+
+
+# -- the tasks ------------------------------------------------------------------------
+def _transient(task, task_run, state) -> bool:
+    """Retry only errors that say a retry can help (storage/errors.py)."""
+    try:
+        state.result()
+    except Exception as e:  # noqa: BLE001
+        return bool(getattr(e, "transient", False))
+    return False
+
+
+@task(name="ingest", task_run_name="ingest[{label}]", retries=2, retry_delay_seconds=10, retry_condition_fn=_transient)
+def ingest_task(home: str, source, split_settings, label: str) -> dict:
+    return ingest.ingest_source(_store(home), source, split_settings, Path(home))
+
+
+@task(name="build-snapshot", task_run_name="build-snapshot[step {step}: {repo_name}]")
+def snapshot_task(home: str, repo_ids: list[str], settings: SnapshotSettings, step: int, repo_name: str) -> dict:
+    return build_snapshot(_store(home), repo_ids, settings).to_dict()
+
+
+@task(name="train", task_run_name="train-{trainer}[step {step}: {repo_name}]")
+def train_task(home: str, trainer: str, settings, snapshot: dict, split_kind: str, parent: dict | None,
+               step: int, repo_name: str) -> dict:
+    ref = checkpoints.train_step(Path(home), _store(home), trainer, settings, SnapshotRef.from_dict(snapshot),
+                                 split_kind, checkpoints.CheckpointRef.from_dict(parent))
+    txn = get_transaction()
+    if txn is not None:
+        txn.set("checkpoint", ref.to_dict())
+    return ref.to_dict()
+
+
+@train_task.on_rollback
+def _discard_rolled_back_checkpoint(txn) -> None:
+    ref = txn.get("checkpoint", None)
+    if ref is not None:
+        checkpoints.discard_checkpoint(checkpoints.CheckpointRef.from_dict(ref))
+
+
+@task(name="evaluate", task_run_name="evaluate-{trainer}[step {step}: {repo_name}]")
+def evaluate_task(home: str, trainer: str, settings, checkpoint: dict, snapshot: dict, split_kind: str,
+                  splits: list[str], repo_ids: list[str], step: int, repo_name: str) -> list[dict]:
+    return evaluation.evaluate_step(_store(home), trainer, settings, checkpoints.CheckpointRef.from_dict(checkpoint),
+                                    SnapshotRef.from_dict(snapshot), split_kind, splits, repo_ids)
+
+
+@task(name="order-repositories")
+def order_task(home: str, ingested: list[dict], order: str, max_steps: int | None) -> list[dict]:
+    return plan.plan_steps(_store(home), ingested, order, max_steps)
+
+
+@task(name="record-metrics", task_run_name="record-metrics[step {step}]")
+def record_metrics_task(home: str, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
+    return evaluation.record_metrics(_store(home), rows, run_id, step, step_repo_id)
+
+
+@task(name="write-report", task_run_name="write-report[{name}]")
+def report_task(home: str, name: str, run_id: str, steps: list[dict], step_results: list[dict], failures: list[dict]) -> dict:
+    return report.write_report(_store(home), Path(home), name, run_id, steps, step_results, failures)
+
+
+def tasks_for(home: Path) -> SimpleNamespace:
+    """The tasks with cache keys, result storage and locks under `home`."""
+    home = Path(home)
+    storage = home / "prefect" / "results"
+    keys = home / "prefect" / "cache-keys"  # must differ from `storage`, or records overwrite results
+    locks = FileSystemLockManager(lock_files_directory=home / "prefect" / "locks")
+
+    def cached(t, key_fn):
+        policy = CacheKeyFnPolicy(cache_key_fn=key_fn).configure(
+            key_storage=keys, lock_manager=locks, isolation_level="SERIALIZABLE")
+        return t.with_options(cache_policy=policy, result_storage=storage, result_serializer="json",
+                              persist_result=True)
+
+    return SimpleNamespace(
+        ingest=cached(ingest_task, _ingest_key),
+        snapshot=cached(snapshot_task, _snapshot_key),
+        train=cached(train_task, _train_key),
+        evaluate=cached(evaluate_task, _evaluate_key),
+        record_metrics=record_metrics_task,
+        order=order_task,
+        report=report_task,
+    )
+

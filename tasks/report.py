@@ -1,0 +1,102 @@
+"""The run report: repositories in order, step durations, metrics, checkpoints, and a
+plot of every metric across steps and repositories.
+
+Written to `<home>/reports/<run_id>/report.md` with `metrics.png` beside it; the
+flow also publishes the markdown as a Prefect artifact.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from storage import atomic, catalog
+
+
+def metrics_rows(store, checkpoint_ids: list[str]) -> list[dict]:
+    if not checkpoint_ids:
+        return []
+    return catalog.query(store, """
+        SELECT m.step, m.step_repo_id, r.name AS repo, m.repo_id, m.trainer, m.split_kind, m.split, m.metric,
+               m.value, m.count, m.checkpoint_id
+        FROM metrics m LEFT JOIN repositories r USING (repo_id)
+        WHERE m.checkpoint_id IN (SELECT unnest($ids))
+        ORDER BY m.trainer, m.metric, m.step, m.repo_id, m.split""", params={"ids": checkpoint_ids}).to_pylist()
+
+
+def plot_metrics(rows: list[dict], path: Path) -> Path | None:
+    """One panel per (trainer, metric, split); x = step, one line per repository."""
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        panels[(r["trainer"], r["metric"], r["split"])][r["repo"] or r["repo_id"]].append((r["step"], r["value"]))
+    keys = sorted(panels)
+    cols = min(3, len(keys))
+    nrows = (len(keys) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.4 * nrows), squeeze=False)
+    for ax, key in zip(axes.flat, keys):
+        for repo, points in sorted(panels[key].items()):
+            points.sort()
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=repo)
+        ax.set_title(" / ".join(key), fontsize=10)
+        ax.set_xlabel("curriculum step")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis("off")
+    fig.tight_layout()
+    with atomic.atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=90)
+    plt.close(fig)
+    return path
+
+
+def _table(headers: list[str], rows: list[list]) -> str:
+    def cell(v):
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def write_report(store, home: Path, name: str, run_id: str, steps: list[dict], step_results: list[dict],
+                 failures: list[dict]) -> dict:
+    folder = Path(home) / "reports" / run_id
+    ckpt_ids = [t["checkpoint"]["checkpoint_id"] for s in step_results for t in s["trainers"].values()]
+    rows = metrics_rows(store, ckpt_ids)
+    plot = plot_metrics(rows, folder / "metrics.png")
+    counts = {r["repo_id"]: r for r in catalog.query(store, """
+        SELECT repo_id, count(*) AS theorems, sum(num_tactics) AS tactics FROM theorems GROUP BY repo_id""").to_pylist()}
+    parts = [f"# Dojoflow run `{name}`", "",
+             f"Run `{run_id}`, finished {datetime.now(timezone.utc).isoformat(timespec='seconds')}.", ""]
+    parts += ["## Repositories in curriculum order", "", _table(
+        ["step", "repository", "repo ids", "theorems", "traced tactics"],
+        [[s["step"], s["name"], ", ".join(s["repo_ids"]),
+          sum(counts.get(r, {}).get("theorems", 0) for r in s["repo_ids"]),
+          sum(counts.get(r, {}).get("tactics", 0) or 0 for r in s["repo_ids"])] for s in steps]), ""]
+    parts += ["## Steps", "", _table(
+        ["step", "trainer", "seconds", "checkpoint", "notes"],
+        [[s["step"], tr, f"{t['seconds']:.1f}", f"`{t['checkpoint']['path']}`",
+          ("skipped: " + t["checkpoint"]["skipped"]) if t["checkpoint"].get("skipped") else ""]
+         for s in step_results for tr, t in s["trainers"].items()]), ""]
+    if rows:
+        parts += ["## Metrics", "", _table(
+            ["step", "trainer", "repository", "split", "metric", "value", "n"],
+            [[r["step"], r["trainer"], r["repo"] or r["repo_id"], r["split"], r["metric"], float(r["value"]), r["count"]]
+             for r in rows]), ""]
+    if plot:
+        parts += [f"![metrics across steps]({plot})", "", f"Plot: `{plot}`", ""]
+    if failures:
+        parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
+    markdown = "\n".join(parts)
+    atomic.write_text(folder / "report.md", markdown)
+    return {"markdown": markdown, "path": str(folder / "report.md"), "plot": str(plot) if plot else None,
+            "metrics": len(rows)}
