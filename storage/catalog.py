@@ -19,10 +19,6 @@ if TYPE_CHECKING:
     from .store import Store
 
 RECORD_TABLES = {
-    "snapshots": """
-        CREATE TABLE IF NOT EXISTS snapshots (
-            snapshot_id VARCHAR PRIMARY KEY, repo_ids VARCHAR[], settings JSON,
-            manifest_path VARCHAR, counts JSON, created_at TIMESTAMPTZ DEFAULT now())""",
     "checkpoints": """
         CREATE TABLE IF NOT EXISTS checkpoints (
             checkpoint_id VARCHAR PRIMARY KEY, trainer VARCHAR, snapshot_id VARCHAR,
@@ -89,6 +85,18 @@ def _create_views(store: "Store", con) -> None:
             empty = schema.empty_table()  # noqa: F841  (read by DuckDB's replacement scan)
             con.execute(f"CREATE OR REPLACE TABLE _empty_{name} AS SELECT * FROM empty")
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _empty_{name}")
+    # Snapshots are a view over their manifests, so building one needs no catalog write.
+    manifests = store.root / "snapshots"
+    if any(manifests.glob("*/manifest.json")):
+        glob = str(manifests / "*" / "manifest.json").replace("'", "''")
+        con.execute(f"""CREATE OR REPLACE VIEW snapshots AS
+            SELECT snapshot_id, repo_ids, kept_repo_ids, settings, counts, created_at::TIMESTAMPTZ AS created_at,
+                   filename AS manifest_path
+            FROM read_json('{glob}', filename = true, union_by_name = true)""")
+    else:
+        con.execute("""CREATE OR REPLACE VIEW snapshots AS SELECT NULL::VARCHAR AS snapshot_id,
+            NULL::VARCHAR[] AS repo_ids, NULL::VARCHAR[] AS kept_repo_ids, NULL::JSON AS settings,
+            NULL::JSON AS counts, NULL::TIMESTAMPTZ AS created_at, NULL::VARCHAR AS manifest_path WHERE false""")
     con.execute("INSERT OR REPLACE INTO meta VALUES ('store_root', ?)", [str(store.root)])
 
 

@@ -22,6 +22,7 @@ from .errors import InputError
 from .ids import COMMIT_RE, repo_id as make_repo_id, repo_name, theorem_id as make_theorem_id
 from .repo_data import RepoData
 from .splits import SplitSettings, assign_novel_premises, assign_random
+from .tactic_text import is_sorry
 
 THEOREM_KEYS = {"url", "commit", "file_path", "full_name", "theorem_statement", "start", "end", "traced_tactics"}
 TACTIC_KEYS = {"tactic", "annotated_tactic", "state_before", "state_after"}
@@ -359,12 +360,6 @@ def _parse_time(value) -> datetime | None:
     except ValueError:
         return None
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
-
-
-def is_sorry(tactic: str) -> bool:
-    """A tactic that proves nothing: `sorry` or `admit`, alone or at the end of a line."""
-    t = tactic.strip()
-    return t in ("sorry", "admit") or t.endswith((" sorry", "\tsorry", " admit"))
 
 
 def import_export(store, path: str | Path, split_settings: SplitSettings | None = None,

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import atomic, catalog, schemas
 from .errors import InputError
 from .ids import stable_hash
-from .leandojo import is_sorry
+from .tactic_text import is_sorry
 from .snapshot_ref import SnapshotRef
 
 
@@ -52,11 +52,17 @@ def _part_dir(store, repo: dict, settings: SnapshotSettings) -> Path:
     return store.root / "parts" / f"{repo['repo_id']}-{repo['content_hash'][:12]}" / stable_hash(settings.model_dump(), 12)
 
 
-def _build_parts(store, repo: dict, settings: SnapshotSettings) -> Path:
-    """Filter one repository's rows into per-split parts (once per content and settings)."""
+def build_parts(store, repo: dict, settings: SnapshotSettings) -> tuple[Path, dict]:
+    """Filter one repository's rows into per-split parts (once per content and settings).
+
+    Besides the parts, writes `index.parquet` (one row per theorem: identity, splits,
+    training rows kept) and the part's counts in `_SUCCESS`, so that a snapshot
+    de-duplicates and counts from these small files without reading the parts.
+    """
     part = _part_dir(store, repo, settings)
-    if (part / "_SUCCESS").exists():
-        return part
+    done = part / "_SUCCESS"
+    if done.exists():
+        return part, json.loads(done.read_text())
     rid = repo["repo_id"]
     theorems = pq.read_table(store.table_path(rid, "theorems"))
     tactics = pq.read_table(store.table_path(rid, "tactics"))
@@ -66,21 +72,35 @@ def _build_parts(store, repo: dict, settings: SnapshotSettings) -> Path:
     if settings.drop_no_goals:
         keep = pc.and_(keep, pc.not_equal(pc.utf8_trim_whitespace(tactics["state_before"]), "no goals"))
     tactics = tactics.filter(keep)
-    lengths = dict(zip(theorems["theorem_id"].to_pylist(), theorems["num_tactics"].to_pylist()))
-    tactics = tactics.append_column("num_tactics", pa.array([lengths[t] for t in tactics["theorem_id"].to_pylist()], pa.int64()))
+    theorem_ids = theorems["theorem_id"].to_pylist()
+    lengths = dict(zip(theorem_ids, theorems["num_tactics"].to_pylist()))
+    tactic_tids = tactics["theorem_id"].to_pylist()
+    tactics = tactics.append_column("num_tactics", pa.array([lengths[t] for t in tactic_tids], pa.int64()))
+    rows_per_theorem = dict.fromkeys(theorem_ids, 0)
+    for t in tactic_tids:
+        rows_per_theorem[t] += 1
+    index = theorems.select(["repo_id", "theorem_id", "file_path", "full_name", "split_random", "split_novel_premises"])
+    index = index.append_column("rows", pa.array([rows_per_theorem[t] for t in theorem_ids], pa.int64()))
+    counts = {}
     with atomic.atomic_path(part) as tmp:
+        tmp.mkdir(parents=True)
+        pq.write_table(index, tmp / "index.parquet")
         for kind in schemas.SPLIT_KINDS:
             col = theorems[f"split_{kind}"]
+            counts[kind] = {}
             for split in schemas.SPLITS:
                 d = tmp / kind / split
                 d.mkdir(parents=True)
                 th = theorems.filter(pc.equal(col, split))
-                ids = th["theorem_id"]
-                tac = tactics.filter(pc.is_in(tactics["theorem_id"], value_set=ids))
+                tac = tactics.filter(pc.is_in(tactics["theorem_id"], value_set=th["theorem_id"]))
                 pq.write_table(th, d / "theorems.parquet")
                 pq.write_table(tac.select(schemas.SNAPSHOT_TACTICS.names).cast(schemas.SNAPSHOT_TACTICS), d / "tactics.parquet")
-        (tmp / "_SUCCESS").write_text("")
-    return part
+                counts[kind][split] = {"theorems": th.num_rows, "tactics": tac.num_rows}
+        (tmp / "_SUCCESS").write_text(json.dumps(counts))
+    return part, counts
+
+
+INDEX_COLUMNS = ["theorem_id", "file_path", "full_name", "split_random", "split_novel_premises", "rows"]
 
 
 def _recency(repo: dict):
@@ -114,19 +134,27 @@ def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None
                 if url not in newest or _recency(repos[r]) > _recency(repos[newest[url]]):
                     newest[url] = r
             kept = sorted(newest.values())
-        parts = {r: _build_parts(store, repos[r], settings) for r in kept}
+        built = {r: build_parts(store, repos[r], settings) for r in kept}
+        parts = {r: b[0] for r, b in built.items()}
+        counts = {kind: {split: {name: sum(b[1][kind][split][name] for b in built.values())
+                                 for name in ("theorems", "tactics")}
+                         for split in schemas.SPLITS} for kind in schemas.SPLIT_KINDS}
 
         excluded_rel = None
         if settings.dedupe and len(kept) > 1:
             # Newest repository first: it keeps a theorem that several repositories hold.
             seen, excluded = set(), []
             for r in sorted(kept, key=lambda r: _recency(repos[r]), reverse=True):
-                ids = pq.read_table(store.table_path(r, "theorems"), columns=["theorem_id", "file_path", "full_name"])
-                for tid, fp, fn in zip(*(ids[c].to_pylist() for c in ("theorem_id", "file_path", "full_name"))):
-                    if (fp, fn) in seen:
-                        excluded.append({"repo_id": r, "theorem_id": tid})
-                    else:
-                        seen.add((fp, fn))
+                index = pq.read_table(parts[r] / "index.parquet", columns=INDEX_COLUMNS).to_pydict()
+                for i, key in enumerate(zip(index["file_path"], index["full_name"])):
+                    if key not in seen:
+                        seen.add(key)
+                        continue
+                    excluded.append({"repo_id": r, "theorem_id": index["theorem_id"][i]})
+                    for kind in schemas.SPLIT_KINDS:
+                        c = counts[kind][index[f"split_{kind}"][i]]
+                        c["theorems"] -= 1
+                        c["tactics"] -= index["rows"][i]
             if excluded:
                 excluded_rel = f"snapshots/{sid}/excluded.parquet"
                 atomic.write_parquet(store.root / excluded_rel, pa.Table.from_pylist(
@@ -146,36 +174,12 @@ def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None
             "corpus": {t: [rel(store.table_path(r, t)) for r in kept] for t in ("premises", "files")},
             "excluded": excluded_rel,
         }
-        manifest["counts"] = _counts(store, manifest)
+        manifest["counts"] = counts
+        first = not any((store.root / "snapshots").glob("*/manifest.json"))
         atomic.write_json(manifest_path, manifest)
-        with catalog.connect(store, write=True) as con:
-            con.execute(
-                "INSERT OR REPLACE INTO snapshots (snapshot_id, repo_ids, settings, manifest_path, counts) VALUES (?, ?, ?, ?, ?)",
-                [sid, sorted(repos), json.dumps(manifest["settings"]), str(manifest_path), json.dumps(manifest["counts"])],
-            )
+        if first:  # the catalog's `snapshots` view lists manifests by glob from now on
+            catalog.refresh_views(store)
     return _ref(store, manifest, manifest_path)
-
-
-def _counts(store, manifest: dict) -> dict:
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        ex = manifest["excluded"]
-        anti = (f" WHERE NOT EXISTS (SELECT 1 FROM read_parquet('{store.root / ex}') e "
-                "WHERE e.repo_id = t.repo_id AND e.theorem_id = t.theorem_id)") if ex else ""
-        out = {}
-        for kind, by_split in manifest["parts"].items():
-            out[kind] = {}
-            for split, tables in by_split.items():
-                out[kind][split] = {}
-                for name, files in tables.items():
-                    paths = [str(store.root / f) for f in files]
-                    n = con.sql(f"SELECT count(*) FROM read_parquet($p) t{anti}", params={"p": paths}).fetchall()[0][0] if paths else 0
-                    out[kind][split][name] = int(n)
-        return out
-    finally:
-        con.close()
 
 
 def _ref(store, manifest: dict, manifest_path: Path) -> SnapshotRef:

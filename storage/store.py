@@ -124,7 +124,12 @@ class Store:
         path = self.repo_dir(repo_id) / "repositories.parquet"
         if not path.exists():
             raise InputError(repo_id, "no such repository in the store", "run `dojoflow repos` to list them")
-        return pq.read_table(path).to_pylist()[0]
+        # The same row as JSON beside the Parquet file: read ~50x faster, and read often.
+        row = json.loads((self.repo_dir(repo_id) / "repository.json").read_text())
+        for key in ("commit_time", "ingested_at"):
+            if row[key] is not None:
+                row[key] = datetime.fromisoformat(row[key])
+        return row
 
     def repositories(self) -> list[dict]:
         return [self.repository(r) for r in self.repo_ids()]
@@ -173,10 +178,16 @@ class Store:
         with atomic.atomic_path(self.repo_dir(repo_id)) as tmp:
             tmp.mkdir(parents=True)
             pq.write_table(repo_table, tmp / "repositories.parquet")
+            (tmp / "repository.json").write_text(json.dumps(row, default=str, sort_keys=True))
             for name, table in data.tables().items():
                 table = table.cast(schemas.TABLES[name])
                 pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
         catalog.refresh_views(self)
+        # Training rows under the default snapshot settings are derived once, here, so
+        # that a curriculum step's snapshot only lists them (storage/snapshot.py).
+        from .snapshot import SnapshotSettings, build_parts
+
+        build_parts(self, self.repository(repo_id), SnapshotSettings())
         return AddResult(repo_id, status, counts)
 
     def remove_repository(self, repo_id: str) -> None:

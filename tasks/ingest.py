@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from storage.errors import InputError
+from storage.ids import stable_hash
 from storage.leandojo import import_export
 from storage.splits import SplitSettings
 
@@ -35,9 +36,9 @@ def source_fingerprint(source) -> str:
     else:
         commit = source.commit
         if commit is None and Path(source.repo).is_dir():
-            from .tracing.trace import resolve_commit
+            from .tracing.trace import parse_source, resolve_local_commit
 
-            commit = resolve_commit(source.repo, None)
+            commit = resolve_local_commit(parse_source(source.repo), None)
         h.update(f"{source.repo}\x1f{commit}".encode())
     return h.hexdigest()[:20]
 
@@ -63,5 +64,6 @@ def trace_and_import(store, url_or_path: str, commit: str | None, split_settings
 
     home = Path(home) if home else dojoflow_home(os.environ.get("DOJOFLOW_HOME"))
     traces = home / "traces"
-    export_dir = trace_repository(url_or_path, commit, out_dir=traces / "exports", work_dir=traces / "work")
+    name = f"{Path(url_or_path.rstrip('/')).name}-{stable_hash([url_or_path, commit], 10)}"
+    export_dir = trace_repository(url_or_path, commit, out_dir=traces / "exports" / name, work_dir=traces / "work")
     return import_export(store, export_dir, split_settings, replace=replace, lock_timeout=lock_timeout)
