@@ -102,6 +102,7 @@ def main() -> None:
     ap.add_argument("--repos", type=int, default=5)
     ap.add_argument("--theorems", type=int, default=400)
     ap.add_argument("--tactics", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=3, help="Whole sequences to run; figures are per-step medians.")
     ap.add_argument("--out", type=Path, default=None, help="Also write the results as JSON here.")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -110,18 +111,29 @@ def main() -> None:
 
     from storage.synthetic import write_synthetic_export
 
+    import statistics
+
     work = Path(tempfile.mkdtemp(prefix="dojoflow-bench-"))
     try:
         for k in range(1, a.repos + 1):
             write_synthetic_export(work / "exports" / f"repo{k}", f"repo{k}", a.theorems, a.tactics, seed=k)
+        runs = []
+        for rep in range(a.repeat):
+            for sub in ("home", "baseline"):
+                shutil.rmtree(work / sub, ignore_errors=True)
+            runs.append([(_run_child("dojoflow", work, k), _run_child("json", work, k)) for k in range(1, a.repos + 1)])
+
+        def median(side: int, k: int) -> dict:
+            samples = [run[k - 1][side] for run in runs]
+            return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+
         rows = []
-        print(f"{a.repos} repositories x {a.theorems} theorems x ~{a.tactics} tactics; "
+        print(f"{a.repos} repositories x {a.theorems} theorems x ~{a.tactics} tactics; medians of {a.repeat} runs; "
               f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
         print(f"{'k':>3} {'ingest s':>9} {'snapshot s':>10} {'json db s':>10} {'json export s':>13} "
               f"{'ratio':>7} {'RSS MiB d/j':>13} {'MiB written d/j':>16}")
         for k in range(1, a.repos + 1):
-            d = _run_child("dojoflow", work, k)
-            j = _run_child("json", work, k)
+            d, j = median(0, k), median(1, k)
             ratio = j["snapshot_s"] / d["snapshot_s"]
             rows.append({"k": k, "dojoflow": d, "json": j, "export_over_snapshot": ratio})
             print(f"{k:>3} {d['ingest_s']:>9.3f} {d['snapshot_s']:>10.3f} {j['ingest_s']:>10.3f} {j['snapshot_s']:>13.3f} "

@@ -84,13 +84,18 @@ def write_parquet(path: Path, table) -> None:
         pq.write_table(table, tmp, compression="zstd")
 
 
-def remove_orphans(root: Path) -> list[Path]:
-    """Delete temp files and folders a killed writer left under `root`."""
+def remove_orphans(root: Path, depth: int = 2) -> list[Path]:
+    """Delete temp files and folders a killed writer left under `root`, down to `depth`
+    levels (writers put temp names beside their targets, so deeper ones are inside a
+    temp folder already, or inside a finished folder that no writer touches again)."""
     removed = []
     root = Path(root)
     if not root.exists():
         return removed
-    for p in sorted(root.rglob(f"*{TMP_MARK}*"), key=lambda p: len(p.parts), reverse=True):
+    found = [p for level in range(1, depth + 1) for p in root.glob("/".join(["*"] * (level - 1) + [f"*{TMP_MARK}*"]))]
+    for p in sorted(found, key=lambda p: len(p.parts)):
+        if not p.exists():
+            continue
         if TMP_MARK not in p.name:
             continue
         if p.is_dir():
