@@ -59,14 +59,17 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         for name, settings in trainers.items():
             eval_repos = seen if config.evaluation.all_repositories_so_far else step["repo_ids"]
             with transaction():
-                checkpoint = t.train(home, name, settings, snapshot, config.split_kind, parents.get(name),
-                                     step=k, repo_name=step["name"])
-                metrics = t.evaluate(home, name, settings, checkpoint, snapshot, config.split_kind,
-                                     config.evaluation.splits, eval_repos, step=k, repo_name=step["name"])
+                trained = t.train(home, name, settings, snapshot, config.split_kind, parents.get(name),
+                                  step=k, repo_name=step["name"], return_state=True)
+                checkpoint = trained.result()
+                evaluated = t.evaluate(home, name, settings, checkpoint, snapshot, config.split_kind,
+                                       config.evaluation.splits, eval_repos, step=k, repo_name=step["name"],
+                                       return_state=True)
+                metrics = evaluated.result()
             t.record_metrics(home, metrics, run_id, k, step["primary"])
             parents[name] = checkpoint
             done[name] = {"checkpoint": checkpoint, "seconds": checkpoint["figures"].get("seconds", 0.0),
-                          "metrics": len(metrics)}
+                          "train_state": trained.name, "evaluate_state": evaluated.name, "metrics": len(metrics)}
         step_results.append({"step": k, "name": step["name"], "snapshot": snapshot["snapshot_id"],
                              "trainers": done, "wall_seconds": round(time.perf_counter() - started, 2)})
         ui.update_progress(progress, k, len(steps))

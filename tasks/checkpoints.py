@@ -91,7 +91,7 @@ def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef,
     with atomic.atomic_path(out) as tmp:
         tmp.mkdir(parents=True)
         try:
-            figures = dict(train_fn(settings, snapshot, split_kind, parent_dir, tmp, work_dir))
+            figures = dict(call_trainer(train_fn, home, settings, snapshot, split_kind, parent_dir, tmp, work_dir))
         except SkipTraining as e:
             if parent_dir is None:
                 raise
@@ -120,6 +120,16 @@ def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef,
             [cid, trainer, snapshot.snapshot_id, parent_id, ref.settings_hash, str(out), json.dumps(figures)],
         )
     return ref
+
+
+def call_trainer(fn, home: Path, *args):
+    """Call a trainer's train/evaluate function, telling it where builtin base models are
+    built (`<home>/models`) when it takes `model_cache_dir`."""
+    import inspect
+
+    if "model_cache_dir" in inspect.signature(fn).parameters:
+        return fn(*args, model_cache_dir=Path(home) / "models")
+    return fn(*args)
 
 
 def discard_checkpoint(ref: CheckpointRef) -> None:

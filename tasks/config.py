@@ -130,7 +130,12 @@ class PipelineConfig(BaseModel):
                 raise InputError(f"sources[{i}].export", f"{s.export} is not a folder", "give the path of a LeanDojo export")
         if not self.sources:
             raise InputError("sources", "is empty", "list at least one export or repository")
-        return self.trainers.enabled()
+        from .trainers.preflight import preflight
+
+        enabled = self.trainers.enabled()
+        for name, settings in enabled.items():
+            preflight(name, settings)
+        return enabled
 
 
 def _is_url(v: str) -> bool:

@@ -13,14 +13,15 @@ from pathlib import Path
 from storage import catalog
 from storage.snapshot_ref import SnapshotRef
 
-from .checkpoints import CheckpointRef
+from .checkpoints import CheckpointRef, call_trainer
 from .trainers.registry import TRAINERS
 
 
-def evaluate_step(store, trainer: str, settings, checkpoint: CheckpointRef, snapshot: SnapshotRef,
+def evaluate_step(home: Path, trainer: str, settings, checkpoint: CheckpointRef, snapshot: SnapshotRef,
                   split_kind: str, splits: list[str], repo_ids: list[str]) -> list[dict]:
     evaluate_fn = TRAINERS[trainer].load("evaluate")
-    metrics = evaluate_fn(settings, Path(checkpoint.path), snapshot, split_kind, list(splits), list(repo_ids))
+    metrics = call_trainer(evaluate_fn, home, settings, Path(checkpoint.path), snapshot, split_kind,
+                           list(splits), list(repo_ids))
     return [{**m.to_dict(), "trainer": trainer, "split_kind": split_kind, "checkpoint_id": checkpoint.checkpoint_id}
             for m in metrics]
 

@@ -94,7 +94,7 @@ def _discard_rolled_back_checkpoint(txn) -> None:
 @task(name="evaluate", task_run_name="evaluate-{trainer}[step {step}: {repo_name}]")
 def evaluate_task(home: str, trainer: str, settings, checkpoint: dict, snapshot: dict, split_kind: str,
                   splits: list[str], repo_ids: list[str], step: int, repo_name: str) -> list[dict]:
-    return evaluation.evaluate_step(_store(home), trainer, settings, checkpoints.CheckpointRef.from_dict(checkpoint),
+    return evaluation.evaluate_step(Path(home), trainer, settings, checkpoints.CheckpointRef.from_dict(checkpoint),
                                     SnapshotRef.from_dict(snapshot), split_kind, splits, repo_ids)
 
 

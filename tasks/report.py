@@ -83,8 +83,9 @@ def write_report(store, home: Path, name: str, run_id: str, steps: list[dict], s
           sum(counts.get(r, {}).get("theorems", 0) for r in s["repo_ids"]),
           sum(counts.get(r, {}).get("tactics", 0) or 0 for r in s["repo_ids"])] for s in steps]), ""]
     parts += ["## Steps", "", _table(
-        ["step", "trainer", "seconds", "checkpoint", "notes"],
-        [[s["step"], tr, f"{t['seconds']:.1f}", f"`{t['checkpoint']['path']}`",
+        ["step", "trainer", "train", "evaluate", "train seconds", "step wall seconds", "checkpoint", "notes"],
+        [[s["step"], tr, t.get("train_state", ""), t.get("evaluate_state", ""), f"{t['seconds']:.1f}",
+          f"{s.get('wall_seconds', 0.0):.1f}", f"`{t['checkpoint']['path']}`",
           ("skipped: " + t["checkpoint"]["skipped"]) if t["checkpoint"].get("skipped") else ""]
          for s in step_results for tr, t in s["trainers"].items()]), ""]
     if rows:

@@ -1,0 +1,4 @@
+import ListLemmas.Basic
+import ListLemmas.Append
+import ListLemmas.Map
+import ListLemmas.Reverse

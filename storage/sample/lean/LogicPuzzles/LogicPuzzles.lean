@@ -1,0 +1,4 @@
+import LogicPuzzles.Props
+import LogicPuzzles.Quantifiers
+import LogicPuzzles.Knights
+import LogicPuzzles.Arith

@@ -1,0 +1,4 @@
+import NatBasics.Defs
+import NatBasics.Add
+import NatBasics.Mul
+import NatBasics.Order

@@ -1,0 +1,223 @@
+"""Resolve a model name to something loadable, and load models and tokenizers.
+
+A model is named in a config by one of:
+
+- `builtin:tiny-causal-lm` / `builtin:tiny-encoder`: built locally (`tiny.py`) into a
+  cache folder the caller gives, once; nothing is downloaded.
+- a local path: a `save_pretrained` folder (a full model, or a PEFT adapter folder
+  whose base model is named in its `dojoflow_model.json` or `adapter_config.json`).
+- a Hugging Face hub id (`org/name`): passed to transformers as is. With
+  HF_HUB_OFFLINE=1 it loads only if it is already in the local HF cache.
+
+Checkpoints that Dojoflow trainers write carry `dojoflow_model.json`
+(`write_model_info`): whether the folder is a full model or an adapter, and the
+base model *as configured* (e.g. `builtin:tiny-causal-lm`), so an adapter still
+loads after the builtin cache moves.
+
+    python -m tasks.models.loading builtin:tiny-causal-lm /tmp/models   # prints the resolved path
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from storage import atomic
+from storage.errors import InputError
+
+from . import tiny
+
+BUILTIN_PREFIX = "builtin:"
+MODEL_INFO = "dojoflow_model.json"
+ADAPTER_CONFIG = "adapter_config.json"
+
+# Tokenizer classes that mean "a plain fast tokenizer from tokenizer.json": loading
+# these through AutoTokenizer can substitute the model type's own tokenizer class
+# (ENVIRONMENT.md: a `qwen2` folder gets Qwen2's pre-tokenizer and other ids).
+_PLAIN_FAST = {"PreTrainedTokenizerFast", "TokenizersBackend"}
+
+
+def default_model_cache(home: str | os.PathLike | None = None) -> Path:
+    """Where builtin models are built: `<home>/models`, home = $DOJOFLOW_HOME or `.dojoflow`."""
+    if home is None:
+        home = os.environ.get("DOJOFLOW_HOME") or ".dojoflow"
+    return Path(home).expanduser().resolve() / "models"
+
+
+def is_builtin(name: str) -> bool:
+    return str(name).startswith(BUILTIN_PREFIX)
+
+
+def _looks_like_path(name: str) -> bool:
+    """A hub id is `name` or `org/name`; anything else that names a folder is a path."""
+    return (
+        name.startswith(("/", "./", "../", "~", "\\"))
+        or name in (".", "..")
+        or name.count("/") > 1
+        or name.endswith("/")
+        or (os.sep != "/" and os.sep in name)
+        or (len(name) > 1 and name[1] == ":")  # a Windows drive
+    )
+
+
+def resolve_model(name_or_path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> str:
+    """Return what to pass to `from_pretrained` for a configured model name.
+
+    Builtin names are built (once) under `cache_dir` (default `default_model_cache()`)
+    and their folder is returned; local paths must exist; hub ids come back as is.
+    """
+    name = os.fspath(name_or_path)
+    if is_builtin(name):
+        which = name[len(BUILTIN_PREFIX) :]
+        if which not in tiny.BUILDERS:
+            known = ", ".join(BUILTIN_PREFIX + k for k in tiny.BUILDERS)
+            raise InputError(name, "is not a builtin model", f"Use one of: {known}, a local path or a hub id.")
+        cache = Path(cache_dir) if cache_dir is not None else default_model_cache()
+        seed = 0
+        target = cache / f"{which}-v{tiny.BUILDER_VERSION}-seed{seed}"
+        return str(tiny.BUILDERS[which](target, seed=seed))
+    path = Path(name).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise InputError(path, "is a file, not a model folder", "Give the folder that holds config.json.")
+        return str(path.resolve())
+    if _looks_like_path(name):
+        raise InputError(
+            name,
+            "does not exist",
+            "Fix the path in the config (a folder written by `save_pretrained`), "
+            "or name a builtin model (builtin:tiny-causal-lm) or a Hugging Face hub id.",
+        )
+    return name
+
+
+def read_model_info(path: str | os.PathLike) -> dict | None:
+    p = Path(path) / MODEL_INFO
+    if not p.is_file():
+        return None
+    return json.loads(p.read_text())
+
+
+def write_model_info(
+    out_dir: str | os.PathLike, kind: Literal["full", "lora"], base_model: str | None, **extra: Any
+) -> None:
+    """Record in a checkpoint folder what it is and, for an adapter, which base it applies to."""
+    atomic.write_json(Path(out_dir) / MODEL_INFO, {"kind": kind, "base_model": base_model, **extra})
+
+
+def is_adapter_dir(path: str | os.PathLike) -> bool:
+    return (Path(path) / ADAPTER_CONFIG).is_file()
+
+
+def adapter_base(path: str | os.PathLike) -> str:
+    """The base model an adapter folder applies to, as configured (may be a builtin name)."""
+    info = read_model_info(path) or {}
+    if info.get("base_model"):
+        return info["base_model"]
+    cfg = json.loads((Path(path) / ADAPTER_CONFIG).read_text())
+    base = cfg.get("base_model_name_or_path")
+    if not base:
+        raise InputError(
+            Path(path) / ADAPTER_CONFIG,
+            "names no base model (base_model_name_or_path is empty)",
+            f"Add the base model to {MODEL_INFO} as {{\"kind\": \"lora\", \"base_model\": NAME}}.",
+        )
+    return base
+
+
+def _offline_hint(name: str, exc: Exception) -> InputError:
+    offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+    mode = "HF_HUB_OFFLINE=1 is set" if offline else "it could not be downloaded"
+    return InputError(
+        name,
+        f"could not be loaded: it is not a local folder, it is not in the Hugging Face cache, and {mode} "
+        f"({type(exc).__name__}: {exc})",
+        "Set HF_HUB_OFFLINE=0 to let transformers download it, or download it first "
+        f"(`hf download {name}`), or give the path of a local copy.",
+    )
+
+
+def _from_pretrained(loader, name: str, **kwargs):
+    try:
+        return loader(name, **kwargs)
+    except OSError as exc:
+        if Path(name).exists():
+            raise
+        raise _offline_hint(name, exc) from exc
+
+
+def load_tokenizer(path_or_name: str | os.PathLike, cache_dir: str | os.PathLike | None = None):
+    """The tokenizer of a model folder, builtin name or hub id, with ids as it was saved.
+
+    A folder whose `tokenizer_config.json` declares a plain fast tokenizer (our tiny
+    models and every checkpoint trained from them) loads with
+    `PreTrainedTokenizerFast`; anything else goes through `AutoTokenizer`. An adapter
+    folder without tokenizer files uses its base model's tokenizer.
+    """
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    resolved = resolve_model(path_or_name, cache_dir)
+    folder = Path(resolved)
+    if folder.is_dir():
+        cfg_path = folder / "tokenizer_config.json"
+        if not cfg_path.is_file() and not (folder / "tokenizer.json").is_file():
+            if is_adapter_dir(folder):
+                return load_tokenizer(adapter_base(folder), cache_dir)
+            raise InputError(folder, "holds no tokenizer files", "Save the tokenizer with the model (save_pretrained).")
+        declared = json.loads(cfg_path.read_text()).get("tokenizer_class") if cfg_path.is_file() else None
+        if declared in _PLAIN_FAST or (declared is None and (folder / "tokenizer.json").is_file()):
+            return PreTrainedTokenizerFast.from_pretrained(resolved)
+        return AutoTokenizer.from_pretrained(resolved)
+    return _from_pretrained(AutoTokenizer.from_pretrained, resolved)
+
+
+def _torch_dtype(dtype: str | None):
+    import torch
+
+    if dtype in (None, "auto"):
+        return "auto"
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+
+
+def load_causal_lm(
+    path_or_name: str | os.PathLike,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    trainable: bool = False,
+    merge_adapter: bool = False,
+    dtype: str | None = "auto",
+):
+    """Load a causal LM (full folder, adapter folder, builtin name or hub id) and its tokenizer.
+
+    Returns `(model, tokenizer)`. An adapter folder loads its base model, then the
+    adapter on top (`trainable=True` keeps the adapter weights trainable, to continue
+    training it); `merge_adapter=True` folds the adapter into the base weights and
+    returns a plain model. The model is on CPU; the caller moves it.
+    """
+    from transformers import AutoModelForCausalLM
+
+    resolved = resolve_model(path_or_name, cache_dir)
+    torch_dtype = _torch_dtype(dtype)
+    tokenizer = load_tokenizer(resolved, cache_dir)
+    if Path(resolved).is_dir() and is_adapter_dir(resolved):
+        from peft import PeftModel
+
+        base_name = resolve_model(adapter_base(resolved), cache_dir)
+        base = _from_pretrained(AutoModelForCausalLM.from_pretrained, base_name, dtype=torch_dtype)
+        model = PeftModel.from_pretrained(base, resolved, is_trainable=trainable and not merge_adapter)
+        if merge_adapter:
+            # PEFT froze the base weights; a merged model is a plain model again, trainable as one.
+            model = model.merge_and_unload().requires_grad_(True)
+    else:
+        model = _from_pretrained(AutoModelForCausalLM.from_pretrained, resolved, dtype=torch_dtype)
+    if tokenizer.pad_token is None:
+        # Batched generation and loss need a pad token; eos is the usual stand-in.
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+if __name__ == "__main__":
+    print(resolve_model(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))

@@ -1,0 +1,202 @@
+"""`train_progress`: one curriculum step of the proof-progress model.
+
+Trains `AutoModelForSequenceClassification(num_labels=1, problem_type="regression")`
+with `transformers.Trainer` (MSE loss) on the progress rows of a snapshot's train
+split (see `tasks.progress.data`), starting from the previous step's checkpoint
+(`parent_dir`) or, at the first step or with `restart_from_base`, from the base
+encoder named in the settings. Implements `train` of `tasks/trainers/base.py`.
+
+Trainer checkpoints go to `work_dir/trainer`; a rerun after a crash resumes from
+the last complete one. The result in `out_dir` is the model, its tokenizer and
+`progress.json` (settings, input template, target convention, provenance).
+
+    from tasks.progress.config import ProgressSettings
+    from tasks.progress.train import train_progress
+    train_progress(ProgressSettings(training={"num_train_epochs": 1}), snapshot, "random",
+                   None, Path("out"), Path("work"))
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from pathlib import Path
+
+from storage.atomic import write_json
+from storage.errors import InputError
+from tasks.trainers.base import SkipTraining
+
+from .config import ProgressSettings, training_arguments
+from .data import INPUT_TEMPLATE, TARGET_CONVENTION, ProgressExample, progress_examples
+from .model import (
+    META_FILE,
+    META_FORMAT_VERSION,
+    encode_rows,
+    features,
+    load_regression_model,
+    load_tokenizer,
+    read_meta,
+    resolve_base_model,
+)
+
+log = logging.getLogger(__name__)
+
+_CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
+
+
+def last_complete_checkpoint(folder: Path) -> Path | None:
+    """The Trainer checkpoint with the highest step in `folder` that was fully written.
+
+    Trainer writes `trainer_state.json` after the weights and optimizer state, so a
+    checkpoint without it (a run killed while saving) is skipped.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    found = []
+    for p in folder.iterdir():
+        m = _CHECKPOINT_RE.match(p.name)
+        if m and p.is_dir() and (p / "trainer_state.json").is_file():
+            found.append((int(m.group(1)), p))
+    return max(found)[1] if found else None
+
+
+def _dataset(tokenizer, examples: list[ProgressExample], max_len: int) -> tuple[list[dict], int]:
+    ids, truncated = encode_rows(tokenizer, [(e.goal, e.prefix, e.tactic) for e in examples], max_len)
+    rows = [{**features(x), "labels": float(e.steps_remaining)} for x, e in zip(ids, examples)]
+    return rows, truncated
+
+
+def _regression_metrics(eval_pred) -> dict:
+    import numpy as np
+
+    preds, labels = eval_pred
+    preds = np.asarray(preds).reshape(-1)
+    labels = np.asarray(labels).reshape(-1)
+    return {"mse": float(((preds - labels) ** 2).mean()), "mae": float(np.abs(preds - labels).mean())}
+
+
+def train_progress(
+    settings: ProgressSettings,
+    snapshot,
+    split_kind: str,
+    parent_dir: Path | None,
+    out_dir: Path,
+    work_dir: Path,
+) -> dict:
+    """Train one step; write the checkpoint into `out_dir`; return training figures.
+
+    Raises `SkipTraining` when the train split gives no progress rows (no traced
+    proofs, or only proofs with sorry).
+    """
+    import torch
+    import transformers
+    from transformers import DataCollatorWithPadding, Trainer
+
+    out_dir, work_dir = Path(out_dir), Path(work_dir)
+    rows = progress_examples(snapshot, split_kind, "train")
+    if not rows.examples:
+        raise SkipTraining(
+            f"no progress rows in {split_kind}/train of snapshot {snapshot.snapshot_id} "
+            f"(repositories {list(snapshot.repo_ids)}; {rows.excluded_sorry} proofs with sorry left out)"
+        )
+
+    work_dir.mkdir(parents=True, exist_ok=True)
+    if parent_dir is not None and not settings.restart_from_base:
+        read_meta(parent_dir)  # refuse a folder that is not a progress checkpoint
+        source, from_base, started_from = str(parent_dir), False, "parent"
+    else:
+        source, from_base = resolve_base_model(settings.model, work_dir / "base-model"), True
+        started_from = "base"
+
+    trainer_dir = work_dir / "trainer"
+    args = training_arguments(settings, trainer_dir)
+    val_examples: list[ProgressExample] = []
+    if args.eval_strategy != "no":
+        val_examples = progress_examples(snapshot, split_kind, "val").examples
+        if settings.max_eval_examples is not None:
+            from .evaluate import sample_examples
+
+            val_examples = sample_examples(val_examples, settings.max_eval_examples)
+        if not val_examples:
+            log.warning("eval_strategy=%s but the val split has no progress rows: training without evaluation",
+                        getattr(args.eval_strategy, "value", args.eval_strategy))
+            args = training_arguments(settings, trainer_dir, eval_strategy="no", load_best_model_at_end=False)
+
+    # Seed before the model is built: a fresh regression head is drawn from torch's generator.
+    transformers.set_seed(args.seed)
+    try:
+        tokenizer = load_tokenizer(source)
+        model = load_regression_model(source, tokenizer, from_base=from_base)
+    except OSError as e:
+        if not from_base:
+            raise
+        raise InputError(
+            settings.model,
+            f"the base model could not be loaded ({e})",
+            "Name a local save_pretrained folder or a builtin: model, or allow hub downloads "
+            "(unset HF_HUB_OFFLINE) for a hub id.",
+            where="model",
+        ) from e
+    positions = getattr(model.config, "max_position_embeddings", None)
+    if positions is not None and positions < settings.max_seq_len:
+        raise InputError(
+            "progress settings",
+            f"max_seq_len={settings.max_seq_len} exceeds the model's {positions} positions",
+            f"Set max_seq_len to at most {positions}.",
+            where="max_seq_len",
+        )
+
+    train_ds, truncated = _dataset(tokenizer, rows.examples, settings.max_seq_len)
+    eval_ds = _dataset(tokenizer, val_examples, settings.max_seq_len)[0] if val_examples else None
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=train_ds,
+        eval_dataset=eval_ds,
+        processing_class=tokenizer,
+        data_collator=DataCollatorWithPadding(tokenizer),
+        compute_metrics=_regression_metrics if eval_ds is not None else None,
+    )
+    resume = last_complete_checkpoint(trainer_dir)
+    if resume is not None:
+        log.info("resuming progress training from %s", resume)
+    result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trainer.save_model(str(out_dir))  # writes on the main process only (torchrun-safe)
+    figures = {
+        "examples": len(rows.examples),
+        "proofs": rows.proofs,
+        "excluded_sorry_proofs": rows.excluded_sorry,
+        "examples_per_repo": rows.per_repo,
+        "truncated_inputs": truncated,
+        "started_from": started_from,
+        "start_model": settings.model if from_base else None,
+        "resumed_from": resume.name if resume else None,
+        "global_step": trainer.state.global_step,
+        "epochs": float(trainer.state.epoch or 0.0),
+        "train_loss": float(result.training_loss) if math.isfinite(result.training_loss) else None,
+        "val_examples": len(val_examples),
+    }
+    if not trainer.is_world_process_zero():
+        return figures
+    tokenizer.save_pretrained(str(out_dir))
+    write_json(
+        out_dir / META_FILE,
+        {
+            "kind": "progress",
+            "format_version": META_FORMAT_VERSION,
+            "settings": settings.model_dump(mode="json"),
+            "max_seq_len": settings.max_seq_len,
+            "input_template": INPUT_TEMPLATE,
+            "target": TARGET_CONVENTION,
+            "snapshot_id": snapshot.snapshot_id,
+            "split_kind": split_kind,
+            "repo_ids": list(snapshot.repo_ids),
+            "training": figures,
+            "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
+        },
+    )
+    return figures

@@ -1,0 +1,270 @@
+"""Settings of the SFT tactic generator, and their conversion into `trl.SFTConfig`.
+
+`SFTSettings` is what a user writes in the curriculum config (YAML or the Prefect
+form). Training hyperparameters are not re-declared here: `training` is a dict of
+`trl.SFTConfig` arguments, checked at validation time against SFTConfig itself
+(unknown keys and wrong types are errors naming the key), and merged at training
+time over defaults chosen for the machine the step runs on (`build_sft_config`).
+Only what the user wrote is stored, so a checkpoint id does not depend on which
+machine validated the config.
+
+    python -c "from tasks.sft.config import SFTSettings; print(SFTSettings(training={'max_steps': 5}))"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+import os
+import tempfile
+import typing
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from storage.errors import InputError
+
+DEFAULT_MODEL = "builtin:tiny-causal-lm"
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a Lean 4 tactic generator. Given a proof state, reply with the single next tactic "
+    "that makes progress on it, and nothing else."
+)
+
+# SFTConfig arguments that Dojoflow sets itself, with the reason a user may not.
+OWNED_TRAINING_KEYS = {
+    "output_dir": "Dojoflow keeps Trainer checkpoints in the step's work folder",
+    "resume_from_checkpoint": "Dojoflow resumes from the latest checkpoint in the work folder by itself",
+}
+
+
+class LoraSettings(BaseModel):
+    """LoRA adapters instead of full fine-tuning (PEFT `LoraConfig`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    r: int = Field(16, ge=1, description="Rank of the LoRA update matrices.")
+    alpha: float = Field(32.0, gt=0, description="LoRA scale numerator (`lora_alpha`): updates are scaled by alpha / r.")
+    dropout: float = Field(0.05, ge=0.0, lt=1.0, description="Dropout applied to the input of each LoRA layer.")
+    target_modules: list[str] | Literal["all-linear"] = Field(
+        "all-linear",
+        description="Module names to adapt (e.g. ['q_proj', 'v_proj']), or 'all-linear' for every linear "
+        "layer except the output head.",
+    )
+
+    def to_peft(self):
+        from peft import LoraConfig
+
+        targets = self.target_modules if isinstance(self.target_modules, str) else list(self.target_modules)
+        return LoraConfig(
+            r=self.r,
+            lora_alpha=self.alpha,
+            lora_dropout=self.dropout,
+            target_modules=targets,
+            task_type="CAUSAL_LM",
+        )
+
+
+class SFTEvalSettings(BaseModel):
+    """How a tactic generator is scored on each (repository, split)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: int = Field(4, ge=1, le=256, description="k of top-k accuracy: how many tactics are generated per state.")
+    decoding: Literal["beam", "sample"] = Field(
+        "beam", description="'beam': beam search with k beams (deterministic); 'sample': k samples."
+    )
+    temperature: float = Field(1.0, gt=0.0, description="Sampling temperature; used only when decoding is 'sample'.")
+    max_new_tokens: int = Field(64, ge=1, le=4096, description="Longest tactic generated, in tokens.")
+    max_eval_examples: int | None = Field(
+        200,
+        ge=1,
+        description="Most tactic examples scored per (repository, split), drawn by a fixed hash of the "
+        "theorem and step so every checkpoint sees the same ones; None scores them all.",
+    )
+    batch_size: int = Field(8, ge=1, description="States per forward pass (loss) and per generate call.")
+    seed: int = Field(0, description="Seed of the sampler when decoding is 'sample'.")
+
+
+class SFTSettings(BaseModel):
+    """Supervised fine-tuning of a tactic generator on (proof state -> next tactic) pairs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(
+        DEFAULT_MODEL,
+        description="Base model: 'builtin:tiny-causal-lm' (built locally, for tests and the offline "
+        "default run), a local save_pretrained folder, or a Hugging Face hub id.",
+    )
+    model_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto",
+        description="dtype the model weights are loaded in; 'auto' uses the dtype in the model's config. "
+        "Mixed precision during training is training.bf16 / training.fp16.",
+    )
+    system_prompt: str = Field(DEFAULT_SYSTEM_PROMPT, description="System message of every chat example.")
+    max_state_tokens: int | None = Field(
+        768,
+        ge=8,
+        description="Longest proof state in the prompt, in tokens; longer states keep their end (the goal "
+        "follows the hypotheses) and lose their beginning. None keeps whole states (TRL then drops "
+        "examples whose tactic falls past training.max_length).",
+    )
+    lora: LoraSettings | None = Field(
+        None, description="LoRA adapter settings; None trains all weights (full fine-tuning)."
+    )
+    training: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Arguments of trl.SFTConfig (learning_rate, num_train_epochs, max_steps, "
+        "per_device_train_batch_size, bf16, ...). Unset ones get Dojoflow's defaults for the machine "
+        "the step runs on (CPU: use_cpu, no bf16/fp16, no activation checkpointing; GPU: bf16 where "
+        "supported). output_dir and resume_from_checkpoint are set by Dojoflow.",
+    )
+    restart_from_base: bool = Field(
+        False,
+        description="Start every curriculum step from the base model instead of the previous step's "
+        "checkpoint (False continues from the parent checkpoint).",
+    )
+    evaluation: SFTEvalSettings = Field(
+        default_factory=SFTEvalSettings, description="How checkpoints are scored."
+    )
+
+    @field_validator("training")
+    @classmethod
+    def _check_training(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return validate_training_args(value)
+
+
+# -- SFTConfig arguments ----------------------------------------------------------------
+
+
+def device_capabilities() -> tuple[bool, bool]:
+    """(has a CUDA GPU, that GPU supports bf16)."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    return cuda, bool(cuda and torch.cuda.is_bf16_supported())
+
+
+def default_training_args(user: dict[str, Any], cuda: bool, bf16_ok: bool) -> dict[str, Any]:
+    """Dojoflow's defaults for the SFTConfig arguments the user left unset."""
+    defaults: dict[str, Any] = {
+        "report_to": "none",
+        "num_train_epochs": 1,
+        "per_device_train_batch_size": 8,
+        "logging_steps": 10,
+        "save_strategy": "steps",
+        "save_steps": 200,
+        "save_total_limit": 2,
+        "packing": False,  # one example per sequence, as the chat format expects
+        "completion_only_loss": True,  # loss on the tactic only
+    }
+    if cuda:
+        defaults.update(bf16=bf16_ok, fp16=False)
+    else:
+        # TRL defaults to bf16 and activation checkpointing, which fail or only slow down on CPU.
+        defaults.update(use_cpu=True, bf16=False, fp16=False)
+        if "gradient_checkpointing" not in user and "activation_checkpointing" not in user:
+            defaults["activation_checkpointing"] = False
+    return {k: v for k, v in defaults.items() if k not in user}
+
+
+def _sft_config_fields() -> tuple[set[str], dict[str, Any]]:
+    from trl import SFTConfig
+
+    names = {f.name for f in dataclasses.fields(SFTConfig) if f.init}
+    try:
+        hints = typing.get_type_hints(SFTConfig)
+    except Exception:  # an annotation that does not resolve: check names only
+        hints = {}
+    return names, hints
+
+
+def _plain(value: Any) -> bool:
+    return not isinstance(value, enum.Enum) and isinstance(value, (bool, int, float, str, list, dict, type(None)))
+
+
+def validate_training_args(training: dict[str, Any]) -> dict[str, Any]:
+    """Check `training` against trl.SFTConfig; return it with strings like '1e-4' coerced.
+
+    Raises ValueError naming the key for an unknown key, a wrong type, a key Dojoflow
+    owns, or a value SFTConfig itself rejects.
+    """
+    if not training:
+        return {}
+    from pydantic import TypeAdapter
+
+    for key, why in OWNED_TRAINING_KEYS.items():
+        if key in training:
+            raise ValueError(f"training.{key} cannot be set: {why}. Remove it from training.")
+    names, hints = _sft_config_fields()
+    for key in training:
+        if key not in names:
+            close = difflib.get_close_matches(key, sorted(names), n=3)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(f"training.{key} is not an argument of trl.SFTConfig.{hint} Remove or rename it.")
+    out: dict[str, Any] = {}
+    for key, value in training.items():
+        out[key] = value
+        if key not in hints:
+            continue
+        try:
+            adapter = TypeAdapter(hints[key])
+        except Exception:  # a type pydantic cannot check (a class of its own): SFTConfig will
+            continue
+        try:
+            coerced = adapter.validate_python(value)
+        except ValidationError as exc:
+            msg = exc.errors()[0]["msg"]
+            raise ValueError(
+                f"training.{key}={value!r} has the wrong type ({msg}); trl.SFTConfig expects {hints[key]}."
+            ) from None
+        if _plain(coerced) and type(coerced) is not type(value) and isinstance(value, str):
+            out[key] = coerced  # e.g. YAML reads 1e-4 as the string '1e-4'
+    cuda, bf16_ok = device_capabilities()
+    merged = {**default_training_args(out, cuda, bf16_ok), **out}
+    # Mixed-precision support is checked when the step runs, on the machine it runs on.
+    merged.update(bf16=False, fp16=False)
+    try:
+        _construct(merged, tempfile.gettempdir() + os.sep + "dojoflow-sft-validate")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"training is not accepted by trl.SFTConfig: {exc}") from None
+    return out
+
+
+def _construct(args: dict[str, Any], output_dir: str):
+    import warnings
+
+    from trl import SFTConfig
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # deprecation notices of aliases the user chose
+        return SFTConfig(output_dir=output_dir, **args)
+
+
+def build_sft_config(
+    settings: SFTSettings,
+    output_dir: str | os.PathLike,
+    *,
+    cuda: bool | None = None,
+    bf16_ok: bool | None = None,
+):
+    """The `trl.SFTConfig` for a training step on this machine (capabilities detected unless given)."""
+    if cuda is None or bf16_ok is None:
+        detected = device_capabilities()
+        cuda = detected[0] if cuda is None else cuda
+        bf16_ok = detected[1] if bf16_ok is None else bf16_ok
+    user = dict(settings.training)
+    if user.get("bf16") and not bf16_ok:
+        raise InputError(
+            "SFTSettings.training.bf16",
+            "training.bf16=True but this machine has no bf16 support",
+            "Set training.bf16 to false (or run this step on a GPU with bf16, e.g. an A100 or H100).",
+        )
+    if user.get("fp16") and not cuda:
+        raise InputError(
+            "SFTSettings.training.fp16",
+            "training.fp16=True but this machine has no CUDA GPU",
+            "Set training.fp16 to false.",
+        )
+    merged = {**default_training_args(user, cuda, bf16_ok), **user}
+    return _construct(merged, os.fspath(output_dir))

@@ -1,0 +1,147 @@
+"""Score an SFT checkpoint on each (repository, split) of a snapshot.
+
+`evaluate_sft` implements `tasks.trainers.base.EvaluateFn`. For every repository and
+split with at least one usable tactic it returns three `Metric` rows (count = the
+number of examples scored):
+
+- `completion_loss`: mean negative log-likelihood per tactic token (the training
+  loss's measure: completion tokens only, end-of-turn token included);
+- `top1_accuracy`: share of states whose best generated tactic equals the traced one;
+- `top{k}_accuracy`: share of states where one of the k generated tactics does
+  (beam search with k beams, or k samples; only when k > 1).
+
+Tactics are compared by first line with whitespace collapsed. A (repository, split)
+with no examples gives no rows, never zeros. At most `max_eval_examples` per pair are
+scored, chosen by a fixed hash of (theorem, step), so successive checkpoints are
+scored on the same examples.
+
+    python -c "help('tasks.sft.evaluate')"
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import defaultdict
+from pathlib import Path
+
+from storage.ids import unit_interval
+from storage.snapshot_ref import SnapshotRef
+from tasks.models.loading import default_model_cache, load_causal_lm
+from tasks.trainers.base import Metric
+
+from .config import SFTSettings
+from .data import SFTExamples, build_examples, normalize_tactic, read_tactics
+from .generate import completion_token_losses, generate_tactics, generate_tactics_batch
+
+__all__ = ["evaluate_sft", "generate_tactics", "generate_tactics_batch", "score_examples"]
+
+
+def _device():
+    import torch
+
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _pick(examples: SFTExamples, limit: int | None) -> list[int]:
+    order = list(range(len(examples)))
+    if limit is None or len(order) <= limit:
+        return order
+    keyed = sorted(order, key=lambda i: unit_interval(examples.theorem_ids[i], str(examples.idxs[i])))
+    return sorted(keyed[:limit])
+
+
+def score_examples(model, tokenizer, examples: SFTExamples, indices: list[int], settings: SFTSettings) -> dict:
+    """Loss and accuracies of `model` on the chosen examples: {loss, top1, topk, count}."""
+    ev = settings.evaluation
+    prompts = [examples.prompts[i] for i in indices]
+    completions = [examples.completions[i] for i in indices]
+    sums, counts = completion_token_losses(
+        model,
+        tokenizer,
+        prompts,
+        completions,
+        batch_size=ev.batch_size,
+        max_length=settings.training.get("max_length", 1024),
+    )
+    hits1 = hitsk = 0
+    for b in range(0, len(indices), ev.batch_size):
+        chunk = indices[b : b + ev.batch_size]
+        generated = generate_tactics_batch(
+            model,
+            tokenizer,
+            [examples.states[i] for i in chunk],
+            ev.top_k,
+            system_prompt=settings.system_prompt,
+            max_new_tokens=ev.max_new_tokens,
+            decoding=ev.decoding,
+            temperature=ev.temperature,
+            max_state_tokens=None,  # the states are cut already
+        )
+        for i, candidates in zip(chunk, generated):
+            gold = normalize_tactic(examples.tactics[i])
+            found = [normalize_tactic(t) for t, _ in candidates]
+            hits1 += bool(found) and found[0] == gold
+            hitsk += gold in found
+    n = len(indices)
+    tokens = sum(counts)
+    return {
+        "loss": sum(sums) / tokens if tokens else float("nan"),
+        "top1": hits1 / n,
+        "topk": hitsk / n,
+        "count": n,
+        "tokens": tokens,
+    }
+
+
+def evaluate_sft(
+    settings: SFTSettings | dict,
+    checkpoint_dir: Path,
+    snapshot: SnapshotRef,
+    split_kind: str,
+    splits: list[str],
+    repo_ids: list[str],
+    *,
+    model_cache_dir: Path | None = None,
+) -> list[Metric]:
+    """Metric rows for each (repository, split) of `snapshot` that has examples."""
+    import torch
+
+    settings = settings if isinstance(settings, SFTSettings) else SFTSettings.model_validate(settings)
+    ev = settings.evaluation
+    cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
+    model = tokenizer = None
+    metrics: list[Metric] = []
+    for split in splits:
+        table = read_tactics(snapshot, split_kind, split, repo_ids=list(repo_ids))
+        if table.num_rows == 0:
+            continue
+        if model is None:
+            model, tokenizer = load_causal_lm(checkpoint_dir, cache, dtype=settings.model_dtype)
+            model.to(_device())
+        examples = build_examples(
+            table, settings.system_prompt, tokenizer=tokenizer, max_state_tokens=settings.max_state_tokens
+        )
+        by_repo: dict[str, list[int]] = defaultdict(list)
+        for i, repo in enumerate(examples.repo_ids):
+            by_repo[repo].append(i)
+        for repo in repo_ids:
+            rows = by_repo.get(repo)
+            if not rows:
+                continue
+            sub = examples.subset(rows)
+            chosen = _pick(sub, ev.max_eval_examples)
+            rng = (
+                torch.random.fork_rng(devices=[torch.cuda.current_device()] if torch.cuda.is_available() else [])
+                if ev.decoding == "sample"
+                else contextlib.nullcontext()
+            )
+            with rng:
+                if ev.decoding == "sample":
+                    torch.manual_seed(ev.seed)
+                s = score_examples(model, tokenizer, sub, chosen, settings)
+            n = s["count"]
+            metrics.append(Metric(repo, split, "completion_loss", float(s["loss"]), n))
+            metrics.append(Metric(repo, split, "top1_accuracy", float(s["top1"]), n))
+            if ev.top_k > 1:
+                metrics.append(Metric(repo, split, f"top{ev.top_k}_accuracy", float(s["topk"]), n))
+    return metrics

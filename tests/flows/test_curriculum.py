@@ -1,0 +1,207 @@
+"""The curriculum flow on the embedded Prefect server, with real SFT on a tiny model:
+resume after a failure, after SIGKILL, and after a changed setting; two runs at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from storage import catalog
+from storage.store import Store
+from tasks.trainers import registry
+
+from . import flaky
+from .fixtures import TINY_SFT, config, small_sources, task_run_states, train_states
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def flaky_sft(monkeypatch, tmp_path):
+    spec = registry.TRAINERS["sft"]
+    monkeypatch.setitem(registry.TRAINERS, "sft", registry.TrainerSpec("sft", spec.settings, spec.train,
+                                                                       "tests.flows.flaky:evaluate"))
+    monkeypatch.setattr(flaky, "FAIL_FILE", tmp_path / "fail-now")
+    return tmp_path / "fail-now"
+
+
+def test_first_run_trains_every_step_and_a_second_run_is_all_cached(prefect, tmp_path):
+    from flows.curriculum import curriculum
+
+    cfg = config(tmp_path, tmp_path / "home")
+    first = curriculum(config=cfg)
+    assert train_states(first) == ["Completed"] * 3
+    # each step continues from the previous step's checkpoint
+    parents = [s["trainers"]["sft"]["checkpoint"]["parent_id"] for s in first["steps"]]
+    ids = [s["trainers"]["sft"]["checkpoint"]["checkpoint_id"] for s in first["steps"]]
+    assert parents == [None, ids[0], ids[1]]
+    # curriculum order: easiest (fewest tactics per proof) first
+    assert [s["name"] for s in first["steps"]] == ["syn0", "syn1", "syn2"]
+    store = Store.open(tmp_path / "home")
+    rows = catalog.query(store, "SELECT step, repo_id, split, metric, value FROM metrics").to_pylist()
+    steps_per_repo = {}
+    for r in rows:
+        steps_per_repo.setdefault(r["repo_id"], set()).add(r["step"])
+    # evaluated on every repository seen so far: the first repository at all 3 steps
+    assert sorted(len(v) for v in steps_per_repo.values()) == [1, 2, 3]
+    assert {r["metric"] for r in rows} >= {"completion_loss", "top1_accuracy", "top2_accuracy"}
+    report = Path(first["report"])
+    assert report.exists() and (report.parent / "metrics.png").stat().st_size > 1000
+    assert "syn2" in report.read_text()
+
+    second = curriculum(config=cfg)
+    assert train_states(second) == ["Cached"] * 3
+    assert [s["trainers"]["sft"]["evaluate_state"] for s in second["steps"]] == ["Cached"] * 3
+    assert second["checkpoints"] == first["checkpoints"]
+
+
+def test_a_failure_in_step_two_then_a_rerun_caches_step_one_and_redoes_the_rest(prefect, tmp_path, flaky_sft):
+    from flows.curriculum import curriculum
+
+    cfg = config(tmp_path, tmp_path / "home")
+    flaky_sft.write_text("fail")
+    with pytest.raises(flaky.InjectedFailure):
+        curriculum(config=cfg)
+    # the failed step's checkpoint was rolled back with its evaluation: nothing half-done is kept
+    published = list((tmp_path / "home" / "checkpoints" / "sft").iterdir())
+    assert len(published) == 1
+    flaky_sft.unlink()
+    rerun = curriculum(config=cfg)
+    assert train_states(rerun) == ["Cached", "Completed", "Completed"]
+    assert rerun["steps"][1]["trainers"]["sft"]["checkpoint"]["parent_id"] == \
+        rerun["steps"][0]["trainers"]["sft"]["checkpoint"]["checkpoint_id"]
+
+
+def test_a_changed_setting_retrains_from_the_first_step_it_affects_and_no_earlier(prefect, tmp_path):
+    from flows.curriculum import curriculum
+
+    home = tmp_path / "home"
+    two = curriculum(config=config(tmp_path, home, max_steps=2))
+    assert train_states(two) == ["Completed", "Completed"]
+    # a third repository affects step 3 only
+    three = curriculum(config=config(tmp_path, home))
+    assert train_states(three) == ["Cached", "Cached", "Completed"]
+    # an evaluation-only change re-evaluates and retrains nothing
+    evals = curriculum(config=config(tmp_path, home, evaluation={"splits": ["test"]}))
+    assert train_states(evals) == ["Cached"] * 3
+    assert [s["trainers"]["sft"]["evaluate_state"] for s in evals["steps"]] == ["Completed"] * 3
+    # a trainer setting affects every step from the first
+    changed = {**TINY_SFT, "training": {**TINY_SFT["training"], "learning_rate": 1e-3}}
+    lr = curriculum(config=config(tmp_path, home, sft=changed))
+    assert train_states(lr) == ["Completed"] * 3
+
+
+def _run_cli(cfg_path: Path, home: Path, env: dict, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "flows.cli", "run", str(cfg_path), "--home", str(home)],
+                            cwd=ROOT, env=env, start_new_session=True, **popen)
+
+
+def _cli_env() -> dict:
+    # Children talk to this session's test server, so they start fast and we can read their runs.
+    from prefect.settings import PREFECT_API_URL
+
+    return {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_API_URL": PREFECT_API_URL.value()}
+
+
+def _write_config(tmp_path: Path, sft: dict, n: int = 3) -> Path:
+    sources = [{"export": s.export} for s in small_sources(tmp_path, n)]
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump({"name": "cli", "sources": sources, "trainers": {"sft": sft}}))
+    return path
+
+
+def test_a_run_killed_during_training_resumes_without_retraining_finished_steps(prefect, tmp_path):
+    home = tmp_path / "home"
+    slow = {**TINY_SFT, "training": {**TINY_SFT["training"], "max_steps": 400, "save_steps": 2}}
+    cfg = _write_config(tmp_path, slow, n=2)
+    proc = _run_cli(cfg, home, _cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        # wait until step 1 is published and step 2 has saved a Trainer checkpoint
+        while time.monotonic() < deadline:
+            published = list((home / "checkpoints" / "sft").glob("*/dojoflow-checkpoint.json"))
+            partial = list((home / "work" / "sft").rglob("checkpoint-*")) if (home / "work").exists() else []
+            if len(published) == 1 and partial:
+                break
+            assert proc.poll() is None, "the run ended before it could be killed"
+            time.sleep(0.5)
+        else:
+            pytest.fail("step 2 never started training")
+        step1 = published[0]
+        step1_mtime = step1.stat().st_mtime_ns
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert len(list((home / "checkpoints" / "sft").iterdir())) == 1  # nothing half-written was published
+
+    from flows.curriculum import curriculum
+    from tasks.config import PipelineConfig
+
+    rerun = curriculum(config=PipelineConfig.from_yaml(cfg).model_copy(update={"home": str(home)}))
+    assert train_states(rerun) == ["Cached", "Completed"]
+    assert step1.stat().st_mtime_ns == step1_mtime
+    figures = rerun["steps"][1]["trainers"]["sft"]["checkpoint"]["figures"]
+    assert figures.get("resumed_from"), f"step 2 should resume from its Trainer checkpoint: {figures}"
+
+
+def test_two_runs_started_at_once_on_one_store_do_each_step_once(prefect, tmp_path):
+    home = tmp_path / "home"
+    cfg = _write_config(tmp_path, TINY_SFT, n=2)
+    env = _cli_env()
+    procs = [_run_cli(cfg, home, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=400)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    runs = catalog.query(Store.open(home), "SELECT run_id FROM runs").to_pylist()
+    states = task_run_states([r["run_id"] for r in runs], "train-sft")
+    fresh = sorted(name for name, state in states if state == "Completed")
+    cached = sorted(name for name, state in states if state == "Cached")
+    assert len(states) == 4
+    assert len(fresh) == 2 and len(set(fresh)) == 2, states  # each step trained by exactly one run
+    assert len(cached) == 2, states
+    assert len(list((home / "checkpoints" / "sft").iterdir())) == 2
+
+
+def test_bad_config_fails_before_any_training(tmp_path):
+    from storage.errors import InputError
+    from tasks.config import PipelineConfig
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"sources": [{"export": str(tmp_path)}], "trainers": {"sft": {"trainig": {}}}}))
+    with pytest.raises(InputError, match=r"trainers.sft.*`trainig` is not a known field"):
+        PipelineConfig.from_yaml(bad).validate_for_run()
+    bad.write_text(yaml.safe_dump({"sources": [], "unknown": 1}))
+    with pytest.raises(InputError, match=r"`unknown` is not a known field"):
+        PipelineConfig.from_yaml(bad)
+    bad.write_text(yaml.safe_dump({"max_steps": "many"}))
+    with pytest.raises(InputError, match=r"`max_steps` Input should be a valid integer"):
+        PipelineConfig.from_yaml(bad)
+    bad.write_text(yaml.safe_dump({"sources": [{"export": str(tmp_path / "missing")}]}))
+    with pytest.raises(InputError, match=r"sources\[0\].export.*is not a folder"):
+        PipelineConfig.from_yaml(bad).validate_for_run()
+    bad.write_text(yaml.safe_dump({"trainers": {"sft": {"model": str(tmp_path / "no-model")}}}))
+    with pytest.raises(InputError, match="no-model"):
+        PipelineConfig.from_yaml(bad).validate_for_run()
+    json.dumps(PipelineConfig.model_json_schema())  # the UI form renders from this schema
+
+
+def test_a_setting_this_machine_cannot_run_fails_before_training(tmp_path):
+    import torch
+
+    from storage.errors import InputError
+    from tasks.config import PipelineConfig
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    cfg = PipelineConfig(sources=small_sources(tmp_path, 1), trainers={"sft": {"training": {"bf16": True}}})
+    with pytest.raises(InputError, match=r"training.bf16"):
+        cfg.validate_for_run()

@@ -1,0 +1,362 @@
+"""SFT tactic generator (tasks/sft): data conversion, settings, real training on a tiny
+local model, continuation, LoRA, resume after a crash, and evaluation."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from pydantic import ValidationError
+
+from storage.errors import InputError
+from storage.schemas import SNAPSHOT_TACTICS
+from tasks.models import TINY_CAUSAL_LM, load_causal_lm, resolve_model
+from tasks.sft import SFTSettings, evaluate_sft, generate_tactics, train_sft
+from tasks.sft.config import build_sft_config, default_training_args
+from tasks.sft.data import build_examples, first_line, fit_state, is_sorry, normalize_tactic, to_sft_dataset
+from tasks.trainers.base import SkipTraining
+from tests.fixtures_snapshot import make_snapshot, synthetic_rows
+
+SORRY_ROWS = [
+    {"repo_id": "repoA", "full_name": "repoA.open1", "state_before": "⊢ False", "tactic": "sorry", "split": "train"},
+    {"repo_id": "repoB", "full_name": "repoB.open2", "state_before": "⊢ 1 = 2", "tactic": "exact sorry", "split": "train"},
+]
+# Small steps: a few optimizer steps each, so the whole file stays well under a minute.
+FAST = {"per_device_train_batch_size": 4, "save_strategy": "no", "logging_steps": 1, "disable_tqdm": True}
+
+
+def _rows_table(rows: list[dict]) -> pa.Table:
+    full = [
+        {
+            "repo_id": "r",
+            "theorem_id": f"t{i}",
+            "file_path": "F.lean",
+            "full_name": f"thm{i}",
+            "idx": i,
+            "num_tactics": len(rows),
+            "state_after": "no goals",
+            "annotated_tactic": r["tactic"],
+            "annotations": [],
+            **r,
+        }
+        for i, r in enumerate(rows)
+    ]
+    return pa.Table.from_pylist(full, schema=SNAPSHOT_TACTICS)
+
+
+def _weights(folder: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(folder / "model.safetensors")
+
+
+def _max_diff(a: dict, b: dict) -> float:
+    assert a.keys() == b.keys()
+    return max(float((a[k] - b[k]).abs().max()) for k in a)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sft")
+    rows = (
+        synthetic_rows(20, ("repoA",), seed=1)
+        + synthetic_rows(20, ("repoB",), seed=2, splits=["train", "train", "val"])  # repoB has no test rows
+        + SORRY_ROWS
+    )
+    cache = root / "models"
+    return {
+        "root": root,
+        "cache": cache,
+        "base_dir": Path(resolve_model(TINY_CAUSAL_LM, cache)),
+        "snapshot": make_snapshot(root / "snap", rows),
+        "n_train": sum(1 for r in rows if r["split"] == "train"),
+    }
+
+
+@pytest.fixture(scope="module")
+def parent(env):
+    """A full-model checkpoint trained from the base for 3 steps."""
+    settings = SFTSettings(training={**FAST, "max_steps": 3, "learning_rate": 3e-3})
+    out = env["root"] / "parent"
+    figures = train_sft(settings, env["snapshot"], "random", None, out, env["root"] / "work-parent",
+                        model_cache_dir=env["cache"])
+    return out, figures
+
+
+# -- data -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tactic, expected",
+    [
+        ("sorry", True),
+        ("exact sorry", True),
+        ("· simp\n  sorry", True),  # anywhere in a multi-line tactic
+        ("admit", True),
+        ("exact sorry_lemma h", False),  # an identifier that merely starts with sorry
+        ("exact Foo.sorry", False),
+        ("simp [sorryless]", False),
+        ("simp", False),
+    ],
+)
+def test_is_sorry(tactic, expected):
+    assert is_sorry(tactic) is expected
+
+
+def test_examples_skip_sorry_keep_first_line_in_chat_format():
+    table = _rows_table(
+        [
+            {"state_before": "n : ℕ\n⊢ n + 0 = n", "tactic": "simp"},
+            {"state_before": "⊢ False", "tactic": "sorry"},
+            {"state_before": "⊢ p ∧ q", "tactic": "constructor\n  · exact hp\n  · exact hq"},
+            {"state_before": "⊢ a", "tactic": "   \n  "},
+            {"state_before": "⊢ b", "tactic": "  exact   h  "},
+        ]
+    )
+    ex = build_examples(table, "SYS")
+    assert (len(ex), ex.skipped_sorry, ex.skipped_empty) == (3, 1, 1)
+    assert ex.tactics == ["simp", "constructor", "exact   h"]
+    assert ex.idxs == [0, 2, 4]  # row order kept, ids carried along
+    assert ex.prompts[1] == [{"role": "system", "content": "SYS"}, {"role": "user", "content": "⊢ p ∧ q"}]
+    assert ex.completions[1] == [{"role": "assistant", "content": "constructor"}]
+
+    ds = to_sft_dataset(table, "SYS")
+    assert ds.column_names == ["prompt", "completion"]
+    from trl.data_utils import is_conversational
+
+    assert is_conversational(ds[0])
+    assert ds[2]["completion"][0]["content"] == "exact   h"
+
+
+def test_tactic_normal_form():
+    assert first_line("\n\n  rw [h]\n  simp") == "rw [h]"
+    assert normalize_tactic("simp  [a,  b]\nfoo") == normalize_tactic(" simp [a, b] ") == "simp [a, b]"
+
+
+def test_fit_state_keeps_the_goal(env):
+    from tasks.models import load_tokenizer
+
+    tok = load_tokenizer(env["base_dir"])
+    hyps = "\n".join(f"h{i} : x{i} ≤ x{i + 1}" for i in range(200))
+    state = hyps + "\n⊢ x0 ≤ x200"
+    cut = fit_state(state, tok, 64)
+    assert cut.startswith("…") and cut.endswith("⊢ x0 ≤ x200")
+    assert len(tok(cut, add_special_tokens=False).input_ids) <= 64
+    assert fit_state("⊢ True", tok, 64) == "⊢ True"
+    assert fit_state(state, tok, None) == state
+
+
+# -- settings ---------------------------------------------------------------------------------
+
+
+def test_unknown_training_key_is_named_with_suggestion():
+    with pytest.raises(ValidationError) as err:
+        SFTSettings(training={"learning_rte": 1e-4})
+    msg = str(err.value)
+    assert "training.learning_rte" in msg and "learning_rate" in msg
+
+
+def test_wrong_training_type_is_named():
+    with pytest.raises(ValidationError, match=r"training\.max_steps='many'"):
+        SFTSettings(training={"max_steps": "many"})
+
+
+def test_value_rejected_by_sftconfig_is_an_error():
+    with pytest.raises(ValidationError, match="bogus"):
+        SFTSettings(training={"save_strategy": "bogus"})
+
+
+def test_yaml_style_strings_are_coerced():
+    s = SFTSettings(training={"learning_rate": "1e-4", "max_steps": "5"})
+    assert s.training == {"learning_rate": 1e-4, "max_steps": 5}
+
+
+@pytest.mark.parametrize("key", ["output_dir", "resume_from_checkpoint"])
+def test_keys_owned_by_dojoflow_are_refused(key):
+    with pytest.raises(ValidationError, match=f"training.{key} cannot be set"):
+        SFTSettings(training={key: "/somewhere"})
+
+
+def test_unknown_settings_field_is_refused():
+    with pytest.raises(ValidationError, match="lerning_rate"):
+        SFTSettings(lerning_rate=1.0)
+    with pytest.raises(ValidationError):
+        SFTSettings(lora={"r": 0})
+
+
+def test_bf16_without_support_fails_before_training(tmp_path):
+    s = SFTSettings(training={"bf16": True})
+    with pytest.raises(InputError) as err:
+        build_sft_config(s, tmp_path, cuda=False, bf16_ok=False)
+    assert "training.bf16=True but this machine has no bf16 support" in str(err.value)
+    assert "Set training.bf16 to false" in str(err.value)
+    with pytest.raises(InputError, match="training.fp16=True"):
+        build_sft_config(SFTSettings(training={"fp16": True}), tmp_path, cuda=False, bf16_ok=False)
+
+
+def test_cpu_defaults_and_user_values(tmp_path):
+    cfg = build_sft_config(SFTSettings(training={"learning_rate": 0.01}), tmp_path / "t", cuda=False, bf16_ok=False)
+    assert cfg.use_cpu and not cfg.bf16 and not cfg.fp16 and not cfg.gradient_checkpointing
+    assert cfg.learning_rate == 0.01 and cfg.output_dir == str(tmp_path / "t")
+    assert cfg.completion_only_loss is True and cfg.packing is False and cfg.report_to in ("none", [], ["none"])
+    # A user's choice is never overridden by a default.
+    cfg = build_sft_config(SFTSettings(training={"gradient_checkpointing": True}), tmp_path, cuda=False, bf16_ok=False)
+    assert cfg.gradient_checkpointing
+    gpu = default_training_args({}, cuda=True, bf16_ok=True)
+    assert gpu["bf16"] is True and "use_cpu" not in gpu
+    assert default_training_args({}, cuda=True, bf16_ok=False)["bf16"] is False
+
+
+# -- training ----------------------------------------------------------------------------------
+
+
+def test_sft_run_writes_loadable_checkpoint(env, parent):
+    out, figures = parent
+    assert figures["steps"] == 3 and figures["mode"] == "full" and figures["started_from"] == "base"
+    assert figures["examples"] == env["n_train"] - len(SORRY_ROWS) and figures["skipped_sorry"] == 2
+    assert math.isfinite(figures["train_loss"]) and figures["train_loss"] > 0 and figures["seconds"] > 0
+    json.dumps(figures)  # a task result must be JSON
+    for name in ("model.safetensors", "config.json", "tokenizer.json", "sft_config.json", "dojoflow_model.json"):
+        assert (out / name).is_file(), name
+    info = json.loads((out / "dojoflow_model.json").read_text())
+    assert info["kind"] == "full" and info["trainer"] == "sft"
+    assert _max_diff(_weights(out), _weights(env["base_dir"])) > 1e-4  # training moved the weights
+
+    model, tok = load_causal_lm(out, env["cache"])
+    tactics = generate_tactics(model, tok, "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q", 3, max_new_tokens=8)
+    assert 1 <= len(tactics) <= 3
+    assert all(isinstance(t, str) and t and lp <= 0 for t, lp in tactics)
+    assert [lp for _, lp in tactics] == sorted((lp for _, lp in tactics), reverse=True)
+    assert len({normalize_tactic(t) for t, _ in tactics}) == len(tactics)
+
+
+def test_empty_train_split_skips(env, tmp_path):
+    only_val = make_snapshot(tmp_path / "a", [{"state_before": "⊢ True", "tactic": "trivial", "split": "val"}])
+    with pytest.raises(SkipTraining, match="no tactics"):
+        train_sft(SFTSettings(), only_val, "random", None, tmp_path / "o", tmp_path / "w", model_cache_dir=env["cache"])
+    only_sorry = make_snapshot(tmp_path / "b", SORRY_ROWS)
+    with pytest.raises(SkipTraining, match="sorry"):
+        train_sft(SFTSettings(), only_sorry, "random", None, tmp_path / "o", tmp_path / "w", model_cache_dir=env["cache"])
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(InputError, match="has no bogus/train split"):
+        train_sft(SFTSettings(), only_val, "bogus", None, tmp_path / "o", tmp_path / "w", model_cache_dir=env["cache"])
+
+
+def test_continuing_starts_from_parent_not_base(env, parent, tmp_path):
+    parent_dir, _ = parent
+    settings = SFTSettings(training={**FAST, "max_steps": 1, "learning_rate": 1e-6})
+    figures = train_sft(settings, env["snapshot"], "random", parent_dir, tmp_path / "child", tmp_path / "w",
+                        model_cache_dir=env["cache"])
+    assert figures["started_from"] == "parent"
+    child, par, base = _weights(tmp_path / "child"), _weights(parent_dir), _weights(env["base_dir"])
+    assert 0 < _max_diff(child, par) < 1e-4  # changed, by one tiny step from the parent...
+    assert _max_diff(child, base) > 1e-3  # ...not from the base
+    info = json.loads((tmp_path / "child" / "dojoflow_model.json").read_text())
+    assert info["parent_dir"] == str(parent_dir)
+
+    restart = SFTSettings(restart_from_base=True, training={**FAST, "max_steps": 1, "learning_rate": 1e-6})
+    figures = train_sft(restart, env["snapshot"], "random", parent_dir, tmp_path / "again", tmp_path / "w2",
+                        model_cache_dir=env["cache"])
+    assert figures["started_from"] == "base"
+    assert _max_diff(_weights(tmp_path / "again"), base) < 1e-4
+
+
+def test_lora_writes_adapter_usable_for_inference_and_training(env, parent, tmp_path):
+    import torch
+    from peft import PeftModel
+
+    lora = {"r": 4, "alpha": 8, "dropout": 0.0}
+    settings = SFTSettings(lora=lora, training={**FAST, "max_steps": 2, "learning_rate": 1e-2})
+    out = tmp_path / "lora"
+    figures = train_sft(settings, env["snapshot"], "random", None, out, tmp_path / "w", model_cache_dir=env["cache"])
+    assert figures["mode"] == "lora"
+    assert (out / "adapter_config.json").is_file() and (out / "adapter_model.safetensors").is_file()
+    assert not (out / "model.safetensors").exists()
+    assert json.loads((out / "dojoflow_model.json").read_text())["base_model"] == TINY_CAUSAL_LM
+
+    model, tok = load_causal_lm(out, env["cache"])
+    assert isinstance(model, PeftModel)
+    base, _ = load_causal_lm(env["base_dir"], env["cache"])
+    ids = torch.tensor([tok("⊢ p ∧ q").input_ids])
+    with torch.no_grad():
+        assert not torch.allclose(model(input_ids=ids).logits, base(input_ids=ids).logits)
+    assert generate_tactics(model, tok, "⊢ p ∧ q", 2, max_new_tokens=6)
+
+    # The next curriculum step trains the same adapter further...
+    again = train_sft(settings.model_copy(update={"training": {**FAST, "max_steps": 1}}), env["snapshot"], "random",
+                      out, tmp_path / "lora2", tmp_path / "w2", model_cache_dir=env["cache"])
+    assert again["mode"] == "lora" and again["started_from"] == "parent"
+    # ...and refuses an adapter of another shape, saying how to fix it.
+    other = SFTSettings(lora={**lora, "r": 8}, training=FAST)
+    with pytest.raises(InputError, match="restart_from_base"):
+        train_sft(other, env["snapshot"], "random", out, tmp_path / "x", tmp_path / "w3", model_cache_dir=env["cache"])
+
+
+def test_resume_after_crash_continues_from_trainer_checkpoint(env, tmp_path):
+    from transformers import TrainerCallback
+
+    class Crash(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step == 3:
+                raise RuntimeError("simulated crash")
+
+    settings = SFTSettings(training={**FAST, "max_steps": 4, "save_strategy": "steps", "save_steps": 2,
+                                     "learning_rate": 1e-3})
+    snap = env["snapshot"]
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        train_sft(settings, snap, "random", None, tmp_path / "a", tmp_path / "work", model_cache_dir=env["cache"],
+                  callbacks=[Crash()])
+    assert (tmp_path / "work" / "trainer" / "checkpoint-2" / "trainer_state.json").is_file()
+
+    resumed = train_sft(settings, snap, "random", None, tmp_path / "a", tmp_path / "work", model_cache_dir=env["cache"])
+    assert resumed["resumed_from"] == "checkpoint-2" and resumed["steps"] == 4
+
+    straight = train_sft(settings, snap, "random", None, tmp_path / "b", tmp_path / "work-b",
+                         model_cache_dir=env["cache"])
+    assert straight["resumed_from"] is None
+    # Same data order and optimizer state: resuming gives the weights of an uninterrupted run.
+    assert _max_diff(_weights(tmp_path / "a"), _weights(tmp_path / "b")) < 1e-6
+
+    # A run that finished training but died before its checkpoint was renamed into place
+    # is taken from its final Trainer checkpoint, without training past the end.
+    again = train_sft(settings, snap, "random", None, tmp_path / "c", tmp_path / "work-b", model_cache_dir=env["cache"])
+    assert again["resumed_from"] == "checkpoint-4" and again["steps"] == 4
+    assert again["train_loss"] == pytest.approx(straight["train_loss"], rel=1e-4)
+    assert _max_diff(_weights(tmp_path / "c"), _weights(tmp_path / "b")) == 0.0
+
+
+# -- evaluation -----------------------------------------------------------------------------------
+
+
+def test_evaluate_per_repo_and_split(env, parent):
+    parent_dir, _ = parent
+    settings = SFTSettings(evaluation={"top_k": 3, "max_eval_examples": 5, "max_new_tokens": 8, "batch_size": 5})
+    kw = dict(snapshot=env["snapshot"], split_kind="random", splits=["train", "test"],
+              repo_ids=["repoA", "repoB"], model_cache_dir=env["cache"])
+    trained = evaluate_sft(settings, parent_dir, **kw)
+
+    keys = {(m.repo_id, m.split) for m in trained}
+    assert keys == {("repoA", "train"), ("repoB", "train"), ("repoA", "test")}  # repoB has no test rows: no rows
+    assert {m.metric for m in trained} == {"completion_loss", "top1_accuracy", "top3_accuracy"}
+    for m in trained:
+        assert m.count == (4 if (m.repo_id, m.split) == ("repoA", "test") else 5)
+        if m.metric == "completion_loss":
+            assert m.value > 0 and math.isfinite(m.value)
+        else:
+            assert 0.0 <= m.value <= 1.0
+    by = {(m.repo_id, m.split, m.metric): m.value for m in trained}
+    assert by[("repoA", "train", "top1_accuracy")] <= by[("repoA", "train", "top3_accuracy")]
+
+    # Training lowered the loss on the training split, as measured here.
+    base = evaluate_sft(settings.model_copy(update={"evaluation": settings.evaluation.model_copy(
+        update={"top_k": 1, "max_new_tokens": 1})}), env["base_dir"], **kw)
+    base_by = {(m.repo_id, m.split, m.metric): m.value for m in base}
+    for repo in ("repoA", "repoB"):
+        assert by[(repo, "train", "completion_loss")] < base_by[(repo, "train", "completion_loss")]
+    assert not any(m.metric.startswith("top3") for m in base)  # k = 1: top-1 only
+
+    assert evaluate_sft(settings, parent_dir, env["snapshot"], "random", ["test"], ["repoB"],
+                        model_cache_dir=env["cache"]) == []
