@@ -32,8 +32,7 @@ def repo_name(url: str) -> str:
 def repo_id(url: str, commit: str) -> str:
     """A readable, filesystem-safe slug plus a short hash of (url, commit).
 
-    >>> repo_id("https://github.com/leanprover-community/mathlib4", "29dcec074de168ac2bf835a77ef68bbe069194c5")
-    'mathlib4-29dcec0-...'
+    For example `mathlib4-29dcec0-1f0c2a9e` for mathlib4 at 29dcec07....
     """
     slug = _SLUG_RE.sub("-", repo_name(url)).strip("-.")[:40] or "repo"
     return f"{slug}-{commit[:7]}-{stable_hash([url, commit], 8)}"

@@ -74,7 +74,8 @@ class SnapshotRef:
                     " WHERE e.repo_id = t.repo_id AND e.theorem_id = t.theorem_id)"
                 )
                 params["ex"] = str(Path(self.store_root) / excluded)
-            q += " ORDER BY repo_id, file_path, full_name" + (", idx" if "idx" in schema.names else "")
+            order = [c for c in ("repo_id", "file_path", "path", "full_name", "idx") if c in schema.names]
+            q += " ORDER BY " + ", ".join(order)
             table = con.sql(q, params=params).to_arrow_table()
         finally:
             con.close()

@@ -81,10 +81,12 @@ def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef,
     done = load_published(home, trainer, cid)
     if done is not None:
         return done
+    out = checkpoint_dir(home, trainer, cid)
+    for orphan in out.parent.glob(f"{cid}{atomic.TMP_MARK}*"):  # left by a killed attempt of this step
+        shutil.rmtree(orphan, ignore_errors=True)
     parent_dir = Path(parent.path) if (parent is not None and not restart) else None
     work_dir = home / "work" / trainer / cid
     work_dir.mkdir(parents=True, exist_ok=True)
-    out = checkpoint_dir(home, trainer, cid)
     train_fn = TRAINERS[trainer].load("train")
     started = time.perf_counter()
     skipped = None

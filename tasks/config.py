@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from storage.errors import InputError
 from storage.snapshot import SnapshotSettings
 from storage.splits import SplitSettings
+from tasks.progress.config import ProgressSettings
+from tasks.retriever.config import RetrieverSettings
+from tasks.sft.config import SFTSettings
 
 
 class SourceConfig(BaseModel):
@@ -50,29 +53,17 @@ def sample_sources() -> list[SourceConfig]:
 
 
 class TrainersConfig(BaseModel):
-    """Which trainers run at each curriculum step, with their settings (None = off)."""
+    """Which trainers run at each curriculum step, with their settings (null = off)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    sft: Optional[dict] = Field(default_factory=dict, description="SFT tactic generator settings (tasks/sft/config.py: SFTSettings); null turns it off.")
-    retriever: Optional[dict] = Field(None, description="Premise retriever settings (tasks/retriever/config.py: RetrieverSettings); null turns it off.")
-    progress: Optional[dict] = Field(None, description="Proof-progress model settings (tasks/progress/config.py: ProgressSettings); null turns it off.")
+    sft: Optional[SFTSettings] = Field(default_factory=SFTSettings, description="SFT tactic generator (TRL SFTTrainer, optional LoRA); null turns it off.")
+    retriever: Optional[RetrieverSettings] = Field(None, description="Dense premise retriever (Lightning bi-encoder with EWC); null turns it off.")
+    progress: Optional[ProgressSettings] = Field(None, description="Proof-progress model (regression of steps remaining); null turns it off.")
 
     def enabled(self) -> dict[str, BaseModel]:
-        """Validated settings objects of the enabled trainers, in a fixed order."""
-        from .trainers.registry import TRAINERS
-
-        out = {}
-        for name in ("sft", "retriever", "progress"):
-            raw = getattr(self, name)
-            if raw is None:
-                continue
-            cls = TRAINERS[name].load("settings")
-            try:
-                out[name] = cls.model_validate(raw)
-            except ValidationError as e:
-                raise InputError(f"trainers.{name}", _first_error(e), "fix the setting (see the field's description)") from e
-        return out
+        """Settings of the enabled trainers, in a fixed order."""
+        return {name: getattr(self, name) for name in ("sft", "retriever", "progress") if getattr(self, name) is not None}
 
 
 class EvaluationConfig(BaseModel):

@@ -4,7 +4,8 @@ function. This and `flows/` are the only modules that import Prefect.
 Cache keys come from content ids (source fingerprint, snapshot id, checkpoint id),
 never from run ids or paths, so a new run reuses every finished step. Records are
 JSON manifests under `<home>/prefect/results`; SERIALIZABLE isolation with a file
-lock manager makes two runs on one store compute each key once.
+lock manager (flock: released when a killed holder dies) makes two runs on one
+store compute each key once.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from types import SimpleNamespace
 
 from prefect import task
 from prefect.cache_policies import CacheKeyFnPolicy
-from prefect.locking.filesystem import FileSystemLockManager
 from prefect.transactions import get_transaction
 
 from storage.ids import stable_hash
@@ -23,6 +23,7 @@ from storage.snapshot_ref import SnapshotRef
 from storage.store import Store
 
 from . import checkpoints, evaluation, ingest, plan, report
+from .prefect_locking import FlockLockManager
 
 
 def _store(home: str) -> Store:
@@ -118,7 +119,7 @@ def tasks_for(home: Path) -> SimpleNamespace:
     home = Path(home)
     storage = home / "prefect" / "results"
     keys = home / "prefect" / "cache-keys"  # must differ from `storage`, or records overwrite results
-    locks = FileSystemLockManager(lock_files_directory=home / "prefect" / "locks")
+    locks = FlockLockManager(home / "prefect" / "locks")
 
     def cached(t, key_fn):
         policy = CacheKeyFnPolicy(cache_key_fn=key_fn).configure(

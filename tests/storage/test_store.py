@@ -1,7 +1,6 @@
 """The store's writer lock, orphan clean-up, catalog views and DOJOFLOW_HOME."""
 
 import multiprocessing
-import time
 
 import pytest
 
