@@ -3,7 +3,8 @@ pipeline records (snapshots, checkpoints, metrics, runs).
 
 Connections are short-lived (open, work, close): DuckDB lets one process write a
 database file at a time, and readers must not be locked out for long. Writes go
-through `connect(store, write=True)`, which holds `catalog.lock`.
+through `connect(store, write=True)`; every connection holds `catalog.lock`
+while it is open.
 """
 
 from __future__ import annotations
@@ -43,16 +44,18 @@ RECORD_TABLES = {
 def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iterator:
     import duckdb
 
-    if not write:
-        if not store.catalog_path.exists():
-            ensure(store)
-        con = duckdb.connect(str(store.catalog_path), read_only=True)
-        try:
-            yield con
-        finally:
-            con.close()
-        return
+    if not write and not store.catalog_path.exists():
+        ensure(store)
+    # DuckDB refuses to open a file that another process has open for writing, even
+    # read-only: readers take the same short lock as writers.
     with file_lock(store.root / "catalog.lock", timeout=timeout):
+        if not write:
+            con = duckdb.connect(str(store.catalog_path), read_only=True)
+            try:
+                yield con
+            finally:
+                con.close()
+            return
         con = duckdb.connect(str(store.catalog_path))
         try:
             yield con

@@ -163,7 +163,7 @@ def test_two_runs_started_at_once_on_one_store_do_each_step_once(prefect, tmp_pa
     env = _cli_env()
     procs = [_run_cli(cfg, home, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=400)[0] for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs
+    assert [p.returncode for p in procs] == [0, 0], "\n=====\n".join(o[-6000:] for o in outs)
     runs = catalog.query(Store.open(home), "SELECT run_id FROM runs").to_pylist()
     states = task_run_states([r["run_id"] for r in runs], "train-sft")
     fresh = sorted(name for name, state in states if state == "Completed")

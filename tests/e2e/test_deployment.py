@@ -1,0 +1,287 @@
+"""prefect.yaml as an operator uses it: a real `prefect server` on 127.0.0.1, the process work
+pool from deployments/process-pool.json, `prefect --no-prompt deploy --all`, a worker, and
+`prefect deployment run 'curriculum/sample'` on examples/tiny.yaml, checked through the
+store's catalog and the Prefect API. Also (fast, not e2e): the deployment files agree with
+the example configs.
+
+    .venv/bin/python -m pytest tests/e2e -m e2e -s      # -s prints the phase timings
+
+Every process it starts runs in its own process group and is stopped in a `finally`
+(SIGINT first, which stops a worker cleanly; then SIGTERM, then SIGKILL).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PREFECT = str(BIN / "prefect")
+TERMINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+
+
+def load_prefect_yaml() -> dict:
+    return yaml.safe_load((ROOT / "prefect.yaml").read_text())
+
+
+def deployment(name: str) -> dict:
+    return next(d for d in load_prefect_yaml()["deployments"] if d["name"] == name)
+
+
+# -- fast checks of the files (no server) --------------------------------------------------
+def test_both_deployments_use_the_one_work_pool_and_an_absolute_project_dir():
+    doc = load_prefect_yaml()
+    pools = {d["name"]: d["work_pool"]["name"] for d in doc["deployments"]}
+    assert pools == {"sample": "dojoflow", "nightly": "dojoflow"}
+    assert doc["pull"] == [{"prefect.deployments.steps.set_working_directory":
+                            {"directory": "{{ $DOJOFLOW_PROJECT_DIR }}"}}]
+    assert deployment("nightly")["schedules"] == [{"cron": "0 2 * * *", "timezone": "UTC", "active": True}]
+    assert "schedules" not in deployment("sample") and deployment("sample")["parameters"] == {}
+
+
+def test_the_nightly_deployment_parameters_are_examples_nightly_yaml():
+    from tasks.watch import NightlyConfig
+
+    deployed = NightlyConfig.model_validate(deployment("nightly")["parameters"]["config"])
+    assert deployed == NightlyConfig.from_yaml(ROOT / "examples" / "nightly.yaml")
+
+
+def test_examples_sample_yaml_is_the_default_run_and_tiny_yaml_is_one_small_step():
+    from tasks.config import PipelineConfig
+    from tasks.sft.config import SFTSettings
+
+    sample, default = PipelineConfig.from_yaml(ROOT / "examples" / "sample.yaml"), PipelineConfig()
+    a, b = sample.model_dump(), default.model_dump()
+    sft_a, sft_b = a["trainers"].pop("sft"), b["trainers"].pop("sft")
+    assert a == b
+    assert SFTSettings.model_validate(sft_a) == SFTSettings.model_validate(sft_b)
+
+    tiny = PipelineConfig.from_yaml(ROOT / "examples" / "tiny.yaml")
+    assert len(tiny.sources) == 1 and Path(tiny.sources[0].export).is_dir() and tiny.max_steps == 1
+    assert SFTSettings.model_validate(tiny.trainers.sft).training["max_steps"] <= 3
+
+
+def test_the_work_pool_template_sets_the_environment_and_a_home_variable():
+    template = json.loads((ROOT / "deployments" / "process-pool.json").read_text())
+    env = template["job_configuration"]["env"]
+    assert env["HF_HUB_OFFLINE"] == "1" and env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
+    assert env["DOJOFLOW_HOME"] == "{{ dojoflow_home }}"
+    assert {"dojoflow_home", "project_dir", "env", "command"} <= set(template["variables"]["properties"])
+
+
+# -- the end-to-end run ---------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Processes:
+    """Child processes, each in its own process group, with its output in a log file."""
+
+    def __init__(self, logs: Path):
+        self.logs = logs
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str, args: list[str], env: dict) -> subprocess.Popen:
+        with open(self.logs / f"{name}.log", "wb") as log:  # the child keeps its own descriptor
+            p = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, start_new_session=True)
+        self.procs[name] = p
+        return p
+
+    def tail(self, name: str, chars: int = 4000) -> str:
+        path = self.logs / f"{name}.log"
+        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
+
+    def stop(self, name: str, grace: float = 30.0) -> None:
+        p = self.procs.get(name)
+        if p is None:
+            return
+        for sig, wait in ((signal.SIGINT, grace), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+            if p.poll() is not None:
+                break
+            try:
+                os.killpg(p.pid, sig)  # the whole group: the worker's flow-run children too
+            except ProcessLookupError:
+                break
+            try:
+                p.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                continue
+        try:  # children that outlived their parent
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def run_cli(args: list[str], env: dict, timeout: float = 180) -> str:
+    res = subprocess.run([PREFECT, *args], check=False, cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=timeout, stdin=subprocess.DEVNULL)
+    hint = ""
+    if "422 Unprocessable Entity" in res.stdout + res.stderr:
+        hint = ("\nfastapi 0.151 and later reject the null fields Prefect 3.8.8's client sends "
+                "(offset, limit, filters): install fastapi<0.151.")
+    assert res.returncode == 0, f"`prefect {' '.join(args)}` failed ({res.returncode}):{hint}\n{res.stdout}\n{res.stderr}"
+    return res.stdout
+
+
+def child_env(tmp: Path, api_url: str) -> dict:
+    """The operator's shell: this interpreter's PATH, no Prefect or Dojoflow settings of the caller."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DOJOFLOW_"))}
+    env.update(PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', os.defpath)}", PREFECT_HOME=str(tmp / "prefect-home"),
+               PREFECT_API_URL=api_url, PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="INFO",
+               HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+    return env
+
+
+def read_artifacts(api: str, flow_run_id: str) -> dict[str, dict]:
+    """The flow run's artifacts by key (plain REST: Prefect 3.8.8's client sends null filters,
+    which newer fastapi releases reject, and an empty task-run filter drops flow-level artifacts)."""
+    found = httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"flow_run_id": {"any_": [flow_run_id]}}},
+                       timeout=10).raise_for_status().json()
+    return {a["key"] or a["id"]: a for a in found}
+
+
+def quiet_repository(tmp: Path) -> tuple[str, Path]:
+    """A bare git repository (as a file:// URL) whose HEAD the nightly state already records."""
+    from tasks.watch import WatchedRepo, latest_commit, record_processed
+
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "GIT_CONFIG_NOSYSTEM": "1"}
+    work, bare = tmp / "watched", tmp / "watched.git"
+    git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q", "-b", "main", str(work)], check=True, env=env)
+    subprocess.run([*git, "-C", str(work), "commit", "-q", "--allow-empty", "-m", "one"], check=True, env=env)
+    subprocess.run([*git, "clone", "-q", "--bare", str(work), str(bare)], check=True, env=env)
+    repo = WatchedRepo(url_or_path=bare.as_uri(), branch="main")
+    home = tmp / "nightly-home"
+    record_processed(home, [(repo, latest_commit(repo))])
+    return repo.url_or_path, home
+
+
+def wait_for(what: str, check, timeout: float, every: float = 1.0, alive: subprocess.Popen | None = None,
+             log=lambda: ""):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        if alive is not None and alive.poll() is not None:
+            pytest.fail(f"{what}: the process exited ({alive.returncode}) while waiting.\n{log()}")
+        time.sleep(every)
+    pytest.fail(f"{what}: not within {timeout:.0f} s.\n{log()}")
+
+
+@pytest.mark.e2e
+def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_path):
+    from storage import catalog
+    from storage.store import Store
+    from tasks.config import PipelineConfig
+
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    home = tmp_path / "dojoflow-home"
+    env = child_env(tmp_path, api)
+    procs = Processes(tmp_path)
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+
+    def lap(name: str) -> None:
+        timings[name] = round(time.monotonic() - t0 - sum(timings.values()), 1)
+
+    def get(path: str):
+        try:
+            r = httpx.get(f"{api}{path}", timeout=10)
+        except httpx.HTTPError:
+            return None
+        return r.json() if r.status_code == 200 else None
+
+    try:
+        # A server; its scheduler is off so that the nightly cron creates no run during the test
+        # (whether it would is checked below from the deployment's schedule).
+        server = procs.start("server", [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                             {**env, "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"})
+        wait_for("server health", lambda: get("/health") is True, 90, alive=server, log=lambda: procs.tail("server"))
+        lap("server start")
+
+        # The work pool from the shipped template, and every deployment of prefect.yaml
+        run_cli(["work-pool", "create", "dojoflow", "--type", "process",
+                 "--base-job-template", str(ROOT / "deployments" / "process-pool.json")], env)
+        run_cli(["--no-prompt", "deploy", "--all"], {**env, "DOJOFLOW_PROJECT_DIR": str(ROOT)}, timeout=240)
+        lap("work pool + deploy --all")
+
+        sample, nightly = get("/deployments/name/curriculum/sample"), get("/deployments/name/nightly/nightly")
+        assert sample and nightly, "prefect deploy --all did not create curriculum/sample and nightly/nightly"
+        assert sample["work_pool_name"] == nightly["work_pool_name"] == "dojoflow"
+        # DOJOFLOW_PROJECT_DIR, set at deploy time, is stored in the pull step (unset, the
+        # placeholder would be stored and resolved on the worker when a run starts).
+        assert sample["pull_steps"] == [{"prefect.deployments.steps.set_working_directory":
+                                         {"directory": str(ROOT)}}]
+        [schedule] = nightly["schedules"]
+        assert schedule["schedule"]["cron"] == "0 2 * * *" and schedule["schedule"]["timezone"] == "UTC"
+        assert schedule["active"] and nightly["parameters"]["config"]["watch"][0]["branch"] == "main"
+        assert not sample["schedules"]
+
+        # A worker with neither DOJOFLOW_PROJECT_DIR (the deployment carries it) nor DOJOFLOW_HOME
+        # (the pool template's `dojoflow_home` variable, set for this run below, provides it).
+        worker = procs.start("worker", [PREFECT, "worker", "start", "--pool", "dojoflow", "--type", "process"],
+                             {**env, "PREFECT_WORKER_QUERY_SECONDS": "2"})
+
+        # The curriculum on examples/tiny.yaml (the whole PipelineConfig as the `config` parameter)
+        cfg = PipelineConfig.from_yaml(ROOT / "examples" / "tiny.yaml").model_dump(mode="json")
+        out = run_cli(["deployment", "run", "curriculum/sample", "--params", json.dumps({"config": cfg}),
+                       "--job-variable", f"dojoflow_home={json.dumps(str(home))}"], env)
+        run_id = re.search(r"UUID: ([0-9a-f-]{36})", out).group(1)
+        # The nightly deployment, watching a local repository whose commit was already processed
+        watched, night_home = quiet_repository(tmp_path)
+        night_cfg = {"watch": [{"url_or_path": watched, "branch": "main"}], "home": str(night_home),
+                     "pipeline": {"name": "nightly", "sources": [], "trainers": {"sft": None}}}
+        out = run_cli(["deployment", "run", "nightly/nightly", "--params", json.dumps({"config": night_cfg})], env)
+        night_id = re.search(r"UUID: ([0-9a-f-]{36})", out).group(1)
+        lap("deployment run x2 (CLI)")
+
+        def finished(flow_run_id):
+            run = get(f"/flow_runs/{flow_run_id}")
+            return run if run and run["state_type"] in TERMINAL else None
+
+        night = wait_for("the nightly run to finish", lambda: finished(night_id), 300, every=2, alive=worker,
+                         log=lambda: procs.tail("worker"))
+        run = wait_for("the curriculum run to finish", lambda: finished(run_id), 300, every=2, alive=worker,
+                       log=lambda: procs.tail("worker"))
+        lap("flow runs (worker poll + nightly + curriculum)")
+        assert run["state_type"] == "COMPLETED", f"curriculum ended {run['state_name']}:\n{procs.tail('worker', 8000)}"
+        assert night["state_type"] == "COMPLETED", f"nightly ended {night['state_name']}:\n{procs.tail('worker', 8000)}"
+        night_arts = read_artifacts(api, night_id)
+        assert "nothing changed" in night_arts["nightly-report"]["data"]
+
+        # Metrics landed in the catalog of the home the pool template passed to the run
+        store = Store.open(home, create=False)
+        rows = catalog.query(store, "SELECT trainer, split, metric, value FROM metrics").to_pylist()
+        assert rows and {r["trainer"] for r in rows} == {"sft"} and {r["split"] for r in rows} == {"test"}
+        assert {"top1_accuracy", "completion_loss"} <= {r["metric"] for r in rows}
+        runs = catalog.query(store, "SELECT run_id, status FROM runs").to_pylist()
+        assert runs == [{"run_id": run_id, "status": "completed"}]
+
+        # ... and the run has its artifacts (report, metrics table, progress) in the API.
+        arts = read_artifacts(api, run_id)
+        assert {"tiny-report", "tiny-metrics"} <= set(arts)
+        assert any(a["type"] == "progress" for a in arts.values())
+        assert "NatBasics" in arts["tiny-report"]["data"]
+    finally:
+        procs.stop("worker")
+        lap("stop worker")
+        procs.stop("server", grace=20)
+        print("\ne2e timings (s):", json.dumps(timings), f"total {time.monotonic() - t0:.1f}")
+    assert all(p.poll() is not None for p in procs.procs.values())

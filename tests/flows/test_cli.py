@@ -1,0 +1,62 @@
+"""The `dojoflow` command line: import, export, repos, sql, errors."""
+
+import json
+
+from typer.testing import CliRunner
+
+from flows.cli import app
+from storage.sample import sample_export_dirs
+from storage.synthetic import write_synthetic_export
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False, env={"COLUMNS": "200"})
+
+
+def test_import_repos_sql_and_export_of_the_sample(tmp_path):
+    home = tmp_path / "home"
+    for d in sample_export_dirs():
+        r = invoke("import", d, "--home", home)
+        assert r.exit_code == 0, r.output
+        assert "added" in r.output
+    again = invoke("import", sample_export_dirs()[0], "--home", home)
+    assert "unchanged" in again.output
+
+    repos = invoke("repos", "--home", home)
+    assert repos.exit_code == 0
+    lines = [line for line in repos.output.splitlines() if "NatBasics" in line or "ListLemmas" in line or "LogicPuzzles" in line]
+    assert [n for line in lines for n in ("NatBasics", "ListLemmas", "LogicPuzzles") if n in line] == \
+        ["NatBasics", "ListLemmas", "LogicPuzzles"]  # curriculum order, easiest first
+
+    sql = invoke("sql", "SELECT count(*) AS n FROM theorems", "--home", home)
+    assert sql.exit_code == 0 and "228" in sql.output
+
+    out = tmp_path / "out"
+    exp = invoke("export", out, "--repo", "https://dojoflow.invalid/samples/NatBasics", "--home", home)
+    assert exp.exit_code == 0, exp.output
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["repositories"] == [{"url": "https://dojoflow.invalid/samples/NatBasics", "commit": meta["from_repo"]["commit"]}]
+
+
+def test_sql_refuses_writes_and_explains_bad_queries(tmp_path):
+    home = tmp_path / "home"
+    invoke("import", write_synthetic_export(tmp_path / "e", "q", 4, 2), "--home", home)
+    r = invoke("sql", "DELETE FROM metrics", "--home", home)
+    assert r.exit_code == 2 and "read-only SELECT" in r.output
+    r = invoke("sql", "COPY (SELECT 1) TO '/tmp/x.csv'", "--home", home)
+    assert r.exit_code == 2 and "COPY" in r.output
+    r = invoke("sql", "SELECT nope FROM theorems", "--home", home)
+    assert r.exit_code == 2 and "nope" in r.output
+
+
+def test_errors_are_one_clear_line_and_exit_two(tmp_path):
+    r = invoke("import", tmp_path / "missing", "--home", tmp_path / "home")
+    assert r.exit_code == 2 and "does not exist" in r.output
+    r = invoke("repos", "--home", tmp_path / "empty")
+    assert r.exit_code == 2 and "no Dojoflow store" in r.output
+    r = invoke("export", tmp_path / "o", "--repo", "https://nowhere/x", "--home", tmp_path / "home")
+    assert r.exit_code == 2 and "matches no repository" in r.output
+    r = invoke("run", tmp_path / "nope.yaml")
+    assert r.exit_code == 2 and "nope.yaml: does not exist" in r.output
