@@ -2,23 +2,33 @@
 
 For k = 1..R, in one run on the same machine and the same synthetic data:
   * dojoflow: ingest repository k (LeanDojo export -> Parquet partition), then
-    `build_snapshot(repos 1..k)`;
+    `build_snapshot(repos 1..k)` (the ids of repos 1..k-1 are looked up before the
+    clock starts, as the curriculum flow has them from its earlier tasks);
   * baseline: what LeanDojo-v2 does at each step: add repository k to its one-file
     JSON database (rewritten whole), then `export_merged_data`: write the merged
     random/ and novel_premises/ splits and corpus.jsonl of repos 1..k as JSON.
 Each measurement runs in a fresh subprocess so its peak RSS is its own. Reports
-seconds, peak RSS (MiB) and bytes written per step, and the snapshot/export ratio.
+seconds, peak RSS (MiB) and bytes written per step (bytes passed to write calls, from
+/proc/self/io: rewrites count), Python garbage collections in the snapshot/export
+window (left on for both sides; counted, with their seconds, in the JSON; each side's
+ingest window ends with a full collection of its own garbage), and the
+snapshot/export ratio,
+and writes them with the machine they were taken on (nproc, CPU model, memory,
+load, Python and library versions, git commit) to
+benchmarks/results/snapshot-<R>x<T>.json (atomically; `--out` to choose another path).
 
     .venv/bin/python benchmarks/bench_snapshot.py --repos 5 --theorems 400
-    .venv/bin/python benchmarks/bench_snapshot.py --repos 10 --theorems 2000 --out benchmarks/results/snapshot-10x2000.json
+    .venv/bin/python benchmarks/bench_snapshot.py --repos 10 --theorems 2000
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import subprocess
@@ -34,6 +44,44 @@ def _dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file()) if Path(path).exists() else 0
 
 
+def _wchar() -> int | None:
+    """Bytes this process has passed to write calls so far (Linux /proc/self/io): what a
+    step writes, rewrites included (DuckDB rewrites catalog pages; net growth hides it)."""
+    try:
+        for line in Path("/proc/self/io").read_text().splitlines():
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+class _GcWatch:
+    """Python garbage collections (count, seconds) during the snapshot/export window of a
+    step. Collection stays on, on both sides. Each side ends its ingest window with a
+    full `gc.collect()`, timed as part of ingestion: otherwise the collection that the
+    ingest's garbage makes due lands, at whatever allocation crosses the threshold, in
+    the next window (a 20-30 ms pass in a ~4 ms snapshot at some steps, none at others)."""
+
+    def __enter__(self):
+        self.count, self.seconds, self._t = 0, 0.0, None
+        gc.callbacks.append(self._on)
+        return self
+
+    def _on(self, phase, info):
+        if phase == "start":
+            self._t = time.perf_counter()
+        elif self._t is not None:
+            self.count += 1
+            self.seconds += time.perf_counter() - self._t
+
+    def __exit__(self, *exc):
+        gc.callbacks.remove(self._on)
+
+    def figures(self) -> dict:
+        return {"snapshot_gc_collections": self.count, "snapshot_gc_s": self.seconds}
+
+
 # -- one measured step, run in a child process ------------------------------------------
 def step_dojoflow(work: Path, k: int) -> dict:
     from storage.leandojo import import_export
@@ -41,20 +89,29 @@ def step_dojoflow(work: Path, k: int) -> dict:
     from storage.store import Store
 
     store = Store.open(work / "home")
-    before = _dir_bytes(store.root)
+    # The ids of repos 1..k-1, which the curriculum flow has from its earlier ingest tasks'
+    # results: looked up before the clock starts (one pass over the store).
+    urls = {r["url"]: r["repo_id"] for r in store.repositories()}
+    earlier = [urls[f"https://dojoflow.invalid/synthetic/repo{i}"] for i in range(1, k)]
+    before, w0 = _dir_bytes(store.root), _wchar()
     t0 = time.perf_counter()
-    import_export(store, work / "exports" / f"repo{k}")
-    t1 = time.perf_counter()
-    ids = [store.find_repositories(f"https://dojoflow.invalid/synthetic/repo{i}")[0]["repo_id"] for i in range(1, k + 1)]
-    build_snapshot(store, ids)
+    added = import_export(store, work / "exports" / f"repo{k}")
+    gc.collect()  # the garbage of a phase is collected in that phase's window (both sides: see _GcWatch)
+    t1, w1 = time.perf_counter(), _wchar()
+    with _GcWatch() as gc_watch:
+        build_snapshot(store, earlier + [added[0].repo_id])
     t2 = time.perf_counter()
-    return {"ingest_s": t1 - t0, "snapshot_s": t2 - t1, "bytes_written": _dir_bytes(store.root) - before}
+    w2, growth = _wchar(), _dir_bytes(store.root) - before
+    return {"ingest_s": t1 - t0, "snapshot_s": t2 - t1, "growth_bytes": growth,
+            "bytes_written": w2 - w0 if w0 is not None else growth,
+            "snapshot_bytes_written": w2 - w1 if w0 is not None else None, **gc_watch.figures()}
 
 
 def step_json_baseline(work: Path, k: int) -> dict:
     """LeanDojo-v2: DynamicDatabase (one JSON file) + export_merged_data (all splits)."""
     db_path = work / "baseline" / "database.json"
     db_path.parent.mkdir(parents=True, exist_ok=True)
+    w0 = _wchar()
     t0 = time.perf_counter()
     db = json.loads(db_path.read_text()) if db_path.exists() else {"repositories": []}
     exp = work / "exports" / f"repo{k}"
@@ -63,8 +120,21 @@ def step_json_baseline(work: Path, k: int) -> dict:
     db["repositories"].append({"url": theorems[0]["url"], "commit": theorems[0]["commit"],
                                "theorems": theorems, "corpus": corpus})
     db_path.write_text(json.dumps(db))
-    t1 = time.perf_counter()
+    gc.collect()  # as on the dojoflow side
+    t1, w1 = time.perf_counter(), _wchar()
     out = work / "baseline" / "merged"
+    with _GcWatch() as gc_watch:
+        _export_merged_data(db, out)
+    t2 = time.perf_counter()
+    w2, growth = _wchar(), _dir_bytes(out) + db_path.stat().st_size  # both rewritten whole at every step
+    return {"ingest_s": t1 - t0, "snapshot_s": t2 - t1, "growth_bytes": growth,
+            "bytes_written": w2 - w0 if w0 is not None else growth,
+            "snapshot_bytes_written": w2 - w1 if w0 is not None else None, **gc_watch.figures()}
+
+
+def _export_merged_data(db: dict, out: Path) -> None:
+    """LeanDojo-v2's export_merged_data: the merged random/ and novel_premises/ splits
+    and corpus.jsonl of every repository in the database, as JSON."""
     shutil.rmtree(out, ignore_errors=True)
     all_theorems = [t for r in db["repositories"] for t in r["theorems"]]
     all_corpus = [c for r in db["repositories"] for c in r["corpus"]]
@@ -81,8 +151,49 @@ def step_json_baseline(work: Path, k: int) -> dict:
     with open(out / "corpus.jsonl", "w") as f:
         for c in all_corpus:
             f.write(json.dumps(c) + "\n")
-    t2 = time.perf_counter()
-    return {"ingest_s": t1 - t0, "snapshot_s": t2 - t1, "bytes_written": _dir_bytes(out) + db_path.stat().st_size}
+
+
+def machine() -> dict:
+    """Where the figures were taken: they mean little without it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def first(path: str, key: str):
+        try:
+            for line in Path(path).read_text().splitlines():
+                if line.startswith(key):
+                    return line.split(":", 1)[1].strip()
+        except OSError:
+            pass
+        return None
+
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    versions = {}
+    for pkg in ("pyarrow", "duckdb", "pydantic", "dojoflow"):
+        try:
+            versions[pkg] = version(pkg)
+        except PackageNotFoundError:
+            versions[pkg] = None
+    # Read, not imported: importing pyarrow here would raise every child's peak RSS
+    # (Linux carries the parent's high-water mark through fork and exec).
+    fmt = re.search(r"^FORMAT_VERSION = (\d+)", (ROOT / "storage" / "schemas.py").read_text(), re.M)
+    return {
+        "platform": platform.platform(),
+        "nproc": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpu_count": os.cpu_count(),
+        "cpu_model": first("/proc/cpuinfo", "model name") or platform.processor() or None,
+        "memory_total": first("/proc/meminfo", "MemTotal"),
+        "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "python": platform.python_version(),
+        "versions": versions,
+        "store_format_version": int(fmt.group(1)) if fmt else None,
+        "git_commit": git("rev-parse", "HEAD"),
+        "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+    }
 
 
 def _child(kind: str, work: str, k: int) -> None:
@@ -103,7 +214,8 @@ def main() -> None:
     ap.add_argument("--theorems", type=int, default=400)
     ap.add_argument("--tactics", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3, help="Whole sequences to run; figures are per-step medians.")
-    ap.add_argument("--out", type=Path, default=None, help="Also write the results as JSON here.")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="Where to write the results as JSON (default: benchmarks/results/snapshot-<R>x<T>.json).")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -113,6 +225,7 @@ def main() -> None:
 
     import statistics
 
+    where = machine()  # before the runs: the load average then is the load the runs met
     work = Path(tempfile.mkdtemp(prefix="dojoflow-bench-"))
     try:
         for k in range(1, a.repos + 1):
@@ -125,28 +238,41 @@ def main() -> None:
 
         def median(side: int, k: int) -> dict:
             samples = [run[k - 1][side] for run in runs]
-            return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+            values = {key: [s[key] for s in samples] for key in samples[0]}
+            return {key: statistics.median(v) if None not in v else None for key, v in values.items()}
 
         rows = []
         print(f"{a.repos} repositories x {a.theorems} theorems x ~{a.tactics} tactics; medians of {a.repeat} runs; "
-              f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+              f"{where['cpu_model']}, nproc {where['nproc']}, load {where['loadavg']}, Python {where['python']}, "
+              f"pyarrow {where['versions']['pyarrow']}, duckdb {where['versions']['duckdb']}")
         print(f"{'k':>3} {'ingest s':>9} {'snapshot s':>10} {'json db s':>10} {'json export s':>13} "
-              f"{'ratio':>7} {'RSS MiB d/j':>13} {'MiB written d/j':>16}")
+              f"{'ratio':>7} {'RSS MiB d/j':>13} {'MiB written d/j':>16} {'GCs d/j':>8}")
         for k in range(1, a.repos + 1):
             d, j = median(0, k), median(1, k)
             ratio = j["snapshot_s"] / d["snapshot_s"]
             rows.append({"k": k, "dojoflow": d, "json": j, "export_over_snapshot": ratio})
             print(f"{k:>3} {d['ingest_s']:>9.3f} {d['snapshot_s']:>10.3f} {j['ingest_s']:>10.3f} {j['snapshot_s']:>13.3f} "
                   f"{ratio:>6.1f}x {d['peak_rss_mib']:>6.0f}/{j['peak_rss_mib']:<6.0f} "
-                  f"{d['bytes_written'] / 2**20:>7.1f}/{j['bytes_written'] / 2**20:<7.1f}")
+                  f"{d['bytes_written'] / 2**20:>7.1f}/{j['bytes_written'] / 2**20:<7.1f} "
+                  f"{d['snapshot_gc_collections']:>3.0f}/{j['snapshot_gc_collections']:<4.0f}")
         snaps = [r["dojoflow"]["snapshot_s"] for r in rows]
-        print(f"snapshot seconds, first vs last step: {snaps[0]:.3f} -> {snaps[-1]:.3f}; "
+        # Step 1 also builds the catalog's `snapshots` view (the first manifest): fit the trend from step 2.
+        ks, ys = list(range(2, a.repos + 1)), snaps[1:]
+        slope = None
+        if len(ks) >= 2:
+            mk, my = statistics.mean(ks), statistics.mean(ys)
+            slope = sum((k - mk) * (y - my) for k, y in zip(ks, ys)) / sum((k - mk) ** 2 for k in ks)
+        print(f"snapshot seconds: step 1 {snaps[0]:.3f}, step 2 {snaps[1] if len(snaps) > 1 else float('nan'):.3f}, "
+              f"step {a.repos} {snaps[-1]:.3f}; trend from step 2: "
+              f"{'n/a' if slope is None else f'{slope * 1000:+.1f} ms per added repository'}; "
               f"JSON export at the last step is {rows[-1]['export_over_snapshot']:.1f}x the snapshot")
-        if a.out:
-            a.out.parent.mkdir(parents=True, exist_ok=True)
-            a.out.write_text(json.dumps({"repos": a.repos, "theorems": a.theorems, "tactics": a.tactics,
-                                         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-                                         "steps": rows}, indent=2))
+        from storage.atomic import write_json
+
+        out = a.out or ROOT / "benchmarks" / "results" / f"snapshot-{a.repos}x{a.theorems}.json"
+        write_json(out, {"repos": a.repos, "theorems": a.theorems, "tactics": a.tactics, "repeat": a.repeat,
+                         "machine": where, "load_after": os.getloadavg() if hasattr(os, "getloadavg") else None,
+                         "snapshot_trend_s_per_repo": slope, "steps": rows})
+        print(f"results: {out}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

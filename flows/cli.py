@@ -6,7 +6,10 @@
     dojoflow repos                          repositories in curriculum order
     dojoflow sql "SELECT ..."               read-only DuckDB query on the catalog
     dojoflow run [CONFIG.yaml]              the curriculum flow (the sample by default)
-    dojoflow runs | metrics                 what past runs did
+    dojoflow runs | metrics [--run ID]      what past runs did
+    dojoflow import-progress FILE --name N  progress-model rows in LeanDojo-v2's JSONL format
+    dojoflow samples OUT                    the sample's Lean sources as git repositories
+    dojoflow migrate                        bring an older store to this version's format
 
 The store lives in $DOJOFLOW_HOME (default `.dojoflow/` here), or `--home`.
 """
@@ -81,15 +84,34 @@ def import_cmd(
     home: Home = None,
 ):
     """Import a LeanDojo Benchmark export: each repository in it becomes its own partition."""
-    from storage.leandojo import import_export
+    from storage.leandojo import read_export
     from storage.splits import SplitSettings
 
     try:
         settings = SplitSettings(val_fraction=val_fraction, test_fraction=test_fraction)
-        results = import_export(_store(home), path, settings, replace=replace)
+        repos = read_export(path, settings)  # validated before the store is opened (or created)
+        results = _store(home).ingest(repos, replace=replace)
     except (DojoflowError, ValueError) as e:
         _fail(e)
     print_table([{"repo_id": r.repo_id, "status": r.status, **r.counts} for r in results], title=f"imported {path}")
+
+
+@app.command("migrate")
+def migrate_cmd(home: Home = None):
+    """Bring a store written by an older Dojoflow to this version's format, one version at a time."""
+    from storage.migrations import migrate
+
+    try:
+        report = migrate(home)
+    except DojoflowError as e:
+        _fail(e)
+    if not report.steps:
+        console.print(f"the store at {report.store_root} is already at format version {report.to_version}")
+        return
+    for line in report.steps:
+        console.print(f"  {line}")
+    console.print(f"migrated the store at {report.store_root} from format version {report.from_version} "
+                  f"to {report.to_version}")
 
 
 @app.command("export")
@@ -130,30 +152,31 @@ def trace_cmd(
 @app.command("repos")
 def repos_cmd(home: Home = None):
     """Every repository in the store, with counts and difficulty, in curriculum order."""
-    from storage import catalog
-    from storage.curriculum import curriculum_order
+    from storage.curriculum import curriculum_table
 
     try:
-        store = _store(home, create=False)
+        rows = curriculum_table(_store(home, create=False))
     except DojoflowError as e:
         _fail(e)
-    counts = {r["repo_id"]: r for r in catalog.query(store, """
-        SELECT r.repo_id, r.url, r.commit,
-          (SELECT count(*) FROM files f WHERE f.repo_id = r.repo_id) AS files,
-          (SELECT count(*) FROM tactics t WHERE t.repo_id = r.repo_id) AS tactics,
-          (SELECT count(*) FROM premises p WHERE p.repo_id = r.repo_id) AS premises
-        FROM repositories r""").to_pylist()}
-    rows = []
-    for i, d in enumerate(curriculum_order(store), start=1):
-        c = counts[d.repo_id]
-        rows.append({"#": i, "repo_id": d.repo_id, "url": c["url"], "commit": c["commit"][:10],
-                     "files": c["files"], "theorems": d.theorems, "tactics": c["tactics"], "premises": c["premises"],
-                     "easy": d.easy, "medium": d.medium, "hard": d.hard, "sorry": d.sorry,
-                     "easy share": round(d.easy_share, 3)})
     if not rows:
         console.print("the store holds no repositories yet: `dojoflow import PATH` or `dojoflow run`")
         return
     print_table(rows, title="repositories in curriculum order")
+
+
+@app.command("samples")
+def samples_cmd(
+    out: Annotated[Path, typer.Argument(help="A folder to write the sample repositories into.")],
+):
+    """Write the sample's Lean sources as git repositories, ready for `dojoflow trace` (needs Lean)."""
+    from storage.sample import write_sample_repositories
+
+    try:
+        made = write_sample_repositories(out)
+    except (FileExistsError, OSError) as e:
+        _fail(e)
+    for path in made:
+        console.print(f"{path}   dojoflow trace {path}")
 
 
 @app.command("sql")
@@ -197,10 +220,8 @@ def run_cmd(
         from tasks.config import PipelineConfig
 
         cfg = PipelineConfig.from_yaml(config) if config else PipelineConfig()
-        if home is not None:
-            cfg = cfg.model_copy(update={"home": str(home)})
-        if max_steps is not None:
-            cfg = cfg.model_copy(update={"max_steps": max_steps})
+        overrides = {k: v for k, v in (("home", str(home) if home else None), ("max_steps", max_steps)) if v is not None}
+        cfg = cfg.with_overrides(overrides, source="the command line")
         cfg.validate_for_run()
     except DojoflowError as e:
         _fail(e)
@@ -221,36 +242,54 @@ def run_cmd(
 
 @app.command("runs")
 def runs_cmd(home: Home = None):
-    """Past runs recorded in the catalog."""
-    from storage import catalog
+    """Past runs recorded in the catalog, newest first (status: running, completed, partial, failed)."""
+    from tasks.runs import runs_table
 
     try:
-        store = _store(home, create=False)
+        print_table(runs_table(_store(home, create=False)), title="runs")
     except DojoflowError as e:
         _fail(e)
-    print_table(catalog.query(store, """SELECT run_id, flow, status, started_at, finished_at, report_path
-                                         FROM runs ORDER BY started_at DESC"""), title="runs")
 
 
 @app.command("metrics")
 def metrics_cmd(
     home: Home = None,
+    run: Annotated[Optional[str], typer.Option(help="A run id or prefix from `dojoflow runs` (default: the newest run with metrics).")] = None,
     trainer: Annotated[Optional[str], typer.Option(help="Only this trainer.")] = None,
     split: Annotated[Optional[str], typer.Option(help="Only this split (val, test).")] = None,
 ):
-    """Metrics per step, repository, trainer and split (what the UI report shows)."""
-    from storage import catalog
+    """Metrics of one run per step, repository, trainer and split (what the UI report shows)."""
+    from tasks.runs import metrics_table, resolve_run
 
     try:
         store = _store(home, create=False)
+        run_id = resolve_run(store, run)
+        if run_id is None:
+            console.print("no run has recorded metrics yet: `dojoflow run`")
+            return
+        print_table(metrics_table(store, run_id, trainer, split), title=f"metrics of run {run_id}")
     except DojoflowError as e:
         _fail(e)
-    q = """SELECT m.step, m.trainer, coalesce(r.name, m.repo_id) AS repository, m.split_kind, m.split, m.metric,
-                  m.value, m.count, m.checkpoint_id
-           FROM metrics m LEFT JOIN repositories r USING (repo_id)
-           WHERE ($trainer IS NULL OR m.trainer = $trainer) AND ($split IS NULL OR m.split = $split)
-           ORDER BY m.trainer, m.step, repository, m.split, m.metric"""
-    print_table(catalog.query(store, q, params={"trainer": trainer, "split": split}), title="metrics")
+
+
+@app.command("import-progress")
+def import_progress_cmd(
+    path: Annotated[Path, typer.Argument(help="JSONL with one {goal, prefix, tactic, steps_remaining} object per line (LeanDojo-v2's progress format).")],
+    name: Annotated[str, typer.Option("--name", help="Dataset name; list it in trainers.progress.extra_datasets to train on it.")],
+    home: Home = None,
+):
+    """Import proof-progress rows into the store (<home>/store/progress/NAME.parquet); nothing is written if a line is bad."""
+    from tasks.progress.imported import import_progress_jsonl
+
+    try:
+        store = _store(home)
+        with store.writer():
+            result = import_progress_jsonl(path, store.root, name)
+    except DojoflowError as e:
+        _fail(e)
+    console.print(f"{result['status']}: progress dataset {result['name']!r}, {result['rows']} rows -> {result['path']}")
+    if result["status"] == "added":
+        console.print(f"train on it: trainers.progress.extra_datasets: [{result['name']}]")
 
 
 def main() -> None:  # pragma: no cover

@@ -5,90 +5,64 @@
 nightly(NightlyConfig.from_yaml('examples/nightly.yaml'))"
 
 1. Read the newest commit of every watched branch (`git ls-remote`, no clone; one task each).
-2. Nothing new: finish at once, with a markdown artifact listing the commits checked.
-3. Otherwise run the curriculum flow as a subflow over the changed repositories
-   (`repo` + `commit` sources, traced inside its ingest task), with the trainer and
-   evaluation settings of `config.pipeline`.
-4. Only once that run succeeded, record the new commits in `<home>/nightly/state.json`,
-   so a failed night is redone the next night.
+2. Compare with `<home>/nightly/state.json`: what moved since the last successful night.
+3. Nothing new: finish at once. Otherwise run the curriculum flow as a subflow over the
+   changed repositories (`repo` + `commit` sources, traced inside its ingest task), with the
+   trainer and evaluation settings of `config.pipeline`.
+4. Record in the state file the commits that run trained on, and only those: a repository
+   that failed to trace, or a run that failed, is retried the next night.
+5. Write the `nightly-report` markdown artifact, in every outcome (nothing changed, trained,
+   failed, and why).
+6. End Failed if anything failed: a repository whose check failed (after retries, for network
+   errors), a repository that failed to trace (even when `continue_on_source_failure` let the
+   others train), or the curriculum run itself.
 
-A repository whose check fails (after retries, for network errors) is reported and makes
-the run fail at the end, once the others have been processed.
+The logic of each step is in tasks/watch.py; the tasks are in tasks/prefect_tasks.py.
 """
 
 from __future__ import annotations
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
 from flows.curriculum import curriculum
-from flows.ui import error_of
-from storage.errors import DojoflowError
 from storage.store import dojoflow_home
 from tasks import watch
-from tasks.watch import NightlyConfig, WatchedRepo
-
-
-def _transient(task, task_run, state) -> bool:
-    """Retry only errors that say a retry can help (storage/errors.py)."""
-    try:
-        state.result()
-    except Exception as e:  # noqa: BLE001
-        return bool(getattr(e, "transient", False))
-    return False
-
-
-@task(name="check-repository", task_run_name="check[{repo.label}]", cache_policy=NO_CACHE,
-      retries=2, retry_delay_seconds=30, retry_condition_fn=_transient)
-def check_task(repo: WatchedRepo) -> str:
-    return watch.latest_commit(repo)
-
-
-@task(name="record-nightly-state", cache_policy=NO_CACHE)
-def record_task(home: str, processed: list[tuple[WatchedRepo, str]], run_id: str) -> int:
-    watch.record_processed(home, processed, run_id)
-    return len(processed)
-
-
-class WatchCheckFailed(DojoflowError):
-    """Some watched repositories could not be checked (their errors are in the artifact)."""
+from tasks.prefect_tasks import check_repository_task, load_nightly_state_task, record_nightly_state_task
+from tasks.watch import NightlyConfig
 
 
 @flow(name="nightly", flow_run_name="nightly[{config.pipeline.name}]", persist_result=False)
 def nightly(config: NightlyConfig) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.resolved_home))
-    state = watch.load_state(home)
 
     # 1. Newest commit of every watched branch (concurrently, one task each)
-    futures = [(repo, check_task.submit(repo)) for repo in config.watch]
-    checked = []
-    for repo, future in futures:
-        future.wait()
-        s = future.state
-        checked.append({"repo": repo, "commit": s.result() if s.is_completed() else None,
-                        "error": None if s.is_completed() else error_of(s)})
-    heads = {c["repo"].key: c["commit"] for c in checked if c["commit"]}
-    changed = watch.changed_repositories([c["repo"] for c in checked if c["commit"]], state, heads)
+    futures = [(repo, check_repository_task.submit(repo)) for repo in config.watch]
+    checked = [watch.checked_from(repo, future.result(raise_on_failure=False)) for repo, future in futures]
 
-    run = None
-    if not changed:
-        # 2. Nothing new: finish now (the artifact lists the commits checked)
-        log.info("nothing changed in %d watched repositories", len(checked))
-    else:
-        # 3. Curriculum over the changed repositories, as a subflow
+    # 2. What moved since the last successful night
+    state = load_nightly_state_task(home)
+    changed = watch.changed_since(checked, state)
+
+    # 3. Curriculum over the changed repositories, as a subflow (nothing new: finish now)
+    retraining = None
+    if changed:
         log.info("new commits in %s", ", ".join(f"{r.label}@{c[:12]}" for r, c in changed))
-        run = curriculum(config=watch.pipeline_for(config, changed, home))
-        # 4. Record the commits only now that the run succeeded
-        record_task(home, watch.succeeded(changed, run["failures"]), str(flow_run.id or "local"))
-    create_markdown_artifact(key="nightly-report", markdown=watch.summary_markdown(checked, changed, state, run),
+        run = curriculum(config=watch.pipeline_for(config, changed, home), return_state=True)
+        retraining = watch.retraining_outcome(changed, run.result(raise_on_failure=False))
+
+        # 4. Record the commits that were trained on, and only those
+        if retraining.trained:
+            record_nightly_state_task(home, retraining.trained, str(flow_run.id or "local"))
+    else:
+        log.info("nothing changed in %d watched repositories", len(checked))
+
+    # 5. The report, whatever happened
+    create_markdown_artifact(key="nightly-report", markdown=watch.summary_markdown(checked, changed, state, retraining),
                              description="What the nightly run checked and did")
 
-    failed = [c for c in checked if c["error"]]
-    if failed:
-        raise WatchCheckFailed("; ".join(f"{c['repo'].label}: {c['error']}" for c in failed))
-    return {"checked": {c["repo"].key: c["commit"] for c in checked},
-            "changed": {r.key: commit for r, commit in changed},
-            "report": run["report"] if run else None}
+    # 6. Fail the run if any part of it failed
+    watch.raise_for_failures(checked, retraining)
+    return watch.night_result(checked, changed, retraining)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from datetime import datetime, timezone
-
 from prefect.artifacts import (
     create_markdown_artifact,
     create_progress_artifact,
@@ -12,8 +9,9 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
-from storage import catalog
-from storage.store import Store
+from storage.errors import DojoflowError
+from storage.store import Store, dojoflow_home
+from tasks import runs
 from tasks.report import metrics_rows
 
 
@@ -37,11 +35,19 @@ def update_progress(artifact_id, done: int, total: int) -> None:
     update_progress_artifact(artifact_id=artifact_id, progress=100.0 * done / max(total, 1))
 
 
-def publish_metrics_table(home: str, name: str, checkpoint_ids: list[str]) -> None:
-    rows = metrics_rows(Store.open(home), checkpoint_ids)
+def publish_metrics_table(home: str, name: str, run_id: str) -> None:
+    rows = metrics_rows(Store.open(home), run_id)
     table = [{k: r[k] for k in ("step", "trainer", "repo", "split", "metric", "value", "count")} for r in rows]
     create_table_artifact(key=f"{_slug(name)}-metrics", table=table or [{"note": "no metrics yet"}],
                           description=f"All metrics of `{name}` so far")
+
+
+def trainer_step_summary(trained, evaluated) -> dict:
+    """What the report says of one trainer at one step: its checkpoint, and whether train
+    and evaluate ran or were Cached."""
+    checkpoint = trained.result()
+    return {"checkpoint": checkpoint, "seconds": checkpoint["figures"].get("seconds", 0.0),
+            "train_state": trained.name, "evaluate_state": evaluated.name, "metrics": len(evaluated.result())}
 
 
 def publish_report(name: str, report: dict) -> None:
@@ -49,13 +55,13 @@ def publish_report(name: str, report: dict) -> None:
                              description=f"Run report of `{name}` ({report['path']})")
 
 
-def record_run_start(home: str, run_id: str, flow: str, config) -> None:
-    with catalog.connect(Store.open(home), write=True) as con:
-        con.execute("INSERT OR REPLACE INTO runs (run_id, flow, config, status, started_at) VALUES (?, ?, ?, 'running', ?)",
-                    [run_id, flow, json.dumps(config.model_dump(mode="json")), datetime.now(timezone.utc)])
-
-
-def record_run_end(home: str, run_id: str, status: str, report_path: str | None) -> None:
-    with catalog.connect(Store.open(home), write=True) as con:
-        con.execute("UPDATE runs SET status = ?, finished_at = ?, report_path = ? WHERE run_id = ?",
-                    [status, datetime.now(timezone.utc), report_path, run_id])
+def mark_run_failed(flow, flow_run, state) -> None:
+    """Flow hook (on_failure, on_crashed): a run that raised is `failed` in `dojoflow runs`,
+    not left `running`."""
+    config = flow_run.parameters.get("config") or {}
+    home = config.get("home") if isinstance(config, dict) else getattr(config, "home", None)
+    try:
+        store = Store.open(dojoflow_home(home), create=False)
+    except DojoflowError:
+        return  # failed before the store existed: nothing was recorded
+    runs.record_run_end(store, str(flow_run.id), "failed")

@@ -1,10 +1,15 @@
 """The DuckDB catalog: views over the Parquet data, and tables for what the
-pipeline records (snapshots, checkpoints, metrics, runs).
+pipeline records (checkpoints, metrics, runs; snapshots are a view over manifests).
 
-Connections are short-lived (open, work, close): DuckDB lets one process write a
-database file at a time, and readers must not be locked out for long. Writes go
-through `connect(store, write=True)`; every connection holds `catalog.lock`
-while it is open.
+Connections are short-lived (open, work, close). DuckDB lets one process open the
+file for writing, and refuses read-only opens while it does, so `catalog.lock`
+is a reader/writer lock: writers (`connect(store, write=True)`) hold it
+exclusively, readers share it, so any number of readers run together.
+
+The data views list the folders of the repositories in REPOSITORIES.json. A reader
+compares the key they were built for with the store's current one and, if a killed
+writer left them stale, builds fresh temporary views for its own connection, so
+queries always see exactly the repositories the store lists.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from . import schemas
+from .ids import stable_hash
 from .lock import file_lock
 
 if TYPE_CHECKING:
@@ -31,7 +37,7 @@ RECORD_TABLES = {
             trainer VARCHAR, split_kind VARCHAR, split VARCHAR, metric VARCHAR,
             value DOUBLE, count BIGINT, checkpoint_id VARCHAR,
             recorded_at TIMESTAMPTZ DEFAULT now(),
-            PRIMARY KEY (checkpoint_id, repo_id, split_kind, split, metric))""",
+            PRIMARY KEY (run_id, checkpoint_id, repo_id, split_kind, split, metric))""",
     "runs": """
         CREATE TABLE IF NOT EXISTS runs (
             run_id VARCHAR PRIMARY KEY, flow VARCHAR, config JSON, status VARCHAR,
@@ -42,22 +48,16 @@ RECORD_TABLES = {
 
 @contextmanager
 def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iterator:
+    """A DuckDB connection to the catalog: read-only and shared, or (`write`) exclusive."""
     import duckdb
 
     if not write and not store.catalog_path.exists():
         ensure(store)
-    # DuckDB refuses to open a file that another process has open for writing, even
-    # read-only: readers take the same short lock as writers.
-    with file_lock(store.root / "catalog.lock", timeout=timeout):
-        if not write:
-            con = duckdb.connect(str(store.catalog_path), read_only=True)
-            try:
-                yield con
-            finally:
-                con.close()
-            return
-        con = duckdb.connect(str(store.catalog_path))
+    with file_lock(store.root / "catalog.lock", timeout=timeout, shared=not write):
+        con = duckdb.connect(str(store.catalog_path), read_only=not write)
         try:
+            if not write:
+                _fresh_views_for_reader(store, con)
             yield con
         finally:
             con.close()
@@ -77,30 +77,58 @@ def refresh_views(store: "Store") -> None:
         _create_views(store, con)
 
 
-def _create_views(store: "Store", con) -> None:
-    repo_ids = store.repo_ids()
+def views_key(store: "Store", folders: dict | None = None) -> str:
+    """What the views depend on: the listed folders, where the store is, whether any
+    snapshot manifest exists (the `snapshots` view is a placeholder until one does)."""
+    folders = store.folders() if folders is None else folders
+    return stable_hash([sorted((r, str(f)) for r, f in folders.items()), str(store.root),
+                        _has_manifests(store)], 16)
+
+
+def _has_manifests(store: "Store") -> bool:
+    return any((store.root / "snapshots").glob("*/manifest.json"))
+
+
+def _fresh_views_for_reader(store: "Store", con) -> None:
+    folders = store.folders()
+    key = views_key(store, folders)
+    found = con.sql("SELECT value FROM meta WHERE key = 'views_key'").fetchall()
+    if found != [(key,)]:
+        _create_views(store, con, folders, temp=True)
+
+
+def _create_views(store: "Store", con, folders: dict | None = None, temp: bool = False) -> None:
+    """(Re)create the data views; persistent ones record their key in `meta`, in the
+    same transaction. `temp` views live only as long as a reader's connection."""
+    folders = store.folders() if folders is None else folders
+    key = views_key(store, folders)
+    kind = "TEMP " if temp else ""
+    con.execute("BEGIN TRANSACTION")
     for name, schema in schemas.TABLES.items():
-        paths = [str(store.table_path(r, name)) for r in repo_ids]
+        paths = [str(f / f"{name}.parquet") for f in folders.values()]
         if paths:
             listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listing}])")
+            con.execute(f"CREATE OR REPLACE {kind}VIEW {name} AS SELECT * FROM read_parquet([{listing}])")
         else:
             empty = schema.empty_table()  # noqa: F841  (read by DuckDB's replacement scan)
-            con.execute(f"CREATE OR REPLACE TABLE _empty_{name} AS SELECT * FROM empty")
-            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _empty_{name}")
+            con.execute(f"CREATE OR REPLACE {kind}TABLE _empty_{name} AS SELECT * FROM empty")
+            con.execute(f"CREATE OR REPLACE {kind}VIEW {name} AS SELECT * FROM _empty_{name}")
     # Snapshots are a view over their manifests, so building one needs no catalog write.
     manifests = store.root / "snapshots"
-    if any(manifests.glob("*/manifest.json")):
+    if _has_manifests(store):
         glob = str(manifests / "*" / "manifest.json").replace("'", "''")
-        con.execute(f"""CREATE OR REPLACE VIEW snapshots AS
+        con.execute(f"""CREATE OR REPLACE {kind}VIEW snapshots AS
             SELECT snapshot_id, repo_ids, kept_repo_ids, settings, counts, created_at::TIMESTAMPTZ AS created_at,
                    filename AS manifest_path
             FROM read_json('{glob}', filename = true, union_by_name = true)""")
     else:
-        con.execute("""CREATE OR REPLACE VIEW snapshots AS SELECT NULL::VARCHAR AS snapshot_id,
+        con.execute(f"""CREATE OR REPLACE {kind}VIEW snapshots AS SELECT NULL::VARCHAR AS snapshot_id,
             NULL::VARCHAR[] AS repo_ids, NULL::VARCHAR[] AS kept_repo_ids, NULL::JSON AS settings,
             NULL::JSON AS counts, NULL::TIMESTAMPTZ AS created_at, NULL::VARCHAR AS manifest_path WHERE false""")
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('store_root', ?)", [str(store.root)])
+    if not temp:
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('store_root', ?)", [str(store.root)])
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('views_key', ?)", [key])
+    con.execute("COMMIT")
 
 
 def query(store: "Store", sql: str, params=None):

@@ -72,3 +72,24 @@ def curriculum_order(store, repo_ids: list[str] | None = None) -> list[RepoDiffi
     table = store.read_table("theorems", ids, columns=["repo_id", "num_tactics", "has_sorry"])
     rows = [{**t, "name": names[t["repo_id"]]} for t in table.to_pylist()]
     return repo_difficulties(rows)
+
+
+def curriculum_table(store) -> list[dict]:
+    """Every repository in the store with its counts and difficulty, in curriculum order
+    (what `dojoflow repos` prints)."""
+    from . import catalog
+
+    counts = {r["repo_id"]: r for r in catalog.query(store, """
+        SELECT r.repo_id, r.url, r.commit,
+          (SELECT count(*) FROM files f WHERE f.repo_id = r.repo_id) AS files,
+          (SELECT count(*) FROM tactics t WHERE t.repo_id = r.repo_id) AS tactics,
+          (SELECT count(*) FROM premises p WHERE p.repo_id = r.repo_id) AS premises
+        FROM repositories r""").to_pylist()}
+    rows = []
+    for i, d in enumerate(curriculum_order(store), start=1):
+        c = counts[d.repo_id]
+        rows.append({"#": i, "repo_id": d.repo_id, "url": c["url"], "commit": c["commit"][:10],
+                     "files": c["files"], "theorems": d.theorems, "tactics": c["tactics"], "premises": c["premises"],
+                     "easy": d.easy, "medium": d.medium, "hard": d.hard, "sorry": d.sorry,
+                     "easy share": round(d.easy_share, 3)})
+    return rows

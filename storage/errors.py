@@ -18,34 +18,65 @@ class StoreError(DojoflowError):
 
 
 class StoreLockedError(StoreError):
-    """Another process is writing to the store."""
+    """Another process holds the lock: a writer (for writers and readers alike), or
+    readers (for a writer). Transient: waiting and retrying helps."""
 
     transient = True
 
-    def __init__(self, store_path, holder: str):
+    def __init__(self, store_path, holder: str, reader: bool = False):
         self.store_path = store_path
         self.holder = holder
-        super().__init__(
-            f"the store at {store_path} is locked by another writer ({holder}). "
-            "Wait for that process to finish, or, if it is dead, run the command again: "
-            "a lock left by a dead process is released by the operating system."
-        )
+        self.reader = reader
+        if reader:
+            msg = (f"the store at {store_path} is being written by another process ({holder}) and did not "
+                   "become readable in time. Run the command again when that write has finished.")
+        else:
+            msg = (f"the store at {store_path} is locked by another writer ({holder}). "
+                   "Wait for that process to finish, or, if it is dead, run the command again: "
+                   "a lock left by a dead process is released by the operating system.")
+        super().__init__(msg)
 
 
 class FormatVersionError(StoreError):
-    """The store was written by another format version."""
+    """The store was written by another format version. Terminal: an older store needs
+    `dojoflow migrate`, a newer one a newer Dojoflow."""
 
     def __init__(self, store_path, found: int, supported: int):
         self.store_path = store_path
         self.found = found
         self.supported = supported
         if found > supported:
-            fix = "upgrade Dojoflow to a release that reads it, or point DOJOFLOW_HOME at another folder"
+            fix = ("upgrade Dojoflow to a release that reads it, or point DOJOFLOW_HOME at another folder "
+                   "(a store is never migrated backwards)")
         else:
-            fix = "run `dojoflow migrate` to bring it to the current format"
+            fix = (f"run `dojoflow migrate --home {_home_of(store_path)}` to bring it to version {supported} "
+                   "(it keeps every repository, snapshot and metric)")
         super().__init__(
             f"the store at {store_path} has format version {found}, this Dojoflow reads version "
             f"{supported}: {fix}."
+        )
+
+
+def _home_of(store_path) -> str:
+    """The DOJOFLOW_HOME that holds `store_path` (`<home>/store`)."""
+    from pathlib import Path
+
+    p = Path(store_path)
+    return str(p.parent if p.name == "store" else p)
+
+
+class MigrationError(StoreError):
+    """A migration could not run (no step registered, or a step failed). The store is
+    left at the last version that completed; fixing the cause and rerunning resumes."""
+
+    def __init__(self, store_path, found: int, target: int, problem: str):
+        self.store_path = store_path
+        self.found = found
+        self.target = target
+        super().__init__(
+            f"cannot migrate the store at {store_path} from format version {found} to {target}: {problem}. "
+            "The store is still at the version its FORMAT_VERSION.json names; report this as a bug, "
+            "or restore a backup."
         )
 
 

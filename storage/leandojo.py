@@ -32,19 +32,32 @@ _PACKAGE_RE = re.compile(r"^(?:\.lake/packages|lake-packages)/([^/]+)/")
 
 
 # -- reading and validating -----------------------------------------------------------
-def _load_json(path: Path):
+def _read_text(path: Path) -> str:
+    """A file's text, or an InputError naming it (not a raw OSError/UnicodeDecodeError)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(path, f"cannot be read ({e.strerror or e})", "check that it is a readable file") from e
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise InputError(path, f"is not UTF-8 text (byte {e.start}: {e.reason})",
+                         "re-create the export: LeanDojo writes UTF-8", where=f"line {line}") from e
+
+
+def _load_json(path: Path):
+    text = _read_text(path)
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(path, f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}",
                          "fix or re-create the file (it must be one JSON document)") from e
-    except UnicodeDecodeError as e:
-        raise InputError(path, f"not UTF-8 text ({e})", "re-create the export") from e
 
 
 def _load_jsonl(path: Path) -> list:
     out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(_read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -119,7 +132,7 @@ def _parse_tactic(t, source, where: str) -> dict:
         w = f"{where}, annotation {j}"
         annotations.append({
             "full_name": _need(a, "full_name", str, source, w),
-            "def_path": _need(a, "def_path", str, source, w),
+            "def_path": check_relative_path(_need(a, "def_path", str, source, w), source, w),
             "def_pos": _pos(a, "def_pos", source, w, nullable=True),
             "def_end_pos": _pos(a, "def_end_pos", source, w, nullable=True),
         })
@@ -256,11 +269,17 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
         where = f"line {i + 1}"
         path = check_relative_path(_need(rec, "path", str, corpus_path, where), corpus_path, where)
         imports = _need(rec, "imports", list, corpus_path, where)
+        for j, imp in enumerate(imports):
+            w = f"{where}, import {j}"
+            if not isinstance(imp, str):
+                raise InputError(corpus_path, f"field `imports` should hold strings, found {json.dumps(imp)[:80]}",
+                                 "fix the record or re-create the export", where=w)
+            check_relative_path(imp, corpus_path, w)
         if path in seen_files:
             raise InputError(corpus_path, f"file {path} appears twice", "remove the duplicate line", where=where)
         seen_files.add(path)
         repo = owner(path)
-        files[repo].append({"path": path, "imports": [str(x) for x in imports], "corpus_order": i,
+        files[repo].append({"path": path, "imports": list(imports), "corpus_order": i,
                             "traced": path in traced})
         for j, p in enumerate(_need(rec, "premises", list, corpus_path, where)):
             w = f"{where}, premise {j}"
@@ -365,10 +384,10 @@ def _parse_time(value) -> datetime | None:
 def import_export(store, path: str | Path, split_settings: SplitSettings | None = None,
                   replace: bool = False, lock_timeout: float = 0.0) -> list:
     """Read, validate, then write every repository of an export. Nothing is written
-    unless the whole export is valid; each repository appears by one rename."""
+    unless the whole export is valid and no repository conflicts; all of them appear
+    together, in one rename (`Store.add_repositories`)."""
     repos = read_export(path, split_settings)
-    with store.writer(timeout=lock_timeout):
-        return [store.add_repository(r, replace=replace) for r in repos]
+    return store.ingest(repos, replace=replace, lock_timeout=lock_timeout)
 
 
 # -- writing ------------------------------------------------------------------------

@@ -2,15 +2,21 @@
 
 Every table carries `repo_id`; one repository at one commit is one partition
 (a folder `data/<repo_id>/` holding one Parquet file per table). Positions are
-(line, column) pairs as LeanDojo writes them. Bump FORMAT_VERSION on any change
-here and add a one-step migration in `storage/migrations.py`.
+(line, column) pairs as LeanDojo writes them. Bump FORMAT_VERSION on any change to
+the store's format (these schemas, the layout in storage/store.py, the catalog's
+tables) and register a one-step migration in `storage/migrations.py`.
+
+Versions:
+  1  first release.
+  2  the catalog's `metrics` keeps every run (run_id joins its key); repositories
+     are listed in REPOSITORIES.json, the commit record of every import.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 SPLIT_KINDS = ("random", "novel_premises")
 SPLITS = ("train", "val", "test")

@@ -2,20 +2,33 @@
 
 For each repository, its training rows are filtered once into per-repository parts
 (`parts/<repo_id>-<content>/<settings>/<kind>/<split>/{theorems,tactics}.parquet`),
-reused by every later snapshot that includes it. A snapshot is then a manifest
-listing parts plus a small table of theorems excluded by de-duplication, so the
-cost of step k is building repo k's parts and reading the identity columns of
-repos 1..k, never rewriting their data (LeanDojo-v2 rewrites all JSON each step).
+reused by every later snapshot that includes it; ingestion builds them for the
+default settings. A snapshot is then a manifest listing parts plus a small table
+of theorems excluded by de-duplication. The cost of step k is reading each
+repository's `_SUCCESS` (its counts and the file paths of its theorems); only
+repositories that share a file path with another can share a theorem, and of
+those only the `index.parquet` is read: one integer column (a 64-bit hash of each
+theorem's identity) and, where hashes repeat, those rows' names, compared
+exactly. Vectorised, never a Python loop over theorems, never rewriting data
+(LeanDojo-v2 rewrites all JSON each step).
 
 Rules (as LeanDojo-v2's export): `sorry` tactics and tactics whose state before
 is `no goals` are dropped from training rows; a theorem present in several
 repositories is kept once; when one url appears at two commits, the newer wins.
+
+"Newer" is by commit time (tracing and exports with `commit_time` in metadata.json
+record it). When any of the commits of that url lacks one (LeanDojo's own exports
+do not carry it), all of them are compared by ingestion time instead: the one
+imported last wins, which is right when repositories are imported as they
+evolve, and wrong if an older commit is imported after a newer one.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
+from hashlib import blake2b
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,6 +41,7 @@ from .errors import InputError
 from .ids import stable_hash
 from .tactic_text import is_sorry
 from .snapshot_ref import SnapshotRef
+from .store import _read_repository
 
 
 class SnapshotSettings(BaseModel):
@@ -39,48 +53,87 @@ class SnapshotSettings(BaseModel):
     drop_no_goals: bool = Field(True, description="Drop tactics whose state before is `no goals`.")
     dedupe: bool = Field(True, description="Keep a theorem (file path, full name) once when several repositories hold it.")
     newest_commit_wins: bool = Field(
-        True, description="When one url appears at several commits, keep only the newest (by commit time, else ingestion time)."
+        True, description="When one url appears at several commits, keep only the newest: by commit time when "
+        "every one of them has it, else by ingestion time (the last imported wins)."
     )
 
 
-def snapshot_id(store, repo_ids: list[str], settings: SnapshotSettings) -> str:
-    repos = sorted((r, store.repository(r)["content_hash"]) for r in repo_ids)
-    return stable_hash({"repos": repos, "settings": settings.model_dump(), "format": schemas.FORMAT_VERSION}, 20)
+def snapshot_id(store, repo_ids: list[str], settings: SnapshotSettings, repos: dict[str, dict] | None = None) -> str:
+    """Content address of a snapshot; `repos` ({repo_id: record}) saves re-reading the records."""
+    if repos is None:
+        repos = {r: store.repository(r) for r in set(repo_ids)}
+    pairs = sorted((r, repos[r]["content_hash"]) for r in repo_ids)
+    return stable_hash({"repos": pairs, "settings": settings.model_dump(), "format": schemas.FORMAT_VERSION}, 20)
+
+
+def _settings_key(settings: SnapshotSettings) -> str:
+    return stable_hash(settings.model_dump(), 12)
+
+
+def _part_rel(repo: dict, settings_key: str) -> str:
+    """A repository's parts folder under the store root, as a relative posix path."""
+    return f"parts/{repo['repo_id']}-{repo['content_hash'][:12]}/{settings_key}"
 
 
 def _part_dir(store, repo: dict, settings: SnapshotSettings) -> Path:
-    return store.root / "parts" / f"{repo['repo_id']}-{repo['content_hash'][:12]}" / stable_hash(settings.model_dump(), 12)
+    return store.root / _part_rel(repo, _settings_key(settings))
+
+
+def theorem_keys(file_paths: list[str], full_names: list[str]) -> pa.Array:
+    """64-bit hashes of theorem identities across repositories, (file_path, full_name).
+
+    Stored in each part's index so that a snapshot finds theorems shared by several
+    repositories from one integer column per repository. Equal hashes only make
+    rows candidates: de-duplication compares the strings themselves.
+    """
+    return pa.array([int.from_bytes(blake2b(f"{p}\x00{n}".encode(), digest_size=8).digest(), "big")
+                     for p, n in zip(file_paths, full_names)], pa.uint64())
+
+
+def _not_sorry(tactic: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """False where `is_sorry(tactic)`. Only tactics that mention sorry/admit at all
+    (found by a vectorised substring match) are checked by `is_sorry` itself."""
+    if isinstance(tactic, pa.ChunkedArray):
+        tactic = tactic.combine_chunks()
+    mentions = pc.or_(pc.match_substring(tactic, "sorry"), pc.match_substring(tactic, "admit"))
+    where = pc.indices_nonzero(mentions)
+    keep = [True] * len(tactic)
+    for i, text in zip(where.to_pylist(), pc.take(tactic, where).to_pylist()):
+        if is_sorry(text):
+            keep[i] = False
+    return pa.array(keep, pa.bool_())
 
 
 def build_parts(store, repo: dict, settings: SnapshotSettings) -> tuple[Path, dict]:
     """Filter one repository's rows into per-split parts (once per content and settings).
 
-    Besides the parts, writes `index.parquet` (one row per theorem: identity, splits,
-    training rows kept) and the part's counts in `_SUCCESS`, so that a snapshot
-    de-duplicates and counts from these small files without reading the parts.
+    Besides the parts, writes `index.parquet` (one row per theorem: identity, its
+    cross-repository `key` hash, splits, training rows kept) and `_SUCCESS` (the
+    part's counts per split kind and split, and the theorems' distinct file paths),
+    so that a snapshot counts and de-duplicates from these small files without
+    reading the parts. Returns the part's folder and its counts.
     """
     part = _part_dir(store, repo, settings)
     done = part / "_SUCCESS"
     if done.exists():
-        return part, json.loads(done.read_text())
+        summary = json.loads(done.read_text())
+        return part, {kind: summary[kind] for kind in schemas.SPLIT_KINDS}
     rid = repo["repo_id"]
     theorems = pq.read_table(store.table_path(rid, "theorems"))
     tactics = pq.read_table(store.table_path(rid, "tactics"))
-    keep = pa.array([True] * tactics.num_rows, pa.bool_())
     if settings.drop_sorry:
-        keep = pc.and_(keep, pa.array([not is_sorry(t) for t in tactics["tactic"].to_pylist()], pa.bool_()))
+        tactics = tactics.filter(_not_sorry(tactics["tactic"]))
     if settings.drop_no_goals:
-        keep = pc.and_(keep, pc.not_equal(pc.utf8_trim_whitespace(tactics["state_before"]), "no goals"))
-    tactics = tactics.filter(keep)
-    theorem_ids = theorems["theorem_id"].to_pylist()
-    lengths = dict(zip(theorem_ids, theorems["num_tactics"].to_pylist()))
-    tactic_tids = tactics["theorem_id"].to_pylist()
-    tactics = tactics.append_column("num_tactics", pa.array([lengths[t] for t in tactic_tids], pa.int64()))
-    rows_per_theorem = dict.fromkeys(theorem_ids, 0)
-    for t in tactic_tids:
-        rows_per_theorem[t] += 1
+        tactics = tactics.filter(pc.not_equal(pc.utf8_trim_whitespace(tactics["state_before"]), "no goals"))
+    # Each tactic row carries its theorem's proof length; each theorem, its rows kept.
+    at = pc.index_in(tactics["theorem_id"], value_set=theorems["theorem_id"])
+    tactics = tactics.append_column("num_tactics", pc.take(theorems["num_tactics"], at).cast(pa.int64()))
+    per = pc.value_counts(tactics["theorem_id"])
+    rows = pc.take(per.field("counts"), pc.index_in(theorems["theorem_id"], value_set=per.field("values")))
     index = theorems.select(["repo_id", "theorem_id", "file_path", "full_name", "split_random", "split_novel_premises"])
-    index = index.append_column("rows", pa.array([rows_per_theorem[t] for t in theorem_ids], pa.int64()))
+    index = index.append_column("rows", pc.fill_null(rows, 0).cast(pa.int64()))
+    index = index.append_column("key", theorem_keys(theorems["file_path"].to_pylist(),
+                                                    theorems["full_name"].to_pylist()))
     counts = {}
     with atomic.atomic_path(part) as tmp:
         tmp.mkdir(parents=True)
@@ -96,16 +149,119 @@ def build_parts(store, repo: dict, settings: SnapshotSettings) -> tuple[Path, di
                 pq.write_table(th, d / "theorems.parquet")
                 pq.write_table(tac.select(schemas.SNAPSHOT_TACTICS.names).cast(schemas.SNAPSHOT_TACTICS), d / "tactics.parquet")
                 counts[kind][split] = {"theorems": th.num_rows, "tactics": tac.num_rows}
-        (tmp / "_SUCCESS").write_text(json.dumps(counts))
+        file_paths = sorted(pc.unique(theorems["file_path"]).to_pylist())
+        (tmp / "_SUCCESS").write_text(json.dumps({**counts, "file_paths": file_paths}))
     return part, counts
 
 
-INDEX_COLUMNS = ["theorem_id", "file_path", "full_name", "split_random", "split_novel_premises", "rows"]
+INDEX_COLUMNS = ["repo_id", "theorem_id", "file_path", "full_name", "split_random", "split_novel_premises", "rows"]
+
+
+def _index_keys(index_path: Path) -> pa.Array:
+    """The `key` column of a part's index (computed from the names for an index
+    written before it had one)."""
+    with pq.ParquetFile(index_path, pre_buffer=False) as f:  # one small column: no read-ahead
+        if "key" in f.schema_arrow.names:
+            return f.read(columns=["key"], use_threads=False).column(0).combine_chunks()
+        names = f.read(columns=["file_path", "full_name"], use_threads=False)
+    return theorem_keys(names["file_path"].to_pylist(), names["full_name"].to_pylist())
+
+
+def duplicate_theorems(indexes: list[Path]) -> pa.Table | None:
+    """Rows of the part indexes `indexes` (newest repository first) whose theorem
+    (file_path, full_name) an earlier index already holds: the first holder keeps
+    it. Returns them (INDEX_COLUMNS) in that order, or None when there are none.
+
+    Vectorised: one integer column per index; only rows whose key hash occurs
+    more than once are read in full and compared by their names.
+    """
+    keys = [_index_keys(p) for p in indexes]
+    every = pa.concat_arrays(keys) if keys else pa.array([], pa.uint64())
+    if len(pc.unique(every)) == len(every):
+        return None  # distinct hashes: distinct theorems
+    seen = pc.value_counts(every)
+    shared = seen.field("values").filter(pc.greater(seen.field("counts"), 1))
+    candidates = []
+    for path, key in zip(indexes, keys):
+        mask = pc.is_in(key, value_set=shared)
+        if pc.any(mask).as_py():
+            candidates.append(pq.read_table(path, columns=INDEX_COLUMNS, use_threads=False).filter(mask))
+    cand = pa.concat_tables(candidates).combine_chunks()
+    # An exact key per (file_path, full_name) pair: the two names' dictionary codes.
+    fp = pc.dictionary_encode(cand["file_path"]).chunk(0)
+    fn = pc.dictionary_encode(cand["full_name"]).chunk(0)
+    pair = pc.add(pc.multiply(fp.indices.cast(pa.int64()), len(fn.dictionary)), fn.indices.cast(pa.int64()))
+    # Codes are numbered by first occurrence, so a row holds its pair first exactly
+    # when its code exceeds every code before it.
+    code = pc.dictionary_encode(pair).indices.cast(pa.int64())
+    before = pa.concat_arrays([pa.array([-1], pa.int64()), pc.cumulative_max(code).slice(0, len(code) - 1)])
+    later = pc.less_equal(code, before)
+    return cand.filter(later) if pc.any(later).as_py() else None
 
 
 def _recency(repo: dict):
+    """Order for de-duplication across repositories (the most recent keeps a theorem)."""
     t = repo.get("commit_time") or repo["ingested_at"]
     return (t, repo["ingested_at"], repo["repo_id"])
+
+
+def newest_commits(repos: dict[str, dict]) -> list[str]:
+    """Of the repositories of each url, the newest: by commit time when every commit of
+    that url has one, else by ingestion time (commit times and ingestion times are
+    not comparable, so they are never mixed). Ties go to the larger repo id."""
+    by_url: dict[str, list[dict]] = {}
+    for r in repos.values():
+        by_url.setdefault(r["url"].rstrip("/").removesuffix(".git"), []).append(r)
+    kept = []
+    for group in by_url.values():
+        if all(r.get("commit_time") for r in group):
+            best = max(group, key=lambda r: (r["commit_time"], r["ingested_at"], r["repo_id"]))
+        else:
+            best = max(group, key=lambda r: (r["ingested_at"], r["repo_id"]))
+        kept.append(best["repo_id"])
+    return sorted(kept)
+
+
+def _folders(store, repo_ids: list[str]) -> dict[str, Path]:
+    """{repo_id: folder} of `repo_ids`, from one read of the commit record."""
+    listed = store.folders()
+    missing = [r for r in repo_ids if r not in listed]
+    if missing:
+        raise InputError(", ".join(missing), "not in the store", "ingest them first (`dojoflow import` or `dojoflow trace`)")
+    return {r: listed[r] for r in sorted(set(repo_ids))}
+
+
+def _part_summary(store, part_rel: str) -> dict | None:
+    """A finished part's `_SUCCESS` (counts and file paths), or None if it is not built."""
+    try:
+        with open(os.path.join(store.root, part_rel, "_SUCCESS")) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def sharing_file_paths(summaries: dict[str, dict]) -> set[str]:
+    """The repositories (of {repo_id: part summary}) that hold theorems in a file path
+    that another of them also holds: only those can share a theorem (file_path,
+    full_name). All of them when a part predates the file-path list."""
+    if any("file_paths" not in s for s in summaries.values()):
+        return set(summaries)
+    paths = {r: set(s["file_paths"]) for r, s in summaries.items()}
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for ps in paths.values():
+        shared |= seen & ps
+        seen |= ps
+    return {r for r, ps in paths.items() if not shared.isdisjoint(ps)} if shared else set()
+
+
+def _has_manifest(snapshots: Path) -> bool:
+    """Whether any snapshot manifest exists (stops at the first one found)."""
+    try:
+        with os.scandir(snapshots) as entries:
+            return any(e.is_dir() and os.path.exists(os.path.join(e.path, "manifest.json")) for e in entries)
+    except FileNotFoundError:
+        return False
 
 
 def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None = None,
@@ -114,53 +270,58 @@ def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None
     settings = settings or SnapshotSettings()
     if not repo_ids:
         raise InputError("repo_ids", "no repositories given", "build a snapshot of at least one repository")
-    missing = [r for r in repo_ids if not store.has_repository(r)]
-    if missing:
-        raise InputError(", ".join(missing), "not in the store", "ingest them first (`dojoflow import` or `dojoflow trace`)")
-    sid = snapshot_id(store, repo_ids, settings)
+    folders = _folders(store, repo_ids)
+    repos = {r: _read_repository(f) for r, f in folders.items()}
+    sid = snapshot_id(store, repo_ids, settings, repos)
     manifest_path = store.root / "snapshots" / sid / "manifest.json"
     if manifest_path.exists():
         return _ref(store, json.loads(manifest_path.read_text()), manifest_path)
 
     with store.writer(timeout=lock_timeout):
+        now = _folders(store, repo_ids)
+        if now != folders:  # a writer replaced one of them while we waited (folders carry the content hash)
+            folders, repos = now, {r: _read_repository(f) for r, f in now.items()}
+            sid = snapshot_id(store, repo_ids, settings, repos)
+            manifest_path = store.root / "snapshots" / sid / "manifest.json"
         if manifest_path.exists():  # built by a concurrent writer while we waited
             return _ref(store, json.loads(manifest_path.read_text()), manifest_path)
-        repos = {r: store.repository(r) for r in sorted(set(repo_ids))}
         kept = list(repos)
         if settings.newest_commit_wins:
-            newest = {}
-            for r in kept:
-                url = repos[r]["url"].rstrip("/").removesuffix(".git")
-                if url not in newest or _recency(repos[r]) > _recency(repos[newest[url]]):
-                    newest[url] = r
-            kept = sorted(newest.values())
-        built = {r: build_parts(store, repos[r], settings) for r in kept}
-        parts = {r: b[0] for r, b in built.items()}
-        counts = {kind: {split: {name: sum(b[1][kind][split][name] for b in built.values())
+            kept = newest_commits(repos)
+        skey = _settings_key(settings)
+        part = {r: _part_rel(repos[r], skey) for r in kept}
+        # Ingestion builds the parts for the default settings: then this only reads their summaries.
+        summaries = {}
+        for r in kept:
+            summary = _part_summary(store, part[r])
+            if summary is None:
+                build_parts(store, repos[r], settings)
+                summary = _part_summary(store, part[r])
+            summaries[r] = summary
+        counts = {kind: {split: {name: sum(c[kind][split][name] for c in summaries.values())
                                  for name in ("theorems", "tactics")}
                          for split in schemas.SPLITS} for kind in schemas.SPLIT_KINDS}
+        folder = {r: str(folders[r].relative_to(store.root)) for r in kept}
 
         excluded_rel = None
-        if settings.dedupe and len(kept) > 1:
-            # Newest repository first: it keeps a theorem that several repositories hold.
-            seen, excluded = set(), []
-            for r in sorted(kept, key=lambda r: _recency(repos[r]), reverse=True):
-                index = pq.read_table(parts[r] / "index.parquet", columns=INDEX_COLUMNS).to_pydict()
-                for i, key in enumerate(zip(index["file_path"], index["full_name"])):
-                    if key not in seen:
-                        seen.add(key)
-                        continue
-                    excluded.append({"repo_id": r, "theorem_id": index["theorem_id"][i]})
-                    for kind in schemas.SPLIT_KINDS:
-                        c = counts[kind][index[f"split_{kind}"][i]]
-                        c["theorems"] -= 1
-                        c["tactics"] -= index["rows"][i]
-            if excluded:
+        suspects = sharing_file_paths(summaries) if settings.dedupe and len(kept) > 1 else set()
+        if suspects:
+            # Newest first: the first index to hold a theorem keeps it. Repositories whose
+            # file paths no other one holds share no theorem, so they need not be read.
+            newest_first = [r for r in sorted(kept, key=lambda r: _recency(repos[r]), reverse=True) if r in suspects]
+            dropped = duplicate_theorems([store.root / part[r] / "index.parquet" for r in newest_first])
+            if dropped is not None:
+                for kind in schemas.SPLIT_KINDS:
+                    by_split = dropped.group_by(f"split_{kind}", use_threads=False).aggregate(
+                        [("theorem_id", "count"), ("rows", "sum")]).to_pydict()
+                    for split, n, rows in zip(by_split[f"split_{kind}"], by_split["theorem_id_count"],
+                                              by_split["rows_sum"]):
+                        counts[kind][split]["theorems"] -= n
+                        counts[kind][split]["tactics"] -= rows
                 excluded_rel = f"snapshots/{sid}/excluded.parquet"
-                atomic.write_parquet(store.root / excluded_rel, pa.Table.from_pylist(
-                    excluded, schema=pa.schema([("repo_id", pa.string()), ("theorem_id", pa.string())])))
+                atomic.write_parquet(store.root / excluded_rel, dropped.select(["repo_id", "theorem_id"]).cast(
+                    pa.schema([("repo_id", pa.string()), ("theorem_id", pa.string())])))
 
-        rel = lambda p: str(Path(p).relative_to(store.root))  # noqa: E731
         manifest = {
             "snapshot_id": sid,
             "repo_ids": sorted(repos),
@@ -168,14 +329,14 @@ def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None
             "settings": settings.model_dump(),
             "format_version": schemas.FORMAT_VERSION,
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "parts": {kind: {split: {t: [rel(parts[r] / kind / split / f"{t}.parquet") for r in kept]
+            "parts": {kind: {split: {t: [f"{part[r]}/{kind}/{split}/{t}.parquet" for r in kept]
                                      for t in ("theorems", "tactics")}
                              for split in schemas.SPLITS} for kind in schemas.SPLIT_KINDS},
-            "corpus": {t: [rel(store.table_path(r, t)) for r in kept] for t in ("premises", "files")},
+            "corpus": {t: [f"{folder[r]}/{t}.parquet" for r in kept] for t in ("premises", "files")},
             "excluded": excluded_rel,
+            "counts": counts,
         }
-        manifest["counts"] = counts
-        first = not any((store.root / "snapshots").glob("*/manifest.json"))
+        first = not _has_manifest(store.root / "snapshots")
         atomic.write_json(manifest_path, manifest)
         if first:  # the catalog's `snapshots` view lists manifests by glob from now on
             catalog.refresh_views(store)

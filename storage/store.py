@@ -2,16 +2,21 @@
 
 Layout under `<DOJOFLOW_HOME>/store/`:
 
-    FORMAT_VERSION.json        {"format_version": N}; refused or migrated when it differs
-    data/<repo_id>/            one folder per repository@commit, renamed into place whole:
-        repositories.parquet files.parquet theorems.parquet tactics.parquet premises.parquet
+    FORMAT_VERSION.json        {"format_version": N, "store_id", "migrations"}; an older
+                               store is refused until `dojoflow migrate` (storage/migrations.py)
+    REPOSITORIES.json          the commit record: {"generation", "repositories": {repo_id: folder}}
+    data/<repo_id>@<hash>/     one folder per repository@commit and content:
+        repository.json repositories.parquet files.parquet theorems.parquet tactics.parquet premises.parquet
     parts/                     per-repository snapshot parts (storage/snapshot.py)
     snapshots/<snapshot_id>/   snapshot manifests
-    catalog.duckdb             views over data/, and the snapshots/checkpoints/metrics tables
-    .lock                      the writer lock
+    catalog.duckdb             views over data/, and the checkpoints/metrics/runs tables
+    .lock                      the writer lock; catalog.lock: the catalog's reader/writer lock
 
-A repository folder appears by one rename, so a reader sees a repository whole or
-not at all, and a killed import leaves the store as it was.
+A repository is visible when REPOSITORIES.json lists it, and nothing else makes it
+so. An import stages every repository's folder first and then replaces that one
+file, so all repositories of an export (and any replacements) appear in one
+rename, or none do. Folders a killed import staged are unlisted, invisible, and
+removed by the next writer.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from .lock import file_lock
 from .repo_data import RepoData
 
 FORMAT_FILE = "FORMAT_VERSION.json"
+INDEX_FILE = "REPOSITORIES.json"
 
 
 def dojoflow_home(home: str | os.PathLike | None = None) -> Path:
@@ -66,8 +72,17 @@ class Store:
             store._check_format(fmt)
         elif create:
             store.root.mkdir(parents=True, exist_ok=True)
-            atomic.write_json(fmt, {"format_version": schemas.FORMAT_VERSION, "store_id": uuid.uuid4().hex[:12]})
-            catalog.ensure(store)
+            # Under the writer lock: two processes creating one store must not both write
+            # it (the second would replace the first one's index and store id).
+            with file_lock(store.root / ".lock", timeout=60):
+                if fmt.exists():
+                    store._check_format(fmt)
+                    return store
+                # The index first: FORMAT_VERSION.json is what marks a folder as a store.
+                if not store.index_path.exists():
+                    store._write_index({"generation": 0, "repositories": {}})
+                atomic.write_json(fmt, {"format_version": schemas.FORMAT_VERSION, "store_id": uuid.uuid4().hex[:12]})
+                catalog.ensure(store)
         else:
             raise StoreError(
                 f"no Dojoflow store at {store.root}: run `dojoflow import` or `dojoflow run` first, "
@@ -75,11 +90,15 @@ class Store:
             )
         return store
 
-    def _check_format(self, fmt: Path) -> None:
+    def format_version(self) -> int:
+        fmt = self.root / FORMAT_FILE
         try:
-            found = int(json.loads(fmt.read_text())["format_version"])
+            return int(json.loads(fmt.read_text())["format_version"])
         except (ValueError, KeyError, TypeError) as e:
             raise StoreError(f"{fmt} is unreadable ({e}): it is not a Dojoflow store format file") from e
+
+    def _check_format(self, fmt: Path) -> None:
+        found = self.format_version()
         if found != schemas.FORMAT_VERSION:
             raise FormatVersionError(self.root, found, schemas.FORMAT_VERSION)
 
@@ -97,6 +116,10 @@ class Store:
     def catalog_path(self) -> Path:
         return self.root / "catalog.duckdb"
 
+    @property
+    def index_path(self) -> Path:
+        return self.root / INDEX_FILE
+
     @contextmanager
     def writer(self, timeout: float = 0.0) -> Iterator["Store"]:
         """Hold the store's writer lock; clean what a killed writer left behind."""
@@ -104,35 +127,70 @@ class Store:
             atomic.remove_orphans(self.data_dir)
             atomic.remove_orphans(self.root / "parts")
             atomic.remove_orphans(self.root / "snapshots")
+            self._remove_unlisted()
             yield self
 
+    # -- the commit record -----------------------------------------------------------
+    def _read_index(self) -> dict:
+        try:
+            index = json.loads(self.index_path.read_text())
+            index["repositories"]  # noqa: B018  (checks the shape)
+            return index
+        except FileNotFoundError:
+            if any(self._repo_folders()):
+                raise StoreError(
+                    f"{self.index_path} is missing but {self.data_dir} holds repositories: the store is damaged. "
+                    "Restore the file from a backup, or move the store aside and import again"
+                ) from None
+            return {"generation": 0, "repositories": {}}
+        except (ValueError, KeyError, TypeError) as e:
+            raise StoreError(f"{self.index_path} is unreadable ({e}): restore it from a backup, "
+                             "or move the store aside and import again") from e
+
+    def _write_index(self, index: dict) -> None:
+        """The commit point of every change to the set of repositories: one rename."""
+        atomic.write_json(self.index_path, index)
+
+    def _repo_folders(self) -> Iterator[Path]:
+        """Folders under data/ that a writer finished (listed or not)."""
+        if self.data_dir.exists():
+            for p in self.data_dir.iterdir():
+                if p.is_dir() and atomic.TMP_MARK not in p.name and (p / "repository.json").exists():
+                    yield p
+
+    def _remove_unlisted(self) -> None:
+        """Delete finished folders no commit lists: staged by a killed import, or
+        replaced ones whose removal was cut short. Call with the writer lock held."""
+        if not self.data_dir.exists():
+            return
+        listed = {f.resolve() for f in self.folders().values()}
+        for p in list(self._repo_folders()):
+            if p.resolve() not in listed:
+                _trash(p)
+
     # -- repositories ----------------------------------------------------------------
+    def folders(self) -> dict[str, Path]:
+        """{repo_id: its folder} for every visible repository, read once (consistent)."""
+        return {r: self.root / f for r, f in sorted(self._read_index()["repositories"].items())}
+
     def repo_dir(self, repo_id: str) -> Path:
-        return self.data_dir / repo_id
+        folder = self._read_index()["repositories"].get(repo_id)
+        return self.root / folder if folder else self.data_dir / repo_id
 
     def has_repository(self, repo_id: str) -> bool:
-        return (self.repo_dir(repo_id) / "repositories.parquet").exists()
+        return repo_id in self._read_index()["repositories"]
 
     def repo_ids(self) -> list[str]:
-        if not self.data_dir.exists():
-            return []
-        return sorted(
-            p.name for p in self.data_dir.iterdir() if p.is_dir() and atomic.TMP_MARK not in p.name
-        )
+        return sorted(self._read_index()["repositories"])
 
     def repository(self, repo_id: str) -> dict:
-        path = self.repo_dir(repo_id) / "repositories.parquet"
-        if not path.exists():
+        folder = self._read_index()["repositories"].get(repo_id)
+        if folder is None:
             raise InputError(repo_id, "no such repository in the store", "run `dojoflow repos` to list them")
-        # The same row as JSON beside the Parquet file: read ~50x faster, and read often.
-        row = json.loads((self.repo_dir(repo_id) / "repository.json").read_text())
-        for key in ("commit_time", "ingested_at"):
-            if row[key] is not None:
-                row[key] = datetime.fromisoformat(row[key])
-        return row
+        return _read_repository(self.root / folder)
 
     def repositories(self) -> list[dict]:
-        return [self.repository(r) for r in self.repo_ids()]
+        return [_read_repository(f) for f in self.folders().values()]
 
     def find_repositories(self, url: str, commit: str | None = None) -> list[dict]:
         """Stored repositories whose url (and commit prefix, if given) match."""
@@ -150,50 +208,110 @@ class Store:
         return self.repo_dir(repo_id) / f"{table}.parquet"
 
     def read_table(self, table: str, repo_ids: list[str] | None = None, columns=None) -> pa.Table:
-        ids = self.repo_ids() if repo_ids is None else list(repo_ids)
-        parts = [pq.read_table(self.table_path(r, table), columns=columns) for r in ids]
+        folders = self.folders()
+        ids = list(folders) if repo_ids is None else list(repo_ids)
+        missing = [r for r in ids if r not in folders]
+        if missing:
+            raise InputError(", ".join(missing), "no such repository in the store", "run `dojoflow repos` to list them")
+        parts = [pq.read_table(folders[r] / f"{table}.parquet", columns=columns) for r in ids]
         if not parts:
             schema = schemas.TABLES[table]
             return schema.empty_table() if columns is None else schema.empty_table().select(columns)
         return pa.concat_tables(parts)
 
-    def add_repository(self, data: RepoData, replace: bool = False) -> AddResult:
+    # -- writing ---------------------------------------------------------------------
+    def ingest(self, repos: list[RepoData], replace: bool = False, lock_timeout: float = 0.0) -> list["AddResult"]:
+        """Take the writer lock and add `repos` together (see `add_repositories`)."""
+        with self.writer(timeout=lock_timeout):
+            return self.add_repositories(repos, replace=replace)
+
+    def add_repository(self, data: RepoData, replace: bool = False) -> "AddResult":
         """Write one repository whole. Call inside `with store.writer():`."""
-        content_hash = data.content_hash()
-        repo_id = data.repo_id
-        counts = {name: t.num_rows for name, t in data.tables().items()}
-        status = "added"
-        if self.has_repository(repo_id):
-            old = self.repository(repo_id)["content_hash"]
-            if old == content_hash:
-                return AddResult(repo_id, "unchanged", counts)
-            if not replace:
-                raise RepositoryConflictError(repo_id, old, content_hash)
-            status = "replaced"
+        return self.add_repositories([data], replace=replace)[0]
+
+    def add_repositories(self, repos: list[RepoData], replace: bool = False) -> list["AddResult"]:
+        """Add several repositories as one change: all of them become visible in one
+        rename of REPOSITORIES.json, or none does. Call inside `with store.writer():`.
+
+        Every repository is checked for conflicts before anything is written; then
+        each is staged in its own folder (invisible); then the index is replaced.
+        What follows the commit (catalog views, removing replaced folders, snapshot
+        parts) is derived and redone by the next writer or reader if cut short.
+        """
+        index = self._read_index()
+        listed = dict(index["repositories"])
+        plan = []
+        for data in repos:
+            content_hash = data.content_hash()
+            status = "added"
+            if data.repo_id in listed:
+                old = _read_repository(self.root / listed[data.repo_id])["content_hash"]
+                if old == content_hash:
+                    status = "unchanged"
+                elif not replace:
+                    raise RepositoryConflictError(data.repo_id, old, content_hash)
+                else:
+                    status = "replaced"
+            plan.append((data, content_hash, status))
+
+        staged = {data.repo_id: self._stage(data, h) for data, h, status in plan if status != "unchanged"}
+        replaced = [self.root / listed[r] for r in staged if r in listed]
+        if staged:
+            listed.update(staged)
+            self._write_index({"generation": int(index.get("generation", 0)) + 1, "repositories": listed})
+        catalog.refresh_views(self)  # also repairs views a killed import left stale
+        for folder in replaced:
+            _trash(folder)
+        # Training rows under the default snapshot settings are derived once, here, so
+        # that a curriculum step's snapshot only lists them (storage/snapshot.py).
+        from .snapshot import SnapshotSettings, build_parts
+
+        for rid in staged:
+            build_parts(self, self.repository(rid), SnapshotSettings())
+        return [AddResult(d.repo_id, status, {n: t.num_rows for n, t in d.tables().items()}) for d, _, status in plan]
+
+    def _stage(self, data: RepoData, content_hash: str) -> str:
+        """Write one repository into a new, unlisted folder; return it relative to the root."""
         row = dict(data.repository)
         row["content_hash"] = content_hash
         row["format_version"] = schemas.FORMAT_VERSION
         row.setdefault("ingested_at", datetime.now(timezone.utc).replace(microsecond=0))
         repo_table = pa.Table.from_pylist([row], schema=schemas.REPOSITORIES)
-        with atomic.atomic_path(self.repo_dir(repo_id)) as tmp:
+        folder = self.data_dir / f"{data.repo_id}@{content_hash[:12]}"
+        if folder.exists():  # unlisted (a listed one has another hash): left by a killed import
+            _trash(folder)
+        with atomic.atomic_path(folder) as tmp:
             tmp.mkdir(parents=True)
             pq.write_table(repo_table, tmp / "repositories.parquet")
-            (tmp / "repository.json").write_text(json.dumps(row, default=str, sort_keys=True))
             for name, table in data.tables().items():
                 table = table.cast(schemas.TABLES[name])
                 pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
-        catalog.refresh_views(self)
-        # Training rows under the default snapshot settings are derived once, here, so
-        # that a curriculum step's snapshot only lists them (storage/snapshot.py).
-        from .snapshot import SnapshotSettings, build_parts
-
-        build_parts(self, self.repository(repo_id), SnapshotSettings())
-        return AddResult(repo_id, status, counts)
+            (tmp / "repository.json").write_text(json.dumps(row, default=str, sort_keys=True))
+        return str(folder.relative_to(self.root))
 
     def remove_repository(self, repo_id: str) -> None:
-        path = self.repo_dir(repo_id)
-        if path.exists():
-            trash = atomic.temp_sibling(path)
-            os.replace(path, trash)
-            shutil.rmtree(trash, ignore_errors=True)
-            catalog.refresh_views(self)
+        """Unlist one repository, then delete its folder. Call inside `with store.writer():`."""
+        index = self._read_index()
+        listed = dict(index["repositories"])
+        folder = listed.pop(repo_id, None)
+        if folder is None:
+            return
+        self._write_index({"generation": int(index.get("generation", 0)) + 1, "repositories": listed})
+        catalog.refresh_views(self)
+        _trash(self.root / folder)
+
+
+def _read_repository(folder: Path) -> dict:
+    # The same row as JSON beside the Parquet file: read ~50x faster, and read often.
+    row = json.loads((folder / "repository.json").read_text())
+    for key in ("commit_time", "ingested_at"):
+        if row[key] is not None:
+            row[key] = datetime.fromisoformat(row[key])
+    return row
+
+
+def _trash(folder: Path) -> None:
+    """Delete a folder so that a kill midway leaves only a temp name (an orphan)."""
+    trash = atomic.temp_sibling(folder)
+    os.replace(folder, trash)
+    shutil.rmtree(trash, ignore_errors=True)

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from storage.errors import InputError
+from storage.sample import SAMPLE_REPOS
 from storage.snapshot import SnapshotSettings
 from storage.splits import SplitSettings
 from tasks.progress.config import ProgressSettings
@@ -24,32 +25,43 @@ from tasks.sft.config import SFTSettings
 
 
 class SourceConfig(BaseModel):
-    """One place repositories come from: a LeanDojo export, or a Lean 4 repository to trace."""
+    """One place repositories come from: a LeanDojo export, a Lean 4 repository to trace,
+    or one of the sample repositories that ship with Dojoflow."""
 
     model_config = ConfigDict(extra="forbid")
 
     export: Optional[str] = Field(None, description="Path of a LeanDojo Benchmark export folder to import.")
     repo: Optional[str] = Field(None, description="A git URL or a local path of a Lean 4 repository to trace with lean-dojo.")
-    commit: Optional[str] = Field(None, description="Commit of `repo` to trace (default: HEAD of the local repo or the remote's default branch).")
+    commit: Optional[str] = Field(None, description="Commit of `repo` to trace (default: HEAD of the local repo or the remote's default branch, read when the run starts).")
+    sample: Optional[Literal[SAMPLE_REPOS]] = Field(None, description="A sample repository that ships with Dojoflow, imported from its LeanDojo export (no Lean needed).")
     name: Optional[str] = Field(None, description="A label for reports (default: the repository's name).")
 
     @model_validator(mode="after")
     def _one_kind(self):
-        if (self.export is None) == (self.repo is None):
-            raise ValueError("give exactly one of `export` (a LeanDojo export folder) or `repo` (a Lean repository to trace)")
+        if sum(v is not None for v in (self.export, self.repo, self.sample)) != 1:
+            raise ValueError("give exactly one of `export` (a LeanDojo export folder), `repo` (a Lean repository "
+                             f"to trace) or `sample` (one of {', '.join(SAMPLE_REPOS)})")
         if self.commit is not None and self.repo is None:
             raise ValueError("`commit` goes with `repo`; an export carries its own commits")
         return self
 
     @property
+    def export_path(self) -> Optional[str]:
+        """The export folder to import: `export`, or the shipped sample's (resolved here, at run
+        time, so a deployment's parameters name no path of the machine that deployed it)."""
+        if self.sample is not None:
+            from storage.sample import SAMPLE_ROOT
+
+            return str(SAMPLE_ROOT / "leandojo" / self.sample)
+        return self.export
+
+    @property
     def label(self) -> str:
-        return self.name or Path((self.export or self.repo).rstrip("/")).name
+        return self.name or self.sample or Path((self.export or self.repo).rstrip("/")).name
 
 
 def sample_sources() -> list[SourceConfig]:
-    from storage.sample import sample_export_dirs
-
-    return [SourceConfig(export=str(p)) for p in sample_export_dirs()]
+    return [SourceConfig(sample=name) for name in SAMPLE_REPOS]
 
 
 class TrainersConfig(BaseModel):
@@ -64,6 +76,17 @@ class TrainersConfig(BaseModel):
     def enabled(self) -> dict[str, BaseModel]:
         """Settings of the enabled trainers, in a fixed order."""
         return {name: getattr(self, name) for name in ("sft", "retriever", "progress") if getattr(self, name) is not None}
+
+
+class TracingConfig(BaseModel):
+    """How `repo` sources are traced with lean-dojo (tasks/tracing/trace.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    num_procs: Optional[int] = Field(None, ge=1, le=512, description="lean-dojo's parallelism (its NUM_PROCS): lower it when tracing a large repository runs out of memory. Default: the CPU count, at most 32.")
+    timeout_s: Optional[float] = Field(None, gt=0, description="Give up on a trace after this many seconds (default: no limit).")
+    build_deps: bool = Field(True, description="Also trace the repository's dependencies (lean-dojo's build_deps), so their premises are in the corpus.")
+    extra_pythonpath: list[str] = Field(default_factory=list, description="Folders to put on the tracing worker's PYTHONPATH, where lean-dojo is installed if it is not in Dojoflow's environment.")
 
 
 class EvaluationConfig(BaseModel):
@@ -90,6 +113,7 @@ class PipelineConfig(BaseModel):
     max_steps: Optional[int] = Field(None, ge=1, description="Stop after this many curriculum steps (default: one per source).")
     trainers: TrainersConfig = Field(default_factory=TrainersConfig, description="Trainers to run at each step.")
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig, description="Evaluation after each step.")
+    tracing: TracingConfig = Field(default_factory=TracingConfig, description="How `repo` sources are traced.")
     continue_on_source_failure: bool = Field(False, description="If a source fails to import or trace, go on with the others (its error is in the report).")
 
     @classmethod
@@ -109,16 +133,28 @@ class PipelineConfig(BaseModel):
                 v = s.get(key) if isinstance(s, dict) else None
                 if isinstance(v, str) and not _is_url(v) and not Path(v).is_absolute():
                     s[key] = str((base / v).resolve())
+        for settings in (raw.get("trainers") or {}).values():
+            for key in ("model", "backbone"):  # a relative model folder that exists beside the YAML
+                v = settings.get(key) if isinstance(settings, dict) else None
+                if isinstance(v, str) and not Path(v).is_absolute() and (base / v).is_dir():
+                    settings[key] = str((base / v).resolve())
         try:
             return cls.model_validate(raw)
         except ValidationError as e:
             raise InputError(path, _first_error(e), "fix the field (`dojoflow run --help` and examples/ show valid configs)") from e
 
+    def with_overrides(self, overrides: dict, source: str) -> "PipelineConfig":
+        """A copy with `overrides` applied and validated like the rest (model_copy would not)."""
+        try:
+            return type(self).model_validate({**self.model_dump(), **overrides})
+        except ValidationError as e:
+            raise InputError(source, _first_error(e), "fix the value") from e
+
     def validate_for_run(self) -> dict[str, BaseModel]:
         """Checks that need more than types (trainers' settings, paths); before any training."""
         for i, s in enumerate(self.sources):
-            if s.export is not None and not Path(s.export).is_dir():
-                raise InputError(f"sources[{i}].export", f"{s.export} is not a folder", "give the path of a LeanDojo export")
+            if s.export_path is not None and not Path(s.export_path).is_dir():
+                raise InputError(f"sources[{i}].export", f"{s.export_path} is not a folder", "give the path of a LeanDojo export")
         if not self.sources:
             raise InputError("sources", "is empty", "list at least one export or repository")
         from .trainers.preflight import preflight

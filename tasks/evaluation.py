@@ -19,6 +19,8 @@ from .trainers.registry import TRAINERS
 
 def evaluate_step(home: Path, trainer: str, settings, checkpoint: CheckpointRef, snapshot: SnapshotRef,
                   split_kind: str, splits: list[str], repo_ids: list[str]) -> list[dict]:
+    if not checkpoint.has_model:
+        return []  # skipped with nothing to carry forward; the report says why
     evaluate_fn = TRAINERS[trainer].load("evaluate")
     metrics = call_trainer(evaluate_fn, home, settings, Path(checkpoint.path), snapshot, split_kind,
                            list(splits), list(repo_ids))

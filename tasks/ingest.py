@@ -17,16 +17,33 @@ from storage.leandojo import import_export
 from storage.splits import SplitSettings
 
 
+def pin_source(source):
+    """The source with its commit resolved, so that what it names cannot move under a cache
+    key: a local repository's commit (HEAD by default), or a remote's default branch head
+    read with `git ls-remote` (no clone). A remote with a commit needs no network here, so
+    a cached ingest of it runs offline. Exports and samples are returned as they are."""
+    if source.repo is None:
+        return source
+    from .tracing.trace import check_commit_format, parse_source, resolve_local_commit, resolve_remote_head
+
+    parsed = parse_source(source.repo)
+    if parsed.kind == "local":
+        commit = resolve_local_commit(parsed, source.commit)
+    else:
+        commit = check_commit_format(source.commit) or resolve_remote_head(parsed)
+    return source.model_copy(update={"commit": commit})
+
+
 def source_fingerprint(source) -> str:
     """Changes whenever the source's content may have changed.
 
     An export folder: every file's relative path, size and modification time (reading
-    gigabytes of JSON to hash it would cost more than importing it). A repository:
-    url or path and commit; without a commit, a local repository's HEAD.
+    gigabytes of JSON to hash it would cost more than importing it; the same proxy as
+    make and rsync). A repository: url or path and its pinned commit (`pin_source`).
     """
     h = hashlib.sha256()
-    if source.export is not None:
-        root = Path(source.export)
+    if source.export_path is not None:
+        root = Path(source.export_path)
         if not root.is_dir():
             raise InputError(root, "is not a folder", "give the path of a LeanDojo export")
         for p in sorted(root.rglob("*")):
@@ -34,30 +51,31 @@ def source_fingerprint(source) -> str:
                 st = p.stat()
                 h.update(f"{p.relative_to(root)}\x1f{st.st_size}\x1f{st.st_mtime_ns}\n".encode())
     else:
-        commit = source.commit
-        if commit is None and Path(source.repo).is_dir():
-            from .tracing.trace import parse_source, resolve_local_commit
-
-            commit = resolve_local_commit(parse_source(source.repo), None)
-        h.update(f"{source.repo}\x1f{commit}".encode())
+        if source.commit is None:
+            raise InputError(source.repo, "has no pinned commit", "pin it first (tasks.ingest.pin_source)")
+        h.update(f"{source.repo}\x1f{source.commit}".encode())
     return h.hexdigest()[:20]
 
 
-def ingest_source(store, source, split_settings: SplitSettings, home: Path, replace: bool = False,
+def ingest_source(store, source, split_settings: SplitSettings, home: Path, tracing=None, replace: bool = False,
                   lock_timeout: float = 600.0) -> dict:
-    """Import or trace one source. Returns {"repo_ids": [...], "statuses": {...}}."""
-    if source.export is not None:
-        results = import_export(store, source.export, split_settings, replace=replace, lock_timeout=lock_timeout)
+    """Import or trace one source (`tracing`: a TracingConfig for `repo` sources).
+    Returns {"repo_ids": [...], "statuses": {...}, "counts": {...}}."""
+    if source.export_path is not None:
+        results = import_export(store, source.export_path, split_settings, replace=replace, lock_timeout=lock_timeout)
     else:
         results = trace_and_import(store, source.repo, source.commit, split_settings=split_settings,
-                                   replace=replace, home=home, lock_timeout=lock_timeout)
+                                   replace=replace, home=home, lock_timeout=lock_timeout,
+                                   trace_options=tracing.model_dump() if tracing is not None else {})
     return {"repo_ids": [r.repo_id for r in results], "statuses": {r.repo_id: r.status for r in results},
             "counts": {r.repo_id: r.counts for r in results}}
 
 
 def trace_and_import(store, url_or_path: str, commit: str | None, split_settings: SplitSettings | None = None,
-                     replace: bool = False, home: Path | None = None, lock_timeout: float = 0.0):
-    """Trace with lean-dojo into `<home>/traces/`, then import that export."""
+                     replace: bool = False, home: Path | None = None, lock_timeout: float = 0.0,
+                     trace_options: dict | None = None):
+    """Trace with lean-dojo into `<home>/traces/`, then import that export. `trace_options`:
+    keyword arguments of trace_repository (num_procs, timeout_s, build_deps, extra_pythonpath)."""
     from storage.store import dojoflow_home
 
     from .tracing.trace import trace_repository
@@ -65,5 +83,6 @@ def trace_and_import(store, url_or_path: str, commit: str | None, split_settings
     home = Path(home) if home else dojoflow_home(os.environ.get("DOJOFLOW_HOME"))
     traces = home / "traces"
     name = f"{Path(url_or_path.rstrip('/')).name}-{stable_hash([url_or_path, commit], 10)}"
-    export_dir = trace_repository(url_or_path, commit, out_dir=traces / "exports" / name, work_dir=traces / "work")
+    export_dir = trace_repository(url_or_path, commit, out_dir=traces / "exports" / name, work_dir=traces / "work",
+                                  **(trace_options or {}))
     return import_export(store, export_dir, split_settings, replace=replace, lock_timeout=lock_timeout)

@@ -8,10 +8,18 @@ difficulty of the source's own repository (storage/curriculum.py), or as given.
 from __future__ import annotations
 
 from storage.curriculum import curriculum_order
+from storage.errors import InputError
 
 
-def plan_steps(store, ingested: list[dict], order: str, max_steps: int | None) -> list[dict]:
-    """`ingested`: ingest results (repo_ids, own repository first) -> ordered steps."""
+def plan_steps(store, ingested: list[dict], order: str, max_steps: int | None,
+               failures: list[dict] = ()) -> list[dict]:
+    """`ingested`: ingest results (repo_ids, own repository first) -> ordered steps, each with
+    the repositories it adds (`repo_ids`) and every repository seen up to it (`seen`).
+    `failures`: the sources that could not be ingested, named in the error when none could."""
+    if not ingested:
+        why = "; ".join(f"{f['source']}: {f['error']}" for f in failures) or "no sources"
+        raise InputError("sources", f"none could be imported or traced, so there is nothing to train on ({why})",
+                         "fix each source's error and run again")
     steps, seen = [], set()
     for result in ingested:
         new = [r for r in result["repo_ids"] if r not in seen]
@@ -24,6 +32,8 @@ def plan_steps(store, ingested: list[dict], order: str, max_steps: int | None) -
         rank = {d.repo_id: i for i, d in enumerate(curriculum_order(store, [s["primary"] for s in steps]))}
         steps.sort(key=lambda s: rank[s["primary"]])
     steps = steps[:max_steps] if max_steps else steps
+    so_far: list[str] = []
     for k, s in enumerate(steps, start=1):
-        s["step"] = k
+        so_far += s["repo_ids"]
+        s["step"], s["seen"] = k, list(so_far)
     return steps

@@ -22,7 +22,7 @@ from storage.snapshot import SnapshotSettings, build_snapshot, snapshot_id
 from storage.snapshot_ref import SnapshotRef
 from storage.store import Store
 
-from . import checkpoints, evaluation, ingest, plan, report
+from . import checkpoints, evaluation, ingest, plan, report, runs
 from .prefect_locking import FlockLockManager
 
 
@@ -33,7 +33,8 @@ def _store(home: str) -> Store:
 # -- cache keys: content ids only ----------------------------------------------------
 def _ingest_key(ctx, p) -> str:
     store = _store(p["home"])
-    return f"ingest-{store.instance_id}-{ingest.source_fingerprint(p['source'])}-{stable_hash(p['split_settings'].model_dump(), 8)}"
+    what = {"splits": p["split_settings"].model_dump(), "build_deps": p["tracing"].build_deps}  # parallelism is not content
+    return f"ingest-{store.instance_id}-{ingest.source_fingerprint(p['source'])}-{stable_hash(what, 8)}"
 
 
 def _snapshot_key(ctx, p) -> str:
@@ -50,7 +51,8 @@ def _train_key(ctx, p) -> str:
 
 
 def _evaluate_key(ctx, p) -> str:
-    what = {"splits": p["splits"], "repos": sorted(p["repo_ids"]), "kind": p["split_kind"]}
+    what = {"splits": p["splits"], "repos": sorted(p["repo_ids"]), "kind": p["split_kind"],
+            "settings": checkpoints.settings_hash(p["settings"])}  # evaluation settings are not in the checkpoint id
     return f"evaluate-{_store(p['home']).instance_id}-{p['checkpoint']['checkpoint_id']}-{stable_hash(what, 12)}"
 
 
@@ -64,9 +66,15 @@ def _transient(task, task_run, state) -> bool:
     return False
 
 
+@task(name="pin-source", task_run_name="pin-source[{label}]", retries=2, retry_delay_seconds=10,
+      retry_condition_fn=_transient)
+def pin_task(source, label: str):
+    return ingest.pin_source(source)
+
+
 @task(name="ingest", task_run_name="ingest[{label}]", retries=2, retry_delay_seconds=10, retry_condition_fn=_transient)
-def ingest_task(home: str, source, split_settings, label: str) -> dict:
-    return ingest.ingest_source(_store(home), source, split_settings, Path(home))
+def ingest_task(home: str, source, split_settings, tracing, label: str) -> dict:
+    return ingest.ingest_source(_store(home), source, split_settings, Path(home), tracing)
 
 
 @task(name="build-snapshot", task_run_name="build-snapshot[step {step}: {repo_name}]")
@@ -82,6 +90,7 @@ def train_task(home: str, trainer: str, settings, snapshot: dict, split_kind: st
     txn = get_transaction()
     if txn is not None:
         txn.set("checkpoint", ref.to_dict())
+        txn.set("home", home)
     return ref.to_dict()
 
 
@@ -89,7 +98,7 @@ def train_task(home: str, trainer: str, settings, snapshot: dict, split_kind: st
 def _discard_rolled_back_checkpoint(txn) -> None:
     ref = txn.get("checkpoint", None)
     if ref is not None:
-        checkpoints.discard_checkpoint(checkpoints.CheckpointRef.from_dict(ref))
+        checkpoints.discard_checkpoint(_store(txn.get("home")), checkpoints.CheckpointRef.from_dict(ref))
 
 
 @task(name="evaluate", task_run_name="evaluate-{trainer}[step {step}: {repo_name}]")
@@ -100,13 +109,22 @@ def evaluate_task(home: str, trainer: str, settings, checkpoint: dict, snapshot:
 
 
 @task(name="order-repositories")
-def order_task(home: str, ingested: list[dict], order: str, max_steps: int | None) -> list[dict]:
-    return plan.plan_steps(_store(home), ingested, order, max_steps)
+def order_task(home: str, ingested: list[dict], order: str, max_steps: int | None, failures: list[dict]) -> list[dict]:
+    return plan.plan_steps(_store(home), ingested, order, max_steps, failures)
 
 
 @task(name="record-metrics", task_run_name="record-metrics[step {step}]")
 def record_metrics_task(home: str, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
     return evaluation.record_metrics(_store(home), rows, run_id, step, step_repo_id)
+
+
+@task(name="record-run", task_run_name="record-run[{status}]")
+def record_run_task(home: str, run_id: str, flow: str, status: str, config: dict | None = None,
+                    report_path: str | None = None) -> None:
+    if status == "running":
+        runs.record_run_start(_store(home), run_id, flow, config or {})
+    else:
+        runs.record_run_end(_store(home), run_id, status, report_path)
 
 
 @task(name="write-report", task_run_name="write-report[{name}]")
@@ -128,12 +146,38 @@ def tasks_for(home: Path) -> SimpleNamespace:
                               persist_result=True)
 
     return SimpleNamespace(
+        pin=pin_task,
         ingest=cached(ingest_task, _ingest_key),
         snapshot=cached(snapshot_task, _snapshot_key),
         train=cached(train_task, _train_key),
         evaluate=cached(evaluate_task, _evaluate_key),
         record_metrics=record_metrics_task,
         order=order_task,
+        record_run=record_run_task,
         report=report_task,
     )
 
+
+# -- nightly ---------------------------------------------------------------------------
+# The nightly flow's tasks (flows/nightly.py); their logic is in tasks/watch.py. None is
+# cached: every night asks git afresh and reads the state file as it is now.
+from prefect.cache_policies import NO_CACHE  # noqa: E402
+
+from . import watch  # noqa: E402
+
+
+@task(name="check-repository", task_run_name="check[{repo.label}]", cache_policy=NO_CACHE,
+      retries=2, retry_delay_seconds=30, retry_condition_fn=_transient)
+def check_repository_task(repo: watch.WatchedRepo) -> str:
+    return watch.latest_commit(repo)
+
+
+@task(name="load-nightly-state", cache_policy=NO_CACHE)
+def load_nightly_state_task(home: str) -> watch.NightlyState:
+    return watch.load_state(home)
+
+
+@task(name="record-nightly-state", task_run_name="record-nightly-state[{run_id}]", cache_policy=NO_CACHE)
+def record_nightly_state_task(home: str, processed: list[tuple[watch.WatchedRepo, str]], run_id: str) -> int:
+    watch.record_processed(home, processed, run_id)
+    return len(processed)

@@ -14,15 +14,17 @@ from pathlib import Path
 from storage import atomic, catalog
 
 
-def metrics_rows(store, checkpoint_ids: list[str]) -> list[dict]:
-    if not checkpoint_ids:
-        return []
+COUNT_METRICS = {"examples", "gold_missing"}
+
+
+def metrics_rows(store, run_id: str) -> list[dict]:
+    """Every metric row the run recorded (fresh or from a cached evaluation)."""
     return catalog.query(store, """
         SELECT m.step, m.step_repo_id, r.name AS repo, m.repo_id, m.trainer, m.split_kind, m.split, m.metric,
                m.value, m.count, m.checkpoint_id
         FROM metrics m LEFT JOIN repositories r USING (repo_id)
-        WHERE m.checkpoint_id IN (SELECT unnest($ids))
-        ORDER BY m.trainer, m.metric, m.step, m.repo_id, m.split""", params={"ids": checkpoint_ids}).to_pylist()
+        WHERE m.run_id = $run
+        ORDER BY m.trainer, m.metric, m.step, m.repo_id, m.split""", params={"run": run_id}).to_pylist()
 
 
 def plot_metrics(rows: list[dict], path: Path) -> Path | None:
@@ -36,6 +38,8 @@ def plot_metrics(rows: list[dict], path: Path) -> Path | None:
 
     panels = defaultdict(lambda: defaultdict(list))
     for r in rows:
+        if r["metric"] in COUNT_METRICS:
+            continue  # sizes, not scores: in the table, not the plot
         panels[(r["trainer"], r["metric"], r["split"])][r["repo"] or r["repo_id"]].append((r["step"], r["value"]))
     keys = sorted(panels)
     cols = min(3, len(keys))
@@ -70,8 +74,7 @@ def _table(headers: list[str], rows: list[list]) -> str:
 def write_report(store, home: Path, name: str, run_id: str, steps: list[dict], step_results: list[dict],
                  failures: list[dict]) -> dict:
     folder = Path(home) / "reports" / run_id
-    ckpt_ids = [t["checkpoint"]["checkpoint_id"] for s in step_results for t in s["trainers"].values()]
-    rows = metrics_rows(store, ckpt_ids)
+    rows = metrics_rows(store, run_id)
     plot = plot_metrics(rows, folder / "metrics.png")
     counts = {r["repo_id"]: r for r in catalog.query(store, """
         SELECT repo_id, count(*) AS theorems, sum(num_tactics) AS tactics FROM theorems GROUP BY repo_id""").to_pylist()}

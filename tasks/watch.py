@@ -14,7 +14,10 @@ after that run succeeded, so a failed night is retried the next night.
 print(latest_commit(WatchedRepo(url_or_path='https://github.com/yangky11/lean4-example', branch='main')))"
 
 `NightlyConfig` is the parameter of the nightly flow (flows/nightly.py) and loads
-from YAML like `PipelineConfig` (examples/nightly.yaml).
+from YAML like `PipelineConfig` (examples/nightly.yaml). The rest is that flow's logic, one
+plain function per step: `checked_from` and `changed_since` (what moved), `pipeline_for`
+(the curriculum run over it), `retraining_outcome` (what that run trained, which commits to
+record), `summary_markdown` (the report, in every outcome) and `raise_for_failures`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import os
 import re
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,7 +34,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from storage.atomic import write_json
-from storage.errors import InputError, ToolchainMissingError, TransientError
+from storage.errors import DojoflowError, InputError, ToolchainMissingError, TransientError
 
 from .config import PipelineConfig, SourceConfig, _first_error, _is_url
 
@@ -118,7 +121,8 @@ class NightlyConfig(BaseModel):
     pipeline: PipelineConfig = Field(
         default_factory=lambda: PipelineConfig(sources=[], name="nightly"),
         description="The curriculum run done over the changed repositories (trainers, splits, evaluation, "
-        "...). Its `sources` are replaced by one `repo` + `commit` source per changed repository.")
+        "...). Its `sources` are replaced by one `repo` + `commit` source per changed repository; its "
+        "`max_steps` must be null (every changed repository is trained).")
     home: str | None = Field(
         None, description="Dojoflow home (store, checkpoints, nightly state). Default: pipeline.home, "
         "else $DOJOFLOW_HOME, else ./.dojoflow.")
@@ -133,6 +137,11 @@ class NightlyConfig(BaseModel):
                     raise ValueError(f"two watched repositories have the same {kind} ({v!r}): "
                                      "remove one, or give each a distinct `name`")
                 seen.add(v)
+        if self.pipeline.max_steps is not None:
+            # The curriculum's result does not say which sources a cut left out, so they would be
+            # recorded as trained and never retrained.
+            raise ValueError(f"pipeline.max_steps is {self.pipeline.max_steps}, and a nightly run must train on "
+                             "every changed repository (one left out would be recorded as done): set it to null")
         return self
 
     @classmethod
@@ -333,7 +342,46 @@ def record_processed(home: str | os.PathLike, processed: list[tuple[WatchedRepo,
     return NightlyState(repos)
 
 
+# -- errors ------------------------------------------------------------------------------
+class NightlyFailed(DojoflowError):
+    """A nightly run did part of its work and failed the rest; the report artifact says what.
+
+    `problems` maps a watched repository's label to its error. Not transient: the next night
+    retries whatever was not recorded, since only trained commits are recorded.
+    """
+
+    def __init__(self, summary: str, problems: Mapping[str, str]):
+        self.summary = summary
+        self.problems = dict(problems)
+        super().__init__(f"{summary}: " + "; ".join(f"{label}: {err}" for label, err in self.problems.items()))
+
+
+class WatchCheckFailed(NightlyFailed):
+    """Some watched repositories could not be checked; the others were processed."""
+
+
+class RetrainingFailed(NightlyFailed):
+    """Some or all changed repositories failed to trace or import; only the others were trained
+    and recorded."""
+
+
 # -- what changed --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Checked:
+    """The check of one watched repository: its newest commit, or why it could not be read."""
+
+    repo: WatchedRepo
+    commit: str | None = None
+    error: str | None = None
+
+
+def checked_from(repo: WatchedRepo, outcome: str | BaseException) -> Checked:
+    """`outcome`: what the check returned (a commit) or the exception it raised."""
+    if isinstance(outcome, BaseException):
+        return Checked(repo, error=f"{type(outcome).__name__}: {outcome}")
+    return Checked(repo, commit=outcome)
+
+
 def changed_repositories(watch_list: list[WatchedRepo], state: NightlyState,
                          heads: Mapping[str, str] | None = None) -> list[tuple[WatchedRepo, str]]:
     """`(repo, newest commit)` for every watched repository whose newest commit is not the one
@@ -366,30 +414,123 @@ def succeeded(changed: list[tuple[WatchedRepo, str]], failures: list[dict]) -> l
     return [(repo, commit) for repo, commit in changed if repo.label not in failed]
 
 
-def summary_markdown(checked: list[dict], changed: list[tuple[WatchedRepo, str]], state: NightlyState,
-                     run: dict | None = None) -> str:
-    """The nightly run's report: every repository checked, its commit, and what was done."""
-    changed_keys = {r.key for r, _ in changed}
-    if any(c.get("error") for c in checked) and not changed:
-        head = "## Nightly: some repositories could not be checked\n"
-    elif not changed:
-        head = "## Nightly: nothing changed\n\nNo watched repository has a new commit; nothing was retrained.\n"
+def changed_since(checked: list[Checked], state: NightlyState) -> list[tuple[WatchedRepo, str]]:
+    """The checked repositories whose newest commit is not the one last processed (those whose
+    check failed are left out: they are reported, not retrained)."""
+    ok = [c for c in checked if c.commit]
+    return changed_repositories([c.repo for c in ok], state, {c.repo.key: c.commit for c in ok})
+
+
+# -- what the retraining did -----------------------------------------------------------------
+@dataclass(frozen=True)
+class Retraining:
+    """What the curriculum run over the changed repositories did.
+
+    `trained`: the `(repo, commit)` pairs to record. `failed`: label -> error of the changed
+    repositories that failed to ingest (trace or import). `exception`: what the run raised, if
+    it failed as a whole (then nothing was trained). `report`: the curriculum's report path;
+    `checkpoints`: trainer -> the folder of its last checkpoint.
+    """
+
+    changed: list[tuple[WatchedRepo, str]]
+    trained: list[tuple[WatchedRepo, str]]
+    failed: dict[str, str]
+    exception: BaseException | None = None
+    report: str | None = None
+    checkpoints: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def error(self) -> str | None:
+        e = self.exception
+        return None if e is None else f"{type(e).__name__}: {e}"
+
+
+def retraining_outcome(changed: list[tuple[WatchedRepo, str]], run: dict | BaseException) -> Retraining:
+    """`run`: the curriculum flow's result, or the exception it raised."""
+    if isinstance(run, BaseException):
+        return Retraining(changed, trained=[], failed={}, exception=run)
+    failures = run.get("failures") or []
+    return Retraining(changed, trained=succeeded(changed, failures),
+                      failed={f["source"]: f["error"] for f in failures}, report=run.get("report"),
+                      checkpoints=dict(run.get("checkpoints") or {}))
+
+
+def raise_for_failures(checked: list[Checked], retraining: Retraining | None) -> None:
+    """Fail the night, once everything else is done, if any part of it failed.
+
+    The curriculum's own exception if it raised; RetrainingFailed if some changed repositories
+    failed to ingest (all of them: nothing was trained); WatchCheckFailed if some checks failed.
+    """
+    if retraining is not None and retraining.exception is not None:
+        raise retraining.exception
+    unchecked = {c.repo.label: c.error for c in checked if c.error}
+    if retraining is not None and retraining.failed:
+        n, total = len(retraining.failed), len(retraining.changed)
+        summary = (f"nothing was trained: all {total} changed repositories failed" if not retraining.trained else
+                   f"{n} of {total} changed repositories failed (the other {total - n} were trained and recorded)")
+        raise RetrainingFailed(summary, {**retraining.failed, **unchecked})
+    if unchecked:
+        raise WatchCheckFailed(f"{len(unchecked)} of {len(checked)} watched repositories could not be checked",
+                               unchecked)
+
+
+def night_result(checked: list[Checked], changed: list[tuple[WatchedRepo, str]],
+                 retraining: Retraining | None) -> dict:
+    """The nightly flow's return value: commits checked, changed and recorded (by `WatchedRepo.key`),
+    the curriculum's report and checkpoints (None and {} when nothing changed)."""
+    return {"checked": {c.repo.key: c.commit for c in checked},
+            "changed": {r.key: commit for r, commit in changed},
+            "recorded": {r.key: commit for r, commit in (retraining.trained if retraining else [])},
+            "report": retraining.report if retraining else None,
+            "checkpoints": retraining.checkpoints if retraining else {}}
+
+
+def summary_markdown(checked: list[Checked], changed: list[tuple[WatchedRepo, str]], state: NightlyState,
+                     retraining: Retraining | None = None) -> str:
+    """The nightly run's report, in every outcome: every repository checked, its commit, and what
+    was done with it (unchanged, trained, failed and why)."""
+    trained = {r.key for r, _ in (retraining.trained if retraining else [])}
+    failed = retraining.failed if retraining else {}
+    unchecked = [c for c in checked if c.error]
+    if retraining is not None and retraining.exception is not None:
+        head = (f"## Nightly: retraining failed\n\nThe curriculum run over {len(changed)} changed repositories "
+                f"failed: `{retraining.error}`\n\nNo commit was recorded; the next night retries them.\n")
+    elif retraining is not None and failed and not trained:
+        head = (f"## Nightly: nothing was trained\n\nAll {len(changed)} changed repositories failed to trace or "
+                "import. No commit was recorded; the next night retries them.\n")
+    elif retraining is not None and failed:
+        head = (f"## Nightly: {len(trained)} of {len(changed)} changed repositories retrained\n\n"
+                f"{len(failed)} failed to trace or import; their commits were not recorded, and the next "
+                "night retries them.\n")
+    elif changed:
+        head = f"## Nightly: {len(changed)} repositories changed\n\nRetrained on the new commits and recorded them.\n"
+    elif unchecked:
+        head = "## Nightly: some repositories could not be checked\n\nNo other watched repository has a new commit.\n"
     else:
-        head = f"## Nightly: {len(changed)} repositories changed\n\nRetrained on the new commits.\n"
+        head = "## Nightly: nothing changed\n\nNo watched repository has a new commit; nothing was retrained.\n"
+    changed_keys = {r.key for r, _ in changed}
     lines = [head, "| repository | branch | newest commit | last processed | status |", "|---|---|---|---|---|"]
     for c in checked:
-        repo: WatchedRepo = c["repo"]
-        last = state.commit_of(repo)
-        if c.get("error"):
-            status = f"check failed: {c['error']}"
-        elif repo.key in changed_keys:
-            status = "new commit"
-        else:
+        repo, last = c.repo, state.commit_of(c.repo)
+        if c.error:
+            status = f"check failed: {_cell(c.error)}"
+        elif repo.key not in changed_keys:
             status = "unchanged"
+        elif repo.key in trained:
+            status = "new commit: trained and recorded"
+        elif repo.label in failed:
+            status = f"new commit: failed, not recorded: {_cell(failed[repo.label])}"
+        elif retraining is not None and retraining.exception is not None:
+            status = "new commit: retraining failed, not recorded"
+        else:
+            status = "new commit"
         lines.append(f"| {repo.label} (`{repo.url_or_path}`) | {repo.branch or 'HEAD'} | "
-                     f"`{(c.get('commit') or '-')[:12]}` | `{(last or '-')[:12]}` | {status} |")
-    if run is not None:
-        lines += ["", f"Curriculum report: `{run.get('report')}`"]
-        for f in run.get("failures") or []:
-            lines.append(f"- source `{f['source']}` failed: {f['error']}")
+                     f"`{(c.commit or '-')[:12]}` | `{(last or '-')[:12]}` | {status} |")
+    if retraining is not None and retraining.report:
+        lines += ["", f"Curriculum report: `{retraining.report}`"]
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """`text` on one line of a markdown table cell."""
+    return " ".join(text.replace("|", "\\|").split())[:500]

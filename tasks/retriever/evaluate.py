@@ -8,12 +8,21 @@ Metrics (ANCHORS.md), over the tactics that have at least one gold premise in th
 ranking only the premises accessible to the tactic's theorem:
 R@k = |top-k ∩ gold| / |gold|, MRR = 1 / rank of the first gold premise (0 if none is
 accessible), each ×100 and averaged over tactics. Rows are named `R@1`, `R@10` (one per
-`settings.eval_k`) and `MRR`; a (repository, split) with no such tactic gives no rows.
+`settings.eval_k`) and `MRR`, with `count` = the number of tactics averaged.
+
+Every requested (repository, split) also gets two bookkeeping rows, so that nothing is
+silently missing from the metrics table:
+- `examples`: value = count = the tactics evaluated (with a gold premise in the corpus).
+  0 means the split holds no such tactic (empty split, repository without tactics
+  there, or no annotated premise in the corpus); the R@k and MRR rows are then absent.
+- `gold_missing`: value = the annotated premises of the split's tactics that are not in
+  the premise corpus (never used as gold, so never counted in |gold|); count = all
+  annotated premises (distinct per tactic).
 
 Premise embeddings are computed once per (checkpoint weights, premise corpus,
-max_seq_len) and cached as safetensors under `settings.embedding_cache_dir`
-(default `<store_root>/cache/retriever_embeddings`); a second evaluation of the same
-checkpoint on the same corpus reads them back instead of re-encoding.
+max_seq_len) and cached (`tasks.retriever.index`); a second evaluation of the same
+checkpoint on the same corpus reads them back instead of re-encoding. Ranking uses the
+same exact top-k as `retrieve` (`index.top_k`), not a full sort.
 """
 
 from __future__ import annotations
@@ -24,18 +33,20 @@ from pathlib import Path
 
 import numpy as np
 
-from storage import atomic
 from storage.snapshot_ref import SnapshotRef
 from tasks.trainers.base import Metric
 
-from .backbone import load_encoder, weights_sha256
 from .config import RetrieverSettings
-from .data import PremiseCorpus, build_examples
-from .runtime import as_settings, encode_texts, torch_device
+from .data import PremiseCorpus, examples_from_rows
+from .index import Retriever, cache_file, embedding_cache_root, first_rank, premise_embeddings, top_k
+from .runtime import as_settings, torch_device
 
 logger = logging.getLogger(__name__)
 
 QUERY_CHUNK = 64  # goal states scored against the whole corpus per matrix product
+EXAMPLES, GOLD_MISSING = "examples", "gold_missing"
+
+__all__ = ["evaluate_retriever", "retrieval_metrics", "premise_embeddings", "embedding_cache_path"]
 
 
 def retrieval_metrics(ranked_ids: Sequence[Sequence[Hashable]], gold: Sequence[set], ks: Sequence[int] = (1, 10)) -> dict:
@@ -74,88 +85,82 @@ def retrieval_metrics(ranked_ids: Sequence[Sequence[Hashable]], gold: Sequence[s
 
 
 def embedding_cache_path(settings: RetrieverSettings, snapshot: SnapshotRef, weights_hash: str, corpus_hash: str) -> Path:
-    root = Path(settings.embedding_cache_dir) if settings.embedding_cache_dir else (
-        Path(snapshot.store_root) / "cache" / "retriever_embeddings")
-    return root / f"{weights_hash[:24]}-{corpus_hash[:24]}-len{settings.max_seq_len}.safetensors"
+    """The cache file of a snapshot's premise embeddings (see `tasks.retriever.index`)."""
+    return cache_file(embedding_cache_root(settings, snapshot.store_root), settings, weights_hash, corpus_hash)
 
 
-def premise_embeddings(encoder, tokenizer, corpus: PremiseCorpus, settings: RetrieverSettings, weights_hash: str,
-                       cache_path: Path, device):
-    """(embeddings of `corpus.unique_texts()` [U, H] float32, cache hit?) read from or written to `cache_path`."""
-    from safetensors import safe_open
-    from safetensors.torch import save
+def _rankings(query_emb, prem_emb, examples, corpus: PremiseCorpus, max_k: int) -> list[list[int | None]]:
+    """Each example's accessible premises by score, for `retrieval_metrics`.
 
-    texts, _ = corpus.unique_texts()
-    corpus_hash = corpus.content_hash()
-    if cache_path.exists():
-        try:
-            with safe_open(str(cache_path), framework="pt") as f:
-                meta = f.metadata() or {}
-                emb = f.get_tensor("embeddings")
-            if (meta.get("weights_sha256") == weights_hash and meta.get("corpus_sha256") == corpus_hash
-                    and emb.shape[0] == len(texts)):
-                logger.info("premise embeddings: cache hit %s", cache_path)
-                return emb, True
-            logger.warning("premise embedding cache %s does not match this checkpoint and corpus; re-encoding", cache_path)
-        except Exception as e:  # a damaged cache file is recomputed, never trusted
-            logger.warning("premise embedding cache %s is unreadable (%s); re-encoding", cache_path, e)
-    logger.info("premise embeddings: encoding %d distinct premises", len(texts))
-    emb = encode_texts(encoder, tokenizer, texts, settings, device).contiguous()
-    atomic.write_bytes(cache_path, save({"embeddings": emb}, metadata={
-        "weights_sha256": weights_hash, "corpus_sha256": corpus_hash, "max_seq_len": str(settings.max_seq_len),
-        "count": str(len(texts)),
-    }))
-    return emb, False
-
-
-def _rankings(query_emb, prem_emb, examples, corpus: PremiseCorpus, max_k: int) -> list[list[int]]:
-    """Each example's accessible premises by score, cut after max_k and after the first gold one."""
-    out = []
+    The top `max_k` (exact, `top_k`'s order); when the first gold premise ranks lower,
+    the list runs on to it, the premises in between (which only count as non-gold)
+    given as None, so MRR sees the true rank without the list being sorted in full.
+    """
+    query_emb, prem_emb = np.asarray(query_emb, dtype=np.float32), np.asarray(prem_emb, dtype=np.float32)
+    out: list[list[int | None]] = []
     for start in range(0, len(examples), QUERY_CHUNK):
         chunk = examples[start:start + QUERY_CHUNK]
-        scores = (query_emb[start:start + len(chunk)] @ prem_emb.T).numpy()
+        scores = query_emb[start:start + len(chunk)] @ prem_emb.T
         for row, ex in zip(scores, chunk):
             acc = corpus.accessible_from(ex.node, ex.pos)
             if len(acc) == 0:
                 out.append([])
                 continue
-            ranked = acc[np.argsort(-row[acc], kind="stable")]
-            hits = np.flatnonzero(np.isin(ranked, np.asarray(ex.gold)))
-            cut = max(max_k, int(hits[0]) + 1) if len(hits) else max_k
-            out.append(ranked[:cut].tolist())
+            sub = row[acc]
+            ranked = acc[top_k(sub, max_k)].tolist()
+            first = first_rank(sub, np.flatnonzero(np.isin(acc, np.asarray(ex.gold))))
+            if first is not None and first[0] > max_k:
+                rank, position = first
+                ranked += [None] * (rank - max_k - 1) + [int(acc[position])]
+            out.append(ranked)
     return out
+
+
+def _split_groups(snapshot: SnapshotRef, split_kind: str, splits: list[str], repo_ids: list[str],
+                  corpus: PremiseCorpus) -> list[tuple[str, str, list, object]]:
+    """(repo, split, examples, GoldReport) for every requested (repository, split), empty ones included."""
+    groups = []
+    for split in splits:
+        tactics = snapshot.tactics(split_kind, split, repo_ids).to_pylist()
+        theorems = snapshot.theorems(split_kind, split, repo_ids)
+        starts = {(r, t): st for r, t, st in zip(theorems["repo_id"].to_pylist(), theorems["theorem_id"].to_pylist(),
+                                                 theorems["start"].to_pylist())}
+        by_repo: dict[str, list[dict]] = {}
+        for row in tactics:
+            by_repo.setdefault(row["repo_id"], []).append(row)
+        for repo in repo_ids:
+            examples, report = examples_from_rows(by_repo.get(repo, []), starts, corpus)
+            groups.append((repo, split, examples, report))
+    return groups
 
 
 def evaluate_retriever(settings, checkpoint_dir: Path, snapshot: SnapshotRef, split_kind: str,
                        splits: list[str], repo_ids: list[str]) -> list[Metric]:
-    """Metric rows (R@k…, MRR) per repository in `repo_ids` and split in `splits`; see module doc."""
-    import torch
+    """Metric rows (examples, gold_missing, R@k…, MRR) per repository and split; see module doc.
 
+    The checkpoint is loaded only if some (repository, split) has a tactic to evaluate.
+    """
     settings = as_settings(settings)
-    checkpoint_dir = Path(checkpoint_dir)
     corpus = PremiseCorpus.from_snapshot(snapshot)
-    work = []
-    for split in splits:
-        examples, _ = build_examples(snapshot, split_kind, split, corpus, repo_ids)
-        for repo in repo_ids:
-            mine = [e for e in examples if e.repo_id == repo]
-            if mine:
-                work.append((repo, split, mine))
-    if not work:
-        return []
+    groups = _split_groups(snapshot, split_kind, splits, repo_ids, corpus)
 
-    device = torch_device(settings)
-    encoder, tokenizer = load_encoder(str(checkpoint_dir))
-    encoder.eval().to(device)
-    w_hash = weights_sha256(checkpoint_dir)
-    cache = embedding_cache_path(settings, snapshot, w_hash, corpus.content_hash())
-    unique_emb, _ = premise_embeddings(encoder, tokenizer, corpus, settings, w_hash, cache, device)
-    prem_emb = unique_emb[torch.from_numpy(corpus.unique_texts()[1])]
-
+    retriever = index = None
     metrics: list[Metric] = []
-    for repo, split, examples in work:
-        queries = encode_texts(encoder, tokenizer, [e.state for e in examples], settings, device)
-        ranked = _rankings(queries, prem_emb, examples, corpus, max(settings.eval_k))
+    for repo, split, examples, report in groups:
+        metrics.append(Metric(repo_id=repo, split=split, metric=EXAMPLES, value=float(len(examples)),
+                              count=len(examples)))
+        metrics.append(Metric(repo_id=repo, split=split, metric=GOLD_MISSING, value=float(report.missing),
+                              count=report.annotations))
+        if not examples:
+            logger.info("retriever evaluation: %s %s/%s has no tactic with a gold premise in the corpus "
+                        "(%d tactics, %d annotated premises missing from the corpus)",
+                        repo, split_kind, split, report.tactics, report.missing)
+            continue
+        if retriever is None:
+            retriever = Retriever.load(checkpoint_dir, settings=settings, device=torch_device(settings))
+            index = retriever.index(snapshot)
+        queries = retriever.encode([e.state for e in examples])
+        ranked = _rankings(queries, index.embeddings, examples, corpus, max(settings.eval_k))
         m = retrieval_metrics(ranked, [set(e.gold) for e in examples], settings.eval_k)
         for name in settings.metric_names():
             metrics.append(Metric(repo_id=repo, split=split, metric=name, value=float(m[name]), count=int(m["count"])))

@@ -3,15 +3,21 @@
 LeanDojo-v2 has an EWC term in its loss but never computes the Fisher information,
 so the term is always zero (ANCHORS.md). Here, after each curriculum step:
 
-1. `compute_fisher`: the diagonal empirical Fisher information, the mean over
-   `fisher_samples` training batches of the squared gradient of the batch loss, for
-   every encoder parameter, at the weights just trained (dropout off).
+1. `compute_fisher`: the diagonal empirical Fisher information, for every encoder
+   parameter, at the weights just trained (dropout off): the mean over up to
+   `fisher_examples` training examples of the squared gradient of each example's own
+   loss, F = (1/N) sum_i (d loss_i / d theta)^2. Each example (a goal state, its
+   positive premise and its negatives) is a micro-batch of one, so no in-batch
+   negatives enter its loss. Squaring the gradient of a batch-mean loss instead
+   would square a mean, (1/B sum_i g_i)^2, which for examples whose gradients point
+   different ways is about B times smaller, and EWC would do almost nothing.
 2. `save_fisher`: `fisher.safetensors` beside the saved model, and a `fisher.json`
    sidecar recording the sha256 of the model's weight files and of the Fisher file.
    The weights themselves are theta*, the point the next step is anchored to.
 3. `load_fisher` (next step): refuses, with `FisherMismatchError`, a Fisher whose
    recorded weights hash differs from the checkpoint's weights, whose bytes changed,
-   or whose tensors do not match the model's parameters.
+   whose format is another estimator's, or whose tensors do not match the model's
+   parameters.
 
 The snapshot of step k holds every repository so far, so the Fisher of step k already
 covers the data of all earlier steps; it replaces, rather than adds to, the parent's.
@@ -31,11 +37,15 @@ from .errors import FisherMismatchError
 
 FISHER_FILE = "fisher.safetensors"
 FISHER_META = "fisher.json"
-FISHER_FORMAT = 1
+FISHER_FORMAT = 2  # 2: per-example (empirical) Fisher; 1 squared batch-mean gradients
 
 
-def compute_fisher(module, batches: Iterable[dict]) -> tuple[dict, int]:
-    """({parameter name: mean squared gradient}, number of batches) of `module.task_loss`."""
+def compute_fisher(module, examples: Iterable[dict]) -> tuple[dict, int]:
+    """({parameter name: mean squared per-example gradient}, number of examples) of `module.task_loss`.
+
+    `examples` yields collated batches of exactly one example each (`Collator([item])`);
+    a larger batch is refused, since its gradient is a mean over examples.
+    """
     import torch
 
     encoder = module.encoder
@@ -46,7 +56,13 @@ def compute_fisher(module, batches: Iterable[dict]) -> tuple[dict, int]:
     device = next(encoder.parameters()).device
     count = 0
     try:
-        for batch in batches:
+        for batch in examples:
+            size = int(batch["labels"].shape[0])
+            if size != 1:
+                raise ValueError(
+                    f"compute_fisher got a batch of {size} examples: the empirical Fisher needs per-example "
+                    "gradients, so collate one example per batch"
+                )
             batch = {k: v.to(device) for k, v in batch.items()}
             encoder.zero_grad(set_to_none=True)
             module.task_loss(batch).backward()
@@ -60,7 +76,10 @@ def compute_fisher(module, batches: Iterable[dict]) -> tuple[dict, int]:
     return {n: (a / max(count, 1)).cpu().contiguous() for n, a in acc.items()}, count
 
 
-def save_fisher(model_dir: Path, fisher: dict, num_batches: int, extra: dict | None = None) -> dict:
+ESTIMATOR = "empirical diagonal Fisher: mean over training examples of the squared per-example loss gradient"
+
+
+def save_fisher(model_dir: Path, fisher: dict, num_examples: int, extra: dict | None = None) -> dict:
     """Write fisher.safetensors and fisher.json into `model_dir` (after the model is saved there)."""
     from safetensors.torch import save
 
@@ -71,7 +90,8 @@ def save_fisher(model_dir: Path, fisher: dict, num_batches: int, extra: dict | N
         "format": FISHER_FORMAT,
         "weights_sha256": weights_sha256(model_dir),
         "fisher_sha256": hashlib.sha256(data).hexdigest(),
-        "num_batches": num_batches,
+        "estimator": ESTIMATOR,
+        "num_examples": num_examples,
         "num_parameters": len(fisher),
         "mean": float(sum(float(t.sum()) for t in fisher.values()) / max(1, sum(t.numel() for t in fisher.values()))),
         **(extra or {}),
@@ -92,6 +112,12 @@ def load_fisher(model_dir: Path, encoder) -> dict | None:
         present, absent = (f_path, m_path) if f_path.exists() else (m_path, f_path)
         raise FisherMismatchError(present, f"{absent.name} is missing beside it, so it cannot be checked against the weights")
     meta = json.loads(m_path.read_text())
+    if meta.get("format") != FISHER_FORMAT:
+        raise FisherMismatchError(
+            f_path,
+            f"it has format {meta.get('format')}, but this code reads format {FISHER_FORMAT} ({ESTIMATOR}); "
+            "format 1 squared batch-mean gradients and underestimates the Fisher by about the batch size",
+        )
     actual = weights_sha256(model_dir)
     if meta.get("weights_sha256") != actual:
         raise FisherMismatchError(

@@ -75,18 +75,15 @@ def check_backbone(settings: RetrieverSettings, parent_dir: Path, cache_dir: Pat
     return parent_hidden
 
 
-def _fisher_batches(pairs: RetrievalPairs, collate, settings: RetrieverSettings):
-    """The first `fisher_samples` batches of a fixed shuffle, with the negatives of a fixed epoch."""
+def _fisher_examples(pairs: RetrievalPairs, collate, settings: RetrieverSettings):
+    """The first `fisher_examples` pairs of a fixed shuffle (negatives of a fixed epoch), one per batch."""
     import torch
 
     fixed = RetrievalPairs(pairs.corpus, pairs.examples, pairs.num_negatives, pairs.num_in_file_negatives, pairs.seed)
     fixed.set_epoch(-1)
     order = torch.randperm(len(fixed), generator=torch.Generator().manual_seed(settings.seed)).tolist()
-    for b in range(settings.fisher_samples):
-        idx = order[b * settings.batch_size:(b + 1) * settings.batch_size]
-        if not idx:
-            return
-        yield collate([fixed[i] for i in idx])
+    for i in order[:settings.fisher_examples]:
+        yield collate([fixed[i]])
 
 
 def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir: Path | None,
@@ -171,9 +168,9 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
     encoder.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     fisher_meta = None
-    if settings.fisher_samples > 0:
-        fisher, n_batches = compute_fisher(module, _fisher_batches(pairs, collate, settings))
-        fisher_meta = save_fisher(out_dir, fisher, n_batches, extra={"snapshot_id": snapshot.snapshot_id,
+    if settings.fisher_examples > 0:
+        fisher, n_examples = compute_fisher(module, _fisher_examples(pairs, collate, settings))
+        fisher_meta = save_fisher(out_dir, fisher, n_examples, extra={"snapshot_id": snapshot.snapshot_id,
                                                                      "split_kind": split_kind})
     module.cpu()
     w_hash = weights_sha256(out_dir)
@@ -186,7 +183,7 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
         "mean_loss": module.loss_sum / module.loss_count if module.loss_count else None,
         "last_loss": module.last_loss,
         "ewc": {"active": anchor is not None, "lambda": settings.ewc_lambda, "last_penalty": module.last_penalty},
-        "fisher_batches": fisher_meta["num_batches"] if fisher_meta else 0,
+        "fisher_examples": fisher_meta["num_examples"] if fisher_meta else 0,
         "resumed": resumed,
         "weights_sha256": w_hash,
     }

@@ -125,7 +125,8 @@ class SFTSettings(BaseModel):
         "checkpoint (False continues from the parent checkpoint).",
     )
     evaluation: SFTEvalSettings = Field(
-        default_factory=SFTEvalSettings, description="How checkpoints are scored."
+        default_factory=SFTEvalSettings, description="How checkpoints are scored (changing it re-evaluates, "
+        "never retrains).", json_schema_extra={"affects_model": False},
     )
 
     @field_validator("training")

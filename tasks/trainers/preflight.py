@@ -10,15 +10,29 @@ from storage.errors import InputError
 
 
 def check_model_reference(name: str, field: str) -> None:
-    """A builtin name, an existing local folder, or something that can be a hub id."""
-    from tasks.models.loading import _looks_like_path, is_builtin
+    """A builtin name (or alias) usable here, an existing local folder, or something that can be a hub id.
 
-    if is_builtin(name):
+    Accepts exactly the names `tasks.models.loading.resolve_model` resolves: the tiny
+    builtins, and the packaged pretrained models (`builtin:all-minilm-l6-v2`, alias
+    `minilm`) when their package is installed.
+    """
+    from tasks.models.loading import PACKAGED, _looks_like_path, builtin_names, canonical_name, is_builtin, \
+        packaged_model_path
+
+    canonical = canonical_name(name)
+    if is_builtin(canonical):
+        which = canonical.split(":", 1)[1]
+        if which in PACKAGED:
+            try:
+                packaged_model_path(canonical)
+            except InputError as e:
+                raise InputError(field, f"{name!r}: {e.problem}", e.fix) from e
+            return
         from tasks.models import tiny
 
-        if name.split(":", 1)[1] not in tiny.BUILDERS:
+        if which not in tiny.BUILDERS:
             raise InputError(field, f"{name!r} is not a builtin model",
-                             f"use one of {sorted('builtin:' + k for k in tiny.BUILDERS)}, a local path or a hub id")
+                             f"use one of {builtin_names()} (or the alias 'minilm'), a local path or a hub id")
         return
     path = Path(name).expanduser()
     if path.exists():

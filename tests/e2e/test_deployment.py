@@ -69,7 +69,7 @@ def test_examples_sample_yaml_is_the_default_run_and_tiny_yaml_is_one_small_step
     assert SFTSettings.model_validate(sft_a) == SFTSettings.model_validate(sft_b)
 
     tiny = PipelineConfig.from_yaml(ROOT / "examples" / "tiny.yaml")
-    assert len(tiny.sources) == 1 and Path(tiny.sources[0].export).is_dir() and tiny.max_steps == 1
+    assert len(tiny.sources) == 1 and Path(tiny.sources[0].export_path).is_dir() and tiny.max_steps == 1
     assert SFTSettings.model_validate(tiny.trainers.sft).training["max_steps"] <= 3
 
 

@@ -56,7 +56,27 @@ def test_errors_are_one_clear_line_and_exit_two(tmp_path):
     assert r.exit_code == 2 and "does not exist" in r.output
     r = invoke("repos", "--home", tmp_path / "empty")
     assert r.exit_code == 2 and "no Dojoflow store" in r.output
+    assert not (tmp_path / "home").exists()  # a failed import creates no store
+    invoke("import", write_synthetic_export(tmp_path / "e", "q", 4, 2), "--home", tmp_path / "home")
     r = invoke("export", tmp_path / "o", "--repo", "https://nowhere/x", "--home", tmp_path / "home")
     assert r.exit_code == 2 and "matches no repository" in r.output
     r = invoke("run", tmp_path / "nope.yaml")
     assert r.exit_code == 2 and "nope.yaml: does not exist" in r.output
+
+
+def test_samples_writes_each_sample_as_a_traceable_git_repository_with_the_same_commit_everywhere(tmp_path):
+    from tasks.tracing.trace import check_lake_project_at, parse_source, resolve_local_commit
+
+    r = invoke("samples", tmp_path / "a")
+    assert r.exit_code == 0, r.output
+    again = invoke("samples", tmp_path / "b")
+    commits = []
+    for name in ("ListLemmas", "LogicPuzzles", "NatBasics"):
+        source = parse_source(str(tmp_path / "a" / name))  # a repository root, as tracing requires
+        commit = resolve_local_commit(source, None)
+        check_lake_project_at(source, tmp_path / "a" / name, commit)
+        assert (tmp_path / "a" / name / f"{name}.lean").exists()
+        commits.append(commit)
+        assert resolve_local_commit(parse_source(str(tmp_path / "b" / name)), None) == commit
+    assert again.exit_code == 0 and len(set(commits)) == 3
+    assert invoke("samples", tmp_path / "a").exit_code == 2  # never overwrites

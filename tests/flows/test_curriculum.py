@@ -73,11 +73,21 @@ def test_a_failure_in_step_two_then_a_rerun_caches_step_one_and_redoes_the_rest(
     # the failed step's checkpoint was rolled back with its evaluation: nothing half-done is kept
     published = list((tmp_path / "home" / "checkpoints" / "sft").iterdir())
     assert len(published) == 1
+    store = Store.open(tmp_path / "home")
+    assert [r["status"] for r in catalog.query(store, "SELECT status FROM runs").to_pylist()] == ["failed"]
+    registered = catalog.query(store, "SELECT path FROM checkpoints").column("path").to_pylist()
+    assert registered == [str(published[0])]  # step 2's rolled-back row went with its folder
     flaky_sft.unlink()
     rerun = curriculum(config=cfg)
     assert train_states(rerun) == ["Cached", "Completed", "Completed"]
     assert rerun["steps"][1]["trainers"]["sft"]["checkpoint"]["parent_id"] == \
         rerun["steps"][0]["trainers"]["sft"]["checkpoint"]["checkpoint_id"]
+    status = catalog.query(store, "SELECT status FROM runs WHERE run_id = $r", params={"r": rerun["run_id"]})
+    assert status.to_pylist() == [{"status": "completed"}]
+    # the rerun's metrics are whole: step 1's come from its cached evaluation
+    steps = catalog.query(store, "SELECT DISTINCT step FROM metrics WHERE run_id = $r ORDER BY step",
+                          params={"r": rerun["run_id"]}).column("step").to_pylist()
+    assert steps == [1, 2, 3]
 
 
 def test_a_changed_setting_retrains_from_the_first_step_it_affects_and_no_earlier(prefect, tmp_path):
@@ -93,10 +103,73 @@ def test_a_changed_setting_retrains_from_the_first_step_it_affects_and_no_earlie
     evals = curriculum(config=config(tmp_path, home, evaluation={"splits": ["test"]}))
     assert train_states(evals) == ["Cached"] * 3
     assert [s["trainers"]["sft"]["evaluate_state"] for s in evals["steps"]] == ["Completed"] * 3
+    # so does a trainer's own evaluation setting, and a logging-only training argument
+    top1 = {**TINY_SFT, "evaluation": {**TINY_SFT["evaluation"], "top_k": 1},
+            "training": {**TINY_SFT["training"], "logging_steps": 2}}
+    evals = curriculum(config=config(tmp_path, home, evaluation={"splits": ["test"]}, sft=top1))
+    assert train_states(evals) == ["Cached"] * 3
+    assert [s["trainers"]["sft"]["evaluate_state"] for s in evals["steps"]] == ["Completed"] * 3
+    metrics = catalog.query(Store.open(home), "SELECT DISTINCT metric FROM metrics WHERE run_id = $r",
+                            params={"r": evals["run_id"]}).column("metric").to_pylist()
+    assert "top1_accuracy" in metrics and "top2_accuracy" not in metrics
     # a trainer setting affects every step from the first
     changed = {**TINY_SFT, "training": {**TINY_SFT["training"], "learning_rate": 1e-3}}
     lr = curriculum(config=config(tmp_path, home, sft=changed))
     assert train_states(lr) == ["Completed"] * 3
+
+
+def test_a_trainer_with_nothing_to_learn_at_step_one_is_recorded_as_skipped_and_the_run_goes_on(
+        prefect, tmp_path, monkeypatch):
+    from flows.curriculum import curriculum
+
+    spec = registry.TRAINERS["sft"]
+    monkeypatch.setitem(registry.TRAINERS, "sft", registry.TrainerSpec(
+        "sft", spec.settings, "tests.flows.flaky:train_skipping_first_step", spec.evaluate))
+    result = curriculum(config=config(tmp_path, tmp_path / "home", n=2))
+    first, second = (s["trainers"]["sft"]["checkpoint"] for s in result["steps"])
+    assert first["skipped"] == "injected: nothing to learn at the first step" and not first["has_model"]
+    assert second["skipped"] is None and second["has_model"] and second["parent_id"] == first["checkpoint_id"]
+    steps = catalog.query(Store.open(tmp_path / "home"), "SELECT DISTINCT step FROM metrics").column("step")
+    assert steps.to_pylist() == [2]  # nothing to evaluate at step 1
+    assert "skipped: injected: nothing to learn" in Path(result["report"]).read_text()
+
+
+def test_a_failing_source_is_reported_and_skipped_only_where_the_config_allows(prefect, tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from flows.curriculum import curriculum
+    from storage.errors import InputError
+    from tasks.config import SourceConfig
+
+    home = tmp_path / "home"
+    good = small_sources(tmp_path, 1)
+    missing = SourceConfig(repo=str(tmp_path / "no-such-repo"), name="missing")
+    strict = config(tmp_path, home, n=1).model_copy(update={"sources": [missing, *good]})
+    with pytest.raises(InputError, match="no-such-repo: does not exist"):
+        curriculum(config=strict)
+    assert not (home / "checkpoints").exists()  # failed before any training
+
+    lenient = strict.model_copy(update={"continue_on_source_failure": True})
+    result = curriculum(config=lenient)
+    assert train_states(result) == ["Completed"]
+    assert [f["source"] for f in result["failures"]] == ["missing"]
+    report = Path(result["report"]).read_text()
+    assert "## Failures" in report and "no-such-repo: does not exist" in report
+
+    with pytest.raises(InputError, match="none could be imported or traced.*missing: InputError"):
+        curriculum(config=lenient.model_copy(update={"sources": [missing]}))
+
+    # the terminal shows the same: runs with their status, and a run's metrics
+    cli = CliRunner()
+    runs = cli.invoke(app, ["runs", "--home", str(home)], env={"COLUMNS": "250"})
+    assert runs.exit_code == 0, runs.output
+    assert runs.output.count("failed") == 2 and runs.output.count("partial") == 1
+    metrics = cli.invoke(app, ["metrics", "--home", str(home), "--split", "test"], env={"COLUMNS": "250"})
+    assert metrics.exit_code == 0, metrics.output
+    assert result["run_id"] in metrics.output and "top1_accuracy" in metrics.output and " val " not in metrics.output
+    unknown = cli.invoke(app, ["metrics", "--home", str(home), "--run", "zzz"])
+    assert unknown.exit_code == 2 and "matches no run" in unknown.output
 
 
 def _run_cli(cfg_path: Path, home: Path, env: dict, **popen) -> subprocess.Popen:
@@ -112,7 +185,7 @@ def _cli_env() -> dict:
 
 
 def _write_config(tmp_path: Path, sft: dict, n: int = 3) -> Path:
-    sources = [{"export": s.export} for s in small_sources(tmp_path, n)]
+    sources = [{"export": s.export_path} for s in small_sources(tmp_path, n)]
     path = tmp_path / "cfg.yaml"
     path.write_text(yaml.safe_dump({"name": "cli", "sources": sources, "trainers": {"sft": sft}}))
     return path
@@ -208,3 +281,30 @@ def test_a_setting_this_machine_cannot_run_fails_before_training(tmp_path):
     cfg = PipelineConfig(sources=small_sources(tmp_path, 1), trainers={"sft": {"training": {"bf16": True}}})
     with pytest.raises(InputError, match=r"training.bf16"):
         cfg.validate_for_run()
+
+
+def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpoint(prefect, tmp_path):
+    from flows.curriculum import curriculum
+
+    home = tmp_path / "home"
+    trainers = {
+        "sft": TINY_SFT,
+        "retriever": {"backbone": "builtin:tiny-encoder", "max_steps": 3, "batch_size": 4, "ewc_lambda": 10.0},
+        "progress": {"model": "builtin:tiny-encoder", "training": {"max_steps": 3, "per_device_train_batch_size": 8}},
+    }
+    cfg = config(tmp_path, home, n=2)
+    result = curriculum(config=cfg.model_validate({**cfg.model_dump(), "trainers": trainers}))
+    for name in ("sft", "retriever", "progress"):
+        assert train_states(result, name) == ["Completed", "Completed"], name
+        first, second = (s["trainers"][name]["checkpoint"] for s in result["steps"])
+        assert second["parent_id"] == first["checkpoint_id"], name
+    store = Store.open(home)
+    rows = catalog.query(store, "SELECT trainer, step, count(DISTINCT repo_id) AS repos, list(DISTINCT metric) AS metrics"
+                                " FROM metrics WHERE run_id = $r GROUP BY ALL ORDER BY ALL",
+                         params={"r": result["run_id"]}).to_pylist()
+    by = {(r["trainer"], r["step"]): r for r in rows}
+    for name, expected in (("retriever", {"R@1", "R@10", "MRR"}), ("progress", {"MAE", "MSE", "spearman"})):
+        assert [by[(name, k)]["repos"] for k in (1, 2)] == [1, 2], name  # every repository seen so far
+        assert expected <= set(by[(name, 2)]["metrics"]), by[(name, 2)]
+    report = Path(result["report"]).read_text()
+    assert "| retriever |" in report and "| progress |" in report and "MRR" in report

@@ -1,8 +1,17 @@
-"""The nightly flow on the embedded Prefect server, with real git repositories:
-nothing new finishes at once and says so; a failed retraining run records nothing."""
+"""The nightly flow on the embedded Prefect server, with real git repositories.
+
+No Lean toolchain exists here. Tests that trace do it through the real tracing path
+(tasks/tracing: checks, checkout, worker subprocess, export, import) with the test doubles
+of tests/tasks/test_tracing.py at the process boundary: `lake` and `lean` scripts on PATH,
+and a `lean_dojo` package whose `trace` returns built objects, or fails when the traced
+commit holds a FAIL_TRACE file. Their names say "lean_dojo_double".
+
+    .venv/bin/python -m pytest tests/flows/test_nightly.py -q -p no:cacheprovider
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -12,18 +21,38 @@ import pytest
 
 from storage.errors import DojoflowError
 from tasks.config import PipelineConfig
-from tasks.watch import NightlyConfig, WatchedRepo, load_state, record_processed, state_path
+from tasks.watch import (
+    NightlyConfig,
+    RetrainingFailed,
+    WatchCheckFailed,
+    WatchedRepo,
+    load_state,
+    record_processed,
+    state_path,
+)
+from tests.flows.fixtures import TINY_SFT
+from tests.tasks.test_tracing import MANIFEST, fake_lean_bin, fake_lean_dojo_package, make_lean_repo
+
+BUILD_ERROR = "lake build failed: Alpha/Basic.lean:3:2: unknown identifier 'foo'"
 
 
 def git(cwd: Path, *args: str) -> str:
     env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@example.com", *args], cwd=cwd, env=env,
-                          check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false",
+                           *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def commit_file(repo: Path, name: str, text: str) -> str:
+    (repo / name).parent.mkdir(parents=True, exist_ok=True)
+    (repo / name).write_text(text)
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "-m", f"add {name}")
+    return git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture
 def lean_repo(tmp_path) -> Path:
-    """A git repository that looks like a Lean project (tracing it needs a Lean toolchain)."""
+    """A git repository that looks like a Lean project (used where nothing is traced)."""
     repo = tmp_path / "Lemmas"
     repo.mkdir()
     (repo / "lakefile.lean").write_text('import Lake\nopen Lake DSL\npackage Lemmas\nlean_lib Lemmas\n')
@@ -35,10 +64,32 @@ def lean_repo(tmp_path) -> Path:
     return repo
 
 
-def nightly_config(home: Path, *repos: WatchedRepo) -> NightlyConfig:
-    # No trainers: these runs stop at ingestion, and validating SFT settings would import TRL.
+@pytest.fixture
+def lean_dojo_double(tmp_path, monkeypatch):
+    """Tracing succeeds without Lean: test-double `lake`/`lean` on PATH and the test-double
+    `lean_dojo` package on the tracing worker's PYTHONPATH, through the pipeline's own
+    `tracing.extra_pythonpath` setting (`make.tracing`). Returns a function that makes a
+    Lake-shaped git repository (branch main) and returns its path."""
+    pkgs = fake_lean_dojo_package(tmp_path / "lean-dojo-double")
+    bin_dir = fake_lean_bin(tmp_path / "lean-bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    def make(name: str) -> Path:
+        path = tmp_path / "repos" / name
+        make_lean_repo(path, {"lake-manifest.json": json.dumps(MANIFEST)})
+        git(path, "branch", "-M", "main")
+        return path
+
+    make.tracing = {"extra_pythonpath": [str(pkgs)], "num_procs": 1}
+    return make
+
+
+def nightly_config(home: Path, *repos: WatchedRepo, sft: dict | None = None, **pipeline) -> NightlyConfig:
+    # Without `sft`, no trainer: these runs stop after ingestion and snapshots, and validating
+    # SFT settings would import TRL.
     return NightlyConfig(watch=list(repos), home=str(home),
-                         pipeline=PipelineConfig(name="nightly-test", sources=[], trainers={"sft": None}))
+                         pipeline=PipelineConfig(name="nightly-test", sources=[], trainers={"sft": sft},
+                                                 **pipeline))
 
 
 def run_nightly(config: NightlyConfig):
@@ -64,6 +115,12 @@ def artifact_markdown(flow_run_id, key: str = "nightly-report") -> str:
     return found[0]["data"]
 
 
+def traced_commits(home: Path) -> set[str]:
+    """The commits of the exports the tracing step wrote under `home`."""
+    return {json.loads(p.read_text())["from_repo"]["commit"]
+            for p in (home / "traces" / "exports").glob("*/metadata.json")}
+
+
 def test_nothing_changed_finishes_quickly_and_says_which_commits_were_checked(prefect, tmp_path, lean_repo):
     home = tmp_path / "home"
     local = WatchedRepo(url_or_path=str(lean_repo), branch="main")
@@ -79,7 +136,7 @@ def test_nothing_changed_finishes_quickly_and_says_which_commits_were_checked(pr
     elapsed = time.perf_counter() - started
     result = state.result()
 
-    assert result["changed"] == {} and result["report"] is None
+    assert result["changed"] == {} and result["recorded"] == {} and result["report"] is None
     assert result["checked"] == {local.key: head, remote.key: head}
     assert elapsed < 30, f"a night with nothing new took {elapsed:.1f} s"
     assert state_path(home).read_bytes() == before
@@ -87,23 +144,119 @@ def test_nothing_changed_finishes_quickly_and_says_which_commits_were_checked(pr
     assert "nothing changed" in md and head[:12] in md and "Lemmas" in md and "Other" in md
 
 
-def test_a_failed_retraining_run_records_no_commit_so_the_next_night_retries(prefect, tmp_path, lean_repo):
-    from flows.nightly import nightly
+def test_a_new_commit_traced_by_the_lean_dojo_double_is_trained_on_and_recorded_then_a_quiet_night_is_quick(
+        prefect, tmp_path, lean_dojo_double):
+    home = tmp_path / "home"
+    path = lean_dojo_double("alpha")
+    repo = WatchedRepo(url_or_path=str(path), branch="main")
+    old = git(path, "rev-parse", "HEAD")
+    record_processed(home, [(repo, old)], run_id="an-earlier-night")
+    new = commit_file(path, "Alpha/More.lean", "theorem Alpha.more : True := trivial\n")
+    config = nightly_config(home, repo, sft=TINY_SFT, tracing=lean_dojo_double.tracing)
+
+    # A night with a new commit: the curriculum traces it, trains on it, and the commit is recorded
+    state, run_id = run_nightly(config)
+    assert state.is_completed(), state.message
+    result = state.result()
+    assert result["changed"] == result["recorded"] == {repo.key: new}
+    assert traced_commits(home) == {new}  # the new commit was traced, not the one recorded before
+    assert Path(result["checkpoints"]["sft"]).is_dir() and Path(result["report"]).exists()
+    assert load_state(home).commit_of(repo) == new
+    assert load_state(home).repositories[repo.key].run_id == str(run_id)
+    md = artifact_markdown(run_id)
+    assert "1 repositories changed" in md and "trained and recorded" in md and new[:12] in md
+
+    # The next night, with no new commit: nothing is traced or trained, and it says so
+    recorded = state_path(home).read_bytes()
+    started = time.perf_counter()
+    state, run_id = run_nightly(config)
+    elapsed = time.perf_counter() - started
+    assert state.is_completed(), state.message
+    result = state.result()
+    assert result["changed"] == result["recorded"] == {} and result["checked"] == {repo.key: new}
+    assert elapsed < 30, f"a night with nothing new took {elapsed:.1f} s"
+    assert state_path(home).read_bytes() == recorded
+    assert "nothing changed" in artifact_markdown(run_id)
+
+
+def test_a_trace_failing_in_the_lean_dojo_double_records_no_commit_and_the_next_night_retries(
+        prefect, tmp_path, lean_dojo_double):
+    from tasks.tracing import TracingError
 
     home = tmp_path / "home"
-    repo = WatchedRepo(url_or_path=str(lean_repo), branch="main")
-    # A new commit, so the curriculum subflow runs and traces it, which fails: no Lean toolchain
-    # here (ToolchainMissingError); where one is installed, this toy project fails to build.
-    with pytest.raises(DojoflowError) as e:
-        nightly(config=nightly_config(home, repo))
+    path = lean_dojo_double("alpha")
+    repo = WatchedRepo(url_or_path=str(path), branch="main")
+    broken = commit_file(path, "FAIL_TRACE", BUILD_ERROR + "\n")
+    config = nightly_config(home, repo, tracing=lean_dojo_double.tracing)  # continue_on_source_failure false: the curriculum run raises
+
+    state, run_id = run_nightly(config)
+    assert state.is_failed()
+    with pytest.raises(TracingError, match="unknown identifier 'foo'") as e:
+        state.result()
+    assert not e.value.transient
+    assert not state_path(home).exists() and load_state(home).commit_of(repo) is None
+    md = artifact_markdown(run_id)  # written although the curriculum subflow raised
+    assert "retraining failed" in md and "unknown identifier 'foo'" in md and broken[:12] in md
+    assert "not recorded" in md
+
+    # The build is fixed: the next night traces the new commit, and records it
+    git(path, "rm", "-q", "FAIL_TRACE")
+    git(path, "commit", "-q", "-m", "fix the build")
+    fixed = git(path, "rev-parse", "HEAD")
+    state, _ = run_nightly(config)
+    assert state.is_completed(), state.message
+    assert state.result()["recorded"] == {repo.key: fixed}
+    assert load_state(home).commit_of(repo) == fixed
+
+
+def test_a_night_where_every_changed_repository_fails_in_the_lean_dojo_double_fails_and_records_nothing(
+        prefect, tmp_path, lean_dojo_double):
+    home = tmp_path / "home"
+    repos = []
+    for name in ("alpha", "beta"):
+        path = lean_dojo_double(name)
+        commit_file(path, "FAIL_TRACE", BUILD_ERROR + "\n")
+        repos.append(WatchedRepo(url_or_path=str(path), branch="main"))
+
+    state, run_id = run_nightly(nightly_config(home, *repos, continue_on_source_failure=True,
+                                               tracing=lean_dojo_double.tracing))
+    assert state.is_failed(), "a night that trained nothing ended Completed"
+    # The curriculum itself refuses to go on with no source (tasks/plan.py); were it to return
+    # instead, the nightly fails the run with RetrainingFailed (tests/tasks/test_watch.py).
+    with pytest.raises(DojoflowError, match="none could be imported or traced|nothing was trained") as e:
+        state.result()
     assert not e.value.transient
     assert not state_path(home).exists()
-    assert load_state(home).commit_of(repo) is None
+    md = artifact_markdown(run_id)
+    assert "retraining failed" in md or "nothing was trained" in md
+    assert "none could be imported" in md or md.count("unknown identifier 'foo'") == 2  # what failed
+    assert md.count("not recorded") == 2
+
+
+def test_a_night_where_some_repositories_fail_in_the_lean_dojo_double_records_only_the_others(
+        prefect, tmp_path, lean_dojo_double):
+    home = tmp_path / "home"
+    good_path, bad_path = lean_dojo_double("alpha"), lean_dojo_double("beta")
+    good = WatchedRepo(url_or_path=str(good_path), branch="main")
+    bad = WatchedRepo(url_or_path=str(bad_path), branch="main")
+    good_head = git(good_path, "rev-parse", "HEAD")
+    bad_head = commit_file(bad_path, "FAIL_TRACE", BUILD_ERROR + "\n")
+
+    state, run_id = run_nightly(nightly_config(home, good, bad, continue_on_source_failure=True,
+                                               tracing=lean_dojo_double.tracing))
+    assert state.is_failed(), "a night where a repository failed to trace ended Completed"
+    with pytest.raises(RetrainingFailed, match="1 of 2 changed repositories failed") as e:
+        state.result()
+    assert list(e.value.problems) == ["beta"]
+    assert traced_commits(home) == {good_head}
+    assert load_state(home).commit_of(good) == good_head
+    assert load_state(home).commit_of(bad) is None  # retried the next night
+    md = artifact_markdown(run_id)
+    assert "1 of 2 changed repositories retrained" in md
+    assert "trained and recorded" in md and "failed, not recorded" in md and bad_head[:12] in md
 
 
 def test_an_unknown_branch_fails_the_run_after_checking_the_others(prefect, tmp_path, lean_repo):
-    from flows.nightly import WatchCheckFailed
-
     home = tmp_path / "home"
     good = WatchedRepo(url_or_path=str(lean_repo), branch="main")
     bad = WatchedRepo(url_or_path=str(lean_repo), branch="no-such-branch", name="typo")

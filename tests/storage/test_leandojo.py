@@ -12,8 +12,9 @@ import pytest
 from storage import catalog
 from storage.errors import FormatVersionError, InputError, RepositoryConflictError
 from storage.leandojo import import_export, read_export, write_export
+from storage.snapshot import build_snapshot
 from storage.store import Store
-from storage.synthetic import write_synthetic_export
+from storage.synthetic import synthetic_records, write_synthetic_export
 
 from .conftest import load_split, tree_state
 
@@ -163,6 +164,35 @@ def _bad_cases(tmp_path):
     e = tmp_path / "notanexport"
     e.mkdir()
     cases.append((e, r"no split folder found"))
+    e = mk("nonutf8json")
+    (e / "random" / "test.json").write_bytes(b'[{"url": "caf\xe9"}]')
+    cases.append((e, r"random/test.json, line 1: is not UTF-8 text"))
+    e = mk("nonutf8corpus")
+    lines = (e / "corpus.jsonl").read_bytes().splitlines(keepends=True)
+    (e / "corpus.jsonl").write_bytes(lines[0] + lines[1].replace(b'"premises"', b'"pr\xffmises"') + b"".join(lines[2:]))
+    cases.append((e, r"corpus.jsonl, line 2: is not UTF-8 text"))
+    e = mk("defpath")
+    recs = load_split(e / "random" / "train.json")
+    i = next(i for i, r in enumerate(recs) if r["traced_tactics"])
+    recs[i]["traced_tactics"][0]["annotated_tactic"][1][0]["def_path"] = "Defpath/../../outside/X.lean"
+    (e / "random" / "train.json").write_text(json.dumps(recs))
+    cases.append((e, rf"train.json, record {i} \(.*\), tactic 0, annotation 0: file path "
+                     r"'Defpath/../../outside/X.lean' escapes the repository"))
+    e = mk("importescape")
+    corpus = [json.loads(x) for x in (e / "corpus.jsonl").read_text().splitlines()]
+    corpus[2]["imports"] = ["Importescape/File0.lean", "../../../etc/passwd"]
+    (e / "corpus.jsonl").write_text("".join(json.dumps(c) + "\n" for c in corpus))
+    cases.append((e, r"corpus.jsonl, line 3, import 1: file path '../../../etc/passwd' escapes the repository"))
+    e = mk("corpusimports")
+    corpus = [json.loads(x) for x in (e / "corpus.jsonl").read_text().splitlines()]
+    corpus[1]["imports"] = "Corpusimports/File0.lean"
+    (e / "corpus.jsonl").write_text("".join(json.dumps(c) + "\n" for c in corpus))
+    cases.append((e, r"corpus.jsonl, line 2: field `imports` should be a list"))
+    e = mk("corpuspremise")
+    corpus = [json.loads(x) for x in (e / "corpus.jsonl").read_text().splitlines()]
+    del corpus[3]["premises"][4]["full_name"]
+    (e / "corpus.jsonl").write_text("".join(json.dumps(c) + "\n" for c in corpus))
+    cases.append((e, r"corpus.jsonl, line 4, premise 4: field `full_name` is missing"))
     e = mk("badpos")
     recs = load_split(e / "random" / "train.json")
     recs[0]["start"] = "12:3"
@@ -222,7 +252,131 @@ def test_import_killed_midway_leaves_the_store_readable_and_unchanged(store, exp
     assert sorted(r["name"] for r in store.repositories()) == ["alpha", "first", "std"]
 
 
-def test_read_export_validates_before_anything_is_written(tmp_path):
+def listing(root: Path) -> dict:
+    """Every path under root with its bytes and modification time: any write shows."""
+    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) if p.is_file() else "dir"
+            for p in sorted(root.rglob("*"))}
+
+
+def test_a_bad_export_writes_nothing_at_all(store, export_with_dep, tmp_path):
+    import_export(store, export_with_dep)
     e = write_synthetic_export(tmp_path / "e", "eps", 5, 2, seed=1)
-    repos = read_export(e)
-    assert len(repos) == 1 and repos[0].theorems.num_rows == 5
+    assert len(read_export(e)) == 1  # valid as written
+    # broken in the last file read, after every split file has been parsed
+    (e / "traced_files.jsonl").write_text('{"traced_file_path": "Eps/File0.lean"}\n{"traced_file_path": 7}\n')
+    store_before, export_before = listing(store.root.parent), listing(e)
+    with pytest.raises(InputError, match=r"traced_files.jsonl, line 2: field `traced_file_path` should be a string"):
+        import_export(store, e)
+    # not a byte, not a lock file, not the catalog: the store was never opened for writing
+    assert listing(store.root.parent) == store_before
+    assert listing(e) == export_before
+
+
+# -- several repositories in one export: all of them or none ---------------------------
+def _std_export(tmp_path, name: str, tactic: str | None = None) -> Path:
+    """An export of `name` holding std (as in export_with_dep), std's first tactic set to `tactic`."""
+    dep_th, dep_corpus, _, _ = synthetic_records("std", 10, 2, seed=9, num_files=2)
+    pre = ".lake/packages/std/"
+    dep_corpus = [dict(c, path=pre + c["path"], imports=[pre + i for i in c["imports"]]) for c in dep_corpus]
+    for t in dep_th:
+        t["file_path"] = pre + t["file_path"]
+    if tactic is not None:
+        next(t for t in dep_th if t["traced_tactics"])["traced_tactics"][0]["tactic"] = tactic
+    return write_synthetic_export(tmp_path / f"{name}-export", name, 12, 2, seed=3, extra_repos=[(dep_th, dep_corpus)])
+
+
+def test_a_conflict_on_a_later_repository_adds_none_of_them(store, export_with_dep, tmp_path):
+    import_export(store, export_with_dep)  # alpha and std
+    before = tree_state(store.root)
+    views_before = catalog.query(store, "SELECT repo_id FROM repositories ORDER BY 1")
+    changed = _std_export(tmp_path, "beta", tactic="simp")  # beta is new; std conflicts, and comes second
+    assert [r.repository["name"] for r in read_export(changed)] == ["beta", "std"]
+    with pytest.raises(RepositoryConflictError, match=r"repository std-.* is already in the store"):
+        import_export(store, changed)
+    assert sorted(r["name"] for r in store.repositories()) == ["alpha", "std"]
+    assert tree_state(store.root) == before
+    assert catalog.query(store, "SELECT repo_id FROM repositories ORDER BY 1") == views_before
+    # with --replace both go in, together
+    statuses = {r.repository["name"]: s.status for r, s in zip(read_export(changed), import_export(store, changed, replace=True))}
+    assert statuses == {"beta": "added", "std": "replaced"}
+    assert sorted(r["name"] for r in store.repositories()) == ["alpha", "beta", "std"]
+    assert "simp" in catalog.query(store, "SELECT tactic FROM tactics")["tactic"].to_pylist()
+
+
+KILL_AFTER = """
+import importlib, os, signal, sys
+from storage.leandojo import import_export
+from storage.store import Store
+module, _, attr = sys.argv[3].partition(":")
+owner = importlib.import_module(module)
+*path, name = attr.split(".")
+for part in path:
+    owner = getattr(owner, part)
+real, calls = getattr(owner, name), []
+def then_die(*a, **k):
+    out = real(*a, **k)
+    calls.append(1)
+    if len(calls) == int(sys.argv[4]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return out
+setattr(owner, name, then_die)
+import_export(Store.open(sys.argv[1]), sys.argv[2])
+"""
+
+
+def _import_killed_after(store, export: Path, target: str, n: int = 1) -> None:
+    proc = subprocess.run([sys.executable, "-c", KILL_AFTER, str(store.root.parent), str(export), target, str(n)],
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+
+
+def _assert_consistent(store) -> list[str]:
+    """The catalog shows exactly the repositories the store lists, and `dojoflow repos` runs."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    ids = store.repo_ids()
+    assert catalog.query(store, "SELECT repo_id FROM repositories ORDER BY 1")["repo_id"].to_pylist() == ids
+    by_view = catalog.query(store, "SELECT repo_id, count(*) AS n FROM theorems GROUP BY 1 ORDER BY 1").to_pylist()
+    assert by_view == [{"repo_id": r, "n": store.read_table("theorems", [r]).num_rows} for r in ids]
+    out = CliRunner().invoke(app, ["repos", "--home", str(store.root.parent)], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    return sorted(r["name"] for r in store.repositories())
+
+
+def test_a_kill_after_the_first_repository_is_staged_leaves_the_store_unchanged(store, export_with_dep, tmp_path):
+    import_export(store, write_synthetic_export(tmp_path / "first", "first", 8, 2, seed=4))
+    before = tree_state(store.root)
+    _import_killed_after(store, export_with_dep, "storage.store:Store._stage", 1)
+    staged = [p.name for p in store.data_dir.iterdir() if p.name.startswith("alpha-")]
+    assert staged, "the kill came after alpha's folder was renamed into data/"
+    assert _assert_consistent(store) == ["first"]  # staged, not listed: invisible
+    # apart from that folder, not a byte changed
+    assert {k: v for k, v in tree_state(store.root).items() if not k.startswith(f"data/{staged[0]}/")} == before
+    statuses = [r.status for r in import_export(store, export_with_dep)]  # run again: completes
+    assert statuses == ["added", "added"]
+    assert _assert_consistent(store) == ["alpha", "first", "std"]
+    assert len(list(store.data_dir.iterdir())) == 3  # one folder each, nothing left over
+
+
+def test_a_kill_after_the_commit_leaves_views_that_readers_correct_and_the_next_import_repairs(
+        store, export_with_dep, tmp_path):
+    import duckdb
+
+    import_export(store, write_synthetic_export(tmp_path / "first", "first", 8, 2, seed=4))
+    _import_killed_after(store, export_with_dep, "storage.store:Store._write_index", 1)
+
+    def persisted_view_ids():
+        con = duckdb.connect(str(store.catalog_path), read_only=True)
+        try:
+            return sorted(r[0] for r in con.sql("SELECT repo_id FROM repositories").fetchall())
+        finally:
+            con.close()
+
+    assert len(persisted_view_ids()) == 1, "the kill came before the catalog views were refreshed"
+    assert _assert_consistent(store) == ["alpha", "first", "std"]  # committed: all of the export, at once
+    assert [r.status for r in import_export(store, export_with_dep)] == ["unchanged", "unchanged"]
+    assert persisted_view_ids() == store.repo_ids()
+    snap = build_snapshot(store, store.repo_ids())  # parts the killed import never built
+    assert sum(snap.counts["random"][s]["theorems"] for s in ("train", "val", "test")) == 58

@@ -7,6 +7,7 @@ import pytest
 from storage import catalog
 from storage.atomic import TMP_MARK, write_json
 from storage.errors import StoreLockedError
+from storage.lock import file_lock
 from storage.leandojo import import_export
 from storage.store import Store, dojoflow_home
 from storage.synthetic import write_synthetic_export
@@ -67,3 +68,53 @@ def test_catalog_views_follow_the_data_and_record_tables_exist(store, tmp_path):
 def test_atomic_json_write_leaves_no_temp_file(tmp_path):
     write_json(tmp_path / "a.json", {"x": 1})
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+# -- readers share the catalog, writers have it alone -----------------------------------
+def test_readers_share_the_lock_and_a_writer_excludes_them(tmp_path):
+    path = tmp_path / "catalog.lock"
+    with file_lock(path, shared=True), file_lock(path, shared=True):  # two fds, two readers
+        with pytest.raises(StoreLockedError, match=r"locked by another writer \(readers are using it\)"):
+            with file_lock(path, timeout=0.1):
+                pass
+    with file_lock(path):
+        with pytest.raises(StoreLockedError, match=r"being written by another process \(pid \d+.*Run the command again"):
+            with file_lock(path, timeout=0.1, shared=True):
+                pass
+        with pytest.raises(StoreLockedError):
+            with file_lock(path, timeout=0):
+                pass
+    with file_lock(path, shared=True):  # released: both kinds work again
+        pass
+    with file_lock(path):
+        pass
+
+
+def _read_and_hold(home, ready, release):
+    store = Store.open(home, create=False)
+    with catalog.connect(store, timeout=10) as con:
+        assert con.sql("SELECT count(*) FROM theorems").fetchall() == [(7,)]
+        ready.set()
+        release.wait(30)
+
+
+def test_two_processes_read_the_catalog_at_once_and_a_writer_waits_for_them(store, tmp_path):
+    import_export(store, write_synthetic_export(tmp_path / "e", "shared", 7, 2))
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    p = ctx.Process(target=_read_and_hold, args=(store.root.parent, ready, release))
+    p.start()
+    try:
+        assert ready.wait(60)
+        # a second reader, in this process, while the other holds its read-only DuckDB connection
+        with catalog.connect(store, timeout=1) as con:
+            assert con.sql("SELECT count(*) FROM theorems").fetchall() == [(7,)]
+        with pytest.raises(StoreLockedError, match="readers are using it"):
+            with catalog.connect(store, write=True, timeout=0.3):
+                pass
+    finally:
+        release.set()
+        p.join(30)
+    assert p.exitcode == 0
+    with catalog.connect(store, write=True, timeout=1) as con:
+        con.execute("INSERT INTO meta VALUES ('written', 'after the readers left')")

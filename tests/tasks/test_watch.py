@@ -12,16 +12,23 @@ from storage.atomic import TMP_MARK
 from storage.errors import InputError, TransientError
 from tasks.config import PipelineConfig
 from tasks.watch import (
+    Checked,
     NightlyConfig,
     NightlyState,
     Processed,
+    RetrainingFailed,
+    WatchCheckFailed,
     WatchedRepo,
     changed_repositories,
+    changed_since,
+    checked_from,
     git_env,
     latest_commit,
     load_state,
     pipeline_for,
+    raise_for_failures,
     record_processed,
+    retraining_outcome,
     state_path,
     succeeded,
     summary_markdown,
@@ -184,31 +191,86 @@ def test_only_sources_the_curriculum_did_not_report_as_failed_are_recorded():
 
 def test_the_pipeline_gets_one_repo_source_per_changed_repository(tmp_path):
     cfg = NightlyConfig(watch=[WatchedRepo(url_or_path="https://example.org/x/Alpha.git", branch="main")],
-                        pipeline=PipelineConfig(sources=[], name="nightly", max_steps=2))
+                        pipeline=PipelineConfig(sources=[], name="nightly", split_kind="novel_premises"))
     p = pipeline_for(cfg, [(cfg.watch[0], "c" * 40)], str(tmp_path))
     assert [(s.repo, s.commit, s.label) for s in p.sources] == [("https://example.org/x/Alpha.git", "c" * 40, "Alpha")]
-    assert p.max_steps == 2 and p.home == str(tmp_path)
+    assert p.split_kind == "novel_premises" and p.home == str(tmp_path)
 
 
 def test_nightly_config_from_yaml_resolves_local_paths_and_rejects_mistakes(tmp_path, work):
     (tmp_path / "n.yaml").write_text(
         "watch:\n  - url_or_path: Work\n  - url_or_path: https://github.com/yangky11/lean4-example\n    branch: main\n"
-        "pipeline:\n  max_steps: 1\n  trainers: {sft: null}\n")
+        "pipeline:\n  split_kind: novel_premises\n  trainers: {sft: null}\n")
     cfg = NightlyConfig.from_yaml(tmp_path / "n.yaml")
     assert cfg.watch[0].url_or_path == str(work) and not cfg.watch[0].is_remote
-    assert cfg.watch[1].is_remote and cfg.pipeline.sources == [] and cfg.pipeline.max_steps == 1
+    assert cfg.watch[1].is_remote and cfg.pipeline.sources == [] and cfg.pipeline.split_kind == "novel_premises"
 
     (tmp_path / "bad.yaml").write_text("watch:\n  - url_or_path: Work\n    brnch: main\n")
     with pytest.raises(InputError, match="brnch` is not a known field"):
         NightlyConfig.from_yaml(tmp_path / "bad.yaml")
     with pytest.raises(ValueError, match="same url_or_path"):
         NightlyConfig(watch=[WatchedRepo(url_or_path=str(work)), WatchedRepo(url_or_path=str(work), name="again")])
+    # a cut curriculum would leave changed repositories untrained, yet recorded as done
+    with pytest.raises(ValueError, match="pipeline.max_steps is 1, .* set it to null"):
+        NightlyConfig(watch=[WatchedRepo(url_or_path=str(work))], pipeline=PipelineConfig(sources=[], max_steps=1))
     with pytest.raises(ValueError, match="starts with '-'"):
         WatchedRepo(url_or_path="--upload-pack=touch /tmp/pwned")
 
 
+ALPHA = WatchedRepo(url_or_path="https://example.org/x/Alpha", branch="main")
+BETA = WatchedRepo(url_or_path="https://example.org/x/Beta", branch="main")
+
+
 def test_the_summary_names_every_commit_checked():
-    repo = WatchedRepo(url_or_path="https://example.org/x/Alpha", branch="main")
-    state = NightlyState({repo.key: Processed(commit="d" * 40, processed_at="2026-11-01T02:00:00+00:00")})
-    md = summary_markdown([{"repo": repo, "commit": "d" * 40, "error": None}], [], state)
+    state = NightlyState({ALPHA.key: Processed(commit="d" * 40, processed_at="2026-11-01T02:00:00+00:00")})
+    md = summary_markdown([Checked(ALPHA, "d" * 40)], [], state)
     assert "nothing changed" in md and "d" * 12 in md and "unchanged" in md
+    raise_for_failures([Checked(ALPHA, "d" * 40)], None)  # nothing failed: no error
+
+
+def test_a_check_that_raised_is_reported_and_not_retrained():
+    checked = [checked_from(ALPHA, "a" * 40), checked_from(BETA, InputError("Beta", "has no branch 'main'", "fix it"))]
+    assert checked[1] == Checked(BETA, error="InputError: Beta: has no branch 'main'. fix it")
+    assert changed_since(checked, NightlyState({})) == [(ALPHA, "a" * 40)]
+    with pytest.raises(WatchCheckFailed, match="1 of 2 watched repositories could not be checked: Beta: InputError"):
+        raise_for_failures(checked, None)
+
+
+def test_a_night_where_every_changed_repository_failed_trains_nothing_and_fails():
+    changed = [(ALPHA, "a" * 40), (BETA, "b" * 40)]
+    run = {"report": "/r.md", "failures": [{"source": "Alpha", "error": "TracingError: lake build failed"},
+                                           {"source": "Beta", "error": "TracingError: killed by SIGKILL"}]}
+    outcome = retraining_outcome(changed, run)
+    assert outcome.trained == [] and set(outcome.failed) == {"Alpha", "Beta"}
+    with pytest.raises(RetrainingFailed, match="nothing was trained: all 2 changed repositories failed") as e:
+        raise_for_failures([Checked(ALPHA, "a" * 40), Checked(BETA, "b" * 40)], outcome)
+    assert not e.value.transient and e.value.problems["Beta"] == "TracingError: killed by SIGKILL"
+    md = summary_markdown([Checked(ALPHA, "a" * 40), Checked(BETA, "b" * 40)], changed, NightlyState({}), outcome)
+    assert "nothing was trained" in md and md.count("failed, not recorded") == 2
+    assert "lake build failed" in md and "killed by SIGKILL" in md
+
+
+def test_a_night_where_some_repositories_failed_records_the_others_and_fails():
+    changed = [(ALPHA, "a" * 40), (BETA, "b" * 40)]
+    outcome = retraining_outcome(changed, {"report": "/r.md", "checkpoints": {"sft": "/c"},
+                                           "failures": [{"source": "Beta", "error": "TracingError: x | y"}]})
+    assert outcome.trained == [(ALPHA, "a" * 40)] and outcome.checkpoints == {"sft": "/c"}
+    checked = [Checked(ALPHA, "a" * 40), Checked(BETA, "b" * 40)]
+    with pytest.raises(RetrainingFailed, match=r"1 of 2 changed repositories failed \(the other 1 were trained"):
+        raise_for_failures(checked, outcome)
+    md = summary_markdown(checked, changed, NightlyState({}), outcome)
+    assert "1 of 2 changed repositories retrained" in md
+    assert "| new commit: trained and recorded |" in md
+    assert "failed, not recorded: TracingError: x \\| y |" in md  # a `|` in an error keeps the table whole
+
+
+def test_a_curriculum_run_that_raised_records_nothing_and_its_error_is_raised_and_reported():
+    changed = [(ALPHA, "a" * 40)]
+    error = InputError("sources", "none could be imported or traced", "fix them")
+    outcome = retraining_outcome(changed, error)
+    assert outcome.trained == [] and outcome.error == f"InputError: {error}"
+    with pytest.raises(InputError) as e:
+        raise_for_failures([Checked(ALPHA, "a" * 40)], outcome)
+    assert e.value is error
+    md = summary_markdown([Checked(ALPHA, "a" * 40)], changed, NightlyState({}), outcome)
+    assert "retraining failed" in md and "none could be imported or traced" in md and "not recorded" in md
