@@ -50,7 +50,8 @@ def print_table(table, title: str | None = None, max_rows: int = 200) -> None:
     names = table.column_names if hasattr(table, "column_names") else (list(rows[0]) if rows else [])
     t = Table(title=title, show_lines=False)
     for n in names:
-        t.add_column(str(n), overflow="fold")
+        # headers never wrap mid-word; long values (paths, ids) fold rather than vanish
+        t.add_column(str(n), overflow="fold", min_width=min(len(str(n)), 12))
     for row in rows[:max_rows]:
         t.add_row(*("" if row[n] is None else (f"{row[n]:.4g}" if isinstance(row[n], float) else str(row[n])) for n in names))
     console.print(t)

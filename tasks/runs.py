@@ -31,7 +31,8 @@ def record_run_end(store, run_id: str, status: str, report_path: str | None = No
 
 def runs_table(store):
     return catalog.query(store, """
-        SELECT r.run_id, r.flow, r.status, r.started_at, r.finished_at,
+        SELECT r.run_id, r.flow, r.status, strftime(r.started_at, '%Y-%m-%d %H:%M:%S') AS started,
+               strftime(r.finished_at, '%Y-%m-%d %H:%M:%S') AS finished,
                (SELECT count(*) FROM metrics m WHERE m.run_id = r.run_id) AS metrics, r.report_path
         FROM runs r ORDER BY r.started_at DESC""")
 
@@ -54,7 +55,7 @@ def metrics_table(store, run_id: str | None, trainer: str | None = None, split: 
     """Metric rows of one run, per step, trainer, repository and split."""
     return catalog.query(store, """
         SELECT m.step, m.trainer, coalesce(r.name, m.repo_id) AS repository, m.split_kind, m.split, m.metric,
-               m.value, m.count, m.checkpoint_id
+               m.value, m.count, left(m.checkpoint_id, 10) AS checkpoint
         FROM metrics m LEFT JOIN repositories r USING (repo_id)
         WHERE m.run_id = $run AND ($trainer IS NULL OR m.trainer = $trainer) AND ($split IS NULL OR m.split = $split)
         ORDER BY m.trainer, m.step, repository, m.split, m.metric""",
