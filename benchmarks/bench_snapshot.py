@@ -27,7 +27,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import re
 import resource
 import shutil
@@ -38,6 +37,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # benchmarks.machine
+
+from benchmarks.machine import describe_machine  # noqa: E402
 
 
 def _dir_bytes(path: Path) -> int:
@@ -154,46 +156,12 @@ def _export_merged_data(db: dict, out: Path) -> None:
 
 
 def machine() -> dict:
-    """Where the figures were taken: they mean little without it."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    def first(path: str, key: str):
-        try:
-            for line in Path(path).read_text().splitlines():
-                if line.startswith(key):
-                    return line.split(":", 1)[1].strip()
-        except OSError:
-            pass
-        return None
-
-    def git(*args):
-        try:
-            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return None
-
-    versions = {}
-    for pkg in ("pyarrow", "duckdb", "pydantic", "dojoflow"):
-        try:
-            versions[pkg] = version(pkg)
-        except PackageNotFoundError:
-            versions[pkg] = None
+    """Where the figures were taken, and the store format they measure."""
     # Read, not imported: importing pyarrow here would raise every child's peak RSS
     # (Linux carries the parent's high-water mark through fork and exec).
     fmt = re.search(r"^FORMAT_VERSION = (\d+)", (ROOT / "storage" / "schemas.py").read_text(), re.M)
-    return {
-        "platform": platform.platform(),
-        "nproc": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "cpu_count": os.cpu_count(),
-        "cpu_model": first("/proc/cpuinfo", "model name") or platform.processor() or None,
-        "memory_total": first("/proc/meminfo", "MemTotal"),
-        "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
-        "python": platform.python_version(),
-        "versions": versions,
-        "store_format_version": int(fmt.group(1)) if fmt else None,
-        "git_commit": git("rev-parse", "HEAD"),
-        "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-    }
+    return {**describe_machine(("pyarrow", "duckdb", "pydantic")),
+            "store_format_version": int(fmt.group(1)) if fmt else None}
 
 
 def _child(kind: str, work: str, k: int) -> None:
