@@ -155,11 +155,12 @@ def main(argv=None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         models = [("tiny-encoder (BERT 2x64)", str(build_tiny_encoder(Path(tmp) / "tiny")))]
         if not a.no_minilm:
-            try:
-                from tasks.retriever.backbone import minilm_path
+            from storage.errors import InputError
+            from tasks.models import MINILM, packaged_model_path
 
-                models.append(("all-MiniLM-L6-v2", str(minilm_path())))
-            except Exception as e:  # not installed: measured only when available
+            try:
+                models.append(("all-MiniLM-L6-v2", str(packaged_model_path(MINILM))))
+            except InputError as e:  # not installed: measured only when available
                 print(f"all-MiniLM-L6-v2 skipped: {e}")
                 result["encoding_skipped"] = {"all-MiniLM-L6-v2": str(e)}
         print(f"\nencoding {a.encode} premises, max_seq_len {a.max_seq_len}, batch {a.batch_size}, CPU (medians):")

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # benchmarks.machine
 
-from benchmarks.machine import describe_machine  # noqa: E402
+from benchmarks.machine import describe_machine, proc_field  # noqa: E402
 
 
 def _dir_bytes(path: Path) -> int:
@@ -49,13 +49,8 @@ def _dir_bytes(path: Path) -> int:
 def _wchar() -> int | None:
     """Bytes this process has passed to write calls so far (Linux /proc/self/io): what a
     step writes, rewrites included (DuckDB rewrites catalog pages; net growth hides it)."""
-    try:
-        for line in Path("/proc/self/io").read_text().splitlines():
-            if line.startswith("wchar:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
+    value = proc_field("/proc/self/io", "wchar:")
+    return int(value) if value else None
 
 
 class _GcWatch:
@@ -226,10 +221,7 @@ def main() -> None:
         snaps = [r["dojoflow"]["snapshot_s"] for r in rows]
         # Step 1 also builds the catalog's `snapshots` view (the first manifest): fit the trend from step 2.
         ks, ys = list(range(2, a.repos + 1)), snaps[1:]
-        slope = None
-        if len(ks) >= 2:
-            mk, my = statistics.mean(ks), statistics.mean(ys)
-            slope = sum((k - mk) * (y - my) for k, y in zip(ks, ys)) / sum((k - mk) ** 2 for k in ks)
+        slope = statistics.linear_regression(ks, ys).slope if len(ks) >= 2 else None
         print(f"snapshot seconds: step 1 {snaps[0]:.3f}, step 2 {snaps[1] if len(snaps) > 1 else float('nan'):.3f}, "
               f"step {a.repos} {snaps[-1]:.3f}; trend from step 2: "
               f"{'n/a' if slope is None else f'{slope * 1000:+.1f} ms per added repository'}; "

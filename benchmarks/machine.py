@@ -12,7 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _first(path: str, key: str) -> str | None:
+def proc_field(path: str, key: str) -> str | None:
+    """The value after the colon on the first line of `path` that starts with `key`
+    (Linux /proc files: cpuinfo, meminfo, self/io), or None."""
     try:
         for line in Path(path).read_text().splitlines():
             if line.startswith(key):
@@ -41,8 +43,8 @@ def describe_machine(packages: tuple[str, ...] = ()) -> dict:
         "platform": platform.platform(),
         "nproc": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "cpu_count": os.cpu_count(),
-        "cpu_model": _first("/proc/cpuinfo", "model name") or platform.processor() or platform.machine(),
-        "memory_total": _first("/proc/meminfo", "MemTotal"),
+        "cpu_model": proc_field("/proc/cpuinfo", "model name") or platform.processor() or platform.machine(),
+        "memory_total": proc_field("/proc/meminfo", "MemTotal"),
         "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "python": platform.python_version(),
         "versions": versions,

@@ -31,7 +31,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     trainers = config.validate_for_run()  # bad settings fail here, before any training
     t = tasks_for(home)
     run_id = str(flow_run.id or "local")
-    t.record_run(home, run_id, "curriculum", "running", config=config.model_dump(mode="json"))
+    t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = [], []
@@ -79,8 +79,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     # 4. Report
     report = t.report(home, config.name, run_id, steps, step_results, failures)
     ui.publish_report(config.name, report)
-    t.record_run(home, run_id, "curriculum", "partial" if failures else "completed",
-                 report_path=report["path"])
+    t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
     log.info("report: %s", report["path"])
     return {"run_id": run_id, "steps": step_results, "failures": failures, "report": report["path"],
             "checkpoints": {n: c["path"] for n, c in parents.items()}}

@@ -14,6 +14,7 @@ queries always see exactly the repositories the store lists.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -77,16 +78,20 @@ def refresh_views(store: "Store") -> None:
         _create_views(store, con)
 
 
-def views_key(store: "Store", folders: dict | None = None) -> str:
+def views_key(store: "Store", folders: dict) -> str:
     """What the views depend on: the listed folders, where the store is, whether any
     snapshot manifest exists (the `snapshots` view is a placeholder until one does)."""
-    folders = store.folders() if folders is None else folders
     return stable_hash([sorted((r, str(f)) for r, f in folders.items()), str(store.root),
-                        _has_manifests(store)], 16)
+                        has_manifests(store)], 16)
 
 
-def _has_manifests(store: "Store") -> bool:
-    return any((store.root / "snapshots").glob("*/manifest.json"))
+def has_manifests(store: "Store") -> bool:
+    """Whether any snapshot manifest exists (stops at the first one found)."""
+    try:
+        with os.scandir(store.root / "snapshots") as entries:
+            return any(e.is_dir() and os.path.exists(os.path.join(e.path, "manifest.json")) for e in entries)
+    except FileNotFoundError:
+        return False
 
 
 def _fresh_views_for_reader(store: "Store", con) -> None:
@@ -115,7 +120,7 @@ def _create_views(store: "Store", con, folders: dict | None = None, temp: bool =
             con.execute(f"CREATE OR REPLACE {kind}VIEW {name} AS SELECT * FROM _empty_{name}")
     # Snapshots are a view over their manifests, so building one needs no catalog write.
     manifests = store.root / "snapshots"
-    if _has_manifests(store):
+    if has_manifests(store):
         glob = str(manifests / "*" / "manifest.json").replace("'", "''")
         con.execute(f"""CREATE OR REPLACE {kind}VIEW snapshots AS
             SELECT snapshot_id, repo_ids, kept_repo_ids, settings, counts, created_at::TIMESTAMPTZ AS created_at,

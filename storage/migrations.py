@@ -17,7 +17,6 @@ A step freezes the DDL of the version it writes (it must not use today's
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,13 +64,15 @@ class MigrationReport:
     steps: tuple[str, ...]  # "1 -> 2: what changed", one per step run
 
 
-def migrate(home: str | os.PathLike | None = None, lock_timeout: float = 0.0,
-            target: int = schemas.FORMAT_VERSION) -> MigrationReport:
-    """Bring the store in `home` (default $DOJOFLOW_HOME) to format version `target`."""
+def migrate(home: str | os.PathLike | None = None, lock_timeout: float = 0.0) -> MigrationReport:
+    """Bring the store in `home` (default $DOJOFLOW_HOME) to this Dojoflow's format version."""
+    target = schemas.FORMAT_VERSION
     store = Store(dojoflow_home(home) / "store")
     if not (store.root / FORMAT_FILE).exists():
         raise StoreError(f"no Dojoflow store at {store.root}: nothing to migrate. Pass --home (or set "
                          "DOJOFLOW_HOME) to the folder that holds the store")
+    # The writer lock itself, not `store.writer()`: its clean-up reads REPOSITORIES.json,
+    # which a version 1 store lacks until the first step writes it.
     with file_lock(store.root / ".lock", timeout=lock_timeout):
         start = version = store.format_version()
         if version > target:
@@ -95,14 +96,13 @@ def migrate(home: str | os.PathLike | None = None, lock_timeout: float = 0.0,
 
 def _record(store: Store, m: Migration) -> None:
     """The version bump, written only once the step is complete."""
-    path = store.root / FORMAT_FILE
-    meta = json.loads(path.read_text())
+    meta = store.format_meta()
     meta["format_version"] = m.to_version
     meta.setdefault("migrations", []).append({
         "from": m.from_version, "to": m.to_version, "description": m.description,
         "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     })
-    atomic.write_json(path, meta)
+    atomic.write_json(store.root / FORMAT_FILE, meta)
 
 
 # -- 1 -> 2 --------------------------------------------------------------------------

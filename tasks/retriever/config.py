@@ -30,7 +30,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
 
-MINILM_ALIASES = (MINILM_ALIAS, MINILM)
 LEANDOJO_RETRIEVER = "kaiyuy/leandojo-lean4-retriever-byt5-small"
 
 

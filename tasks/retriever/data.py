@@ -286,10 +286,14 @@ def build_examples(snapshot, split_kind: str, split: str, corpus: PremiseCorpus,
                    repo_ids=None) -> tuple[list[TacticExample], GoldReport]:
     """The tactics of one split that have gold premises, and a report of the rest."""
     tactics = snapshot.tactics(split_kind, split, repo_ids)
+    return examples_from_rows(tactics.to_pylist(), theorem_starts(snapshot, split_kind, split, repo_ids), corpus)
+
+
+def theorem_starts(snapshot, split_kind: str, split: str, repo_ids=None) -> dict:
+    """{(repo_id, theorem_id): start} of the theorems of one split, as `examples_from_rows` takes them."""
     theorems = snapshot.theorems(split_kind, split, repo_ids)
-    starts = {(r, t): s for r, t, s in zip(theorems["repo_id"].to_pylist(), theorems["theorem_id"].to_pylist(),
-                                          theorems["start"].to_pylist())}
-    return examples_from_rows(tactics.to_pylist(), starts, corpus)
+    return dict(zip(zip(theorems["repo_id"].to_pylist(), theorems["theorem_id"].to_pylist()),
+                    theorems["start"].to_pylist()))
 
 
 def examples_from_rows(rows: list[dict], starts: dict, corpus: PremiseCorpus) -> tuple[list[TacticExample], GoldReport]:

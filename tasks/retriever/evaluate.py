@@ -34,19 +34,16 @@ from pathlib import Path
 import numpy as np
 
 from storage.snapshot_ref import SnapshotRef
-from tasks.trainers.base import Metric
+from tasks.trainers.base import EXAMPLES, Metric
 
-from .config import RetrieverSettings
-from .data import PremiseCorpus, examples_from_rows
-from .index import Retriever, cache_file, embedding_cache_root, first_rank, premise_embeddings, top_k
+from .data import PremiseCorpus, examples_from_rows, theorem_starts
+from .index import Retriever, first_rank, top_k
 from .runtime import as_settings, torch_device
 
 logger = logging.getLogger(__name__)
 
 QUERY_CHUNK = 64  # goal states scored against the whole corpus per matrix product
-EXAMPLES, GOLD_MISSING = "examples", "gold_missing"
-
-__all__ = ["evaluate_retriever", "retrieval_metrics", "premise_embeddings", "embedding_cache_path"]
+GOLD_MISSING = "gold_missing"
 
 
 def retrieval_metrics(ranked_ids: Sequence[Sequence[Hashable]], gold: Sequence[set], ks: Sequence[int] = (1, 10)) -> dict:
@@ -84,11 +81,6 @@ def retrieval_metrics(ranked_ids: Sequence[Sequence[Hashable]], gold: Sequence[s
     return out
 
 
-def embedding_cache_path(settings: RetrieverSettings, snapshot: SnapshotRef, weights_hash: str, corpus_hash: str) -> Path:
-    """The cache file of a snapshot's premise embeddings (see `tasks.retriever.index`)."""
-    return cache_file(embedding_cache_root(settings, snapshot.store_root), settings, weights_hash, corpus_hash)
-
-
 def _rankings(query_emb, prem_emb, examples, corpus: PremiseCorpus, max_k: int) -> list[list[int | None]]:
     """Each example's accessible premises by score, for `retrieval_metrics`.
 
@@ -121,12 +113,9 @@ def _split_groups(snapshot: SnapshotRef, split_kind: str, splits: list[str], rep
     """(repo, split, examples, GoldReport) for every requested (repository, split), empty ones included."""
     groups = []
     for split in splits:
-        tactics = snapshot.tactics(split_kind, split, repo_ids).to_pylist()
-        theorems = snapshot.theorems(split_kind, split, repo_ids)
-        starts = {(r, t): st for r, t, st in zip(theorems["repo_id"].to_pylist(), theorems["theorem_id"].to_pylist(),
-                                                 theorems["start"].to_pylist())}
+        starts = theorem_starts(snapshot, split_kind, split, repo_ids)
         by_repo: dict[str, list[dict]] = {}
-        for row in tactics:
+        for row in snapshot.tactics(split_kind, split, repo_ids).to_pylist():
             by_repo.setdefault(row["repo_id"], []).append(row)
         for repo in repo_ids:
             examples, report = examples_from_rows(by_repo.get(repo, []), starts, corpus)

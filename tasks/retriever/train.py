@@ -32,7 +32,6 @@ import logging
 from pathlib import Path
 
 from storage import atomic
-from storage.errors import InputError
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache
 from tasks.trainers.base import SkipTraining
@@ -53,24 +52,20 @@ RETRIEVER_FORMAT = 1
 def check_backbone(settings: RetrieverSettings, parent_dir: Path, cache_dir: Path) -> int:
     """The parent's hidden size; raises `BackboneMismatchError` if `settings.backbone` differs.
 
-    The backbone is only resolved when its name differs from the one the parent was
-    trained from; a backbone that cannot be resolved offline is not an error, since the
-    parent's weights are what training continues from.
+    The backbone is only resolved when it is not the model the parent was trained from
+    (aliases resolved); a backbone that cannot be resolved offline is not an error, since
+    the parent's weights are what training continues from (`tasks.trainers.parent`).
     """
+    from tasks.trainers.parent import configured_architecture
+
     try:
         parent_hidden = hidden_size(load_config(str(parent_dir)))
     except OSError as e:
         raise CheckpointError(parent_dir, f"its config.json cannot be read ({e})") from e
-    meta = read_retriever_json(parent_dir) or {}
-    if (meta.get("settings") or {}).get("backbone") == settings.backbone:
-        return parent_hidden
-    try:
-        backbone_hidden = hidden_size(load_config(resolve_backbone(settings.backbone, cache_dir)))
-    except (OSError, ValueError, ImportError, InputError) as e:
-        logger.warning("cannot read the config of backbone %r (%s); continuing from the parent %s",
-                       settings.backbone, e, parent_dir)
-        return parent_hidden
-    if backbone_hidden != parent_hidden:
+    parent_backbone = ((read_retriever_json(parent_dir) or {}).get("settings") or {}).get("backbone")
+    arch, _ = configured_architecture(settings.backbone, parent_backbone, parent_dir, cache_dir)
+    backbone_hidden = arch[1] if arch else None
+    if backbone_hidden is not None and backbone_hidden != parent_hidden:  # None: nothing to compare
         raise BackboneMismatchError(settings.backbone, backbone_hidden, parent_dir, parent_hidden)
     return parent_hidden
 

@@ -26,6 +26,11 @@ from typing import Protocol
 from storage.snapshot_ref import SnapshotRef
 
 
+# Bookkeeping metric: how many examples a (repository, split) had (value = count), so
+# that an empty split is recorded as 0 rather than absent (`tasks.report` shows it as a count).
+EXAMPLES = "examples"
+
+
 @dataclass(frozen=True)
 class Metric:
     """One evaluation figure: `value` of `metric` for `repo_id` on `split`."""

@@ -16,12 +16,12 @@ def check_model_reference(name: str, field: str) -> None:
     builtins, and the packaged pretrained models (`builtin:all-minilm-l6-v2`, alias
     `minilm`) when their package is installed.
     """
-    from tasks.models.loading import PACKAGED, _looks_like_path, builtin_names, canonical_name, is_builtin, \
-        packaged_model_path
+    from tasks.models.loading import ALIASES, BUILTIN_PREFIX, PACKAGED, _looks_like_path, builtin_names, \
+        canonical_name, is_builtin, packaged_model_path
 
     canonical = canonical_name(name)
     if is_builtin(canonical):
-        which = canonical.split(":", 1)[1]
+        which = canonical[len(BUILTIN_PREFIX):]
         if which in PACKAGED:
             try:
                 packaged_model_path(canonical)
@@ -32,7 +32,7 @@ def check_model_reference(name: str, field: str) -> None:
 
         if which not in tiny.BUILDERS:
             raise InputError(field, f"{name!r} is not a builtin model",
-                             f"use one of {builtin_names()} (or the alias 'minilm'), a local path or a hub id")
+                             f"use one of {builtin_names()} (or an alias: {sorted(ALIASES)}), a local path or a hub id")
         return
     path = Path(name).expanduser()
     if path.exists():

@@ -18,15 +18,23 @@ def store(tmp_path) -> Store:
     return Store.open(tmp_path / "home")
 
 
-@pytest.fixture
-def export_with_dep(tmp_path) -> Path:
-    """An export of repo `alpha` that also holds theorems of its dependency `std`."""
+def std_dependency(tactic: str | None = None) -> tuple[list, list]:
+    """Theorems and corpus of `std` as a dependency (under .lake/packages/std/), for
+    `extra_repos`; its first tactic set to `tactic` if given."""
     dep_th, dep_corpus, _, _ = synthetic_records("std", 10, 2, seed=9, num_files=2)
     pre = ".lake/packages/std/"
     dep_corpus = [dict(c, path=pre + c["path"], imports=[pre + i for i in c["imports"]]) for c in dep_corpus]
     for t in dep_th:
         t["file_path"] = pre + t["file_path"]
-    return write_synthetic_export(tmp_path / "alpha-export", "alpha", 40, 3, seed=1, extra_repos=[(dep_th, dep_corpus)])
+    if tactic is not None:
+        next(t for t in dep_th if t["traced_tactics"])["traced_tactics"][0]["tactic"] = tactic
+    return dep_th, dep_corpus
+
+
+@pytest.fixture
+def export_with_dep(tmp_path) -> Path:
+    """An export of repo `alpha` that also holds theorems of its dependency `std`."""
+    return write_synthetic_export(tmp_path / "alpha-export", "alpha", 40, 3, seed=1, extra_repos=[std_dependency()])
 
 
 def load_split(path: Path) -> list:

@@ -14,9 +14,9 @@ from storage.errors import FormatVersionError, InputError, RepositoryConflictErr
 from storage.leandojo import import_export, read_export, write_export
 from storage.snapshot import build_snapshot
 from storage.store import Store
-from storage.synthetic import synthetic_records, write_synthetic_export
+from storage.synthetic import write_synthetic_export
 
-from .conftest import load_split, tree_state
+from .conftest import load_split, std_dependency, tree_state
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -275,14 +275,7 @@ def test_a_bad_export_writes_nothing_at_all(store, export_with_dep, tmp_path):
 # -- several repositories in one export: all of them or none ---------------------------
 def _std_export(tmp_path, name: str, tactic: str | None = None) -> Path:
     """An export of `name` holding std (as in export_with_dep), std's first tactic set to `tactic`."""
-    dep_th, dep_corpus, _, _ = synthetic_records("std", 10, 2, seed=9, num_files=2)
-    pre = ".lake/packages/std/"
-    dep_corpus = [dict(c, path=pre + c["path"], imports=[pre + i for i in c["imports"]]) for c in dep_corpus]
-    for t in dep_th:
-        t["file_path"] = pre + t["file_path"]
-    if tactic is not None:
-        next(t for t in dep_th if t["traced_tactics"])["traced_tactics"][0]["tactic"] = tactic
-    return write_synthetic_export(tmp_path / f"{name}-export", name, 12, 2, seed=3, extra_repos=[(dep_th, dep_corpus)])
+    return write_synthetic_export(tmp_path / f"{name}-export", name, 12, 2, seed=3, extra_repos=[std_dependency(tactic)])
 
 
 def test_a_conflict_on_a_later_repository_adds_none_of_them(store, export_with_dep, tmp_path):
@@ -300,7 +293,9 @@ def test_a_conflict_on_a_later_repository_adds_none_of_them(store, export_with_d
     statuses = {r.repository["name"]: s.status for r, s in zip(read_export(changed), import_export(store, changed, replace=True))}
     assert statuses == {"beta": "added", "std": "replaced"}
     assert sorted(r["name"] for r in store.repositories()) == ["alpha", "beta", "std"]
-    assert "simp" in catalog.query(store, "SELECT tactic FROM tactics")["tactic"].to_pylist()
+    std_tactics = catalog.query(store, """SELECT t.tactic FROM tactics t JOIN repositories r USING (repo_id)
+                                          WHERE r.name = 'std'""")["tactic"].to_pylist()
+    assert "simp" in std_tactics
 
 
 KILL_AFTER = """
@@ -354,6 +349,10 @@ def test_a_kill_after_the_first_repository_is_staged_leaves_the_store_unchanged(
     assert _assert_consistent(store) == ["first"]  # staged, not listed: invisible
     # apart from that folder, not a byte changed
     assert {k: v for k, v in tree_state(store.root).items() if not k.startswith(f"data/{staged[0]}/")} == before
+    with store.writer():  # the next writer, whatever it writes, removes what no commit lists
+        pass
+    assert not (store.data_dir / staged[0]).exists()
+    assert tree_state(store.root) == before
     statuses = [r.status for r in import_export(store, export_with_dep)]  # run again: completes
     assert statuses == ["added", "added"]
     assert _assert_consistent(store) == ["alpha", "first", "std"]

@@ -470,6 +470,13 @@ def test_a_model_of_the_parents_architecture_continues_from_the_parent_and_says_
     same_name = train_progress_(tiny_settings(max_steps=1, learning_rate=0.0), snapshot, work / "out",
                                 tmp_path / "o2", tmp_path / "w2")
     assert same_name["model_check"]["status"] == "same model as the parent"
+    # A model whose config cannot be read here (a hub id, offline) is not checked, and the record says so.
+    from tasks.progress.train import check_parent_model
+
+    offline = check_parent_model(ProgressSettings(**{**base, "model": "dojoflow-test/surely-not-cached-model"}),
+                                 work / "out", tmp_path / "bm")
+    assert offline["status"] == "not checked: the config of 'dojoflow-test/surely-not-cached-model' cannot be read here"
+    assert offline["parent_architecture"] == ["bert", 64] and offline["used"] == "parent weights"
 
 
 def test_progress_model_accepts_minilm_offline(snapshot, tmp_path):

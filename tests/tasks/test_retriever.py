@@ -752,6 +752,14 @@ def test_backbone_with_another_hidden_size_is_refused(trained, store_snapshot, t
     with pytest.raises(BackboneMismatchError, match="hidden size is 32.*hidden size 64"):
         train_retriever(s.model_copy(update={"backbone": str(other)}), snap, "random", out, tmp_path / "o", tmp_path / "w")
     assert not (tmp_path / "o" / "model.safetensors").exists()
+    # Only the width is refused: another model of the parent's width, or one that cannot be read offline, passes.
+    from tasks.models.tiny import build_tiny_encoder
+    from tasks.retriever.train import check_backbone
+
+    same_width = build_tiny_encoder(tmp_path / "other64", seed=5)
+    assert check_backbone(s.model_copy(update={"backbone": str(same_width)}), out, tmp_path / "m") == 64
+    assert check_backbone(s.model_copy(update={"backbone": "dojoflow-test/surely-not-cached-model"}), out,
+                          tmp_path / "m") == 64
 
 
 def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp_path):
