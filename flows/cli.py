@@ -6,57 +6,88 @@
     dojoflow repos                          repositories in curriculum order
     dojoflow sql "SELECT ..."               read-only DuckDB query on the catalog
     dojoflow run [CONFIG.yaml]              the curriculum flow (the sample by default)
-    dojoflow runs | metrics [--run ID]      what past runs did
+    dojoflow runs [--run ID]                what past runs did (and their checkpoints)
+    dojoflow metrics [--run ID]             a run's metrics per step, trainer, repository, split
     dojoflow import-progress FILE --name N  progress-model rows in LeanDojo-v2's JSONL format
     dojoflow samples OUT                    the sample's Lean sources as git repositories
     dojoflow migrate                        bring an older store to this version's format
+    dojoflow repair                         rebuild a damaged catalog; drop unreadable repositories
 
-The store lives in $DOJOFLOW_HOME (default `.dojoflow/` here), or `--home`.
+The store lives in $DOJOFLOW_HOME (default `.dojoflow/` here), or `--home`. Listings
+print a table on a terminal and CSV when piped (`--format table|csv|json`, docs/cli.md).
+Every error is one line naming the input and the fix, with exit code 2.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
+from pydantic import ValidationError
 
 from storage.errors import DojoflowError, InputError
 
+from .output import Format, emit, fail, say
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
-console = Console()
-err = Console(stderr=True)
 
 Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
+FormatOption = Annotated[Optional[Format], typer.Option(
+    "--format", help="table (the default on a terminal), csv (the default when piped) or json.")]
+
+
+def command(name: str | None = None, options: dict[str, str] | None = None):
+    """`app.command`, and every DojoflowError (and a settings model's ValidationError,
+    named by its command-line option through `options`) becomes one line and exit code 2."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except ValidationError as e:
+                _fail(_option_error(e, options or {}, kwargs))
+            except DojoflowError as e:
+                _fail(e)
+        return app.command(name)(run)
+    return wrap
+
+
+def _option_error(e: ValidationError, options: dict[str, str], values: dict) -> InputError:
+    first = e.errors()[0]
+    field = str(first["loc"][0]) if first["loc"] else ""
+    option = options.get(field, field or "the options")
+    named = [f"{opt} {values.get(f)}" for f, opt in options.items() if f in values]
+    shown = f"{option} {values[field]}" if field in values else ", ".join(named) or option
+    return InputError(shown, first["msg"].removeprefix("Value error, "), f"change {option}" if field else "change them")
+
+
+def _fail(e: Exception) -> None:
+    fail(e)
+    raise typer.Exit(2)
+
+
+def _home(home):
+    """The resolved home; an existing non-folder on the way is a clean error."""
+    from storage.store import dojoflow_home
+
+    resolved = dojoflow_home(home)
+    for p in (resolved, *resolved.parents):
+        if p.exists():
+            if not p.is_dir():
+                shown = home if home is not None else f"DOJOFLOW_HOME={resolved}"
+                raise InputError(shown, f"{p} is a file, not a folder",
+                                 "give --home (or DOJOFLOW_HOME) a folder, new or holding a Dojoflow home")
+            break
+    return resolved
 
 
 def _store(home, create=True):
     from storage.store import Store
 
-    return Store.open(home, create=create)
-
-
-def _fail(e: Exception) -> None:
-    err.print(f"[bold red]error:[/] {e}")
-    raise typer.Exit(2)
-
-
-def print_table(table, title: str | None = None, max_rows: int = 200) -> None:
-    """Print a pyarrow Table (or list of dicts) with rich."""
-    rows = table.to_pylist() if hasattr(table, "to_pylist") else list(table)
-    names = table.column_names if hasattr(table, "column_names") else (list(rows[0]) if rows else [])
-    t = Table(title=title, show_lines=False)
-    for n in names:
-        # headers never wrap mid-word; long values (paths, ids) fold rather than vanish
-        t.add_column(str(n), overflow="fold", min_width=min(len(str(n)), 12))
-    for row in rows[:max_rows]:
-        t.add_row(*("" if row[n] is None else (f"{row[n]:.4g}" if isinstance(row[n], float) else str(row[n])) for n in names))
-    console.print(t)
-    if len(rows) > max_rows:
-        console.print(f"... {len(rows) - max_rows} more rows")
+    return Store.open(_home(home), create=create)
 
 
 def resolve_repo_ids(store, specs: list[str]) -> list[str]:
@@ -76,46 +107,63 @@ def resolve_repo_ids(store, specs: list[str]) -> list[str]:
     return out
 
 
-@app.command("import")
+def _added_rows(results) -> list[dict]:
+    return [{"repo_id": r.repo_id, "status": r.status, **r.counts} for r in results]
+
+
+@command("import", options={"val_fraction": "--val-fraction", "test_fraction": "--test-fraction"})
 def import_cmd(
     path: Annotated[Path, typer.Argument(help="A LeanDojo export folder (random/, novel_premises/, corpus.jsonl ...).")],
     replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
     val_fraction: Annotated[float, typer.Option(help="Val share for splits the export does not carry.")] = 0.1,
     test_fraction: Annotated[float, typer.Option(help="Test share for splits the export does not carry.")] = 0.1,
     home: Home = None,
+    fmt: FormatOption = None,
 ):
     """Import a LeanDojo Benchmark export: each repository in it becomes its own partition."""
     from storage.leandojo import read_export
     from storage.splits import SplitSettings
 
-    try:
-        settings = SplitSettings(val_fraction=val_fraction, test_fraction=test_fraction)
-        repos = read_export(path, settings)  # validated before the store is opened (or created)
-        results = _store(home).ingest(repos, replace=replace)
-    except (DojoflowError, ValueError) as e:
-        _fail(e)
-    print_table([{"repo_id": r.repo_id, "status": r.status, **r.counts} for r in results], title=f"imported {path}")
+    settings = SplitSettings(val_fraction=val_fraction, test_fraction=test_fraction)
+    repos = read_export(path, settings)  # validated before the store is opened (or created)
+    results = _store(home).ingest(repos, replace=replace)
+    emit(_added_rows(results), fmt, title=f"imported {path}")
 
 
-@app.command("migrate")
+@command("migrate")
 def migrate_cmd(home: Home = None):
     """Bring a store written by an older Dojoflow to this version's format, one version at a time."""
     from storage.migrations import migrate
 
-    try:
-        report = migrate(home)
-    except DojoflowError as e:
-        _fail(e)
+    report = migrate(_home(home))
     if not report.steps:
-        console.print(f"the store at {report.store_root} is already at format version {report.to_version}")
+        say("the store at {} is already at format version {}", report.store_root, report.to_version)
         return
     for line in report.steps:
-        console.print(f"  {line}")
-    console.print(f"migrated the store at {report.store_root} from format version {report.from_version} "
-                  f"to {report.to_version}")
+        say("  {}", line)
+    say("migrated the store at {} from format version {} to {}", report.store_root, report.from_version,
+        report.to_version)
 
 
-@app.command("export")
+@command("repair")
+def repair_cmd(home: Home = None):
+    """Rebuild the catalog from the store's Parquet files and index, keeping the metrics, runs
+    and checkpoints tables if they can still be read; drop repositories whose files cannot."""
+    from storage.repair import repair
+
+    report = repair(_home(home))
+    if report.old_catalog:
+        say("the previous catalog was moved to {}", report.old_catalog)
+    for table, rows in report.kept.items():
+        say("kept {}: {} rows", table, rows)
+    for table, why in report.lost.items():
+        say("[bold red]lost[/] {}: {}", table, why)
+    for repo_id, why in report.removed.items():
+        say("[bold red]removed[/] repository {} ({}): import it again", repo_id, why)
+    say("rebuilt the catalog of the store at {}", report.store_root)
+
+
+@command("export")
 def export_cmd(
     out: Annotated[Path, typer.Argument(help="A new folder to write the LeanDojo export into.")],
     repo: Annotated[Optional[list[str]], typer.Option("--repo", help="URL, URL@COMMIT or repo id; repeat. Default: all.")] = None,
@@ -124,48 +172,47 @@ def export_cmd(
     """Write repositories from the store in LeanDojo's layout (readable by LeanDojo tooling)."""
     from storage.leandojo import write_export
 
-    try:
-        store = _store(home, create=False)
-        ids = resolve_repo_ids(store, repo) if repo else store.repo_ids()
-        path = write_export(store, out, ids)
-    except DojoflowError as e:
-        _fail(e)
-    console.print(f"wrote {len(ids)} repositories to {path}")
+    store = _store(home, create=False)
+    ids = resolve_repo_ids(store, repo) if repo else store.repo_ids()
+    path = write_export(store, out, ids)
+    say("wrote {} repositories to {}", len(ids), path)
 
 
-@app.command("trace")
+@command("trace")
 def trace_cmd(
     url_or_path: Annotated[str, typer.Argument(help="A git URL or a local Lean 4 repository.")],
     commit: Annotated[Optional[str], typer.Option(help="The commit to trace (default: HEAD / the remote's default branch).")] = None,
     replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
     home: Home = None,
+    fmt: FormatOption = None,
 ):
     """Trace a repository with lean-dojo (needs a Lean toolchain) and add it to the store."""
     from tasks.ingest import trace_and_import
 
-    try:
-        results = trace_and_import(_store(home), url_or_path, commit, replace=replace)
-    except DojoflowError as e:
-        _fail(e)
-    print_table([{"repo_id": r.repo_id, "status": r.status, **r.counts} for r in results], title=f"traced {url_or_path}")
+    results = trace_and_import(_store(home), url_or_path, commit, replace=replace)
+    emit(_added_rows(results), fmt, title=f"traced {url_or_path}")
 
 
-@app.command("repos")
-def repos_cmd(home: Home = None):
+REPOS_TABLE = {  # what fits 80 columns; csv and json carry every column
+    "#": lambda r: r["#"], "repository": lambda r: r["name"], "commit": lambda r: r["commit"][:7],
+    "theorems": lambda r: r["theorems"], "tactics": lambda r: r["tactics"],
+    "easy/med/hard": lambda r: f"{r['easy']}/{r['medium']}/{r['hard']}", "easy share": lambda r: r["easy share"],
+}
+
+
+@command("repos")
+def repos_cmd(home: Home = None, fmt: FormatOption = None):
     """Every repository in the store, with counts and difficulty, in curriculum order."""
     from storage.curriculum import curriculum_table
 
-    try:
-        rows = curriculum_table(_store(home, create=False))
-    except DojoflowError as e:
-        _fail(e)
+    rows = curriculum_table(_store(home, create=False))
     if not rows:
-        console.print("the store holds no repositories yet: `dojoflow import PATH` or `dojoflow run`")
+        say("the store holds no repositories yet: `dojoflow import PATH` or `dojoflow run`")
         return
-    print_table(rows, title="repositories in curriculum order")
+    emit(rows, fmt, title="repositories in curriculum order", table_columns=REPOS_TABLE)
 
 
-@app.command("samples")
+@command("samples")
 def samples_cmd(
     out: Annotated[Path, typer.Argument(help="A folder to write the sample repositories into.")],
 ):
@@ -177,16 +224,18 @@ def samples_cmd(
     except (FileExistsError, OSError) as e:
         _fail(e)
     for path in made:
-        console.print(f"{path}   dojoflow trace {path}")
+        say("{}   dojoflow trace {}", path, path)
 
 
-@app.command("sql")
+@command("sql")
 def sql_cmd(
-    query: Annotated[str, typer.Argument(help="A SELECT query. Views: repositories, files, theorems, tactics, premises; tables: snapshots, checkpoints, metrics, runs.")],
+    query: Annotated[str, typer.Argument(help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots; tables: checkpoints, metrics, runs.")],
     home: Home = None,
     max_rows: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
+    fmt: FormatOption = None,
 ):
-    """Run a read-only DuckDB query against the catalog and print the result."""
+    """Run a read-only DuckDB query against the catalog and print the result. The query
+    can read the catalog and the store's own files, nothing else (docs/cli.md)."""
     import duckdb
 
     from storage import catalog
@@ -194,16 +243,20 @@ def sql_cmd(
     try:
         kinds = {s.type.name for s in duckdb.extract_statements(query)}
     except duckdb.Error as e:
-        _fail(InputError("query", f"does not parse: {e}", "check the SQL"))
+        raise InputError("query", f"does not parse: {e}", "check the SQL") from e
     if kinds - {"SELECT"}:
-        _fail(InputError("query", f"is a {', '.join(sorted(kinds - {'SELECT'}))} statement", "`dojoflow sql` runs read-only SELECT queries"))
+        raise InputError("query", f"is a {', '.join(sorted(kinds - {'SELECT'}))} statement",
+                         "`dojoflow sql` runs read-only SELECT queries")
     try:
         result = catalog.query(_store(home, create=False), query)
-    except DojoflowError as e:
-        _fail(e)
+    except duckdb.PermissionException as e:
+        raise InputError("query", str(e).splitlines()[0],
+                         "`dojoflow sql` reads only the store's own files: query the views and tables "
+                         "(`dojoflow sql \"SHOW TABLES\"`)") from e
     except duckdb.Error as e:
-        _fail(InputError("query", str(e).splitlines()[0], "check the SQL; `dojoflow sql \"SHOW TABLES\"` lists the tables"))
-    print_table(result, max_rows=max_rows)
+        raise InputError("query", str(e).splitlines()[0],
+                         "check the SQL; `dojoflow sql \"SHOW TABLES\"` lists the tables") from e
+    emit(result.to_pylist(), fmt, max_rows=max_rows)
 
 
 @app.command("run")
@@ -213,8 +266,6 @@ def run_cmd(
     max_steps: Annotated[Optional[int], typer.Option(help="Stop after this many curriculum steps.")] = None,
 ):
     """Run the curriculum flow (ingest, order, snapshot, train, evaluate) on the embedded Prefect server."""
-    from storage.store import dojoflow_home
-
     from .environment import prepare_prefect_env
 
     try:
@@ -224,73 +275,103 @@ def run_cmd(
         overrides = {k: v for k, v in (("home", str(home) if home else None), ("max_steps", max_steps)) if v is not None}
         cfg = cfg.with_overrides(overrides, source="the command line")
         cfg.validate_for_run()
+        resolved = _home(cfg.home)
     except DojoflowError as e:
         _fail(e)
-    resolved = dojoflow_home(cfg.home)
     cfg = cfg.model_copy(update={"home": str(resolved)})
     prepare_prefect_env(resolved)
     from .curriculum import curriculum
 
-    console.print(f"Dojoflow home: {resolved}  (store, checkpoints, reports, Prefect database)")
+    say("Dojoflow home: {}  (store, checkpoints, reports, Prefect database)", resolved)
     try:
         result = curriculum(config=cfg)
     except DojoflowError as e:
         _fail(e)
-    console.print(f"[bold green]done[/]: {len(result['steps'])} steps; report {result['report']}")
+    say("[bold green]done[/]: {} steps; report {}", len(result["steps"]), result["report"])
     for name, path in result["checkpoints"].items():
-        console.print(f"  {name} checkpoint: {path}")
+        say("  {} checkpoint: {}", name, path)
 
 
-@app.command("runs")
-def runs_cmd(home: Home = None):
-    """Past runs recorded in the catalog, newest first (status: running, completed, partial, failed)."""
-    from tasks.runs import runs_table
-
-    try:
-        print_table(runs_table(_store(home, create=False)), title="runs")
-    except DojoflowError as e:
-        _fail(e)
+RUNS_TABLE = {
+    "run": lambda r: r["run_id"][:8], "name": lambda r: r["name"], "status": lambda r: r["status"],
+    "started": lambda r: r["started_at"], "metrics": lambda r: r["metrics"],
+    "checkpoints": lambda r: " ".join(r["checkpoints"]),
+}
 
 
-@app.command("metrics")
+@command("runs")
+def runs_cmd(
+    home: Home = None,
+    run: Annotated[Optional[str], typer.Option(help="Show one run (an id or prefix) with its report and checkpoint paths.")] = None,
+    fmt: FormatOption = None,
+):
+    """Past runs, newest first (status: running, completed, partial, failed, crashed), with
+    each trainer's last checkpoint. A `running` run whose process is gone is marked crashed."""
+    from tasks.runs import mark_crashed_runs, resolve_run, runs_table
+
+    from .crashed import mark_crashed_in_prefect
+
+    store = _store(home, create=False)
+    mark_crashed_in_prefect(store.root.parent, mark_crashed_runs(store))
+    rows = runs_table(store)
+    if run is None:
+        emit(rows, fmt, title="runs (`dojoflow runs --run ID` for one run's paths)", table_columns=RUNS_TABLE)
+        return
+    one = next(r for r in rows if r["run_id"] == resolve_run(store, run))
+    if fmt not in (None, Format.table):
+        emit([one], fmt)
+        return
+    for key, value in one.items():
+        if key != "checkpoints":
+            say("{}: {}", key, "" if value is None else value)
+    for trainer, path in one["checkpoints"].items():
+        say("checkpoint {}: {}", trainer, path)
+
+
+METRICS_TABLE = {
+    "step": lambda r: r["step"], "trainer": lambda r: r["trainer"], "repository": lambda r: r["repository"],
+    "split": lambda r: r["split"], "metric": lambda r: r["metric"], "value": lambda r: r["value"],
+    "n": lambda r: r["count"],
+}
+
+
+@command("metrics")
 def metrics_cmd(
     home: Home = None,
     run: Annotated[Optional[str], typer.Option(help="A run id or prefix from `dojoflow runs` (default: the newest run with metrics).")] = None,
     trainer: Annotated[Optional[str], typer.Option(help="Only this trainer.")] = None,
     split: Annotated[Optional[str], typer.Option(help="Only this split (val, test).")] = None,
+    repository: Annotated[Optional[str], typer.Option(help="Only this repository (its name).")] = None,
+    fmt: FormatOption = None,
 ):
     """Metrics of one run per step, repository, trainer and split (what the UI report shows)."""
     from tasks.runs import metrics_table, resolve_run
 
-    try:
-        store = _store(home, create=False)
-        run_id = resolve_run(store, run)
-        if run_id is None:
-            console.print("no run has recorded metrics yet: `dojoflow run`")
-            return
-        print_table(metrics_table(store, run_id, trainer, split), title=f"metrics of run {run_id}")
-    except DojoflowError as e:
-        _fail(e)
+    store = _store(home, create=False)
+    run_id = resolve_run(store, run)
+    if run_id is None:
+        say("no run has recorded metrics yet: `dojoflow run`")
+        return
+    emit(metrics_table(store, run_id, trainer, split, repository), fmt, title=f"metrics of run {run_id}",
+         table_columns=METRICS_TABLE)
 
 
-@app.command("import-progress")
+@command("import-progress")
 def import_progress_cmd(
     path: Annotated[Path, typer.Argument(help="JSONL with one {goal, prefix, tactic, steps_remaining} object per line (LeanDojo-v2's progress format).")],
     name: Annotated[str, typer.Option("--name", help="Dataset name; list it in trainers.progress.extra_datasets to train on it.")],
     home: Home = None,
 ):
     """Import proof-progress rows into the store (<home>/store/progress/NAME.parquet); nothing is written if a line is bad."""
-    from tasks.progress.imported import import_progress_jsonl
+    from tasks.progress.imported import check_name, import_progress_jsonl
 
-    try:
-        store = _store(home)
-        with store.writer():
-            result = import_progress_jsonl(path, store.root, name)
-    except DojoflowError as e:
-        _fail(e)
-    console.print(f"{result['status']}: progress dataset {result['name']!r}, {result['rows']} rows -> {result['path']}")
+    check_name(name)  # before the store is created
+    store = _store(home)
+    with store.writer():
+        result = import_progress_jsonl(path, store.root, name)
+    say("{}: progress dataset {}, {} rows -> {}", result["status"], repr(result["name"]), result["rows"], result["path"])
     if result["status"] == "added":
-        console.print(f"train on it: trainers.progress.extra_datasets: [{result['name']}]")
+        say("train on it: trainers.progress.extra_datasets: [{}]", result["name"])
 
 
 def main() -> None:  # pragma: no cover

@@ -20,7 +20,7 @@ from storage.store import dojoflow_home
 from tasks.config import PipelineConfig
 from tasks.prefect_tasks import tasks_for
 
-from . import ui
+from . import crashed, ui
 
 
 @flow(name="curriculum", flow_run_name="curriculum[{config.name}]", persist_result=False,
@@ -32,6 +32,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     t = tasks_for(home)
     run_id = str(flow_run.id or "local")
     t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
+    crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = [], []

@@ -88,7 +88,7 @@ def curriculum_table(store) -> list[dict]:
     rows = []
     for i, d in enumerate(curriculum_order(store), start=1):
         c = counts[d.repo_id]
-        rows.append({"#": i, "repo_id": d.repo_id, "url": c["url"], "commit": c["commit"][:10],
+        rows.append({"#": i, "repo_id": d.repo_id, "name": d.name, "url": c["url"], "commit": c["commit"][:10],
                      "files": c["files"], "theorems": d.theorems, "tactics": c["tactics"], "premises": c["premises"],
                      "easy": d.easy, "medium": d.medium, "hard": d.hard, "sorry": d.sorry,
                      "easy share": round(d.easy_share, 3)})

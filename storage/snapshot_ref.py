@@ -60,8 +60,11 @@ class SnapshotRef:
         paths = self._paths(rel_paths)
         if not paths:
             return schema.empty_table()
-        con = duckdb.connect()
+        from .catalog import NO_EXTENSIONS, lock_down
+
+        con = duckdb.connect(config=NO_EXTENSIONS)
         try:
+            lock_down(con, [self.store_root])
             q = "SELECT * FROM read_parquet($paths, union_by_name=true) t WHERE true"
             params: dict = {"paths": paths}
             if repo_ids is not None:

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from storage import atomic, catalog
+from storage import atomic, checkpoint_registry
 from storage.ids import stable_hash
 from storage.snapshot_ref import SnapshotRef
 
@@ -159,12 +159,8 @@ def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef,
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         })
     shutil.rmtree(work_dir, ignore_errors=True)
-    with catalog.connect(store, write=True) as con:
-        con.execute(
-            "INSERT OR REPLACE INTO checkpoints (checkpoint_id, trainer, snapshot_id, parent_id, config_hash, path, train_figures)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [cid, trainer, snapshot.snapshot_id, parent_id, ref.settings_hash, str(out), json.dumps(figures)],
-        )
+    checkpoint_registry.register(store, cid, trainer, snapshot.snapshot_id, parent_id, ref.settings_hash, str(out),
+                                 figures)
     return ref
 
 
@@ -186,5 +182,4 @@ def discard_checkpoint(store, ref: CheckpointRef) -> None:
         trash = atomic.temp_sibling(path)
         os.replace(path, trash)
         shutil.rmtree(trash, ignore_errors=True)
-    with catalog.connect(store, write=True) as con:
-        con.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", [ref.checkpoint_id])
+    checkpoint_registry.unregister(store, ref.checkpoint_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage import catalog
+from storage import metrics
 from storage.snapshot_ref import SnapshotRef
 
 from .checkpoints import CheckpointRef, call_trainer
@@ -30,13 +30,4 @@ def evaluate_step(home: Path, trainer: str, settings, checkpoint: CheckpointRef,
 
 def record_metrics(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
     """Write metric rows; a re-evaluated checkpoint replaces its earlier rows."""
-    if not rows:
-        return 0
-    with catalog.connect(store, write=True) as con:
-        con.executemany(
-            "INSERT OR REPLACE INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric,"
-            " value, count, checkpoint_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[run_id, step, step_repo_id, r["repo_id"], r["trainer"], r["split_kind"], r["split"], r["metric"],
-              float(r["value"]), int(r.get("count", 0)), r["checkpoint_id"]] for r in rows],
-        )
-    return len(rows)
+    return metrics.record(store, rows, run_id, step, step_repo_id)

@@ -123,6 +123,11 @@ def record_run_start_task(home: str, run_id: str, flow: str, config: dict) -> No
     runs.record_run_start(_store(home), run_id, flow, config)
 
 
+@task(name="mark-crashed-runs")
+def mark_crashed_runs_task(home: str) -> list[str]:
+    return runs.mark_crashed_runs(_store(home))
+
+
 @task(name="record-run-end", task_run_name="record-run-end[{status}]")
 def record_run_end_task(home: str, run_id: str, status: str, report_path: str | None) -> None:
     runs.record_run_end(_store(home), run_id, status, report_path)
@@ -156,6 +161,7 @@ def tasks_for(home: Path) -> SimpleNamespace:
         order=order_task,
         record_run_start=record_run_start_task,
         record_run_end=record_run_end_task,
+        mark_crashed_runs=mark_crashed_runs_task,
         report=report_task,
     )
 

@@ -11,20 +11,17 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from storage import atomic, catalog
+from storage import atomic, catalog, metrics
 
 
 COUNT_METRICS = {"examples", "gold_missing"}
 
 
 def metrics_rows(store, run_id: str) -> list[dict]:
-    """Every metric row the run recorded (fresh or from a cached evaluation)."""
-    return catalog.query(store, """
-        SELECT m.step, m.step_repo_id, r.name AS repo, m.repo_id, m.trainer, m.split_kind, m.split, m.metric,
-               m.value, m.count, m.checkpoint_id
-        FROM metrics m LEFT JOIN repositories r USING (repo_id)
-        WHERE m.run_id = $run
-        ORDER BY m.trainer, m.metric, m.step, m.repo_id, m.split""", params={"run": run_id}).to_pylist()
+    """Every metric row the run recorded (fresh or from a cached evaluation), `repo` naming
+    the repository, ordered by trainer, metric, step, repository and split."""
+    rows = [{**r, "repo": r["repository"]} for r in metrics.of_run(store, run_id)]
+    return sorted(rows, key=lambda r: (r["trainer"], r["metric"], r["step"], r["repo_id"], r["split"]))
 
 
 def plot_metrics(rows: list[dict], path: Path) -> Path | None:
