@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from storage.errors import DojoflowError, InputError
 
-from .output import Format, emit, fail, say
+from .output import Format, emit, fail, plain, say
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 
@@ -323,7 +323,7 @@ def runs_cmd(
         return
     for key, value in one.items():
         if key != "checkpoints":
-            say("{}: {}", key, "" if value is None else value)
+            say("{}: {}", key, "" if value is None else plain(value))
     for trainer, path in one["checkpoints"].items():
         say("checkpoint {}: {}", trainer, path)
 

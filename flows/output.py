@@ -36,7 +36,7 @@ def resolve_format(fmt: Format | None) -> Format:
     return Format.table if sys.stdout.isatty() else Format.csv
 
 
-def _plain(value):
+def plain(value):
     if isinstance(value, datetime):
         return value.isoformat(timespec="seconds")
     return value
@@ -63,7 +63,7 @@ def emit(rows: list[dict], fmt: Format | None, title: str | None = None, table_c
     fmt = resolve_format(fmt)
     shown = rows[:max_rows] if max_rows is not None else rows
     if fmt is Format.json:
-        sys.stdout.write(json.dumps([{k: _plain(v) for k, v in r.items()} for r in shown], ensure_ascii=False,
+        sys.stdout.write(json.dumps([{k: plain(v) for k, v in r.items()} for r in shown], ensure_ascii=False,
                                     default=str) + "\n")
     elif fmt is Format.csv:
         names = list(rows[0]) if rows else []
@@ -71,7 +71,7 @@ def emit(rows: list[dict], fmt: Format | None, title: str | None = None, table_c
         writer.writerow(names)
         for r in shown:
             writer.writerow([json.dumps(v, default=str) if isinstance(v, (dict, list)) else
-                             ("" if v is None else _plain(v)) for v in (r[n] for n in names)])
+                             ("" if v is None else plain(v)) for v in (r[n] for n in names)])
     else:
         columns = table_columns or {n: (lambda r, n=n: r[n]) for n in (rows[0] if rows else [])}
         table = Table(title=escape(title) if title else None, box=box.SIMPLE_HEAD, pad_edge=False)

@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import atomic, catalog, schemas
-from .errors import FormatVersionError, InputError, RepositoryConflictError, StoreError
+from .errors import DamagedStoreError, FormatVersionError, InputError, RepositoryConflictError, StoreError
 from .lock import file_lock
 from .repo_data import RepoData
 
@@ -218,7 +218,7 @@ class Store:
         missing = [r for r in ids if r not in folders]
         if missing:
             raise InputError(", ".join(missing), "no such repository in the store", "run `dojoflow repos` to list them")
-        parts = [pq.read_table(folders[r] / f"{table}.parquet", columns=columns) for r in ids]
+        parts = [_read_parquet(folders[r] / f"{table}.parquet", self.root, columns) for r in ids]
         if not parts:
             schema = schemas.TABLES[table]
             return schema.empty_table() if columns is None else schema.empty_table().select(columns)
@@ -304,6 +304,13 @@ class Store:
         self._write_index({"generation": int(index.get("generation", 0)) + 1, "repositories": listed})
         catalog.refresh_views(self)
         _trash(self.root / folder)
+
+
+def _read_parquet(path: Path, store_root: Path, columns) -> pa.Table:
+    try:
+        return pq.read_table(path, columns=columns)
+    except (pa.ArrowInvalid, OSError) as e:  # truncated or overwritten: `dojoflow repair` drops it
+        raise DamagedStoreError(path, str(e).splitlines()[0], store_root) from e
 
 
 def _read_repository(folder: Path) -> dict:
