@@ -78,7 +78,8 @@ def _home(home):
         if p.exists():
             if not p.is_dir():
                 shown = home if home is not None else f"DOJOFLOW_HOME={resolved}"
-                raise InputError(shown, f"{p} is a file, not a folder",
+                problem = "is a file, not a folder" if p == resolved else f"is inside {p}, which is a file"
+                raise InputError(shown, problem,
                                  "give --home (or DOJOFLOW_HOME) a folder, new or holding a Dojoflow home")
             break
     return resolved
@@ -312,7 +313,9 @@ def runs_cmd(
     from .crashed import mark_crashed_in_prefect
 
     store = _store(home, create=False)
-    mark_crashed_in_prefect(store.root.parent, mark_crashed_runs(store))
+    problem = mark_crashed_in_prefect(store.root.parent, mark_crashed_runs(store))
+    if problem:
+        say("note: crashed runs were not marked in Prefect ({}); the catalog has them", problem)
     rows = runs_table(store)
     if run is None:
         emit(rows, fmt, title="runs (`dojoflow runs --run ID` for one run's paths)", table_columns=RUNS_TABLE)

@@ -30,6 +30,8 @@ def sql(home, query):
     "SELECT * FROM read_text('/etc/hostname')",
     "SELECT * FROM read_csv('/etc/passwd')",
     "SELECT * FROM glob('/root/*')",
+    "SELECT * FROM read_blob('/etc/hostname')",
+    "SELECT * FROM read_text('{store}/../prefect/x.txt')",
     "SELECT * FROM read_parquet('{store}/../outside.parquet')",
     "SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')",
 ])
