@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 
 from . import catalog
 
+
 def record_start(store, run_id: str, flow: str, config: dict, pid: int | None = None) -> None:
     """A `running` row for `run_id`, owned by process `pid` (default: this one) on this host."""
     with catalog.connect(store, write=True) as con:
