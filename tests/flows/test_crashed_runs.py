@@ -79,3 +79,24 @@ def test_a_run_of_another_host_or_without_a_pid_is_not_guessed_at(tmp_path):
     assert r.exit_code == 0, r.output
     status = {row["run_id"]: row["status"] for row in run_records.all_runs(store)}
     assert status == {"gone": "crashed", "alive": "running", "other-host": "running", "old": "running"}
+
+
+def test_a_new_run_marks_the_runs_killed_before_it_crashed(prefect, tmp_path):
+    import pytest
+
+    from flows.curriculum import curriculum
+    from storage.errors import InputError
+    from tasks.config import SourceConfig
+
+    from .fixtures import config
+
+    home = tmp_path / "home"
+    store = Store.open(home)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    run_records.record_start(store, "killed-earlier", "curriculum", {"name": "a"}, pid=dead.pid)
+    missing = SourceConfig(repo=str(tmp_path / "no-such-repo"), name="missing")
+    with pytest.raises(InputError):  # fails at its first source, after the run has started
+        curriculum(config=config(tmp_path, home, n=1).model_copy(update={"sources": [missing]}))
+    status = {row["run_id"]: row["status"] for row in run_records.all_runs(store)}
+    assert status.pop("killed-earlier") == "crashed" and list(status.values()) == ["failed"]
