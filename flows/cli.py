@@ -148,8 +148,10 @@ def migrate_cmd(home: Home = None):
 
 @command("repair")
 def repair_cmd(home: Home = None):
-    """Rebuild the catalog from the store's Parquet files and index, keeping the metrics, runs
-    and checkpoints tables if they can still be read; drop repositories whose files cannot."""
+    """Rebuild a damaged catalog from the store's Parquet files; drop unreadable repositories.
+
+    Keeps the metrics, runs and checkpoints tables where they can still be read, and
+    says what was lost (docs/runs.md)."""
     from storage.repair import repair
 
     report = repair(_home(home))
@@ -235,8 +237,9 @@ def sql_cmd(
     max_rows: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
     fmt: FormatOption = None,
 ):
-    """Run a read-only DuckDB query against the catalog and print the result. The query
-    can read the catalog and the store's own files, nothing else (docs/cli.md)."""
+    """Run a read-only DuckDB query against the catalog and print the result.
+
+    The query can read the catalog and the store's own files, nothing else (docs/cli.md)."""
     import duckdb
 
     from storage import catalog
@@ -306,8 +309,10 @@ def runs_cmd(
     run: Annotated[Optional[str], typer.Option(help="Show one run (an id or prefix) with its report and checkpoint paths.")] = None,
     fmt: FormatOption = None,
 ):
-    """Past runs, newest first (status: running, completed, partial, failed, crashed), with
-    each trainer's last checkpoint. A `running` run whose process is gone is marked crashed."""
+    """Past runs, newest first, with each trainer's last checkpoint.
+
+    Status: running, completed, partial, failed, or crashed (a `running` run whose
+    process is gone is marked crashed here, in the catalog and in Prefect)."""
     from tasks.runs import mark_crashed_runs, resolve_run, runs_table
 
     from .crashed import mark_crashed_in_prefect
