@@ -2,7 +2,8 @@
 
 `--format` defaults to `table` on a terminal and `csv` when the output is piped or
 redirected. Tables show the short columns a command names, so they stay readable at
-80 columns; CSV and JSON carry every column at full length. Nothing data-derived is
+80 columns; CSV and JSON carry every column at full length on stdout, and the title
+goes to stderr. Nothing data-derived is
 ever read as rich markup: cells are Text objects and messages go through `escape`.
 """
 
@@ -62,6 +63,8 @@ def emit(rows: list[dict], fmt: Format | None, title: str | None = None, table_c
     short form of a column); by default every column is shown as it is."""
     fmt = resolve_format(fmt)
     shown = rows[:max_rows] if max_rows is not None else rows
+    if title and fmt is not Format.table:
+        err.print(escape(title))  # for the person at the terminal; stdout stays parseable
     if fmt is Format.json:
         sys.stdout.write(json.dumps([{k: plain(v) for k, v in r.items()} for r in shown], ensure_ascii=False,
                                     default=str) + "\n")

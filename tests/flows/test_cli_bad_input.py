@@ -93,16 +93,16 @@ def test_a_corrupt_catalog_points_to_repair_which_rebuilds_it(tmp_path):
     assert r.exit_code == 0, r.output
     assert "lost metrics: the catalog cannot be opened" in r.output and "previous catalog was moved to" in r.output
     r = invoke("sql", "SELECT count(*) AS n FROM theorems", "--home", home)
-    assert r.exit_code == 0 and r.output.split() == ["n", "8"], r.output
+    assert r.exit_code == 0 and r.stdout.split() == ["n", "8"], r.output
 
 
 def test_repair_of_a_readable_catalog_keeps_every_record(tmp_path):
     home = store_with_a_run(tmp_path)
     query = "SELECT (SELECT count(*) FROM metrics) m, (SELECT count(*) FROM runs) r, (SELECT count(*) FROM checkpoints) c"
-    before = invoke("sql", query, "--home", home).output
+    before = invoke("sql", query, "--home", home).stdout
     r = invoke("repair", "--home", home)
     assert r.exit_code == 0 and "lost" not in r.output and "removed" not in r.output, r.output
-    assert invoke("sql", query, "--home", home).output == before == "m,r,c\n12,1,4\n"
+    assert invoke("sql", query, "--home", home).stdout == before == "m,r,c\n12,1,4\n"
     assert RUN_ID in invoke("runs", "--home", home).output
 
 

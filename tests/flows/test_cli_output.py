@@ -31,17 +31,19 @@ def test_repos_table_shows_whole_names_in_curriculum_order(home):
 
 def test_piped_output_is_csv_with_every_column_at_full_length(home):
     r = invoke("repos", "--home", home)  # CliRunner's stdout is not a terminal: piped
-    rows = list(csv.DictReader(io.StringIO(r.output)))
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert r.stderr == "repositories in curriculum order\n"  # the title, off the parseable stream
     assert [row["name"] for row in rows] == ["alpha", "beta"]
     assert rows[0]["url"] == "https://dojoflow.invalid/synthetic/alpha" and len(rows[0]["repo_id"]) > 20
-    runs = list(csv.DictReader(io.StringIO(invoke("runs", "--home", home).output)))
+    runs = list(csv.DictReader(io.StringIO(invoke("runs", "--home", home).stdout)))
     assert runs[0]["run_id"] == RUN_ID and runs[0]["status"] == "completed"
     assert json.loads(runs[0]["checkpoints"])["sft"].endswith("checkpoints/sft/sft-step2-000000000000")
 
 
 def test_json_output_parses(home):
     r = invoke("metrics", "--home", home, "--format", "json", "--trainer", "sft", "--split", "test")
-    rows = json.loads(r.output)
+    rows = json.loads(r.stdout)
+    assert f"metrics of run {RUN_ID}" in r.stderr
     assert {(m["step"], m["repository"]) for m in rows} == {(1, "alpha"), (2, "alpha"), (2, "beta")}
     assert {m["trainer"] for m in rows} == {"sft"} and {m["split"] for m in rows} == {"test"}
 

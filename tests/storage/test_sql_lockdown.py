@@ -76,4 +76,4 @@ def test_the_catalog_views_and_snapshots_still_work_under_the_lock(home):
         r = sql(home, f"SELECT count(*) AS n FROM {view}")
         assert r.exit_code == 0, (view, r.output)
     r = sql(home, "SELECT count(*) AS n FROM read_parquet('" + str(home / "store" / "data") + "/*/theorems.parquet')")
-    assert r.exit_code == 0 and r.output.split() == ["n", "4"], r.output  # the store's own files stay readable
+    assert r.exit_code == 0 and r.stdout.split() == ["n", "4"], r.output  # the store's own files stay readable
