@@ -39,29 +39,32 @@ FormatOption = Annotated[Optional[Format], typer.Option(
     "--format", help="table (the default on a terminal), csv (the default when piped) or json.")]
 
 
-def command(name: str | None = None, options: dict[str, str] | None = None):
-    """`app.command`, and every DojoflowError (and a settings model's ValidationError,
-    named by its command-line option through `options`) becomes one line and exit code 2."""
+def command(name: str | None = None):
+    """`app.command`, and every DojoflowError becomes one line and exit code 2."""
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except ValidationError as e:
-                _fail(_option_error(e, options or {}, kwargs))
             except DojoflowError as e:
                 _fail(e)
         return app.command(name)(run)
     return wrap
 
 
-def _option_error(e: ValidationError, options: dict[str, str], values: dict) -> InputError:
-    first = e.errors()[0]
-    field = str(first["loc"][0]) if first["loc"] else ""
-    option = options.get(field, field or "the options")
-    named = [f"{opt} {values.get(f)}" for f, opt in options.items() if f in values]
-    shown = f"{option} {values[field]}" if field in values else ", ".join(named) or option
-    return InputError(shown, first["msg"].removeprefix("Value error, "), f"change {option}" if field else "change them")
+def from_options(model, options: dict[str, tuple[str, object]]):
+    """`model(**values)` from command-line options ({field: (option, value)}); a value the
+    model refuses is an InputError naming the option, not a pydantic dump."""
+    try:
+        return model(**{field: value for field, (_, value) in options.items()})
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        problem = first["msg"].removeprefix("Value error, ")
+        if field in options:
+            option, value = options[field]
+            raise InputError(f"{option} {value}", problem, f"change {option}") from e
+        raise InputError(", ".join(f"{o} {v}" for o, v in options.values()), problem, "change them") from e
 
 
 def _fail(e: Exception) -> None:
@@ -112,7 +115,7 @@ def _added_rows(results) -> list[dict]:
     return [{"repo_id": r.repo_id, "status": r.status, **r.counts} for r in results]
 
 
-@command("import", options={"val_fraction": "--val-fraction", "test_fraction": "--test-fraction"})
+@command("import")
 def import_cmd(
     path: Annotated[Path, typer.Argument(help="A LeanDojo export folder (random/, novel_premises/, corpus.jsonl ...).")],
     replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
@@ -125,7 +128,8 @@ def import_cmd(
     from storage.leandojo import read_export
     from storage.splits import SplitSettings
 
-    settings = SplitSettings(val_fraction=val_fraction, test_fraction=test_fraction)
+    settings = from_options(SplitSettings, {"val_fraction": ("--val-fraction", val_fraction),
+                                            "test_fraction": ("--test-fraction", test_fraction)})
     repos = read_export(path, settings)  # validated before the store is opened (or created)
     results = _store(home).ingest(repos, replace=replace)
     emit(_added_rows(results), fmt, title=f"imported {path}")

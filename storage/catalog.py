@@ -13,7 +13,7 @@ queries always see exactly the repositories the store lists.
 
 Every connection is locked down (`lock_down`): it reads only the store's own data
 and snapshot folders, never installs or loads an extension, and a query cannot
-change that, because `dojoflow sql` runs whatever a user types (docs/bad-input.md).
+change that, because `dojoflow sql` runs whatever a user types (docs/cli.md).
 """
 
 from __future__ import annotations
