@@ -47,15 +47,27 @@ def resolve(store, prefix: str) -> list[str]:
     return rows.column("run_id").to_pylist()
 
 
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this machine (signal 0 checks, sends nothing)."""
+def process_alive(pid: int, started_by: datetime | None = None) -> bool:
+    """Whether process `pid` exists on this machine (signal 0 checks, sends nothing), is
+    not a zombie (killed, not yet reaped) and, given `started_by`, had started by then: a
+    pid the system gave to a later process after the run's own died is not the run's."""
+    import psutil
+
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # exists, owned by someone else
-    return True
+        pass  # exists, owned by someone else
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return started_by is None or process.create_time() <= started_by.timestamp() + 1.0  # tick rounding
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:
+        return True
 
 
 def crashed_runs(store) -> list[str]:
@@ -63,7 +75,7 @@ def crashed_runs(store) -> list[str]:
     rows = catalog.query(store, "SELECT * FROM runs WHERE status = 'running'").to_pylist()
     here = socket.gethostname()
     return [r["run_id"] for r in rows
-            if r.get("pid") and r.get("host") == here and not process_alive(int(r["pid"]))]
+            if r.get("pid") and r.get("host") == here and not process_alive(int(r["pid"]), r["started_at"])]
 
 
 def mark_crashed(store, run_ids: list[str]) -> None:

@@ -16,11 +16,11 @@ from .cli_store import invoke
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _wait_for(condition, what: str, proc, ceiling: float = 600.0):
+def _wait_for(condition, what: str, proc=None, ceiling: float = 600.0):
     """Poll an event (not a duration): the ceiling only stops a hung test."""
     deadline = time.monotonic() + ceiling
     while not condition():
-        assert proc.poll() is None, f"the process exited ({proc.returncode}) before {what}"
+        assert proc is None or proc.poll() is None, f"the process exited ({proc.returncode}) before {what}"
         assert time.monotonic() < deadline, f"no {what} after {ceiling} s"
         time.sleep(0.2)
 
@@ -79,6 +79,38 @@ def test_a_run_of_another_host_or_without_a_pid_is_not_guessed_at(tmp_path):
     assert r.exit_code == 0, r.output
     status = {row["run_id"]: row["status"] for row in run_records.all_runs(store)}
     assert status == {"gone": "crashed", "alive": "running", "other-host": "running", "old": "running"}
+
+
+def test_a_killed_process_not_yet_reaped_counts_as_gone(tmp_path):
+    store = Store.open(tmp_path / "home")
+    zombie = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        run_records.record_start(store, "zombie", "curriculum", {"name": "a"}, pid=zombie.pid)
+        assert run_records.crashed_runs(store) == []
+        os.kill(zombie.pid, signal.SIGKILL)  # not waited for: a zombie until reaped
+        _wait_for(lambda: run_records.crashed_runs(store) == ["zombie"], "zombie detected", ceiling=120)
+    finally:
+        zombie.kill()
+        zombie.wait()
+
+
+def test_a_pid_reused_by_a_later_process_is_not_taken_for_the_run(tmp_path):
+    home = tmp_path / "home"
+    store = Store.open(home)
+    later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        run_records.record_start(store, "reused", "curriculum", {"name": "a"}, pid=later.pid)
+        from storage import catalog
+
+        with catalog.connect(store, write=True) as con:  # the run started before `later` did
+            con.execute("UPDATE runs SET started_at = started_at - INTERVAL 1 HOUR")
+        assert run_records.crashed_runs(store) == ["reused"]
+        with catalog.connect(store, write=True) as con:
+            con.execute("UPDATE runs SET started_at = started_at + INTERVAL 2 HOUR")
+        assert run_records.crashed_runs(store) == []  # the same live process, started before the run
+    finally:
+        later.kill()
+        later.wait()
 
 
 def test_a_new_run_marks_the_runs_killed_before_it_crashed(prefect, tmp_path):
