@@ -111,7 +111,7 @@ def test_remote_ref_reads_a_file_url_and_a_missing_ref_is_none(tmp_path):
 class _AskForPassword(BaseHTTPRequestHandler):
     """An HTTP git server that wants a password: every request gets 401."""
 
-    def do_GET(self):  # noqa: N802  (http.server's name)
+    def do_GET(self):
         self.send_response(401)
         self.send_header("WWW-Authenticate", 'Basic realm="git"')
         self.send_header("Content-Length", "0")
