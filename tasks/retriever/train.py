@@ -12,7 +12,8 @@ Implements the `train` half of `tasks/trainers/base.py`:
    With `ewc_lambda > 0`, the parent's Fisher is loaded and checked against the
    parent's weights, and the EWC penalty anchors training to them.
 3. Lightning fits; `<work_dir>/checkpoints/last.ckpt` is written every
-   `checkpoint_every_n_steps` and at each epoch end, and a rerun of the same step resumes
+   `checkpoint_every_n_steps`, every `checkpoint_every_minutes` and at each epoch end
+   (tasks/trainers/time_checkpoints.py), and a rerun of the same step resumes
    from it (`ckpt_path="last"`): weights, optimizer, step count, the position in the
    epoch's data order and the random state are restored (`resume.py`), so a resume from a
    mid-epoch checkpoint ends with the weights of an uninterrupted run.
@@ -37,6 +38,7 @@ from storage import atomic
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.time_checkpoints import lightning_time_checkpoint
 
 from .backbone import (
     hidden_size,
@@ -153,7 +155,8 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
         accelerator=settings.accelerator, devices=settings.devices, strategy=settings.strategy,
         precision=settings.precision, max_epochs=settings.max_epochs, max_steps=settings.max_steps,
         accumulate_grad_batches=settings.accumulate_grad_batches, gradient_clip_val=settings.gradient_clip_val,
-        callbacks=[checkpointing, ExactResume(order)], logger=False, enable_progress_bar=False,
+        callbacks=[checkpointing, lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),
+                   ExactResume(order)], logger=False, enable_progress_bar=False,
         enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=settings.log_every_n_steps,
         default_root_dir=str(work_dir),
     )
