@@ -406,7 +406,7 @@ class RetrievalPairs:
 class EpochOrder:
     """The shuffled order of the training pairs, a function of (seed, epoch) only, that can
     start in the middle of an epoch: what makes a resumed run see exactly the batches the
-    interrupted one would have (train.py, step 3).
+    interrupted one would have (docs/resume.md).
 
     A DataLoader `sampler`. Lightning calls `set_epoch` before each epoch (it also moves the
     dataset to that epoch's negatives); `resume(epoch, batches_done)` makes the next pass
