@@ -8,7 +8,7 @@ trained (so `EpochOrder` skips them) and the generators' states (torch, CUDA, Py
 numpy: dropout draws from them), and puts them back just before the first batch after a
 resume. Killed after any checkpoint and resumed, training ends with the weights of an
 uninterrupted run (tests/tasks/test_retriever.py). Single-process training only: under
-DDP Lightning wraps the sampler and each rank has its own generators.
+DDP Lightning wraps the sampler and each rank has its own generators. See docs/resume.md.
 """
 
 from __future__ import annotations

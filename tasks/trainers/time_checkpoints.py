@@ -12,7 +12,7 @@ function adds the callback below for its library:
   with `train_time_interval`, writing the same `last.ckpt` the step checkpoints write.
 
 Either checkpoint is the one a rerun resumes from; the time is wall-clock time of this
-process, so how often depends on the machine, never on the weights.
+process, so how often depends on the machine, never on the weights. See docs/resume.md.
 """
 
 from __future__ import annotations

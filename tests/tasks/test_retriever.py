@@ -773,6 +773,31 @@ def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp
     assert not (tmp_path / "o2" / "fisher.safetensors").exists()  # fisher_examples=0
 
 
+def test_epoch_order_depends_on_seed_and_epoch_only_and_resumes_at_a_batch():
+    from tasks.retriever.data import EpochOrder
+
+    class Pairs:  # what EpochOrder needs of RetrievalPairs
+        epoch = None
+
+        def __len__(self):
+            return 10
+
+        def set_epoch(self, epoch):
+            self.epoch = epoch
+
+    order = EpochOrder(Pairs(), batch_size=3, seed=7)
+    first, second = list(order), None
+    order.set_epoch(1)
+    second = list(order)
+    assert sorted(first) == sorted(second) == list(range(10)) and first != second
+    assert order.pairs.epoch == 1  # the negatives follow the epoch
+    again = EpochOrder(Pairs(), batch_size=3, seed=7)
+    assert again.resume(1, 2) == 2 and list(again) == second[6:]  # 2 batches of 3 done
+    assert list(again) == second  # the skip applies to the resumed pass only
+    assert again.resume(1, 4) == 0 and again.epoch == 2  # 4 batches: epoch 1 was over
+    assert list(again) == EpochOrder(Pairs(), 3, 7).order(2)
+
+
 class _KilledAfterCheckpoint(Exception):
     pass
 
