@@ -174,3 +174,16 @@ def test_run_git_passes_no_secret_from_the_environment(tmp_path, monkeypatch):
     assert res.returncode in (0, 128)
     probe = run_git(["-c", "alias.env=!env", "env"], cwd=tmp_path)
     assert probe.returncode == 0 and TOKEN not in probe.stdout and "GIT_TERMINAL_PROMPT=0" in probe.stdout
+
+
+def test_config_files_keep_scp_style_urls_and_resolve_only_local_paths(tmp_path):
+    from tasks.config import PipelineConfig
+    from tasks.watch import NightlyConfig
+
+    (tmp_path / "pipeline.yaml").write_text("sources:\n  - repo: deploy@host:a/b.git\n  - repo: lean/local\n")
+    sources = PipelineConfig.from_yaml(tmp_path / "pipeline.yaml").sources
+    assert sources[0].repo == "deploy@host:a/b.git" and sources[1].repo == str(tmp_path / "lean" / "local")
+    (tmp_path / "nightly.yaml").write_text("watch:\n  - url_or_path: deploy@host:a/b.git\n  - url_or_path: lean/local\n")
+    watch = NightlyConfig.from_yaml(tmp_path / "nightly.yaml").watch
+    assert watch[0].url_or_path == "deploy@host:a/b.git" and watch[0].is_remote and watch[0].label == "b"
+    assert watch[1].url_or_path == str(tmp_path / "lean" / "local") and not watch[1].is_remote
