@@ -23,7 +23,6 @@ from tasks.watch import (
     changed_repositories,
     changed_since,
     checked_from,
-
     latest_commit,
     load_state,
     pipeline_for,
