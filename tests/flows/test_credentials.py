@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from storage.errors import InputError
+from storage.synthetic import write_synthetic_export
 from tasks.watch import NightlyConfig
 
 TOKEN = "ghp_LeakCanary0123456789"
@@ -34,7 +35,7 @@ def files_holding(root: Path, secret: str) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and any(n in p.read_bytes() for n in needles)]
 
 
-@pytest.mark.parametrize("command", ["run", "trace"])
+@pytest.mark.parametrize("command", ["run", "trace", "import"])
 def test_a_token_in_a_repository_url_is_refused_and_written_nowhere(tmp_path, command):
     home, work = tmp_path / "home", tmp_path / "work"  # the config (which holds the token) is outside both
     work.mkdir()
@@ -43,9 +44,15 @@ def test_a_token_in_a_repository_url_is_refused_and_written_nowhere(tmp_path, co
         config.write_text(f"name: leak-check\nsources:\n  - repo: {URL}\n    commit: {'a' * 40}\n")
         res = dojoflow("run", config, "--home", home, cwd=work)
         field = "sources[].repo"
-    else:
+    elif command == "trace":
         res = dojoflow("trace", URL, "--commit", "a" * 40, "--home", home, cwd=work)
         field = "repository url"
+    else:  # an export whose theorems name the repository by such a URL
+        export = write_synthetic_export(tmp_path / "export", "leaky", 4, 2)
+        for f in export.rglob("*.json*"):
+            f.write_text(f.read_text().replace("https://dojoflow.invalid/synthetic/leaky", URL))
+        res = dojoflow("import", export, "--home", home, cwd=work)
+        field = "record 0"
     output = res.stdout + res.stderr
     assert res.returncode == 2, output
     assert TOKEN not in output and "Traceback" not in output
