@@ -110,10 +110,14 @@ def _git_network(args: list[str], source: RepoSource, commit: str | None, cwd: P
     try:
         return run_git_network(args, cwd=cwd, timeout=GIT_TIMEOUT_S).stdout
     except GitFailed as e:
-        fix = ("the network failed; try again" if e.transient else
-               "check the url (and that the repository is public: private repositories are traced "
-               "from a local clone, since no credentials reach git here)")
-        raise TracingError(source.export_url, commit, str(e), fix, transient=e.transient) from None
+        raise _tracing_error(e, source, commit) from None
+
+
+def _tracing_error(e: GitFailed, source: RepoSource, commit: str | None) -> TracingError:
+    fix = ("the network failed; try again" if e.transient else
+           "check the url (and that the repository is public: private repositories are traced "
+           "from a local clone, since no credentials reach git here; docs/git-and-credentials.md)")
+    return TracingError(source.export_url, commit, str(e), fix, transient=e.transient)
 
 
 def parse_source(url_or_path: str) -> RepoSource:
@@ -171,9 +175,7 @@ def resolve_remote_head(source: RepoSource) -> str:
     try:
         head = remote_ref(source.location, "HEAD", timeout=GIT_TIMEOUT_S)
     except GitFailed as e:
-        raise TracingError(source.export_url, None, str(e), "the network failed; try again" if e.transient else
-                           "check the url (and that the repository is public: no credentials reach git here)",
-                           transient=e.transient) from None
+        raise _tracing_error(e, source, None) from None
     if head is not None:
         return head
     raise TracingError(source.export_url, None, "`git ls-remote URL HEAD` returned no HEAD",

@@ -27,7 +27,8 @@ from tasks.git import (
     url_credentials,
 )
 from tasks.tracing.toolchain import minimal_env
-from tasks.tracing.trace import parse_source
+from tasks.tracing.errors import TracingError
+from tasks.tracing.trace import parse_source, resolve_remote_head
 from tasks.watch import WatchedRepo, latest_commit
 
 TOKEN = "ghp_TopSecret123"
@@ -160,6 +161,9 @@ def test_no_credential_helper_is_asked_and_git_never_prompts(password_server, ho
     assert not e.value.transient and TOKEN not in str(e.value)
     with pytest.raises(InputError):
         latest_commit(WatchedRepo(url_or_path=password_server), timeout=60)
+    with pytest.raises(TracingError) as e:
+        resolve_remote_head(parse_source(password_server))
+    assert not e.value.transient and "no credentials reach git" in str(e.value)
     assert not asked.exists()
     # Nor does git started by another program (lake, lean-dojo) in tracing's environment.
     res = subprocess.run(["git", "ls-remote", "--", password_server], env=minimal_env(), capture_output=True,
