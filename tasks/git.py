@@ -96,18 +96,16 @@ def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_git(args: Sequence[str], cwd: str | Path | None = None, timeout: float = GIT_TIMEOUT_S,
-            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run `git ARGS` (text output captured, never raising on a non-zero exit).
+def run_git(args: Sequence[str], cwd: str | Path | None = None,
+            timeout: float = GIT_TIMEOUT_S) -> subprocess.CompletedProcess:
+    """Run `git ARGS` in `git_env()` (text output captured, never raising on a non-zero exit).
 
     Raises ToolchainMissingError when git is absent and subprocess.TimeoutExpired after
-    `timeout` seconds. `env`: a minimal environment to use instead of `git_env()` (it gets
-    NO_PROMPT_ENV on top).
+    `timeout` seconds.
     """
     cmd = ["git", "-c", "credential.helper=", *args]
-    run_env = git_env() if env is None else {**env, **NO_PROMPT_ENV}
     try:
-        return subprocess.run(cmd, cwd=None if cwd is None else str(cwd), env=run_env, capture_output=True,
+        return subprocess.run(cmd, cwd=None if cwd is None else str(cwd), env=git_env(), capture_output=True,
                               text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
     except FileNotFoundError:
         raise ToolchainMissingError("git", f"{GIT_INSTALL}.") from None
