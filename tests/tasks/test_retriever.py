@@ -808,10 +808,12 @@ def _weights(out: Path) -> dict:
     return load_file(str(out / "model.safetensors"))
 
 
+@pytest.mark.parametrize("where", ["mid second epoch", "last batch of the first epoch"])
 def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupted_run(store_snapshot, tmp_path,
-                                                                                       monkeypatch):
-    """Issue 8, item 3: interrupted right after a checkpoint in the middle of the second epoch,
-    then resumed, training ends bit-identical to a run that was never interrupted."""
+                                                                                       monkeypatch, where):
+    """Issue 8, item 3: interrupted right after a checkpoint (in the middle of the second epoch,
+    or at the last batch of the first), then resumed, training ends bit-identical to a run
+    that was never interrupted."""
     import pytorch_lightning as pl
     import torch
 
@@ -821,7 +823,7 @@ def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupte
     whole = train_retriever(s, snap, "random", None, tmp_path / "whole", tmp_path / "work-whole")
     steps_per_epoch = -(-whole["pairs"] // s.batch_size)
     assert whole["resumed"] is False and whole["global_step"] == 2 * steps_per_epoch and steps_per_epoch >= 3
-    kill_at = steps_per_epoch + steps_per_epoch // 2  # mid second epoch
+    kill_at = steps_per_epoch + steps_per_epoch // 2 if where == "mid second epoch" else steps_per_epoch
 
     save = pl.Trainer.save_checkpoint
 
