@@ -40,13 +40,7 @@ from tasks.models.loading import default_model_cache
 from tasks.trainers.base import SkipTraining
 from tasks.trainers.time_checkpoints import lightning_time_checkpoint
 
-from .backbone import (
-    hidden_size,
-    load_config,
-    load_encoder,
-    resolve_backbone,
-    weights_sha256,
-)
+from .backbone import hidden_size, load_config, load_encoder, resolve_backbone, weights_sha256
 from .config import RetrieverSettings
 from .data import EpochOrder, PremiseCorpus, RetrievalPairs, build_examples
 from .errors import BackboneMismatchError, CheckpointError
