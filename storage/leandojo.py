@@ -21,6 +21,7 @@ from . import atomic, schemas
 from .errors import InputError
 from .ids import COMMIT_RE, repo_id as make_repo_id, repo_name, theorem_id as make_theorem_id
 from .repo_data import RepoData
+from .repo_urls import redact_url, url_credentials
 from .splits import SplitSettings, assign_novel_premises, assign_random
 from .tactic_text import is_sorry
 
@@ -195,6 +196,10 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
                 full_name = _need(rec, "full_name", str, source, where)
                 where = f"record {i} ({full_name})"
                 url = _need(rec, "url", str, source, where)
+                if url_credentials(url) is not None:  # it would be stored in the catalog and every export
+                    raise InputError(source, f"the url {redact_url(url)} holds credentials",
+                                     "remove the user info before '@' from the export's urls (credentials belong in a git "
+                                     "credential helper, never in a URL)", where=where)
                 commit = check_commit(_need(rec, "commit", str, source, where), source, where)
                 file_path = check_relative_path(_need(rec, "file_path", str, source, where), source, where)
                 key = (url, commit, file_path, full_name)

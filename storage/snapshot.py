@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import atomic, catalog, schemas
 from .errors import InputError
 from .ids import stable_hash
+from .repo_urls import normalize_url
 from .tactic_text import is_sorry
 from .snapshot_ref import SnapshotRef
 from .store import _read_repository
@@ -206,7 +207,7 @@ def newest_commits(repos: dict[str, dict]) -> list[str]:
     not comparable, so they are never mixed). Ties go to the larger repo id."""
     by_url: dict[str, list[dict]] = {}
     for r in repos.values():
-        by_url.setdefault(r["url"].rstrip("/").removesuffix(".git"), []).append(r)
+        by_url.setdefault(normalize_url(r["url"]), []).append(r)
     kept = []
     for group in by_url.values():
         if all(r.get("commit_time") for r in group):

@@ -38,6 +38,7 @@ from . import atomic, catalog, schemas
 from .errors import DamagedStoreError, FormatVersionError, InputError, RepositoryConflictError, StoreError
 from .lock import file_lock
 from .repo_data import RepoData
+from .repo_urls import same_repository
 
 FORMAT_FILE = "FORMAT_VERSION.json"
 INDEX_FILE = "REPOSITORIES.json"
@@ -199,10 +200,9 @@ class Store:
 
     def find_repositories(self, url: str, commit: str | None = None) -> list[dict]:
         """Stored repositories whose url (and commit prefix, if given) match."""
-        norm = url.rstrip("/").removesuffix(".git")
         out = []
         for r in self.repositories():
-            if r["url"].rstrip("/").removesuffix(".git") != norm:
+            if not same_repository(r["url"], url):
                 continue
             if commit and not r["commit"].startswith(commit):
                 continue

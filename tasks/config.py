@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from storage.errors import InputError
+from storage.repo_urls import is_remote
 from storage.sample import SAMPLE_REPOS
 from storage.snapshot import SnapshotSettings
 from storage.splits import SplitSettings
+from tasks.git import refuse_credentials
 from tasks.progress.config import ProgressSettings
 from tasks.retriever.config import RetrieverSettings
 from tasks.sft.config import SFTSettings
@@ -35,6 +37,12 @@ class SourceConfig(BaseModel):
     commit: Optional[str] = Field(None, description="Commit of `repo` to trace (default: HEAD of the local repo or the remote's default branch, read when the run starts).")
     sample: Optional[Literal[SAMPLE_REPOS]] = Field(None, description="A sample repository that ships with Dojoflow, imported from its LeanDojo export (no Lean needed).")
     name: Optional[str] = Field(None, description="A label for reports (default: the repository's name).")
+
+    @field_validator("repo")
+    @classmethod
+    def _no_credentials(cls, v: Optional[str]) -> Optional[str]:
+        # An InputError, not a ValueError: pydantic's error dump would quote the secret.
+        return v if v is None else refuse_credentials(v, "sources[].repo")
 
     @model_validator(mode="after")
     def _one_kind(self):
@@ -131,7 +139,7 @@ class PipelineConfig(BaseModel):
         for s in raw.get("sources") or []:
             for key in ("export", "repo"):
                 v = s.get(key) if isinstance(s, dict) else None
-                if isinstance(v, str) and not _is_url(v) and not Path(v).is_absolute():
+                if isinstance(v, str) and not is_remote(v) and not Path(v).is_absolute():
                     s[key] = str((base / v).resolve())
         for settings in (raw.get("trainers") or {}).values():
             for key in ("model", "backbone"):  # a relative model folder that exists beside the YAML
@@ -163,10 +171,6 @@ class PipelineConfig(BaseModel):
         for name, settings in enabled.items():
             preflight(name, settings)
         return enabled
-
-
-def _is_url(v: str) -> bool:
-    return "://" in v or v.startswith("git@")
 
 
 def _first_error(e: ValidationError) -> str:

@@ -167,7 +167,7 @@ def tasks_for(home: Path) -> SimpleNamespace:
 
 
 # -- nightly ---------------------------------------------------------------------------
-# The nightly flow's tasks (flows/nightly.py); their logic is in tasks/watch.py. None is
+# The nightly flow's tasks (flows/nightly.py); their logic is in tasks/watch/. None is
 # cached: every night asks git afresh and reads the state file as it is now.
 
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from storage.errors import InputError
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
+from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 
 # Defaults under the user's `training` dict. num_train_epochs, learning_rate, batch
 # size and weight decay follow LeanDojo-v2's ProgressTrainer.
@@ -101,6 +102,7 @@ class ProgressSettings(BaseModel):
             "checkpoint (an ablation; the default continues from the parent, as a curriculum should)."
         ),
     )
+    checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     max_eval_examples: int | None = Field(
         2000,
         ge=1,

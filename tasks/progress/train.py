@@ -32,6 +32,7 @@ from pathlib import Path
 from storage.atomic import write_json
 from storage.errors import InputError
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.time_checkpoints import save_every_minutes
 
 from .config import ProgressSettings, training_arguments
 from .data import INPUT_TEMPLATE, TARGET_CONVENTION, ProgressExample, progress_examples
@@ -200,6 +201,7 @@ def train_progress(
         processing_class=tokenizer,
         data_collator=DataCollatorWithPadding(tokenizer),
         compute_metrics=_regression_metrics if eval_ds is not None else None,
+        callbacks=[save_every_minutes(settings.checkpoint_every_minutes)],
     )
     resume = last_complete_checkpoint(trainer_dir)
     if resume is not None:

@@ -29,6 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
+from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 
 LEANDOJO_RETRIEVER = "kaiyuy/leandojo-lean4-retriever-byt5-small"
 
@@ -145,6 +146,7 @@ class RetrieverSettings(BaseModel):
     checkpoint_every_n_steps: int = Field(
         200, ge=1, description="Write the resumable Lightning checkpoint `<work_dir>/checkpoints/last.ckpt` every n steps (and at each epoch end)."
     )
+    checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     log_every_n_steps: int = Field(10, ge=1, description="How often the training loss is logged.", json_schema_extra={"affects_model": False})
 
     @model_validator(mode="after")

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from storage.errors import InputError
+from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 
 DEFAULT_MODEL = "builtin:tiny-causal-lm"
 DEFAULT_SYSTEM_PROMPT = (
@@ -124,6 +125,7 @@ class SFTSettings(BaseModel):
         description="Start every curriculum step from the base model instead of the previous step's "
         "checkpoint (False continues from the parent checkpoint).",
     )
+    checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     evaluation: SFTEvalSettings = Field(
         default_factory=SFTEvalSettings, description="How checkpoints are scored (changing it re-evaluates, "
         "never retrains).", json_schema_extra={"affects_model": False},

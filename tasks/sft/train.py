@@ -44,6 +44,7 @@ from tasks.models.loading import (
     write_model_info,
 )
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.time_checkpoints import save_every_minutes
 
 from .config import SFTSettings, build_sft_config
 from .data import build_examples, read_tactics
@@ -207,7 +208,7 @@ def train_sft(
         train_dataset=examples.to_dataset(),
         processing_class=tokenizer,
         peft_config=start["peft_config"],
-        callbacks=callbacks,
+        callbacks=[*(callbacks or []), save_every_minutes(settings.checkpoint_every_minutes)],
     )
     finished = _finished_state(resume)
     if finished is None:
