@@ -94,6 +94,7 @@ class _Project:
             memory_hard_limit_mb=settings.memory_limit_mb, **kwargs)
         self.workers: list[_Worker] = []
         self.pool = None
+        self._turn = 0
         self.lock = threading.Lock()
 
     def _build(self) -> None:
@@ -107,15 +108,23 @@ class _Project:
                                  "build the project yourself, or set backend.repl.build_project: false")
 
     def worker(self) -> _Worker:
-        """The least busy tactic-mode server; a new one while fewer than `workers` exist."""
+        """A tactic-mode server: a new one while fewer than `workers` exist, else the next in turn
+        (a theorem stays on the server it was started on)."""
         from lean_interact import AutoLeanServer
 
         with self.lock:
-            if len(self.workers) < self.settings.workers and all(w.busy for w in self.workers):
+            if len(self.workers) < self.settings.workers:
                 self.workers.append(_Worker(AutoLeanServer(self.config)))
-            chosen = min(self.workers, key=lambda w: w.busy)
+                chosen = self.workers[-1]
+            else:
+                chosen = self.workers[self._turn % len(self.workers)]
+                self._turn += 1
             chosen.busy += 1
             return chosen
+
+    def release(self, worker: _Worker) -> None:
+        with self.lock:
+            worker.busy -= 1
 
     def checker(self):
         """Where whole proofs are checked: a LeanServerPool when several workers are configured."""
@@ -245,7 +254,7 @@ class ReplBackend:
         except RuntimeError as e:
             return TacticResult("error", message=str(e))
         finally:
-            worker.busy -= 1
+            project.release(worker)
         return TacticResult("state", self._remember(record))
 
     def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
@@ -302,7 +311,7 @@ class ReplBackend:
             return ProofCheck(False, self.name, (), (), error=str(e))
         finally:
             if worker is not None:
-                worker.busy -= 1
+                project.release(worker)
 
     def _check(self, theorem: TheoremSpec, proof: str, project: _Project, pool, worker) -> ProofCheck:
         from lean_interact import Command

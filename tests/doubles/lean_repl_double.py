@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -171,7 +172,7 @@ def main(argv=None) -> None:
     for raw in read_requests(sys.stdin):
         with log.open("a", encoding="utf-8") as f:
             f.write(json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "env_keys": sorted(os.environ),
-                                "request": raw}) + "\n")
+                                "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0], "request": raw}) + "\n")
         if args.crash_once_on and args.crash_once_on in raw and not marker.exists():
             marker.write_text(str(os.getpid()))
             os._exit(134)
