@@ -7,7 +7,7 @@ import importlib.util
 import os
 import shutil
 
-from storage.errors import InputError
+from storage.errors import DojoflowError, InputError
 
 from .config import BackendSettings
 
@@ -51,7 +51,11 @@ def check_available(settings: BackendSettings) -> None:
 
         check_server(settings.kimina)
         return
-    if _module_missing("lean_dojo"):
-        raise InputError("backend.kind: leandojo", "the Python package lean-dojo is not installed", LEAN_EXTRA)
+    from tasks.tracing.toolchain import check_lean_dojo
+
+    try:
+        check_lean_dojo(settings.leandojo.extra_pythonpath)
+    except DojoflowError as e:
+        raise InputError("backend.kind: leandojo", str(e), LEAN_EXTRA) from None
     if shutil.which("lake") is None:
         raise InputError("backend.kind: leandojo", "no `lake` on PATH (lean-dojo runs Lean through lake)", ELAN)

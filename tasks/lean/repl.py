@@ -32,20 +32,13 @@ from .backend import (
     SORRY_TACTIC, ProofCheck, ProofState, TacticResult, TheoremSpec, crash_message, forbidden_message,
 )
 from .config import BackendSettings
+from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct, parse_print_axioms
 from .sandbox import SandboxSpec, write_launcher
 from .source import file_header, print_axioms_command, project_dir, proof_command, sorry_command
 
 # What LeanInteract raises when the process died, hung (it kills it), or answered garbage.
 CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSONDecodeError, MemoryError, OSError)
-
-
-class LeanProcessFailure(Exception):
-    """The Lean process crashed or hung twice in a row on the same request."""
-
-    def __init__(self, message: str, timed_out: bool):
-        super().__init__(message)
-        self.timed_out = timed_out
 
 
 @dataclass
@@ -178,15 +171,6 @@ class ReplBackend:
             raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"),
                                      False) from None
 
-    @staticmethod
-    def _twice(attempt):
-        """`attempt()`, and once more if the process crashed or hung (the second attempt runs
-        on a new process and rebuilds what it needs); the second failure is raised."""
-        try:
-            return attempt()
-        except LeanProcessFailure:
-            return attempt()
-
     def _header_env(self, worker: _Worker, theorem: TheoremSpec, project: _Project) -> int | None:
         """The env of the theorem's file header in this worker's current process (cached per process)."""
         from lean_interact import Command
@@ -248,7 +232,7 @@ class ReplBackend:
             return TacticResult("error", message=str(e))
         worker = project.worker()
         try:
-            record = self._twice(lambda: self._open(worker, theorem, project))
+            record = retry_once(lambda: self._open(worker, theorem, project))
         except LeanProcessFailure as e:
             return TacticResult("timeout" if e.timed_out else "error", message=str(e))
         except RuntimeError as e:
@@ -275,7 +259,7 @@ class ReplBackend:
             return current, self._run(current.worker.server, step, self.settings.tactic_timeout_s)
 
         try:
-            current, reply = self._twice(attempt)
+            current, reply = retry_once(attempt)
         except LeanProcessFailure as e:
             return TacticResult("timeout" if e.timed_out else "error", message=str(e))
         except RuntimeError as e:
@@ -306,7 +290,7 @@ class ReplBackend:
         pool = project.checker()
         worker = None if pool is not None else project.worker()
         try:
-            return self._twice(lambda: self._check(theorem, proof, project, pool, worker))
+            return retry_once(lambda: self._check(theorem, proof, project, pool, worker))
         except (LeanProcessFailure, RuntimeError) as e:
             return ProofCheck(False, self.name, (), (), error=str(e))
         finally:

@@ -112,11 +112,9 @@ class LeanWorld:
             axioms |= set(t.known_axioms)
         return Outcome(after, axioms)
 
-    def run_proof(self, t: WorldTheorem, proof: str) -> Outcome:
-        """A whole tactic block from the initial state: split into known steps, longest first."""
-        if t.initial is None:
-            return Outcome(None, set(), error=f"the double knows no goals for {t.full_name}")
-        rest, state, axioms = norm(proof), t.initial, set()
+    def run_tactics(self, t: WorldTheorem, state: str, text: str) -> Outcome:
+        """Tactics (one, or a block of several) from `state`: split into known steps, longest first."""
+        rest, axioms = norm(text), set()
         while rest:
             if norm(state) == NO_GOALS:
                 return Outcome(None, axioms, error=f"no goals to be proved (left: `{rest}`)")
@@ -129,9 +127,16 @@ class LeanWorld:
                 return out
             state, axioms = out.state, axioms | out.axioms
             rest = rest[len(tac):].lstrip(" ;")
-        if norm(state) != NO_GOALS:
-            return Outcome(None, axioms, error=f"unsolved goals\n{state}")
-        return Outcome(NO_GOALS, axioms)
+        return Outcome(state, axioms)
+
+    def run_proof(self, t: WorldTheorem, proof: str) -> Outcome:
+        """A whole tactic block from the initial state, which must close every goal."""
+        if t.initial is None:
+            return Outcome(None, set(), error=f"the double knows no goals for {t.full_name}")
+        out = self.run_tactics(t, t.initial, proof)
+        if out.state is not None and norm(out.state) != NO_GOALS:
+            return Outcome(None, out.axioms, error=f"unsolved goals\n{out.state}")
+        return out
 
 
 def split_declaration(cmd: str) -> tuple[str, str, str] | None:
