@@ -14,7 +14,6 @@ the text checks of the guard apply (docs/lean-backends.md).
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import queue
@@ -34,6 +33,7 @@ from .backend import (
 )
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
+from .states import ProofStates, failure_result
 from .guard import forbidden_construct
 from .sandbox import limit_memory
 
@@ -130,9 +130,8 @@ class LeanDojoBackend:
         self.work_root = Path(settings.work_dir or tempfile.mkdtemp(prefix="dojoflow-dojo-"))
         self.work_root.mkdir(parents=True, exist_ok=True)
         self.process = _DojoProcess(settings, self.work_root)
-        self._states: dict[str, _State] = {}
+        self._states = ProofStates()
         self._opened: dict[str, tuple[int, int, str]] = {}   # theorem key -> (generation, s0 id, pp)
-        self._ids = itertools.count()
 
     @staticmethod
     def _key(theorem: TheoremSpec) -> str:
@@ -172,27 +171,17 @@ class LeanDojoBackend:
                                     # Dojo enforces the tactic limit itself; this is the backstop for a hung worker.
                                     max(2 * self.settings.tactic_timeout_s, self.settings.tactic_timeout_s + 5))
 
-    def _remember(self, state: _State) -> ProofState:
-        key = str(next(self._ids))
-        self._states[key] = state
-        return ProofState(key, state.goals)
-
     def start(self, theorem: TheoremSpec) -> TacticResult:
         try:
             generation, dojo_id, pp = retry_once(lambda: self._open(theorem))
-        except LeanProcessFailure as e:
-            return TacticResult("timeout" if e.timed_out else "error", message=str(e))
-        except RuntimeError as e:
-            return TacticResult("error", message=str(e))
-        return TacticResult("state", self._remember(_State(self._key(theorem), generation, dojo_id, (), pp)))
+        except (LeanProcessFailure, RuntimeError) as e:
+            return failure_result(e)
+        return TacticResult("state", self._states.remember(_State(self._key(theorem), generation, dojo_id, (), pp), pp))
 
     def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
-        why = forbidden_construct(tactic)
-        if why is not None:
-            return TacticResult("error", message=forbidden_message(why))
-        record = self._states.get(state.key)
-        if record is None:
-            return TacticResult("error", message=f"unknown proof state {state.key!r}: start the theorem first")
+        record, refused = self._states.lookup(state, tactic)
+        if refused is not None:
+            return refused
 
         def attempt():
             current = self._current(record, theorem)
@@ -200,14 +189,12 @@ class LeanDojoBackend:
 
         try:
             current, reply = retry_once(attempt)
-        except LeanProcessFailure as e:
-            return TacticResult("timeout" if e.timed_out else "error", message=str(e))
-        except RuntimeError as e:
-            return TacticResult("error", message=str(e))
+        except (LeanProcessFailure, RuntimeError) as e:
+            return failure_result(e)
         status = reply["status"]
         if status == "state":
             nxt = _State(current.theorem_key, current.generation, reply["id"], current.path + (tactic,), reply["pp"])
-            return TacticResult("state", self._remember(nxt))
+            return TacticResult("state", self._states.remember(nxt, reply["pp"]))
         if status == "finished":
             return TacticResult("finished")
         if status == "given_up":

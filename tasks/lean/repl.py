@@ -14,7 +14,6 @@ See docs/lean-backends.md.
 
 from __future__ import annotations
 
-import itertools
 import json
 import shutil
 import subprocess
@@ -33,6 +32,7 @@ from .backend import (
 )
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
+from .states import ProofStates, failure_result
 from .guard import forbidden_construct, parse_print_axioms
 from .sandbox import SandboxSpec, write_launcher
 from .source import file_header, print_axioms_command, project_dir, proof_command, sorry_command
@@ -147,8 +147,7 @@ class ReplBackend:
         root.mkdir(parents=True, exist_ok=True)
         self.work_root = root
         self._projects: dict[Path, _Project] = {}
-        self._states: dict[str, _StateRecord] = {}
-        self._ids = itertools.count()
+        self._states = ProofStates()
         self._lock = threading.Lock()
 
     # -- plumbing ------------------------------------------------------------------------
@@ -218,12 +217,6 @@ class ReplBackend:
             repl_id = reply.proof_state
         return _StateRecord(record.worker, record.worker.pid, repl_id, record.path, record.goals)
 
-    def _remember(self, record: _StateRecord) -> ProofState:
-        key = str(next(self._ids))
-        with self._lock:
-            self._states[key] = record
-        return ProofState(key, record.goals)
-
     # -- the interface -------------------------------------------------------------------
     def start(self, theorem: TheoremSpec) -> TacticResult:
         try:
@@ -233,24 +226,19 @@ class ReplBackend:
         worker = project.worker()
         try:
             record = retry_once(lambda: self._open(worker, theorem, project))
-        except LeanProcessFailure as e:
-            return TacticResult("timeout" if e.timed_out else "error", message=str(e))
-        except RuntimeError as e:
-            return TacticResult("error", message=str(e))
+        except (LeanProcessFailure, RuntimeError) as e:
+            return failure_result(e)
         finally:
             project.release(worker)
-        return TacticResult("state", self._remember(record))
+        return TacticResult("state", self._states.remember(record, record.goals))
 
     def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
         from lean_interact import ProofStep
         from lean_interact.interface import LeanError
 
-        why = forbidden_construct(tactic)
-        if why is not None:
-            return TacticResult("error", message=forbidden_message(why))
-        record = self._states.get(state.key)
-        if record is None:
-            return TacticResult("error", message=f"unknown proof state {state.key!r}: start the theorem first")
+        record, refused = self._states.lookup(state, tactic)
+        if refused is not None:
+            return refused
         project = self._project(theorem)
 
         def attempt():
@@ -260,10 +248,8 @@ class ReplBackend:
 
         try:
             current, reply = retry_once(attempt)
-        except LeanProcessFailure as e:
-            return TacticResult("timeout" if e.timed_out else "error", message=str(e))
-        except RuntimeError as e:
-            return TacticResult("error", message=str(e))
+        except (LeanProcessFailure, RuntimeError) as e:
+            return failure_result(e)
         if isinstance(reply, LeanError):
             return TacticResult("error", message=reply.message)
         errors = [m.data for m in reply.get_errors()]
@@ -277,7 +263,7 @@ class ReplBackend:
             return TacticResult("error", message=reply.proof_status)
         goals = "\n\n".join(reply.goals)
         nxt = _StateRecord(current.worker, current.pid, reply.proof_state, current.path + (tactic,), goals)
-        return TacticResult("state", self._remember(nxt))
+        return TacticResult("state", self._states.remember(nxt, goals))
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
         why = forbidden_construct(proof)

@@ -69,7 +69,7 @@ class ReplDouble:
     def command(self, req: dict) -> dict | None:
         env, cmd = req.get("env"), req["cmd"]
         if env is not None and not (0 <= env < len(self.envs)):
-            return {"message": f"Unknown environment."}
+            return {"message": "Unknown environment."}
         line0 = cmd.count("\n", 0, len(cmd.rstrip())) + 1
         if cmd.strip().startswith("#print axioms"):
             name = cmd.strip().split(None, 2)[2]

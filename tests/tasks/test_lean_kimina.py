@@ -12,21 +12,11 @@ import socket
 import pytest
 
 from storage.errors import InputError
-from tasks.lean import BackendSettings, judge, load_theorems, open_backend
+from tasks.lean import BackendSettings, judge, open_backend
 from tests.doubles.kimina_server import KiminaDouble
-from tests.doubles.sample_store import sample_store
+from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 DE_MORGAN = "intro h\nby_cases hp : p\nexact Or.inr (fun hq => h ⟨hp, hq⟩)\nexact Or.inl hp"
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return sample_store(tmp_path_factory.mktemp("home"))
-
-
-@pytest.fixture(scope="module")
-def theorems(store):
-    return {t.full_name: t for t in load_theorems(store)}
 
 
 def kimina(store, url, **kimina_options):

@@ -11,21 +11,11 @@ from __future__ import annotations
 import pytest
 
 from storage.errors import InputError
-from tasks.lean import BackendSettings, judge, load_theorems, open_backend
+from tasks.lean import BackendSettings, judge, open_backend
 from tests.doubles.lean_repl import make_repl_double
-from tests.doubles.sample_store import sample_store
+from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]", "omega"]
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return sample_store(tmp_path_factory.mktemp("home"))
-
-
-@pytest.fixture(scope="module")
-def theorems(store):
-    return {t.full_name: t for t in load_theorems(store)}
 
 
 def repl_backend(store, double, tmp_path, **settings):

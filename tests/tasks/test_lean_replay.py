@@ -10,12 +10,7 @@ import pytest
 from storage.errors import InputError
 from storage.tactic_text import is_sorry
 from tasks.lean import BackendSettings, judge, load_theorems, open_backend, theorem_spec
-from tests.doubles.sample_store import sample_store
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return sample_store(tmp_path_factory.mktemp("home"))
+from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(scope="module")
