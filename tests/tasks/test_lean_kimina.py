@@ -47,23 +47,24 @@ def test_kimina_checks_proofs_in_batches_against_kimina_double(store, theorems):
     assert "# Propositional logic" in server.snippets()  # the theorem's file header goes with its proof
 
 
+def check_one(store, theorems, server, proof: str = "simp", **options):
+    """Check one proof of NatBasics.one_mul' (traced: `simp`) on a new backend."""
+    backend = kimina(store, server.url, **options)
+    try:
+        return backend.check_proof(theorems["NatBasics.one_mul'"], proof)
+    finally:
+        backend.close()
+
+
 def test_kimina_retries_when_no_repl_is_free_against_kimina_double(store, theorems):
     with KiminaDouble(busy_for=2) as server:
-        backend = kimina(store, server.url, max_retries=3)
-        try:
-            check = backend.check_proof(theorems["NatBasics.one_mul'"], "simp")
-        finally:
-            backend.close()
+        check = check_one(store, theorems, server, max_retries=3)
     assert check.accepted and server.checks == 3
 
 
 def test_kimina_busy_beyond_retries_is_an_error_not_a_rejection_against_kimina_double(store, theorems):
     with KiminaDouble(busy_for=100) as server:
-        backend = kimina(store, server.url, max_retries=2)
-        try:
-            check = backend.check_proof(theorems["NatBasics.one_mul'"], "simp")
-        finally:
-            backend.close()
+        check = check_one(store, theorems, server, max_retries=2)
     assert check.error is not None and "429" in check.error and server.checks == 3
     assert judge(check, "simp").reason.startswith("not checked")
 
@@ -99,11 +100,7 @@ def test_kimina_sends_the_api_key_from_the_environment_and_never_logs_it(store, 
     monkeypatch.setenv("LEAN_SERVER_API_KEY", "s3cret-key")
     caplog.set_level(logging.DEBUG)
     with KiminaDouble(api_key="s3cret-key") as server:
-        backend = kimina(store, server.url)
-        try:
-            check = backend.check_proof(theorems["NatBasics.one_mul'"], "simp")
-        finally:
-            backend.close()
+        check = check_one(store, theorems, server)
         assert check.accepted and set(server.auth_headers) == {"Bearer s3cret-key"}
         monkeypatch.setenv("LEAN_SERVER_API_KEY", "wrong")
         with pytest.raises(InputError, match="LEAN_SERVER_API_KEY") as err:
