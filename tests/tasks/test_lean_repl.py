@@ -186,3 +186,22 @@ def test_repl_for_a_repository_without_a_checkout_says_how_to_configure_it(store
         assert result.status == "error" and "backend.repl.projects" in result.message
     finally:
         backend.close()
+
+
+def test_every_known_proof_is_accepted_and_proved_against_repl_double(store, theorems, double, tmp_path):
+    from storage.sample.content.known_proofs import KNOWN_PROOFS
+
+    backend = repl_backend(store, double, tmp_path)
+    try:
+        for kp in KNOWN_PROOFS:
+            theorem = theorems[kp.full_name]
+            check = backend.check_proof(theorem, kp.proof)
+            assert judge(check, kp.proof).proved, (kp.full_name, check)
+            assert set(check.axioms) == set(kp.axioms)
+            state = backend.start(theorem).state
+            for i, tactic in enumerate(kp.tactics):
+                step = backend.run_tactic(theorem, state, tactic)
+                assert step.status == ("finished" if i == len(kp.tactics) - 1 else "state"), (kp.full_name, step)
+                state = step.state
+    finally:
+        backend.close()

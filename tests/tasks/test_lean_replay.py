@@ -92,3 +92,17 @@ def test_theorem_not_in_the_store_is_an_input_error_naming_it(store):
 def test_statement_missing_from_the_export_is_read_from_the_corpus(store):
     theorem = theorem_spec(store, repo_id(store, "NatBasics"), "NatBasics.sumTo_formula")  # its theorem_statement is null
     assert theorem.statement == "theorem sumTo_formula (n : Nat) : 2 * sumTo n = n * (n + 1)"
+
+
+def test_known_proofs_are_kept_out_of_the_traced_data(store, theorems, replay):
+    """The sample's known proofs prove `sorry` theorems; replay (the traced data) must not know them."""
+    from storage.sample.content.known_proofs import KNOWN_PROOFS
+
+    sorry_names = {t.full_name for t in load_theorems(store, sorry_only=True)}
+    for kp in KNOWN_PROOFS:
+        theorem = theorems[kp.full_name]
+        assert kp.full_name in sorry_names
+        assert kp.steps[-1][1] == "no goals"
+        assert not replay.check_proof(theorem, kp.proof).accepted
+        first = replay.start(theorem)  # the known proof starts where the traced theorem does
+        assert first.status == "state"
