@@ -15,9 +15,18 @@ from .theorems import load_theorems, theorem_spec
 
 __all__ = [
     "BackendSettings", "DEFAULT_ALLOWED_AXIOMS", "LeanBackend", "ProofCheck", "ProofState", "TacticResult",
-    "TheoremSpec", "Verdict", "forbidden_construct", "judge", "load_theorems", "open_backend", "preflight",
-    "theorem_spec",
+    "TheoremSpec", "Verdict", "check_proofs", "forbidden_construct", "judge", "load_theorems", "open_backend",
+    "preflight", "theorem_spec",
 ]
+
+
+def check_proofs(backend: LeanBackend, items: list[tuple[TheoremSpec, str]]) -> list[ProofCheck]:
+    """Check several (theorem, proof) pairs: in batches where the backend has them (kimina),
+    else one by one. Results are in input order."""
+    batch = getattr(backend, "check_proofs", None)
+    if batch is not None:
+        return batch(items)
+    return [backend.check_proof(theorem, proof) for theorem, proof in items]
 
 
 def preflight(settings: BackendSettings) -> None:

@@ -106,3 +106,11 @@ def test_known_proofs_are_kept_out_of_the_traced_data(store, theorems, replay):
         assert not replay.check_proof(theorem, kp.proof).accepted
         first = replay.start(theorem)  # the known proof starts where the traced theorem does
         assert first.status == "state"
+
+
+def test_check_proofs_keeps_input_order(store, theorems, replay):
+    from tasks.lean import check_proofs
+
+    one_mul = theorems["NatBasics.one_mul'"]
+    checks = check_proofs(replay, [(one_mul, "omega"), (one_mul, "simp")])
+    assert [c.accepted for c in checks] == [False, True]
