@@ -205,3 +205,12 @@ def test_every_known_proof_is_accepted_and_proved_against_repl_double(store, the
                 state = step.state
     finally:
         backend.close()
+
+
+def test_repl_without_lean_interact_says_how_to_install_it(store, double, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "lean_interact", None)  # what Python sees when it is not installed
+    with pytest.raises(InputError, match="lean-interact") as err:
+        open_backend(BackendSettings(kind="repl", repl=double.options()), store)
+    assert "pip install" in str(err.value) and "[lean]" in str(err.value)
