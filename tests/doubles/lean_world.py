@@ -140,13 +140,14 @@ class LeanWorld:
 
 
 def split_declaration(cmd: str) -> tuple[str, str, str] | None:
-    """(text before, statement, proof) of the last `theorem`/`lemma` in a command whose proof is `by ...`."""
-    lines = cmd.split("\n")
+    """(text before, statement, proof) when a command ends with a `theorem`/`lemma` proved `by ...`
+    (the declaration's own lines are its first line and the indented or blank lines after it);
+    None for anything else, such as a file header, which the doubles take as it is."""
+    lines = cmd.rstrip().split("\n")
     for i in range(len(lines) - 1, -1, -1):
         if re.match(r"(theorem|lemma)\s", lines[i]):
-            decl = "\n".join(lines[i:])
-            head, sep, proof = decl.partition(":= by")
-            if sep:
-                return "\n".join(lines[:i]), head, proof
-            return None
+            if any(line.strip() and not line[:1].isspace() for line in lines[i + 1:]):
+                return None  # other commands follow the last theorem
+            head, sep, proof = "\n".join(lines[i:]).partition(":= by")
+            return ("\n".join(lines[:i]), head, proof) if sep else None
     return None

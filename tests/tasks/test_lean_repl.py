@@ -214,3 +214,20 @@ def test_repl_without_lean_interact_says_how_to_install_it(store, double, monkey
     with pytest.raises(InputError, match="lean-interact") as err:
         open_backend(BackendSettings(kind="repl", repl=double.options()), store)
     assert "pip install" in str(err.value) and "[lean]" in str(err.value)
+
+
+def test_every_traced_proof_of_the_sample_is_accepted_against_repl_double(store, theorems, double, tmp_path):
+    """The whole path (file headers, `by sorry`, proof commands, `#print axioms`) on every file of the sample."""
+    from tests.doubles.sample_store import traced_proofs
+
+    specs = {(t.repo_id, t.file_path, t.full_name): t for t in theorems.values()}
+    backend = repl_backend(store, double, tmp_path)
+    try:
+        proofs = traced_proofs(store)
+        for key, tactics in proofs.items():
+            assert backend.start(specs[key]).status == "state", key
+            check = backend.check_proof(specs[key], "\n".join(tactics))
+            assert judge(check, "\n".join(tactics)).proved, (key, check)
+    finally:
+        backend.close()
+    assert len(proofs) > 150

@@ -8,9 +8,8 @@ from __future__ import annotations
 import pytest
 
 from storage.errors import InputError
-from storage.tactic_text import is_sorry
 from tasks.lean import BackendSettings, judge, load_theorems, open_backend, theorem_spec
-from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
+from tests.doubles.sample_store import store, theorems, traced_proofs  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(scope="module")
@@ -22,26 +21,6 @@ def replay(store):
 
 def repo_id(store, name: str) -> str:
     return next(r["repo_id"] for r in store.repositories() if r["name"] == name)
-
-
-def traced_proofs(store):
-    """{(repo_id, full_name): [top-level tactics]} of every traced tactic proof without `sorry`:
-    top level means each tactic starts from the state the previous one left."""
-    rows = store.read_table("tactics").to_pylist()
-    by: dict = {}
-    for r in sorted(rows, key=lambda r: (r["repo_id"], r["full_name"], r["idx"])):
-        by.setdefault((r["repo_id"], r["file_path"], r["full_name"]), []).append(r)
-    out = {}
-    for key, steps in by.items():
-        if any(is_sorry(s["tactic"]) for s in steps):
-            continue
-        chain, state = [], steps[0]["state_before"]
-        for s in steps:
-            if s["state_before"] == state:
-                chain.append(s["tactic"])
-                state = s["state_after"]
-        out[key] = chain
-    return out
 
 
 def test_replay_accepts_every_traced_proof_of_the_sample_step_by_step_and_whole(store, replay):
