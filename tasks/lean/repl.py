@@ -35,7 +35,7 @@ from .failures import LeanProcessFailure, retry_once
 from .states import ProofStates, failure_result
 from .guard import forbidden_construct, parse_print_axioms
 from .sandbox import SandboxSpec, write_launcher
-from .source import file_header, print_axioms_command, project_dir, proof_command, sorry_command
+from .source import check_checkout, file_header, print_axioms_command, project_dir, proof_command, sorry_command
 
 # What LeanInteract raises when the process died, hung (it kills it), or answered garbage.
 CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSONDecodeError, MemoryError, OSError)
@@ -155,6 +155,7 @@ class ReplBackend:
         directory = project_dir(theorem, self.settings.repl.projects, "backend.repl.projects")
         with self._lock:
             if directory not in self._projects:
+                check_checkout(theorem, directory, "backend.repl.projects")
                 self._projects[directory] = _Project(self.settings, directory, self.work_root)
             return self._projects[directory]
 

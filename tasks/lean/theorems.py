@@ -57,6 +57,7 @@ def load_theorems(store, repo_ids: list[str] | None = None, *, full_names: list[
     out, unstated = [], []
     for r in rows:
         statement = r["theorem_statement"] or statement_from_code(codes.get((r["repo_id"], r["full_name"]), ""))
+        statement = (statement or "").rstrip().removesuffix(":=").rstrip()  # some exports keep the `:=`
         if not statement:
             unstated.append(r["full_name"])  # neither the export nor its corpus says what it states
             continue

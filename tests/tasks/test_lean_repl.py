@@ -231,3 +231,26 @@ def test_every_traced_proof_of_the_sample_is_accepted_against_repl_double(store,
     finally:
         backend.close()
     assert len(proofs) > 150
+
+
+def test_repl_refuses_a_checkout_of_another_commit(store, theorems, double, tmp_path):
+    import subprocess
+    from dataclasses import replace
+
+    checkout = tmp_path / "Other"
+    checkout.mkdir()
+    (checkout / "lean-toolchain").write_text("leanprover/lean4:v4.20.0\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=checkout, env=env, check=True)
+    foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/Other", repo_id="Other",
+                      commit="f" * 40)
+    backend = open_backend(BackendSettings(kind="repl", work_dir=str(tmp_path / "work"),
+                                           repl=double.options(projects={"Other": str(checkout)})), store)
+    try:
+        result = backend.start(foreign)
+    finally:
+        backend.close()
+    assert result.status == "error" and "ffffffffffff" in result.message and "git -C" in result.message
+    assert double.requests() == []  # refused before any Lean process started
