@@ -53,8 +53,11 @@ class _DojoProcess:
     def _start(self) -> None:
         cwd = Path(tempfile.mkdtemp(prefix="dojo-", dir=self.work_root))
         paths = [str(DOJOFLOW_ROOT), *self.settings.leandojo.extra_pythonpath]
-        env = minimal_env(extra={"PYTHONPATH": os.pathsep.join(paths), "CACHE_DIR": str(self.work_root / "cache"),
-                                 "DISABLE_REMOTE_CACHE": "1"})
+        extra = {"PYTHONPATH": os.pathsep.join(paths)}
+        cache = self.settings.leandojo.cache_dir or os.environ.get("CACHE_DIR")
+        if cache:  # where tracing left the built repository: Dojo reuses it instead of building again
+            extra["CACHE_DIR"] = str(Path(cache).expanduser())
+        env = minimal_env(extra=extra)
         memory = self.settings.memory_limit_mb
         self.log = open(cwd / "worker.log", "w", encoding="utf-8")
         self.proc = subprocess.Popen(
