@@ -29,12 +29,15 @@ def check_proofs(backend: LeanBackend, items: list[tuple[TheoremSpec, str]]) -> 
     return [backend.check_proof(theorem, proof) for theorem, proof in items]
 
 
-def preflight(settings: BackendSettings) -> None:
+def preflight(settings: BackendSettings, theorems: list[TheoremSpec] | None = None) -> None:
     """Fail now, with the install command or the fix, if the backend cannot run (its package,
-    `lake`, or its server is missing). Cheap; `open_backend` calls it first."""
-    from .availability import check_available
+    `lake`, or its server is missing) or, given the theorems to work on, if a repository has no
+    usable checkout. Starts no Lean process; `open_backend` calls it (without theorems)."""
+    from .availability import check_available, check_checkouts
 
     check_available(settings)
+    if theorems:
+        check_checkouts(settings, theorems)
 
 
 def open_backend(settings: BackendSettings, store) -> LeanBackend:

@@ -59,3 +59,21 @@ def check_available(settings: BackendSettings) -> None:
         raise InputError("backend.kind: leandojo", str(e), LEAN_EXTRA) from None
     if shutil.which("lake") is None:
         raise InputError("backend.kind: leandojo", "no `lake` on PATH (lean-dojo runs Lean through lake)", ELAN)
+
+
+def check_checkouts(settings: BackendSettings, theorems) -> None:
+    """Every repository of `theorems` has a checkout at its traced commit, for the backends
+    that read one (repl; kimina without a configured header)."""
+    from .source import check_checkout, project_dir
+
+    if settings.kind == "repl":
+        option, projects = "backend.repl.projects", settings.repl.projects
+    elif settings.kind == "kimina" and not settings.kimina.header:
+        option, projects = "backend.kimina.projects", settings.kimina.projects
+    else:
+        return
+    seen = set()
+    for theorem in theorems:
+        if theorem.repo_id not in seen:
+            seen.add(theorem.repo_id)
+            check_checkout(theorem, project_dir(theorem, projects, option), option)

@@ -95,8 +95,6 @@ class _Project:
         for args, must in ((["exe", "cache", "get"], False), (["build"], True)):
             res = subprocess.run([str(self.launcher), *args], cwd=self.directory, capture_output=True, text=True)
             if must and res.returncode != 0:
-                from storage.errors import InputError
-
                 raise InputError(str(self.directory), f"`lake {' '.join(args)}` failed: {res.stderr.strip()[-2000:]}",
                                  "build the project yourself, or set backend.repl.build_project: false")
 
@@ -156,7 +154,14 @@ class ReplBackend:
         with self._lock:
             if directory not in self._projects:
                 check_checkout(theorem, directory, "backend.repl.projects")
-                self._projects[directory] = _Project(self.settings, directory, self.work_root)
+                try:
+                    self._projects[directory] = _Project(self.settings, directory, self.work_root)
+                except InputError:
+                    raise
+                except Exception as e:  # noqa: BLE001 (LeanInteract raises ValueError, RuntimeError, git errors)
+                    raise InputError("backend.repl", f"LeanInteract could not prepare the REPL for {directory}: "
+                                     f"{type(e).__name__}: {e}", "check backend.repl.repl_path and lake_path, or "
+                                     "that the REPL can be cloned and built (it needs the network once)") from None
             return self._projects[directory]
 
     def _run(self, server, request, timeout: float):
@@ -222,9 +227,11 @@ class ReplBackend:
     def start(self, theorem: TheoremSpec) -> TacticResult:
         try:
             project = self._project(theorem)
+            worker = project.worker()
         except InputError as e:
             return TacticResult("error", message=str(e))
-        worker = project.worker()
+        except CRASHES as e:  # the first REPL process did not start
+            return TacticResult("error", message=crash_message("did not start", f"{type(e).__name__}: {e}"))
         try:
             record = retry_once(lambda: self._open(worker, theorem, project))
         except (LeanProcessFailure, RuntimeError) as e:
@@ -272,10 +279,12 @@ class ReplBackend:
             return ProofCheck(False, self.name, (forbidden_message(why),))
         try:
             project = self._project(theorem)
+            pool = project.checker()
+            worker = None if pool is not None else project.worker()
         except InputError as e:
             return ProofCheck(False, self.name, (), (), error=str(e))
-        pool = project.checker()
-        worker = None if pool is not None else project.worker()
+        except CRASHES as e:
+            return ProofCheck(False, self.name, (), (), error=crash_message("did not start", f"{type(e).__name__}: {e}"))
         try:
             return retry_once(lambda: self._check(theorem, proof, project, pool, worker))
         except (LeanProcessFailure, RuntimeError) as e:

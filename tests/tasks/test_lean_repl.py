@@ -254,3 +254,26 @@ def test_repl_refuses_a_checkout_of_another_commit(store, theorems, double, tmp_
         backend.close()
     assert result.status == "error" and "ffffffffffff" in result.message and "git -C" in result.message
     assert double.requests() == []  # refused before any Lean process started
+
+
+def test_preflight_with_theorems_names_a_repository_without_a_checkout(store, theorems, double):
+    from dataclasses import replace
+
+    from tasks.lean import preflight
+
+    settings = BackendSettings(kind="repl", repl=double.options())
+    preflight(settings, list(theorems.values()))  # the sample's repositories have their sources
+    foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/other", repo_id="other")
+    with pytest.raises(InputError, match="backend.repl.projects"):
+        preflight(settings, [foreign])
+    assert double.requests() == []
+
+
+def test_repl_that_cannot_be_prepared_is_a_clear_error(store, theorems, double, tmp_path):
+    backend = open_backend(BackendSettings(kind="repl", work_dir=str(tmp_path / "work"),
+                                           repl=double.options(repl_path=str(tmp_path / "no-repl"))), store)
+    try:
+        result = backend.start(theorems["NatBasics.square_add"])
+    finally:
+        backend.close()
+    assert result.status == "error" and "backend.repl" in result.message and "no-repl" in result.message
