@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from storage.errors import InputError
 from storage.schemas import SNAPSHOT_TACTICS
 from tasks.models import TINY_CAUSAL_LM, load_causal_lm, resolve_model
-from tasks.sft import SFTSettings, evaluate_sft, generate_tactics, train_sft
+from tasks.sft import SFTSettings, evaluate_sft, generate_tactics, generate_tactics_batch, train_sft
 from tasks.sft.config import build_sft_config, default_training_args
 from tasks.sft.data import build_examples, first_line, fit_state, is_sorry, normalize_tactic, to_sft_dataset
 from tasks.trainers.base import SkipTraining
@@ -348,3 +348,25 @@ def test_evaluate_per_repo_and_split(env, parent):
 
     assert evaluate_sft(settings, parent_dir, env["snapshot"], "random", ["test"], ["repoB"],
                         model_cache_dir=env["cache"]) == []
+
+
+def test_batched_generation_equals_one_state_at_a_time(env, parent):
+    """Evaluation generates for many states per call (left-padded); the results are those of
+    one call per state."""
+    parent_dir, _ = parent
+    model, tokenizer = load_causal_lm(parent_dir, env["cache"])
+    states = ["⊢ a + 0 = a", "h : p ∧ q\n⊢ q ∧ p", "⊢ True", "x y : ℕ\nh : x = y\n⊢ y = x"]
+    batched = generate_tactics_batch(model, tokenizer, states, 3, max_new_tokens=8)
+    for state, together in zip(states, batched):
+        alone = generate_tactics(model, tokenizer, state, 3, max_new_tokens=8)
+        assert [t for t, _ in together] == [t for t, _ in alone]
+        assert all(abs(a - b) < 1e-3 for (_, a), (_, b) in zip(together, alone))
+
+
+def test_evaluation_scores_at_most_max_eval_examples_per_repository_and_split(env, parent):
+    parent_dir, _ = parent
+    settings = SFTSettings(evaluation={"top_k": 1, "max_eval_examples": 3, "max_new_tokens": 4, "batch_size": 2})
+    metrics = evaluate_sft(settings, parent_dir, env["snapshot"], "random", ["train"], ["repoA", "repoB"],
+                           model_cache_dir=env["cache"])
+    assert {m.count for m in metrics} == {3}
+    assert SFTSettings().evaluation.max_eval_examples is not None  # bounded by default
