@@ -12,6 +12,5 @@ TRAINER = TrainerDef(
     description="Proof-progress model (regression of steps remaining); null turns it off.",
     holds="a one-output regression encoder in save_pretrained layout, its tokenizer and progress.json "
           "(input template, target convention)",
-    training_args="transformers:TrainingArguments",
     preflight="tasks.progress.config:preflight",
 )

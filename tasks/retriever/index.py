@@ -14,7 +14,7 @@ for the best premises of each goal state:
     retrieve(checkpoint_dir, state, snapshot, k=10, accessible_to=...)   # one call: loads all of the above
 
 `accessible_to` is the theorem being proved, `(repo_id, file_path, (line, column))` of
-its start: only premises accessible there are ranked (ANCHORS.md's rule,
+its start: only premises accessible there are ranked (LeanDojo's rule, docs/architecture.md;
 `PremiseCorpus.accessible`); None ranks the whole corpus.
 
 Premise embeddings are cached as safetensors per (checkpoint weights, corpus content,

@@ -370,3 +370,32 @@ def test_evaluation_scores_at_most_max_eval_examples_per_repository_and_split(en
                            model_cache_dir=env["cache"])
     assert {m.count for m in metrics} == {3}
     assert SFTSettings().evaluation.max_eval_examples is not None  # bounded by default
+
+
+@pytest.mark.slow
+def test_default_settings_learn_on_the_sample_in_the_first_step(tmp_path):
+    """What a new user's `dojoflow run` shows at step 1: with the default settings and the tiny
+    model, training on the easiest sample repository lowers the loss on its train split and
+    gets some tactics exactly right there."""
+    from storage.curriculum import curriculum_order
+    from storage.sample import SAMPLE_REPOS
+    from storage.snapshot import SnapshotSettings, build_snapshot
+    from storage.splits import SplitSettings
+    from storage.store import Store
+    from tasks.config import PipelineConfig, SourceConfig
+    from tasks.ingest import ingest_source
+
+    store = Store.open(tmp_path / "home")
+    primary = [ingest_source(store, SourceConfig(sample=s), SplitSettings(), tmp_path / "home")["repo_ids"][0]
+               for s in SAMPLE_REPOS]
+    first = curriculum_order(store, primary)[0].repo_id
+    snapshot = build_snapshot(store, [first], SnapshotSettings())
+    settings = PipelineConfig().trainers.sft
+    assert settings == SFTSettings()
+    cache = tmp_path / "home" / "models"
+    train_sft(settings, snapshot, "random", None, tmp_path / "out", tmp_path / "work", model_cache_dir=cache)
+    kw = dict(snapshot=snapshot, split_kind="random", splits=["train"], repo_ids=[first], model_cache_dir=cache)
+    after = {m.metric: m.value for m in evaluate_sft(settings, tmp_path / "out", **kw)}
+    before = {m.metric: m.value for m in evaluate_sft(settings, settings.model, **kw)}
+    assert after["completion_loss"] < 0.8 * before["completion_loss"]
+    assert after["top1_accuracy"] > 0 and before["top1_accuracy"] == 0
