@@ -2,7 +2,7 @@
 
 Implements the `evaluate` half of `tasks/trainers/base.py`:
 
-    evaluate_retriever(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids) -> list[Metric]
+    evaluate_retriever(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, *, model_cache_dir) -> list[Metric]
 
 Metrics (LeanDojo's, docs/architecture.md), over the tactics that have at least one gold premise in the corpus,
 ranking only the premises accessible to the tactic's theorem:

@@ -204,7 +204,7 @@ class Retriever:
     def load(cls, checkpoint_dir: str | Path, settings=None, device=None) -> "Retriever":
         """Load a folder written by `train_retriever` (or any save_pretrained encoder folder).
 
-        `settings` defaults to those saved in its `retriever.json` (max_seq_len, batch
+        `settings` defaults to those saved in its `dojoflow_model.json` (max_seq_len, batch
         sizes, cache folder); `device` to CUDA when present, else CPU.
         """
         import torch
