@@ -2,7 +2,7 @@
 
 Implements the `train` half of `tasks/trainers/base.py`:
 
-    train_retriever(settings, snapshot, split_kind, parent_dir, out_dir, work_dir) -> dict
+    train_retriever(settings, snapshot, split_kind, parent_dir, out_dir, work_dir, *, model_cache_dir) -> dict
 
 1. Examples: every (tactic, gold premise) pair of the snapshot's train split, with
    negatives from the theorem's accessible premises (`tasks.retriever.data`). No pair
@@ -18,7 +18,7 @@ Implements the `train` half of `tasks/trainers/base.py`:
    epoch's data order and the random state are restored (`resume.py`), so a resume from a
    mid-epoch checkpoint ends with the weights of an uninterrupted run.
 4. `out_dir` receives the encoder and tokenizer (`save_pretrained`), the Fisher of the
-   new weights (`fisher.safetensors`, `fisher.json`) and `retriever.json` (settings,
+   new weights (`fisher.safetensors`, `fisher.json`) and `dojoflow_model.json` (settings,
    pooling, provenance, figures).
 
 Example (tiny local model, a snapshot built by `storage.snapshot.build_snapshot`):
@@ -86,7 +86,7 @@ def _fisher_examples(pairs: RetrievalPairs, collate, settings: RetrieverSettings
 
 
 def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir: Path | None,
-                    out_dir: Path, work_dir: Path) -> dict:
+                    out_dir: Path, work_dir: Path, *, model_cache_dir: Path | None = None) -> dict:
     """Train the retriever on `snapshot`'s train split; see the module docstring."""
     import pytorch_lightning as pl
     import torch
@@ -99,7 +99,7 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
     settings = as_settings(settings)
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     parent_dir = Path(parent_dir) if parent_dir is not None else None
-    cache_dir = Path(settings.model_cache_dir) if settings.model_cache_dir else default_model_cache()
+    cache_dir = Path(settings.model_cache_dir or model_cache_dir or default_model_cache())
 
     # -- data ------------------------------------------------------------------------------
     corpus = PremiseCorpus.from_snapshot(snapshot)
@@ -163,7 +163,7 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
     if not trainer.is_global_zero:
         return {}
 
-    # -- save: model, tokenizer, Fisher, retriever.json -----------------------------------------
+    # -- save: model, tokenizer, Fisher, dojoflow_model.json-------------------------------------
     device = torch_device(settings)
     module.to(device)
     encoder.save_pretrained(out_dir)
@@ -191,7 +191,9 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
     config = encoder.config
     atomic.write_json(out_dir / RETRIEVER_JSON, {
         "format": RETRIEVER_FORMAT,
-        "kind": "retriever",
+        "trainer": "retriever",
+        "kind": "full",
+        "base_model": None,
         "pooling": "mean",
         "normalize": True,
         "score": "cosine",

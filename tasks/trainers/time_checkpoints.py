@@ -34,9 +34,7 @@ def checkpoint_every_minutes_field():
         DEFAULT_MINUTES, gt=0,
         description="Also write a resumable checkpoint every this many minutes of training (besides the step "
         "interval), so a kill loses at most that much work. Cannot change the weights.",
-        # "affects_model": what tasks/checkpoints.py reads today; "checkpoint_id": the marker of the
-        # one checkpoint-id function (issue 7, item 2).
-        json_schema_extra={"checkpoint_id": False, "affects_model": False},
+        json_schema_extra={"checkpoint_id": False},  # tasks/checkpoints.py: not part of the checkpoint id
     )
 
 

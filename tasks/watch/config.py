@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -22,8 +21,9 @@ from pydantic import (
 
 from storage.errors import InputError
 
-from ..config import PipelineConfig, _first_error
+from ..config import PipelineConfig, _first_error, resolve_paths
 from ..git import is_remote, refuse_credentials, repo_name
+from ..yaml_config import load_yaml_mapping, resolve_local
 
 _BRANCH_RE = re.compile(r"^(?![/-])(?!.*\.\.)(?!.*//)[A-Za-z0-9._/+-]+(?<!/)(?<!\.lock)$")
 
@@ -119,26 +119,14 @@ class NightlyConfig(BaseModel):
         """Load a YAML file; relative local paths (watched repositories, pipeline sources) are
         resolved against the YAML file's folder, as in PipelineConfig.from_yaml."""
         path = Path(path)
-        if not path.exists():
-            raise InputError(path, "does not exist", "give the path of a YAML config (see examples/nightly.yaml)")
-        try:
-            raw = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as e:
-            raise InputError(path, f"is not valid YAML ({e})", "fix the YAML syntax") from e
-        if not isinstance(raw, dict):
-            raise InputError(path, "must be a mapping of settings", "see examples/nightly.yaml")
+        raw = load_yaml_mapping(path, "examples/nightly.yaml")
         base = path.parent.resolve()
         for w in raw.get("watch") or []:
-            v = w.get("url_or_path") if isinstance(w, dict) else None
-            if isinstance(v, str) and not is_remote(v) and not Path(v).expanduser().is_absolute():
-                w["url_or_path"] = str((base / v).resolve())
+            if isinstance(w, dict) and "url_or_path" in w:
+                w["url_or_path"] = resolve_local(w["url_or_path"], base)
         pipeline = raw.get("pipeline")
         if isinstance(pipeline, dict):
-            for s in pipeline.get("sources") or []:
-                for key in ("export", "repo"):
-                    v = s.get(key) if isinstance(s, dict) else None
-                    if isinstance(v, str) and not is_remote(v) and not Path(v).is_absolute():
-                        s[key] = str((base / v).resolve())
+            resolve_paths(pipeline, base)
             pipeline.setdefault("sources", [])  # replaced per run; never the sample
             pipeline.setdefault("name", "nightly")
         try:

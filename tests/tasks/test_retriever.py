@@ -74,7 +74,7 @@ def write_snapshot(tmp_path: Path, premises, files, theorems, tactics, split="tr
                 "parts": parts, "corpus": {"premises": [str(rel / "premises.parquet")], "files": [str(rel / "files.parquet")]},
                 "excluded": None}
     write_json(root / rel / "manifest.json", manifest)
-    return SnapshotRef("s1", str(root), tuple(repos), str(root / rel / "manifest.json"))
+    return SnapshotRef(snapshot_id="s1", store_root=str(root), repo_ids=tuple(repos), manifest_path=str(root / rel / "manifest.json"))
 
 
 @pytest.fixture
@@ -595,12 +595,13 @@ def test_training_writes_a_loadable_checkpoint_with_fisher_and_figures(trained):
     assert figures["gold"]["missing"] == 0 and figures["gold"]["tactics_with_gold"] == figures["examples"]
     assert figures["fisher_examples"] == 16 and figures["ewc"]["active"] is False
     for f in ("config.json", "model.safetensors", "tokenizer_config.json", "fisher.safetensors", "fisher.json",
-              "retriever.json"):
+              "dojoflow_model.json"):
         assert (out / f).exists(), f
     import json
 
-    meta = json.loads((out / "retriever.json").read_text())
+    meta = json.loads((out / "dojoflow_model.json").read_text())
     assert meta["pooling"] == "mean" and meta["settings"]["backbone"] == "builtin:tiny-encoder"
+    assert (meta["trainer"], meta["kind"]) == ("retriever", "full")  # the model card every trainer writes
     assert meta["hidden_size"] == 64
 
 
