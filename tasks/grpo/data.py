@@ -7,7 +7,9 @@ state) and `tactic` (the traced tactic from it, used by the progress reward).
 
 From a snapshot: the training split's tactics (tactic mode) or its theorems with a
 tactic proof (proof mode), with TheoremSpecs from the store (`tasks.lean.theorems`).
-Tactics through `sorry`, and states reached through one, are left out. At most
+Only states on a proof's top-level chain (each tactic starting where the previous one
+left) are prompts, so a backend reaches them by running the prefix; tactics through
+`sorry`, and states after one, are left out. At most
 `max_prompts` rows are kept, chosen by a fixed hash so reruns see the same ones.
 
     python -c "help('tasks.grpo.data')"
@@ -21,7 +23,7 @@ from dataclasses import asdict
 
 from storage.ids import unit_interval
 from storage.snapshot_ref import SnapshotRef
-from tasks.sft.data import first_line, fit_state, is_sorry, prompt_messages, read_tactics
+from tasks.sft.data import fit_state, is_sorry, prompt_messages, read_tactics
 
 
 def spec_json(spec) -> str:
@@ -72,15 +74,20 @@ def tactic_rows(snapshot: SnapshotRef, split_kind: str, system_prompt: str, *, t
         if spec is None:
             continue
         prefix: list[str] = []
-        for step in sorted(steps, key=lambda s: s["idx"]):
-            if is_sorry(step["tactic"]) or step["idx"] != len(prefix):
-                break  # later states are reached through sorry (the snapshot drops sorry tactics: a gap)
+        ordered = sorted(steps, key=lambda s: s["idx"])
+        state = ordered[0]["state_before"] if ordered and ordered[0]["idx"] == 0 else None
+        for step in ordered:
+            if step["state_before"] != state:
+                continue  # a nested tactic (inside a `·` block): not reachable by the top-level chain
+            if is_sorry(step["tactic"]):
+                break  # later states are reached through sorry
             rows.append({
                 "prompt": prompt_messages(system_prompt, fit_state(step["state_before"], tokenizer, max_state_tokens)),
                 "theorem": spec_json(spec), "prefix": json.dumps(prefix, ensure_ascii=False),
-                "goals": step["state_before"], "tactic": first_line(step["tactic"]), "repo_id": key[0],
+                "goals": step["state_before"], "tactic": step["tactic"].strip(), "repo_id": key[0],
             })
             prefix = prefix + [step["tactic"]]
+            state = step["state_after"]
     return _keep(rows, max_prompts, lambda r: (r["theorem"], r["prefix"]))
 
 

@@ -8,7 +8,8 @@ from the theorem's start to the prompt's state, as JSON) and `goals` (that state
 
 - `lean_tactic`: run the completion as one tactic on the state. Finished: `finished`;
   a valid tactic that changes the state: `valid_step` + `goal_drop_bonus` per goal
-  closed; a no-op (state unchanged) or the previous tactic repeated: 0; a Lean error:
+  closed; a no-op (state unchanged) or a repetition (back to a state the proof already
+  passed through): 0; a Lean error:
   `error_penalty`; a timeout: `timeout_penalty`.
 - `lean_proof`: check the completion as a whole proof; `finished` only when the
   backend accepts it and `tasks.lean.guard.judge` says proved; otherwise
@@ -59,11 +60,9 @@ def completion_text(completion) -> str:
 
 
 def tactic_of(text: str) -> str:
-    """The tactic a tactic-mode completion proposes: its first non-empty line, stripped."""
-    for line in text.strip().splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+    """The tactic a tactic-mode completion proposes: the whole completion, stripped
+    (a tactic may span lines, e.g. `induction xs with` and its cases)."""
+    return text.strip()
 
 
 def proof_of(text: str) -> str:
@@ -71,8 +70,12 @@ def proof_of(text: str) -> str:
     body = text.strip()
     for lead in (":= by", "by"):
         if body.startswith(lead) and (len(body) == len(lead) or body[len(lead)] in " \n\t"):
-            return body[len(lead):].strip("\n").rstrip()
+            return body[len(lead):].lstrip(" \t").lstrip("\n").rstrip()
     return body.rstrip()
+
+
+def _norm(goals: str) -> str:
+    return " ".join(goals.split())
 
 
 def count_goals(goals: str) -> int:
@@ -158,20 +161,23 @@ class LeanRewarder:
 
     # -- tactic mode -----------------------------------------------------------------
     def _reach(self, theorem_json: str, prefix_json: str):
-        """The backend's state after the traced prefix (cached), or a TacticResult that is not a state."""
+        """(the backend's result after the traced prefix, the goals visited on the way), cached."""
         key = (theorem_json, prefix_json)
         with self._lock:
             if key in self._states:
                 return self._states[key]
         theorem = theorem_from_json(theorem_json)
         result = self.backend.start(theorem)
+        visited = [result.state.goals] if result.status == "state" else []
         for tactic in json.loads(prefix_json):
             if result.status != "state":
                 break
             result = self.backend.run_tactic(theorem, result.state, tactic)
+            if result.status == "state":
+                visited.append(result.state.goals)
         with self._lock:
-            self._states[key] = result
-        return result
+            self._states[key] = (result, tuple(_norm(g) for g in visited))
+        return self._states[key]
 
     def tactic_outcome(self, theorem_json: str, prefix_json: str, text: str) -> Outcome:
         s = self.settings
@@ -179,13 +185,10 @@ class LeanRewarder:
         if not tactic or refusal(text):
             return Outcome(s.error_penalty, "refused")
         try:
-            reached = self._reach(theorem_json, prefix_json)
+            reached, visited = self._reach(theorem_json, prefix_json)
             if reached.status != "state":
                 log.warning("the traced prefix did not lead to a state (%s: %s)", reached.status, reached.message)
                 return Outcome(None, "failure")
-            prefix = json.loads(prefix_json)
-            if prefix and " ".join(prefix[-1].split()) == " ".join(tactic.split()):
-                return Outcome(0.0, "repeated")
             result = self.backend.run_tactic(theorem_from_json(theorem_json), reached.state, tactic)
         except (OSError, RuntimeError, TimeoutError, ConnectionError) as e:
             log.warning("backend failure while checking a tactic: %s", e)
@@ -196,10 +199,12 @@ class LeanRewarder:
             return Outcome(s.timeout_penalty, "timeout")
         if result.status == "error":
             return Outcome(s.error_penalty, "error")
-        before, after = reached.state.goals, result.state.goals
-        if " ".join(before.split()) == " ".join(after.split()):
+        after = _norm(result.state.goals)
+        if after == _norm(reached.state.goals):
             return Outcome(0.0, "noop")
-        closed = max(0, count_goals(before) - count_goals(after))
+        if after in visited:
+            return Outcome(0.0, "repeated")  # back to a state the proof already passed: a loop
+        closed = max(0, count_goals(reached.state.goals) - count_goals(result.state.goals))
         return Outcome(s.valid_step + s.goal_drop_bonus * closed, "step")
 
     # -- proof mode ------------------------------------------------------------------
