@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -317,6 +316,4 @@ def _read_repository(folder: Path) -> dict:
 
 def _trash(folder: Path) -> None:
     """Delete a folder so that a kill midway leaves only a temp name (an orphan)."""
-    trash = atomic.temp_sibling(folder)
-    os.replace(folder, trash)
-    shutil.rmtree(trash, ignore_errors=True)
+    atomic.remove_tree(folder)

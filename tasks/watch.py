@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from storage.atomic import write_json
 from storage.errors import DojoflowError, InputError, ToolchainMissingError, TransientError
 
-from .config import PipelineConfig, SourceConfig, _first_error, _is_url
+from .config import PipelineConfig, SourceConfig, _first_error, resolve_paths
+from .yaml_config import is_url as _is_url, load_yaml_mapping, resolve_local
 
 STATE_VERSION = 1
 GIT_TIMEOUT_S = 60.0
@@ -149,26 +149,14 @@ class NightlyConfig(BaseModel):
         """Load a YAML file; relative local paths (watched repositories, pipeline sources) are
         resolved against the YAML file's folder, as in PipelineConfig.from_yaml."""
         path = Path(path)
-        if not path.exists():
-            raise InputError(path, "does not exist", "give the path of a YAML config (see examples/nightly.yaml)")
-        try:
-            raw = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as e:
-            raise InputError(path, f"is not valid YAML ({e})", "fix the YAML syntax") from e
-        if not isinstance(raw, dict):
-            raise InputError(path, "must be a mapping of settings", "see examples/nightly.yaml")
+        raw = load_yaml_mapping(path, "examples/nightly.yaml")
         base = path.parent.resolve()
         for w in raw.get("watch") or []:
-            v = w.get("url_or_path") if isinstance(w, dict) else None
-            if isinstance(v, str) and not _is_url(v) and not Path(v).expanduser().is_absolute():
-                w["url_or_path"] = str((base / v).resolve())
+            if isinstance(w, dict) and "url_or_path" in w:
+                w["url_or_path"] = resolve_local(w["url_or_path"], base)
         pipeline = raw.get("pipeline")
         if isinstance(pipeline, dict):
-            for s in pipeline.get("sources") or []:
-                for key in ("export", "repo"):
-                    v = s.get(key) if isinstance(s, dict) else None
-                    if isinstance(v, str) and not _is_url(v) and not Path(v).is_absolute():
-                        s[key] = str((base / v).resolve())
+            resolve_paths(pipeline, base)
             pipeline.setdefault("sources", [])  # replaced per run; never the sample
             pipeline.setdefault("name", "nightly")
         try:

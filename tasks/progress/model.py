@@ -38,32 +38,6 @@ def resolve_base_model(name: str, cache_dir: Path) -> str:
     return str(resolve_model(name, cache_dir))
 
 
-def load_tokenizer(path: str | Path):
-    """The tokenizer saved in `path` (or a hub id), with a pad token.
-
-    A folder whose tokenizer was saved from a bare `tokenizers` object is loaded as
-    `PreTrainedTokenizerFast`, so no model-specific class re-configures it.
-    """
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
-    cls = None
-    config = Path(path) / "tokenizer_config.json"
-    if config.is_file():
-        cls = json.loads(config.read_text(encoding="utf-8")).get("tokenizer_class")
-    if cls in ("PreTrainedTokenizerFast", "TokenizersBackend"):
-        tokenizer = PreTrainedTokenizerFast.from_pretrained(str(path))
-    else:
-        tokenizer = AutoTokenizer.from_pretrained(str(path))
-    if tokenizer.pad_token is None:
-        for candidate in (tokenizer.eos_token, tokenizer.sep_token, tokenizer.cls_token, tokenizer.unk_token):
-            if candidate is not None:
-                tokenizer.pad_token = candidate
-                break
-        else:
-            raise InputError(path, "the tokenizer has no pad token and nothing to use as one", "Add a pad token.")
-    return tokenizer
-
-
 def load_regression_model(path: str | Path, tokenizer, from_base: bool):
     """The one-output regression model in `path`.
 

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .data import ProgressExample, join_prefix
-from .model import encode_rows, features, load_regression_model, load_tokenizer, read_meta
+from tasks.models.loading import load_tokenizer
+
+from .model import encode_rows, features, load_regression_model, read_meta
 
 
 @dataclass(frozen=True)

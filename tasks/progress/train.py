@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from pathlib import Path
 
 from storage.atomic import write_json
 from storage.errors import InputError
+from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer
 from tasks.trainers.base import SkipTraining
 
 from .config import ProgressSettings, training_arguments
@@ -43,32 +43,11 @@ from .model import (
     encode_rows,
     features,
     load_regression_model,
-    load_tokenizer,
     read_meta,
     resolve_base_model,
 )
 
 log = logging.getLogger(__name__)
-
-_CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
-
-
-def last_complete_checkpoint(folder: Path) -> Path | None:
-    """The Trainer checkpoint with the highest step in `folder` that was fully written.
-
-    Trainer writes `trainer_state.json` after the weights and optimizer state, so a
-    checkpoint without it (a run killed while saving) is skipped.
-    """
-    folder = Path(folder)
-    if not folder.is_dir():
-        return None
-    found = []
-    for p in folder.iterdir():
-        m = _CHECKPOINT_RE.match(p.name)
-        if m and p.is_dir() and (p / "trainer_state.json").is_file():
-            found.append((int(m.group(1)), p))
-    return max(found)[1] if found else None
-
 
 def check_parent_model(settings: ProgressSettings, parent_dir: Path, cache_dir: Path) -> dict:
     """Check that `settings.model` can continue from the progress checkpoint `parent_dir`.
@@ -123,6 +102,8 @@ def train_progress(
     parent_dir: Path | None,
     out_dir: Path,
     work_dir: Path,
+    *,
+    model_cache_dir: Path | None = None,
 ) -> dict:
     """Train one step; write the checkpoint into `out_dir`; return training figures.
 
@@ -144,12 +125,13 @@ def train_progress(
         )
 
     work_dir.mkdir(parents=True, exist_ok=True)
+    cache_dir = Path(model_cache_dir) if model_cache_dir is not None else work_dir / "base-model"
     model_check = None
     if parent_dir is not None and not settings.restart_from_base:
-        model_check = check_parent_model(settings, parent_dir, work_dir / "base-model")
+        model_check = check_parent_model(settings, parent_dir, cache_dir)
         source, from_base, started_from = str(parent_dir), False, "parent"
     else:
-        source, from_base = resolve_base_model(settings.model, work_dir / "base-model"), True
+        source, from_base = resolve_base_model(settings.model, cache_dir), True
         started_from = "base"
 
     trainer_dir = work_dir / "trainer"
@@ -201,7 +183,7 @@ def train_progress(
         data_collator=DataCollatorWithPadding(tokenizer),
         compute_metrics=_regression_metrics if eval_ds is not None else None,
     )
-    resume = last_complete_checkpoint(trainer_dir)
+    resume = latest_trainer_checkpoint(trainer_dir)
     if resume is not None:
         log.info("resuming progress training from %s", resume)
     result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)

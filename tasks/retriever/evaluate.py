@@ -124,7 +124,7 @@ def _split_groups(snapshot: SnapshotRef, split_kind: str, splits: list[str], rep
 
 
 def evaluate_retriever(settings, checkpoint_dir: Path, snapshot: SnapshotRef, split_kind: str,
-                       splits: list[str], repo_ids: list[str]) -> list[Metric]:
+                       splits: list[str], repo_ids: list[str], *, model_cache_dir: Path | None = None) -> list[Metric]:
     """Metric rows (examples, gold_missing, R@k…, MRR) per repository and split; see module doc.
 
     The checkpoint is loaded only if some (repository, split) has a tactic to evaluate.

@@ -82,7 +82,7 @@ def _fisher_examples(pairs: RetrievalPairs, collate, settings: RetrieverSettings
 
 
 def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir: Path | None,
-                    out_dir: Path, work_dir: Path) -> dict:
+                    out_dir: Path, work_dir: Path, *, model_cache_dir: Path | None = None) -> dict:
     """Train the retriever on `snapshot`'s train split; see the module docstring."""
     import pytorch_lightning as pl
     import torch
@@ -94,7 +94,7 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
     settings = as_settings(settings)
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     parent_dir = Path(parent_dir) if parent_dir is not None else None
-    cache_dir = Path(settings.model_cache_dir) if settings.model_cache_dir else default_model_cache()
+    cache_dir = Path(settings.model_cache_dir or model_cache_dir or default_model_cache())
 
     # -- data ------------------------------------------------------------------------------
     corpus = PremiseCorpus.from_snapshot(snapshot)

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,7 @@ from tasks.models.loading import (
     adapter_base,
     default_model_cache,
     is_adapter_dir,
+    latest_trainer_checkpoint,
     load_causal_lm,
     write_model_info,
 )
@@ -51,20 +50,6 @@ from .data import build_examples, read_tactics
 log = logging.getLogger(__name__)
 
 TRAINER_SUBDIR = "trainer"
-_CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
-
-
-def latest_trainer_checkpoint(folder: str | os.PathLike) -> Path | None:
-    """The newest complete `checkpoint-N` folder under `folder` (one with trainer_state.json)."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        return None
-    found = []
-    for p in folder.iterdir():
-        m = _CHECKPOINT_RE.match(p.name)
-        if m and p.is_dir() and (p / "trainer_state.json").is_file():
-            found.append((int(m.group(1)), p))
-    return max(found)[1] if found else None
 
 
 def _finished_state(checkpoint: Path | None) -> dict | None:

@@ -3,7 +3,6 @@ naming the field and the fix, instead of after an hour of tracing and training."
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from storage.errors import InputError
@@ -45,17 +44,16 @@ def check_model_reference(name: str, field: str) -> None:
 
 
 def preflight(trainer: str, settings) -> None:
-    """Raise InputError if `settings` of `trainer` cannot run on this machine."""
-    for attr in ("model", "backbone"):
+    """Raise InputError if `settings` of `trainer` cannot run on this machine: every base
+    model its declaration names (`TrainerDef.model_fields`), then the trainer's own
+    checks (`TrainerDef.preflight`: its `training:` arguments, the hardware)."""
+    from .base import load_object
+    from .registry import get
+
+    definition = get(trainer)
+    for attr in definition.model_fields:
         name = getattr(settings, attr, None)
         if isinstance(name, str):
             check_model_reference(name, f"trainers.{trainer}.{attr}")
-    if trainer == "sft":
-        from tasks.sft.config import build_sft_config
-
-        with tempfile.TemporaryDirectory() as tmp:
-            build_sft_config(settings, tmp)
-    elif trainer == "progress":
-        from tasks.progress.config import resolve_training
-
-        resolve_training(dict(settings.training))
+    if definition.preflight is not None:
+        load_object(definition.preflight)(settings, f"trainers.{trainer}")

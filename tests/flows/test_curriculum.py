@@ -3,6 +3,7 @@ resume after a failure, after SIGKILL, and after a changed setting; two runs at 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -26,11 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def flaky_sft(monkeypatch, tmp_path):
-    spec = registry.TRAINERS["sft"]
-    monkeypatch.setitem(registry.TRAINERS, "sft", registry.TrainerSpec("sft", spec.settings, spec.train,
-                                                                       "tests.flows.flaky:evaluate"))
-    monkeypatch.setattr(flaky, "FAIL_FILE", tmp_path / "fail-now")
-    return tmp_path / "fail-now"
+    sft = registry.get("sft")
+    registry.register(dataclasses.replace(sft, evaluate="tests.flows.flaky:evaluate"))
+    yield_path = tmp_path / "fail-now"
+    monkeypatch.setattr(flaky, "FAIL_FILE", yield_path)
+    yield yield_path
+    registry.register(sft)
 
 
 def test_first_run_trains_every_step_and_a_second_run_is_all_cached(prefect, tmp_path):
@@ -122,10 +124,12 @@ def test_a_trainer_with_nothing_to_learn_at_step_one_is_recorded_as_skipped_and_
         prefect, tmp_path, monkeypatch):
     from flows.curriculum import curriculum
 
-    spec = registry.TRAINERS["sft"]
-    monkeypatch.setitem(registry.TRAINERS, "sft", registry.TrainerSpec(
-        "sft", spec.settings, "tests.flows.flaky:train_skipping_first_step", spec.evaluate))
-    result = curriculum(config=config(tmp_path, tmp_path / "home", n=2))
+    sft = registry.get("sft")
+    registry.register(dataclasses.replace(sft, train="tests.flows.flaky:train_skipping_first_step"))
+    try:
+        result = curriculum(config=config(tmp_path, tmp_path / "home", n=2))
+    finally:
+        registry.register(sft)
     first, second = (s["trainers"]["sft"]["checkpoint"] for s in result["steps"])
     assert first["skipped"] == "injected: nothing to learn at the first step" and not first["has_model"]
     assert second["skipped"] is None and second["has_model"] and second["parent_id"] == first["checkpoint_id"]

@@ -79,7 +79,7 @@ def write_snapshot(root: Path, parts: dict, snap_id: str = "snap") -> SnapshotRe
         "snapshot_id": snap_id, "repo_ids": sorted(repos), "settings": {}, "format_version": schemas.FORMAT_VERSION,
         "parts": manifest_parts, "corpus": {"premises": [], "files": []}, "excluded": None,
     })
-    return SnapshotRef(snap_id, str(root), tuple(sorted(repos)), str(manifest))
+    return SnapshotRef(snapshot_id=snap_id, store_root=str(root), repo_ids=tuple(sorted(repos)), manifest_path=str(manifest))
 
 
 # Each goal `⊢ 0 + v = v` is proved twice: by `omega` (1 step) and by induction (4 steps),
@@ -217,15 +217,6 @@ def test_regression_metrics_omit_undefined_spearman():
 def test_settings_validate_training_keys():
     s = ProgressSettings(training={"num_train_epochs": 1, "learning_rate": 1e-4})
     assert s.model == "builtin:tiny-encoder" and s.training["num_train_epochs"] == 1
-    with pytest.raises(ValidationError, match=r"training\.lerning_rate is not a transformers.TrainingArguments "
-                                              r"field\. Did you mean training\.learning_rate"):
-        ProgressSettings(training={"lerning_rate": 1e-4})
-    with pytest.raises(ValidationError, match=r"training\.learning_rate='fast' has the wrong type"):
-        ProgressSettings(training={"learning_rate": "fast"})
-    with pytest.raises(ValidationError, match=r"training\.output_dir cannot be set"):
-        ProgressSettings(training={"output_dir": "/tmp/x"})
-    with pytest.raises(ValidationError, match=r"training\.save_strategy.*weird is not a valid SaveStrategy"):
-        ProgressSettings(training={"save_strategy": "weird"})
     with pytest.raises(ValidationError):
         ProgressSettings(max_seq_len=4)
     with pytest.raises(ValidationError):

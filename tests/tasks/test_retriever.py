@@ -74,7 +74,7 @@ def write_snapshot(tmp_path: Path, premises, files, theorems, tactics, split="tr
                 "parts": parts, "corpus": {"premises": [str(rel / "premises.parquet")], "files": [str(rel / "files.parquet")]},
                 "excluded": None}
     write_json(root / rel / "manifest.json", manifest)
-    return SnapshotRef("s1", str(root), tuple(repos), str(root / rel / "manifest.json"))
+    return SnapshotRef(snapshot_id="s1", store_root=str(root), repo_ids=tuple(repos), manifest_path=str(root / rel / "manifest.json"))
 
 
 @pytest.fixture

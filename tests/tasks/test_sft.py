@@ -152,32 +152,20 @@ def test_fit_state_keeps_the_goal(env):
 # -- settings ---------------------------------------------------------------------------------
 
 
-def test_unknown_training_key_is_named_with_suggestion():
-    with pytest.raises(ValidationError) as err:
-        SFTSettings(training={"learning_rte": 1e-4})
-    msg = str(err.value)
-    assert "training.learning_rte" in msg and "learning_rate" in msg
+def test_building_settings_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; from tasks.sft.config import SFTSettings; SFTSettings(training={'learning_rate': 1e-4}); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
-def test_wrong_training_type_is_named():
-    with pytest.raises(ValidationError, match=r"training\.max_steps='many'"):
-        SFTSettings(training={"max_steps": "many"})
-
-
-def test_value_rejected_by_sftconfig_is_an_error():
-    with pytest.raises(ValidationError, match="bogus"):
-        SFTSettings(training={"save_strategy": "bogus"})
-
-
-def test_yaml_style_strings_are_coerced():
-    s = SFTSettings(training={"learning_rate": "1e-4", "max_steps": "5"})
-    assert s.training == {"learning_rate": 1e-4, "max_steps": 5}
-
-
-@pytest.mark.parametrize("key", ["output_dir", "resume_from_checkpoint"])
-def test_keys_owned_by_dojoflow_are_refused(key):
-    with pytest.raises(ValidationError, match=f"training.{key} cannot be set"):
-        SFTSettings(training={key: "/somewhere"})
+def test_yaml_style_strings_are_coerced_when_the_config_is_built(tmp_path):
+    cfg = build_sft_config(SFTSettings(training={"learning_rate": "1e-4", "max_steps": "5"}), tmp_path,
+                           cuda=False, bf16_ok=False)
+    assert cfg.learning_rate == 1e-4 and cfg.max_steps == 5
 
 
 def test_unknown_settings_field_is_refused():
@@ -191,7 +179,7 @@ def test_bf16_without_support_fails_before_training(tmp_path):
     s = SFTSettings(training={"bf16": True})
     with pytest.raises(InputError) as err:
         build_sft_config(s, tmp_path, cuda=False, bf16_ok=False)
-    assert "training.bf16=True but this machine has no bf16 support" in str(err.value)
+    assert "training.bf16: training.bf16=True but this machine has no bf16 support" in str(err.value)
     assert "Set training.bf16 to false" in str(err.value)
     with pytest.raises(InputError, match="training.fp16=True"):
         build_sft_config(SFTSettings(training={"fp16": True}), tmp_path, cuda=False, bf16_ok=False)
