@@ -2,8 +2,8 @@
 
 `algorithms.py` the published algorithms and their math; `config.py` GRPOSettings;
 `rewards.py` TRL reward functions through a Lean backend; `data.py` prompts;
-`trainer.py` the GRPOTrainer subclass (dynamic sampling, DPO term, advantage options);
-`train.py` / `evaluate.py` the trainer's two functions; `theorem_files.py` lean-grpo's
+`lean_trainer.py` the GRPOTrainer subclass (dynamic sampling, DPO term, advantage options);
+`train.py` / `evaluate.py` the trainer's two functions, `trainer.py` its declaration; `theorem_files.py` lean-grpo's
 theorem files. Heavy imports (torch, trl) happen inside functions.
 """
 

@@ -1,7 +1,7 @@
 """The GRPO family as published, and the `algorithm_config` each one accepts.
 
 Each algorithm is a set of `trl.GRPOConfig` settings (where TRL implements the paper)
-plus the pieces TRL lacks, which `tasks.grpo.trainer.LeanGRPOTrainer` adds through
+plus the pieces TRL lacks, which `tasks.grpo.lean_trainer.LeanGRPOTrainer` adds through
 TRL's hooks: DAPO's dynamic sampling, DGPO's DPO term, and lean-grpo's advantage
 treatments. The math those pieces need lives here as small pure functions (tensors
 in, tensors out) so that each property is tested on hand-made tensors; see

@@ -13,18 +13,16 @@ knobs are in `reward` (or a lean-grpo preset). See docs/grpo.md.
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import importlib.util
 import os
 import tempfile
-import typing
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from storage.errors import InputError
 from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, LoraSettings, device_capabilities
+from tasks.trainers.training_args import check_training_args
 
 from .algorithms import ALGORITHMS, TRL_OPTION_KEYS, canonical_algorithm, resolve_algorithm
 
@@ -35,10 +33,8 @@ PROOF_SYSTEM_PROMPT = (
 REWARD_NAMES = ("lean_tactic", "lean_proof", "progress", "format", "overlong")
 PRESETS = ("binary", "shaped", "lenient", "strict")
 
-# GRPOConfig arguments Dojoflow sets itself, with the reason.
+# GRPOConfig arguments the algorithm or the rewards own (output_dir & co: tasks/trainers/training_args.py).
 OWNED_TRAINING_KEYS = {
-    "output_dir": "Dojoflow keeps Trainer checkpoints in the step's work folder",
-    "resume_from_checkpoint": "Dojoflow resumes from the latest checkpoint in the work folder by itself",
     "loss_type": "it is defined by `algorithm`",
     "scale_rewards": "it is defined by `algorithm`",
     "importance_sampling_level": "it is defined by `algorithm`",
@@ -142,7 +138,7 @@ class GRPOSettings(BaseModel):
         "defaults for the machine (CPU: use_cpu, no bf16, no gradient checkpointing).")
     evaluation: GRPOEvalSettings = Field(
         default_factory=GRPOEvalSettings, description="How checkpoints are scored (changes re-evaluate, never "
-        "retrain).", json_schema_extra={"affects_model": False})
+        "retrain).", json_schema_extra={"checkpoint_id": False})
 
     @field_validator("algorithm")
     @classmethod
@@ -163,7 +159,10 @@ class GRPOSettings(BaseModel):
     @field_validator("training")
     @classmethod
     def _check_training(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return validate_training_args(value)
+        try:
+            return check_training_keys(value)
+        except InputError as e:
+            raise ValueError(str(e)) from None
 
     @field_validator("backend")
     @classmethod
@@ -194,6 +193,11 @@ class GRPOSettings(BaseModel):
         return self
 
     # -- derived -----------------------------------------------------------------------
+    @property
+    def starts_from(self) -> str | None:
+        """The trainer whose checkpoint of the same step this one starts from (tasks/trainers/base.py)."""
+        return "sft" if self.init_from == "sft" else None
+
     def reward_weights(self) -> dict[str, float]:
         if self.rewards:
             return dict(self.rewards)
@@ -234,17 +238,6 @@ def default_training_args(user: dict[str, Any], cuda: bool, bf16_ok: bool) -> di
     return {k: v for k, v in defaults.items() if k not in user}
 
 
-def _grpo_config_fields() -> tuple[set[str], dict[str, Any]]:
-    from trl import GRPOConfig
-
-    names = {f.name for f in dataclasses.fields(GRPOConfig) if f.init}
-    try:
-        hints = typing.get_type_hints(GRPOConfig)
-    except Exception:  # an annotation that does not resolve: check names only
-        hints = {}
-    return names, hints
-
-
 def vllm_problem() -> str | None:
     """Why use_vllm cannot work on this machine, or None."""
     if importlib.util.find_spec("vllm") is None:
@@ -254,94 +247,62 @@ def vllm_problem() -> str | None:
     return None
 
 
-def validate_training_args(training: dict[str, Any]) -> dict[str, Any]:
-    """Check `training` against trl.GRPOConfig; return it with strings like '1e-5' coerced.
-
-    Raises ValueError naming the key for an unknown key, a key Dojoflow or the
-    algorithm owns, a wrong type, use_vllm where vLLM cannot run, or a value (such as
-    num_generations) that GRPOConfig rejects.
-    """
+def check_training_keys(training: dict[str, Any], field: str = "training") -> dict[str, Any]:
+    """The GRPO-specific checks of `training` that need no torch: keys the algorithm or
+    Dojoflow owns, num_generations against the generation batch, use_vllm on this machine.
+    (Names and types against GRPOConfig: `tasks.trainers.training_args`, at preflight.)"""
     for key, why in OWNED_TRAINING_KEYS.items():
         if key in training:
-            raise ValueError(f"training.{key} cannot be set: {why}. Remove it from training.")
-    names, hints = _grpo_config_fields()
-    out: dict[str, Any] = {}
-    for key, value in training.items():
-        if key not in names:
-            close = difflib.get_close_matches(key, sorted(names), n=3)
-            hint = f" Did you mean {', '.join(close)}?" if close else ""
-            raise ValueError(f"training.{key} is not an argument of trl.GRPOConfig.{hint} Remove or rename it.")
-        out[key] = value
-        try:
-            coerced = TypeAdapter(hints[key]).validate_python(value) if key in hints else value
-        except ValidationError as exc:
-            raise ValueError(f"training.{key}={value!r} has the wrong type ({exc.errors()[0]['msg']}); "
-                             f"trl.GRPOConfig expects {hints[key]}.") from None
-        except Exception:  # a type pydantic cannot check: GRPOConfig will
-            coerced = value
-        if isinstance(value, str) and isinstance(coerced, (int, float)) and not isinstance(coerced, bool):
-            out[key] = coerced  # YAML reads 1e-5 as the string '1e-5'
-    if out.get("use_vllm"):
+            raise InputError(f"{field}.{key}", f"cannot be set: {why}", f"remove {key} from {field}")
+    merged = {**default_training_args(training, False, False), **training}
+    n = merged.get("num_generations")
+    if isinstance(n, int) and n < 2:
+        raise InputError(f"{field}.num_generations", f"{n}: GRPO compares completions within a group, so it needs "
+                         "at least 2", "set num_generations to 2 or more")
+    per_device = merged.get("per_device_train_batch_size")
+    steps = merged.get("steps_per_generation") or merged.get("gradient_accumulation_steps", 1)
+    batch = merged.get("generation_batch_size") or (per_device * steps if isinstance(per_device, int)
+                                                    and isinstance(steps, int) else None)
+    if isinstance(n, int) and isinstance(batch, int) and batch % n:
+        raise InputError(f"{field}.num_generations", f"{n} does not divide the generation batch ({batch} = "
+                         "per_device_train_batch_size × steps_per_generation, or generation_batch_size)",
+                         f"make per_device_train_batch_size a multiple of {n}, or change num_generations")
+    if training.get("use_vllm"):
         problem = vllm_problem()
         if problem:
-            raise ValueError(f"training.use_vllm=true but {problem}. Set use_vllm to false (generation then uses "
-                             "transformers), or run on a GPU machine with the vLLM environment of docs/grpo.md.")
-    merged = {**default_training_args(out, False, False), **out, "bf16": False, "fp16": False}
-    _check_generations(merged)
-    try:
-        construct_grpo_config(merged, tempfile.gettempdir() + os.sep + "dojoflow-grpo-validate")
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"training is not accepted by trl.GRPOConfig: {exc}") from None
-    return out
+            raise InputError(f"{field}.use_vllm", f"true but {problem}", "set use_vllm to false (generation then "
+                             "uses transformers), or run on a GPU machine with the vLLM environment of docs/grpo.md")
+    return training
 
 
-def _check_generations(args: dict[str, Any]) -> None:
-    n = args.get("num_generations")
-    if n is None:
-        return
-    if n < 2:
-        raise ValueError(f"training.num_generations={n}: GRPO compares completions within a group, so it needs at "
-                         "least 2. Set num_generations to 2 or more.")
-    batch = args.get("generation_batch_size") or (
-        args.get("per_device_train_batch_size", 8) * (args.get("steps_per_generation")
-                                                      or args.get("gradient_accumulation_steps", 1)))
-    if batch % n:
-        raise ValueError(f"training.num_generations={n} does not divide the generation batch ({batch} = "
-                         "per_device_train_batch_size × steps_per_generation, or generation_batch_size). "
-                         f"Make per_device_train_batch_size a multiple of {n}, or change num_generations.")
+def preflight(settings: GRPOSettings, field: str) -> None:
+    """Before a run: `training` against trl.GRPOConfig (the shared check) and this machine."""
+    with tempfile.TemporaryDirectory() as tmp:
+        build_grpo_config(settings, tmp, field=f"{field}.training")
 
 
-def construct_grpo_config(args: dict[str, Any], output_dir: str):
+def build_grpo_config(settings: GRPOSettings, output_dir: str | os.PathLike, *, cuda: bool | None = None,
+                      bf16_ok: bool | None = None, field: str = "training"):
+    """The `trl.GRPOConfig` for a training step on this machine: Dojoflow's defaults, the user's
+    `training` (checked by `tasks.trainers.training_args`), the algorithm's settings, the reward weights."""
     import warnings
 
     from trl import GRPOConfig
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecation notices of aliases the user chose
-        return GRPOConfig(output_dir=output_dir, **args)
-
-
-def build_grpo_config(settings: GRPOSettings, output_dir: str | os.PathLike, *, cuda: bool | None = None,
-                      bf16_ok: bool | None = None):
-    """The `trl.GRPOConfig` for a training step on this machine: Dojoflow's defaults, the user's
-    `training`, then the algorithm's settings and the reward weights."""
     if cuda is None or bf16_ok is None:
         detected = device_capabilities()
         cuda = detected[0] if cuda is None else cuda
         bf16_ok = detected[1] if bf16_ok is None else bf16_ok
-    user = dict(settings.training)
-    if user.get("bf16") and not bf16_ok:
-        raise InputError("GRPOSettings.training.bf16", "training.bf16=True but this machine has no bf16 support",
-                         "Set training.bf16 to false.")
-    if user.get("use_vllm") and vllm_problem():
-        raise InputError("GRPOSettings.training.use_vllm", f"use_vllm=true but {vllm_problem()}",
-                         "Set use_vllm to false, or run on a GPU machine with vLLM (docs/grpo.md).")
     algo = settings.resolved_algorithm()
-    weights = settings.reward_weights()
-    merged = {**default_training_args(user, cuda, bf16_ok), **user, **algo.trl,
-              "reward_weights": list(weights.values())}
-    return construct_grpo_config(merged, os.fspath(output_dir))
+    fixed = {**algo.trl, "reward_weights": list(settings.reward_weights().values())}
+    defaults = {**default_training_args(settings.training, cuda, bf16_ok), **fixed}
+    user = check_training_args(check_training_keys(dict(settings.training), field), "trl:GRPOConfig", field, defaults)
+    if user.get("bf16") and not bf16_ok:
+        raise InputError(f"{field}.bf16", "true but this machine has no bf16 support", "set training.bf16 to false")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return GRPOConfig(output_dir=os.fspath(output_dir), **{**defaults, **user, **fixed})
 
 
 __all__ = ["ALGORITHMS", "GRPOSettings", "GRPOEvalSettings", "RewardSettings", "build_grpo_config",
-           "validate_training_args", "PRESET_VALUES", "REWARD_NAMES"]
+           "check_training_keys", "preflight", "PRESET_VALUES", "REWARD_NAMES"]

@@ -103,7 +103,7 @@ def run_grpo(settings: GRPOSettings | dict, rows: list[dict], parent_dir: Path |
                                    args.max_completion_length)
     lean = next((n for n in weights if n in LEAN_REWARDS), None)
 
-    from .trainer import LeanGRPOTrainer
+    from .lean_trainer import LeanGRPOTrainer
 
     resume = latest_trainer_checkpoint(trainer_dir)
     log.info("GRPO (%s, %s mode) on %d prompts, from %s, %s, resume=%s", algorithm.name, settings.mode, len(rows),
