@@ -63,7 +63,7 @@ def tactic_rows(snapshot: SnapshotRef, split_kind: str, system_prompt: str, *, t
                 max_state_tokens: int | None = None, max_prompts: int | None = None, store=None) -> list[dict]:
     """One row per traced tactic of the training split whose state is reachable without `sorry`."""
     table = read_tactics(snapshot, split_kind, "train")
-    cols = table.select(["repo_id", "file_path", "full_name", "idx", "state_before", "tactic"]).to_pylist()
+    cols = table.select(["repo_id", "file_path", "full_name", "idx", "state_before", "tactic", "state_after"]).to_pylist()
     by_theorem: dict[tuple, list[dict]] = defaultdict(list)
     for r in cols:
         by_theorem[(r["repo_id"], r["file_path"], r["full_name"])].append(r)

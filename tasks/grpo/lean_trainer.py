@@ -173,7 +173,7 @@ class LeanGRPOTrainer(GRPOTrainer):
             n_dropped += sum(flat)
             refilled += missing
         chosen, padding = fill_batch(kept, dropped, wanted)
-        joined = join_batches(batches, self.pad_token_id)
+        joined = join_batches(batches, self._tokenizer.pad_token_id)
         rows = [grp * g + i for grp in chosen for i in range(g)]
         out = select_rows(joined, rows)
         if padding:
