@@ -27,6 +27,7 @@ from rich.table import Table
 from storage.errors import DojoflowError, InputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
+app.add_typer(__import__("flows.grpo_cli", fromlist=["app"]).app, name="grpo")  # dojoflow grpo ... (flows/grpo_cli.py)
 console = Console()
 err = Console(stderr=True)
 
