@@ -7,7 +7,11 @@ scores the unbiased pass@k (Chen et al. 2021; docs/grpo.md). Metric names carry 
 checker, so a replay figure never reads as Lean's: `<checker>_pass@1`,
 and `<checker>_pass@k` (count = theorems attempted).
 
-`evaluate_grpo` implements `tasks.trainers.base.EvaluateFn` on a snapshot's splits;
+`evaluate_grpo` implements `tasks.trainers.base.EvaluateFn` on a snapshot's splits, and
+also records the step's training figures (from the checkpoint's grpo_history.json)
+under split `train` of the step's repository (the last of `repo_ids`, curriculum
+order): `train_reward`, `train_accepted` (share of completions the backend accepted) and `train_frac_reward_zero_std`, each the mean over the step's
+optimizer steps, so the report plots them per step;
 `prove_theorems` is the part `dojoflow grpo evaluate` uses on a theorem file.
 
     python -c "help('tasks.grpo.evaluate')"
@@ -119,4 +123,25 @@ def evaluate_grpo(settings: GRPOSettings | dict, checkpoint_dir: Path, snapshot:
                     metrics.append(Metric(repo, split, f"{checker}_pass@{ev.k}", pass_at(results, ev.k), n))
     finally:
         backend.close()
-    return metrics
+    return metrics + training_metrics(Path(checkpoint_dir), repo_ids[-1] if repo_ids else None)
+
+
+def training_metrics(checkpoint_dir: Path, repo_id: str | None) -> list[Metric]:
+    """The step's training figures as metric rows (split 'train'); none without a history."""
+    import json
+
+    from .train import HISTORY_FILE
+
+    path = checkpoint_dir / HISTORY_FILE
+    if repo_id is None or not path.is_file():
+        return []
+    history = json.loads(path.read_text())
+    out = []
+    for name, key in (("train_reward", "reward"), ("train_frac_reward_zero_std", "frac_reward_zero_std")):
+        values = [h[key] for h in history if key in h]
+        if values:
+            out.append(Metric(repo_id, "train", name, sum(values) / len(values), len(values)))
+    accepted = [v for h in history for k, v in h.items() if k.startswith("lean/") and k.endswith("_accepted")]
+    if accepted:
+        out.append(Metric(repo_id, "train", "train_accepted", sum(accepted) / len(accepted), len(accepted)))
+    return out
