@@ -81,9 +81,12 @@ def grpo_train(home: str, theorem_file: str, settings: dict, output: str) -> dic
     train = _cached(train_file_task, _train_key, Path(home))
     if not (Path(output) / MODEL_INFO).is_file():
         train = train.with_options(refresh_cache=True)  # a cached result whose folder is gone: train again
-    return train(home, theorem_file, settings, output)
+    state = train(home, theorem_file, settings, output, return_state=True)
+    return {**state.result(), "cached": state.name == "Cached"}
 
 
 @flow(name="grpo-evaluate", flow_run_name="grpo-evaluate", persist_result=False)
 def grpo_evaluate(home: str, checkpoint: str, theorem_file: str, settings: dict) -> dict:
-    return _cached(evaluate_file_task, _evaluate_key, Path(home))(home, checkpoint, theorem_file, settings)
+    state = _cached(evaluate_file_task, _evaluate_key, Path(home))(home, checkpoint, theorem_file, settings,
+                                                                    return_state=True)
+    return {**state.result(), "cached": state.name == "Cached"}

@@ -159,7 +159,8 @@ def train_cmd(
     except DojoflowError as e:
         _fail(e)
     console.print(f"[bold green]done[/]: {result['algorithm']} on {result['prompts']} theorems, {result['steps']} steps, "
-                  f"mean reward {result['reward_mean']}; checkpoint {result['output']}")
+                  f"mean reward {result['reward_mean']}; checkpoint {result['output']}"
+                  + (" (cached: same theorems, settings and output)" if result["cached"] else ""))
 
 
 @app.command("evaluate")
@@ -192,7 +193,7 @@ def evaluate_cmd(
     except DojoflowError as e:
         _fail(e)
     checker = result["checker"]
-    console.print(f"{result['theorems']} theorems, checked by {checker}: "
+    console.print(("(cached) " if result["cached"] else "") + f"{result['theorems']} theorems, checked by {checker}: "
                   f"pass@1 {result[f'{checker}_pass@1']:.3f}, pass@{result['k']} {result[f'{checker}_pass@{k}']:.3f}")
     for r in result["results"]:
         if r["proved"]:
