@@ -290,3 +290,33 @@ def test_presets_fill_reward_settings_but_keep_what_the_user_wrote():
     assert (s.reward.valid_step, s.reward.error_penalty, s.reward.timeout_penalty) == (0.02, -0.05, -0.02)
     s = GRPOSettings(reward_preset="binary", reward={"valid_step": 0.3})
     assert s.reward.valid_step == 0.3 and s.reward.error_penalty == 0.0
+
+
+# -- through the Lean REPL double (LeanInteract launches it; no Lean runs) -----------------------
+
+SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]", "omega"]
+
+
+def test_rewards_against_repl_double_and_a_sorry_proof_it_accepts_gets_nothing(store, tmp_path):
+    """The double accepts `sorry` as Lean does (warning, sorryAx); the reward guard still pays nothing,
+    and refused text never reaches the REPL."""
+    from tasks.lean import load_theorems
+    from tests.doubles.lean_repl import make_repl_double
+
+    double = make_repl_double(tmp_path / "double")
+    theorem = next(t for t in load_theorems(store) if t.full_name == "NatBasics.square_add")
+    backend = open_backend(BackendSettings(kind="repl", repl=double.options(), work_dir=str(tmp_path / "work")), store)
+    try:
+        accepted = backend.check_proof(theorem, "sorry")
+        assert accepted.accepted  # Lean's answer to a sorry proof: accepted, with a warning
+        rewarder = LeanRewarder(backend, RewardSettings(**PRESET_VALUES["binary"]))
+        got = proof_call(rewarder, theorem, ["\n".join(SQUARE_ADD), "sorry", "unfold square\nexact sorry",
+                                             "unfold square\nrfl"])
+        assert got == [1.0, 0.0, 0.0, 0.0]
+        steps = tactic_call(LeanRewarder(backend, RewardSettings(valid_step=0.1, goal_drop_bonus=0.0)), theorem, [],
+                            [SQUARE_ADD[0], "rfl", "admit"])
+        assert steps == [pytest.approx(0.1), -0.1, -0.1]
+    finally:
+        backend.close()
+    sent = [r["request"] for r in double.requests()]
+    assert sum("exact sorry" in r for r in sent) == 0 and sum('"tactic": "admit"' in r for r in sent) == 0
