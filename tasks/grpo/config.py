@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import tempfile
 from typing import Any, Literal
 
@@ -30,6 +31,7 @@ PROOF_SYSTEM_PROMPT = (
     "You are a Lean 4 prover. Given a theorem statement, reply with the tactic proof that follows "
     "`:= by`, one tactic per line, and nothing else."
 )
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 REWARD_NAMES = ("lean_tactic", "lean_proof", "progress", "format", "overlong")
 PRESETS = ("binary", "shaped", "lenient", "strict")
 
@@ -160,9 +162,11 @@ class GRPOSettings(BaseModel):
     @classmethod
     def _check_training(cls, value: dict[str, Any]) -> dict[str, Any]:
         try:
-            return check_training_keys(value)
+            checked = check_training_keys(value)
         except InputError as e:
             raise ValueError(str(e)) from None
+        # YAML 1.1 reads 5e-6 as a string; store the number so equal settings hash equally
+        return {k: float(v) if isinstance(v, str) and _NUMBER.fullmatch(v.strip()) else v for k, v in checked.items()}
 
     @field_validator("backend")
     @classmethod
