@@ -219,27 +219,20 @@ class GRPOSettings(BaseModel):
 # -- GRPOConfig arguments --------------------------------------------------------------
 
 
+# Dojoflow's GRPOConfig values under the user's `training` (machine-independent part).
+GRPO_DEFAULTS: dict[str, Any] = {
+    "report_to": "none", "num_train_epochs": 1, "per_device_train_batch_size": 4, "num_generations": 4,
+    "max_completion_length": 32, "learning_rate": 1e-5, "logging_steps": 1, "save_strategy": "steps",
+    "save_steps": 50, "save_total_limit": 2, "disable_tqdm": True,
+}
+
+
 def default_training_args(user: dict[str, Any], cuda: bool, bf16_ok: bool) -> dict[str, Any]:
-    """Dojoflow's defaults for the GRPOConfig arguments the user left unset."""
-    defaults: dict[str, Any] = {
-        "report_to": "none",
-        "num_train_epochs": 1,
-        "per_device_train_batch_size": 4,
-        "num_generations": 4,
-        "max_completion_length": 32,
-        "learning_rate": 1e-5,
-        "logging_steps": 1,
-        "save_strategy": "steps",
-        "save_steps": 50,
-        "save_total_limit": 2,
-        "disable_tqdm": True,
-    }
-    if cuda:
-        defaults.update(bf16=bf16_ok, fp16=False)
-    else:
-        # GRPOConfig defaults to bf16 and gradient checkpointing, which fail or only slow down on CPU.
-        defaults.update(use_cpu=True, bf16=False, fp16=False, gradient_checkpointing=False)
-    return {k: v for k, v in defaults.items() if k not in user}
+    """Dojoflow's defaults for the GRPOConfig arguments the user left unset, on this machine.
+    GRPOConfig defaults to bf16 and gradient checkpointing, which fail or only slow down on CPU."""
+    machine = ({"bf16": bf16_ok, "fp16": False} if cuda
+               else {"use_cpu": True, "bf16": False, "fp16": False, "gradient_checkpointing": False})
+    return {k: v for k, v in {**GRPO_DEFAULTS, **machine}.items() if k not in user}
 
 
 def vllm_problem() -> str | None:
