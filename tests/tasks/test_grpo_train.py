@@ -112,3 +112,12 @@ def test_init_from_sft_is_the_trainers_starting_point():
     assert registry.get("grpo").start_of(GRPOSettings(init_from="sft")) == "sft"
     assert registry.get("grpo").start_of(GRPOSettings()) is None
     assert registry.training_order({"grpo": GRPOSettings(init_from="sft"), "sft": object()}) == ["sft", "grpo"]
+
+
+def test_lora_adapter_with_dgpo_reference_from_the_disabled_adapter(env, tmp_path):
+    s = settings(algorithm="dgpo", algorithm_config={"beta": 0.0}, lora={"r": 4, "alpha": 8})
+    figures = train_grpo(s, env["snapshot"], "random", env["sft"], tmp_path / "out", tmp_path / "work",
+                         model_cache_dir=env["cache"])
+    assert figures["model_kind"] == "lora" and (tmp_path / "out" / "adapter_config.json").is_file()
+    assert read_model_info(tmp_path / "out")["base_model"] == str(env["sft"].resolve())
+    assert "dgpo/pairs" in json.loads((tmp_path / "out" / HISTORY_FILE).read_text())[0]
