@@ -1,7 +1,7 @@
-"""Curriculum order, LeanAgent's rule (shared/ANCHORS.md).
+"""Curriculum order, LeanAgent's rule (docs/architecture.md, "Rules taken from LeanDojo and LeanAgent").
 
-A theorem's difficulty is e^(number of traced tactics); a theorem proved with
-`sorry` is infinitely hard. Finite difficulties are cut into easy / medium / hard
+A theorem's difficulty is e^(number of traced tactics), compared in log space (e^n
+overflows a float beyond 709 tactics); a theorem proved with `sorry` is infinitely hard. Finite difficulties are cut into easy / medium / hard
 at the 33rd and 67th percentiles over all theorems considered together.
 Repositories are ordered by their share of easy theorems, most first (LeanAgent
 counts easy theorems; a share does not favour large repositories), then by

@@ -1,4 +1,4 @@
-"""Identities and content hashes (DESIGN.md, "Identities and keys").
+"""Identities and content hashes (docs/architecture.md, "Identities and keys").
 
 Ids are built from content, never from paths or timestamps, so a cache key
 built from them is valid on any machine.

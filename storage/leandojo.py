@@ -1,4 +1,4 @@
-"""LeanDojo Benchmark exports in and out of the store (layout: shared/ANCHORS.md).
+"""LeanDojo Benchmark exports in and out of the store (layout: docs/architecture.md, "Rules taken from LeanDojo and LeanAgent").
 
 `read_export` turns an export folder into one `RepoData` per repository it holds
 (the traced repository and dependencies such as mathlib or std, each keyed by its

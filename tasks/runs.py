@@ -1,7 +1,7 @@
 """What runs recorded in the catalog: the `runs` table, and the metrics of each run.
 
 A run's metrics are every row it recorded, fresh or from a cached evaluation, so a
-run can be read whole after later runs (`metrics` is keyed by run, DESIGN.md).
+run can be read whole after later runs (`metrics` is keyed by run, docs/architecture.md).
 
     dojoflow runs
     dojoflow metrics --run <run id or prefix> --split test

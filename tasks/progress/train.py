@@ -14,7 +14,8 @@ not `model`, are what training continues from.
 
 Trainer checkpoints go to `work_dir/trainer`; a rerun after a crash resumes from
 the last complete one. The result in `out_dir` is the model, its tokenizer and
-`progress.json` (settings, input template, target convention, provenance).
+`dojoflow_model.json` (the model card every trainer writes: settings, input
+template, target convention, provenance).
 
     from tasks.progress.config import ProgressSettings
     from tasks.progress.train import train_progress
@@ -28,9 +29,8 @@ import logging
 import math
 from pathlib import Path
 
-from storage.atomic import write_json
 from storage.errors import InputError
-from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer
+from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer, write_model_info
 from tasks.trainers.base import SkipTraining
 
 from .config import ProgressSettings, training_arguments
@@ -38,7 +38,6 @@ from .data import INPUT_TEMPLATE, TARGET_CONVENTION, ProgressExample, progress_e
 from .errors import ModelMismatchError
 from .imported import extra_examples
 from .model import (
-    META_FILE,
     META_FORMAT_VERSION,
     encode_rows,
     features,
@@ -210,10 +209,9 @@ def train_progress(
     if not trainer.is_world_process_zero():
         return figures
     tokenizer.save_pretrained(str(out_dir))
-    write_json(
-        out_dir / META_FILE,
-        {
-            "kind": "progress",
+    write_model_info(
+        out_dir, "full", None, trainer="progress",
+        **{
             "format_version": META_FORMAT_VERSION,
             "settings": settings.model_dump(mode="json"),
             "max_seq_len": settings.max_seq_len,

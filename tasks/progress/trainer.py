@@ -10,8 +10,7 @@ TRAINER = TrainerDef(
     train="tasks.progress.train:train_progress",
     evaluate="tasks.progress.evaluate:evaluate_progress",
     description="Proof-progress model (regression of steps remaining); null turns it off.",
-    holds="a one-output regression encoder in save_pretrained layout, its tokenizer and progress.json "
+    holds="a one-output regression encoder in save_pretrained layout, its tokenizer and dojoflow_model.json "
           "(input template, target convention)",
-    training_args="transformers:TrainingArguments",
     preflight="tasks.progress.config:preflight",
 )

@@ -1,10 +1,10 @@
 """`RetrieverSettings`: every knob of the dense premise retriever, in one validated model.
 
-The retriever is a bi-encoder (DESIGN.md, "retriever"): one encoder embeds goal
+The retriever is a bi-encoder (docs/architecture.md): one encoder embeds goal
 states and premises, mean-pools over the attention mask and L2-normalises, and a
 premise's score is the cosine with the goal. These settings drive both
 `tasks.retriever.train.train_retriever` and `tasks.retriever.evaluate.evaluate_retriever`,
-and are saved verbatim in every checkpoint's `retriever.json`.
+and are saved verbatim in every checkpoint's `dojoflow_model.json`.
 
 Backbones (`backbone`):
 - `builtin:tiny-encoder` (default): a tiny BERT built locally by `tasks.models.tiny`;

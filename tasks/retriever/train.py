@@ -2,7 +2,7 @@
 
 Implements the `train` half of `tasks/trainers/base.py`:
 
-    train_retriever(settings, snapshot, split_kind, parent_dir, out_dir, work_dir) -> dict
+    train_retriever(settings, snapshot, split_kind, parent_dir, out_dir, work_dir, *, model_cache_dir) -> dict
 
 1. Examples: every (tactic, gold premise) pair of the snapshot's train split, with
    negatives from the theorem's accessible premises (`tasks.retriever.data`). No pair
@@ -16,7 +16,7 @@ Implements the `train` half of `tasks/trainers/base.py`:
    from it (`ckpt_path="last"`): weights, optimizer and step count are restored; a resume
    in the middle of an epoch replays that epoch's data order from its start.
 4. `out_dir` receives the encoder and tokenizer (`save_pretrained`), the Fisher of the
-   new weights (`fisher.safetensors`, `fisher.json`) and `retriever.json` (settings,
+   new weights (`fisher.safetensors`, `fisher.json`) and `dojoflow_model.json` (settings,
    pooling, provenance, figures).
 
 Example (tiny local model, a snapshot built by `storage.snapshot.build_snapshot`):
@@ -157,7 +157,7 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
     if not trainer.is_global_zero:
         return {}
 
-    # -- save: model, tokenizer, Fisher, retriever.json -----------------------------------------
+    # -- save: model, tokenizer, Fisher, dojoflow_model.json-------------------------------------
     device = torch_device(settings)
     module.to(device)
     encoder.save_pretrained(out_dir)
@@ -185,7 +185,9 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
     config = encoder.config
     atomic.write_json(out_dir / RETRIEVER_JSON, {
         "format": RETRIEVER_FORMAT,
-        "kind": "retriever",
+        "trainer": "retriever",
+        "kind": "full",
+        "base_model": None,
         "pooling": "mean",
         "normalize": True,
         "score": "cosine",

@@ -120,7 +120,6 @@ class TrainerDef:
     description: str  # the config field's description (the Prefect UI form shows it)
     holds: str  # what its checkpoint folder holds, recorded in every manifest
     model_fields: tuple[str, ...] = ("model",)  # settings fields that name a base model
-    training_args: str | None = None  # "module:Class" the `training:` dict passes through to
     preflight: str | None = None  # "module:function(settings, field)": more checks before a run
     starts_from: str | None = None
     enabled_by_default: bool = False

@@ -9,7 +9,7 @@ against that class, with one rule for every trainer:
 - a key the class does not have is refused, with the closest names;
 - a value of the wrong type is refused; a YAML string such as '1e-4' becomes a number;
 - a value that would train nothing (`num_train_epochs` <= 0 without `max_steps`,
-  `max_steps` 0 or below -1, a learning rate <= 0, a batch size < 1) is refused;
+  `max_steps` 0 or below -1, a negative learning rate, a batch size < 1) is refused;
 - the class itself is built once (mixed precision off, on CPU, so that a laptop and
   the GPU machine agree), so its own cross-field checks apply.
 
@@ -47,8 +47,8 @@ def _nothing_to_train(training: dict[str, Any]) -> tuple[str, str] | None:
     if isinstance(epochs, (int, float)) and epochs <= 0 and not (isinstance(max_steps, int) and max_steps > 0):
         return "num_train_epochs", "would train nothing: give a positive number of epochs (or a positive max_steps)"
     lr = training.get("learning_rate")
-    if isinstance(lr, (int, float)) and lr <= 0:
-        return "learning_rate", "would leave the weights unchanged or move them the wrong way: give a positive rate"
+    if isinstance(lr, (int, float)) and lr < 0:
+        return "learning_rate", "would move the weights away from the optimum: give a positive rate"
     for key in ("per_device_train_batch_size", "gradient_accumulation_steps"):
         v = training.get(key)
         if isinstance(v, (int, float)) and v < 1:

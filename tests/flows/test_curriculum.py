@@ -312,3 +312,37 @@ def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpo
         assert expected <= set(by[(name, 2)]["metrics"]), by[(name, 2)]
     report = Path(result["report"]).read_text()
     assert "| retriever |" in report and "| progress |" in report and "MRR" in report
+
+
+@pytest.fixture
+def echo_registered_before_sft():
+    """The test trainer `echo` (starts from SFT) registered by one call, and placed before SFT
+    in registration order, so only its dependency can make SFT train first."""
+    from tests.echo_trainer import ECHO
+
+    saved = registry.trainers()
+    registry.unregister("sft")
+    registry.register(ECHO)
+    registry.register(saved["sft"])
+    yield ECHO
+    for name in list(registry.trainers()):
+        registry.unregister(name)
+    for trainer in saved.values():
+        registry.register(trainer)
+
+
+def test_a_trainer_registered_by_one_call_trains_after_the_trainer_it_starts_from(prefect, tmp_path,
+                                                                                  echo_registered_before_sft):
+    from flows.curriculum import curriculum
+
+    cfg = config(tmp_path, tmp_path / "home", n=2)
+    result = curriculum(config=cfg.model_validate({**cfg.model_dump(), "trainers": {"sft": TINY_SFT, "echo": {}}}))
+    for step in result["steps"]:
+        assert list(step["trainers"]) == ["sft", "echo"]  # the dependency trained first
+        sft, echo = step["trainers"]["sft"]["checkpoint"], step["trainers"]["echo"]["checkpoint"]
+        assert echo["parent_id"] == sft["checkpoint_id"]  # SFT's checkpoint of the same step
+        assert (Path(echo["path"]) / "started_from.txt").read_text() == sft["path"]
+        manifest = json.loads((Path(echo["path"]) / "dojoflow-checkpoint.json").read_text())
+        assert manifest["starts_from"] == "sft" and manifest["holds"] == "started_from.txt"
+    metrics = catalog.query(Store.open(tmp_path / "home"), "SELECT DISTINCT step FROM metrics WHERE trainer = 'echo'")
+    assert sorted(metrics.column("step").to_pylist()) == [1, 2]

@@ -87,3 +87,24 @@ def test_the_code_version_is_read_not_hand_bumped():
 def test_restart_from_base_ignores_the_parent():
     restart = SFTSettings(restart_from_base=True)
     assert cid(restart, parent="p1") == cid(restart)
+
+
+def test_task_results_round_trip_through_prefects_json_serializer():
+    """Tasks return typed records; Prefect stores results as JSON and must read back the same types."""
+    from prefect.serializers import JSONSerializer
+
+    from storage.snapshot_ref import SnapshotRef
+    from tasks.plan import Step
+
+    serializer = JSONSerializer()
+    ref = _ref("c1").model_copy(update={"figures": {"train_loss": 1.5, "steps": 3}})
+    records = [
+        Step(step=1, primary="r1", name="repo", repo_ids=["r1", "dep"], seen=["r1", "dep"]),
+        SnapshotRef(snapshot_id="s", store_root="/st", repo_ids=("r1", "dep"), manifest_path="/m.json",
+                    counts={"random": {"train": {"tactics": 3}}}),
+        ref,
+        StartingPoints(previous={"sft": ref}, this_step={"sft": ref}),
+    ]
+    for record in records:
+        back = serializer.loads(serializer.dumps(record))
+        assert type(back) is type(record) and back == record

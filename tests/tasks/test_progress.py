@@ -287,8 +287,9 @@ def test_training_writes_a_loadable_checkpoint(parent, snapshot):
     assert figures["examples"] == 8 * 5 and figures["proofs"] == 16 and figures["started_from"] == "base"
     assert figures["examples_per_repo"] == {"repoA": 30, "repoB": 10}
     assert figures["global_step"] == 60 and figures["resumed_from"] is None
-    meta = json.loads((out / "progress.json").read_text())
+    meta = json.loads((out / "dojoflow_model.json").read_text())
     assert meta["input_template"] == INPUT_TEMPLATE and "n - i" in meta["target"]
+    assert (meta["trainer"], meta["kind"]) == ("progress", "full")  # the model card every trainer writes
     assert meta["settings"]["training"]["max_steps"] == 60 and meta["max_seq_len"] == 96
     config = json.loads((out / "config.json").read_text())
     assert config["problem_type"] == "regression" and len(config["id2label"]) == 1
@@ -555,7 +556,7 @@ def test_train_progress_adds_the_imported_rows(tmp_path):
     figures = train_progress_(settings, snap, None, tmp_path / "o", tmp_path / "w")
     assert figures["examples"] == 3 and figures["snapshot_examples"] == 0
     assert figures["imported_examples"] == {"seed": 3}
-    meta = json.loads((tmp_path / "o" / "progress.json").read_text())
+    meta = json.loads((tmp_path / "o" / "dojoflow_model.json").read_text())
     assert meta["settings"]["extra_datasets"] == ["seed"]
 
     # With a non-empty snapshot the rows add up; a name never imported is an error naming the fix.

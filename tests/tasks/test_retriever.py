@@ -595,12 +595,13 @@ def test_training_writes_a_loadable_checkpoint_with_fisher_and_figures(trained):
     assert figures["gold"]["missing"] == 0 and figures["gold"]["tactics_with_gold"] == figures["examples"]
     assert figures["fisher_examples"] == 16 and figures["ewc"]["active"] is False
     for f in ("config.json", "model.safetensors", "tokenizer_config.json", "fisher.safetensors", "fisher.json",
-              "retriever.json"):
+              "dojoflow_model.json"):
         assert (out / f).exists(), f
     import json
 
-    meta = json.loads((out / "retriever.json").read_text())
+    meta = json.loads((out / "dojoflow_model.json").read_text())
     assert meta["pooling"] == "mean" and meta["settings"]["backbone"] == "builtin:tiny-encoder"
+    assert (meta["trainer"], meta["kind"]) == ("retriever", "full")  # the model card every trainer writes
     assert meta["hidden_size"] == 64
 
 

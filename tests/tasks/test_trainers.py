@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from storage.errors import InputError
 from tasks.trainers import registry
 from tasks.trainers.base import EvaluateFn, TrainerDef, TrainFn, signature_mismatch
 from tasks.trainers.training_args import check_training_args
+from tests.echo_trainer import ECHO, EchoSettings
 
 
 @pytest.mark.parametrize("name", sorted(registry.trainers()))
@@ -50,39 +51,7 @@ def test_naming_the_trainers_imports_no_torch():
     assert out.stdout.strip() == "False"
 
 
-# -- a trainer of the test's own, registered with one call -------------------------------------------------
-class EchoSettings(BaseModel):
-    """A trainer that writes its settings and the folder it started from; for these tests."""
-
-    model_config = ConfigDict(extra="forbid")
-    model: str = Field("builtin:tiny-causal-lm", description="Unused base model (checked by preflight).")
-    scale: float = Field(1.0, description="Changes the 'weights'.")
-    log_every: int = Field(5, description="Bookkeeping only.", json_schema_extra={"checkpoint_id": False})
-
-
-def echo_train(settings, snapshot, split_kind, parent_dir, out_dir, work_dir, *, model_cache_dir):
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "started_from.txt").write_text(str(parent_dir))
-    return {"parent_dir": str(parent_dir) if parent_dir else None}
-
-
-def echo_evaluate(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, *, model_cache_dir):
-    from tasks.trainers.base import Metric
-
-    return [Metric(r, s, "echo", settings.scale, 1) for r in repo_ids for s in splits]
-
-
-def echo_preflight(settings, field):
-    if settings.scale > 100:
-        raise InputError(f"{field}.scale", "is too large", "use at most 100")
-
-
-ECHO = TrainerDef(name="echo", settings=EchoSettings, train="tests.tasks.test_trainers:echo_train",
-                  evaluate="tests.tasks.test_trainers:echo_evaluate", description="A test trainer.",
-                  holds="started_from.txt", preflight="tests.tasks.test_trainers:echo_preflight",
-                  starts_from="sft")
-
-
+# -- a trainer of the tests' own (tests/echo_trainer.py), registered with one call -------------------
 @pytest.fixture
 def echo():
     registry.register(ECHO)
