@@ -13,6 +13,5 @@ TRAINER = TrainerDef(
     "init_from: sft starts each step from the SFT checkpoint of that step; null turns it off.",
     holds="a causal LM in save_pretrained layout (or a LoRA adapter on its base) and its tokenizer, "
     "with grpo_history.json (per-step rewards)",
-    training_args="trl:GRPOConfig",
     preflight="tasks.grpo.config:preflight",
 )
