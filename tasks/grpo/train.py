@@ -26,7 +26,7 @@ from pathlib import Path
 from storage import atomic
 from storage.errors import InputError
 from storage.snapshot_ref import SnapshotRef
-from tasks.models.loading import default_model_cache, write_model_info
+from tasks.models.loading import default_model_cache, is_adapter_dir, write_model_info
 from tasks.sft.train import TRAINER_SUBDIR, _finished_state, _starting_point, latest_trainer_checkpoint
 from tasks.trainers.base import SkipTraining
 
@@ -98,6 +98,13 @@ def run_grpo(settings: GRPOSettings | dict, rows: list[dict], parent_dir: Path |
 
     start = _starting_point(settings, Path(parent_dir) if parent_dir is not None else None, cache)
     model, tokenizer = start["model"], start["tokenizer"]
+    if args.beta != 0.0 and start["kind"] == "full" and parent_dir is not None and is_adapter_dir(parent_dir) \
+            and not settings.restart_from_base:
+        # TRL reloads the KL reference from the config's name_or_path, which for an adapter merged
+        # into its base names the base: save the merged starting point and point there instead.
+        reference = work_dir / "reference"
+        model.save_pretrained(reference)
+        model.config._name_or_path = str(reference)
     rewarder = LeanRewarder(backend, settings.reward) if set(weights) & {*LEAN_REWARDS} else None
     funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward,
                                    args.max_completion_length)

@@ -121,3 +121,18 @@ def test_lora_adapter_with_dgpo_reference_from_the_disabled_adapter(env, tmp_pat
     assert figures["model_kind"] == "lora" and (tmp_path / "out" / "adapter_config.json").is_file()
     assert read_model_info(tmp_path / "out")["base_model"] == str(env["sft"].resolve())
     assert "dgpo/pairs" in json.loads((tmp_path / "out" / HISTORY_FILE).read_text())[0]
+
+
+def test_full_training_from_an_sft_adapter_keeps_the_merged_start_as_kl_reference(env, tmp_path):
+    """Before the fix TRL reloaded the reference from the base model's path: KL > 0 at the first step."""
+    from tasks.sft import train_sft
+
+    adapter = tmp_path / "sft-lora"
+    train_sft({"lora": {"r": 4, "alpha": 8}, "training": {"max_steps": 3, "learning_rate": 1e-2,
+                                                           "per_device_train_batch_size": 8, "save_strategy": "no"}},
+              env["snapshot"], "random", None, adapter, tmp_path / "sft-work", model_cache_dir=env["cache"])
+    s = settings(algorithm="grpo", algorithm_config={"beta": 0.1})
+    train_grpo(s, env["snapshot"], "random", adapter, tmp_path / "out", tmp_path / "work", model_cache_dir=env["cache"])
+    assert (tmp_path / "work" / "reference" / "config.json").is_file()
+    first = json.loads((tmp_path / "out" / HISTORY_FILE).read_text())[0]
+    assert first["kl"] == pytest.approx(0.0, abs=1e-6)  # the policy starts where the reference is
