@@ -200,3 +200,35 @@ def test_remove_tree_leaves_no_half_deleted_folder(tmp_path):
     remove_tree(d)
     assert list(tmp_path.iterdir()) == []
     remove_tree(d)  # already gone: nothing to do
+
+
+def test_the_example_trainer_of_the_docs_works_as_written(tmp_path, monkeypatch):
+    """docs/adding-a-trainer.md: its three files, registered with one call, train and evaluate."""
+    import re
+
+    from tasks.config import PipelineConfig
+    from tests.fixtures_snapshot import make_snapshot, synthetic_rows
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "adding-a-trainer.md").read_text()
+    package = tmp_path / "frequent_doc"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in ("config.py", "train.py", "trainer.py"):
+        block = re.search(rf"`tasks/frequent/{name}`.*?```python\n(.*?)```", text, re.S).group(1)
+        (package / name).write_text(block.replace("tasks.frequent.", "frequent_doc."))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from frequent_doc.trainer import TRAINER
+
+    registry.register(TRAINER)
+    try:
+        cfg = PipelineConfig.model_validate({"sources": [{"export": str(tmp_path)}], "trainers": {"frequent": {"keep": 3}}})
+        assert list(cfg.validate_for_run()) == ["sft", "frequent"]
+        snapshot = make_snapshot(tmp_path / "snap", synthetic_rows(12, ("repoA",), seed=1))
+        figures = TRAINER.train_fn()(cfg.trainers.frequent, snapshot, "random", None, tmp_path / "out",
+                                     tmp_path / "work", model_cache_dir=tmp_path)
+        assert figures["tactics"] > 0
+        metrics = TRAINER.evaluate_fn()(cfg.trainers.frequent, tmp_path / "out", snapshot, "random", ["train"],
+                                        ["repoA"], model_cache_dir=tmp_path)
+        assert [m.metric for m in metrics] == ["top1_accuracy"] and 0 <= metrics[0].value <= 1
+    finally:
+        registry.unregister("frequent")
