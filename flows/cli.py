@@ -33,6 +33,7 @@ from storage.errors import DojoflowError, InputError
 from .output import Format, emit, fail, plain, say
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
+app.add_typer(__import__("flows.grpo_cli", fromlist=["app"]).app, name="grpo")  # dojoflow grpo ... (flows/grpo_cli.py)
 
 Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
 FormatOption = Annotated[Optional[Format], typer.Option(

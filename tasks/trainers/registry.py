@@ -93,4 +93,5 @@ _register_builtin([
     "tasks.sft.trainer:TRAINER",
     "tasks.retriever.trainer:TRAINER",
     "tasks.progress.trainer:TRAINER",
+    "tasks.grpo.trainer:TRAINER",
 ])
