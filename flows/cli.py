@@ -40,7 +40,9 @@ def _store(home, create=True):
 
 
 def _fail(e: Exception) -> None:
-    err.print(f"[bold red]error:[/] {e}")
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(str(e))}")  # data in messages is never markup
     raise typer.Exit(2)
 
 
