@@ -10,9 +10,11 @@ verbatim in `extra`, so import then export gives identical theorem records.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import defaultdict
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 import pyarrow as pa
@@ -161,9 +163,16 @@ def _url(rec: dict, source, where: str) -> str:
     return url
 
 
-def check_relative_path(path: str, source, where: str) -> str:
+@lru_cache(maxsize=1 << 16)
+def _is_relative_inside(path: str) -> bool:
+    """True for a path relative to the repository root that stays inside it (cached:
+    every annotation repeats its premise's file)."""
     p = PurePosixPath(path)
-    if not path or p.is_absolute() or ".." in p.parts or "\\" in path:
+    return bool(path) and not p.is_absolute() and ".." not in p.parts and "\\" not in path
+
+
+def check_relative_path(path: str, source, where: str) -> str:
+    if not _is_relative_inside(path):
         raise InputError(source, f"file path {path!r} escapes the repository",
                          "paths must be relative to the repository root, without `..`", where=where)
     return path
@@ -182,6 +191,34 @@ def _extra(rec: dict, known: set[str], optional: tuple[str, ...] = ()) -> str | 
     if absent:
         extra[ABSENT] = absent
     return json.dumps(extra, sort_keys=True, ensure_ascii=False) if extra else None
+
+
+def _is_pos(p) -> bool:
+    return (p is None or type(p) is list and len(p) == 2 and type(p[0]) is int and type(p[1]) is int
+            and 0 <= p[0] <= MAX_POS and 0 <= p[1] <= MAX_POS)
+
+
+def _tactic_fast(t) -> dict | None:
+    """The common, valid tactic record (exactly LeanDojo's four keys) parsed without
+    building error context; None sends anything else to `_parse_tactic`, which names
+    what is wrong. Import spends most of its time here (docs/leandojo-export.md)."""
+    if type(t) is not dict or len(t) != 4:
+        return None
+    tactic, ann, before, after = t.get("tactic"), t.get("annotated_tactic"), t.get("state_before"), t.get("state_after")
+    if not (type(tactic) is str and type(before) is str and type(after) is str and type(ann) is list
+            and len(ann) == 2 and type(ann[0]) is str and type(ann[1]) is list):
+        return None
+    annotations = []
+    for a in ann[1]:
+        if type(a) is not dict:
+            return None
+        name, path, pos, end = a.get("full_name"), a.get("def_path"), a.get("def_pos", 0), a.get("def_end_pos", 0)
+        if not (type(name) is str and type(path) is str and _is_relative_inside(path) and _is_pos(pos)
+                and _is_pos(end) and (pos is None or end is None or end >= pos)):
+            return None
+        annotations.append({"full_name": name, "def_path": path, "def_pos": pos, "def_end_pos": end})
+    return {"tactic": tactic, "annotated_tactic": ann[0], "annotations": annotations,
+            "state_before": before, "state_after": after, "extra": None}
 
 
 def _parse_tactic(t, source, where: str) -> dict:
@@ -231,6 +268,61 @@ def _read_split_files(root: Path) -> dict[str, dict[str, list]]:
     return found
 
 
+def _identity_fast(rec, valid_repos: set) -> tuple | None:
+    """(url, commit, file_path, full_name) of a record whose repository was checked
+    already, without building error context; None sends it to `_identity`."""
+    if type(rec) is not dict:
+        return None
+    url, commit, path, name = rec.get("url"), rec.get("commit"), rec.get("file_path"), rec.get("full_name")
+    if (type(url) is str and type(commit) is str and type(path) is str and type(name) is str
+            and (url, commit) in valid_repos and _is_relative_inside(path)):
+        return url, commit, path, name
+    return None
+
+
+def _identity(rec, source, i: int) -> tuple:
+    where = f"record {i}"
+    full_name = _need(rec, "full_name", str, source, where)
+    where = f"record {i} ({full_name})"
+    url = _url(rec, source, where)
+    commit = check_commit(_need(rec, "commit", str, source, where), source, where)
+    file_path = check_relative_path(_need(rec, "file_path", str, source, where), source, where)
+    return url, commit, file_path, full_name
+
+
+def _theorem_fast(rec) -> dict | None:
+    """A theorem record with exactly LeanDojo's keys and valid values, parsed fast; None
+    sends anything else to `_theorem`, which names what is wrong."""
+    if len(rec) != len(THEOREM_KEYS):  # all known keys, no unknown one (which `extra` keeps)
+        return None
+    start, end, statement, tactics = rec.get("start"), rec.get("end"), rec.get("theorem_statement", 0), rec.get("traced_tactics")
+    if not (start is not None and end is not None and _is_pos(start) and _is_pos(end) and end >= start
+            and (statement is None or type(statement) is str) and type(tactics) is list):
+        return None
+    parsed = []
+    for t in tactics:
+        p = _tactic_fast(t)
+        if p is None:
+            return None
+        parsed.append(p)
+    return {"theorem_statement": statement, "start": start, "end": end, "tactics": parsed, "extra": None}
+
+
+def _theorem(rec: dict, source, where: str) -> dict:
+    tactics = rec.get("traced_tactics") or []
+    if not isinstance(tactics, list):
+        raise InputError(source, "field `traced_tactics` should be a list", "fix the record", where=where)
+    start, end = _span(rec, "start", "end", source, where)
+    return {
+        "theorem_statement": _need(rec, "theorem_statement", str, source, where, nullable=True)
+        if "theorem_statement" in rec else None,
+        "start": start,
+        "end": end,
+        "tactics": [_tactic_fast(t) or _parse_tactic(t, source, f"{where}, tactic {j}") for j, t in enumerate(tactics)],
+        "extra": _extra(rec, THEOREM_KEYS, optional=("theorem_statement", "traced_tactics")),
+    }
+
+
 def read_export(path: str | Path, split_settings: SplitSettings | None = None) -> list[RepoData]:
     """Parse and validate a LeanDojo export; return one RepoData per repository in it."""
     root = Path(path)
@@ -249,35 +341,21 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
     # Theorems: one entry per identity, with the split it has in each split kind.
     theorems: dict[tuple, dict] = {}
     split_of: dict[str, dict[tuple, str]] = defaultdict(dict)
+    valid_repos: set[tuple[str, str]] = set()  # (url, commit) pairs already checked
     for kind, by_split in split_files.items():
         for split, records in by_split.items():
             source = root / kind / f"{split}.json"
+            seen = split_of[kind]
             for i, rec in enumerate(records):
-                where = f"record {i}"
-                full_name = _need(rec, "full_name", str, source, where)
-                where = f"record {i} ({full_name})"
-                url = _url(rec, source, where)
-                commit = check_commit(_need(rec, "commit", str, source, where), source, where)
-                file_path = check_relative_path(_need(rec, "file_path", str, source, where), source, where)
-                key = (url, commit, file_path, full_name)
-                if key in split_of[kind]:
-                    raise InputError(source, f"theorem {full_name} in {file_path} appears twice in {kind}/",
-                                     "remove the duplicate record", where=where)
-                split_of[kind][key] = split
+                key = _identity_fast(rec, valid_repos) or _identity(rec, source, i)
+                valid_repos.add(key[:2])
+                if key in seen:
+                    raise InputError(source, f"theorem {key[3]} in {key[2]} appears twice in {kind}/",
+                                     "remove the duplicate record", where=f"record {i} ({key[3]})")
+                seen[key] = split
                 if key not in theorems:
-                    tactics = rec.get("traced_tactics") or []
-                    if not isinstance(tactics, list):
-                        raise InputError(source, "field `traced_tactics` should be a list", "fix the record", where=where)
-                    start, end = _span(rec, "start", "end", source, where)
-                    theorems[key] = {
-                        "theorem_statement": _need(rec, "theorem_statement", str, source, where, nullable=True)
-                        if "theorem_statement" in rec else None,
-                        "start": start,
-                        "end": end,
-                        "tactics": [_parse_tactic(t, source, f"{where}, tactic {j}") for j, t in enumerate(tactics)],
-                        "extra": _extra(rec, THEOREM_KEYS, optional=("theorem_statement", "traced_tactics")),
-                        "order": len(theorems),
-                    }
+                    theorems[key] = _theorem_fast(rec) or _theorem(rec, source, f"record {i} ({key[3]})")
+                    theorems[key]["order"] = len(theorems) - 1
     if not theorems:
         raise InputError(root, "the export holds no theorems", "export a repository that has theorems")
     kinds = list(split_files)
@@ -450,8 +528,59 @@ def import_export(store, path: str | Path, split_settings: SplitSettings | None 
     """Read, validate, then write every repository of an export. Nothing is written
     unless the whole export is valid and no repository conflicts; all of them appear
     together, in one rename (`Store.add_repositories`)."""
-    repos = read_export(path, split_settings)
-    return store.ingest(repos, replace=replace, lock_timeout=lock_timeout)
+    return import_exports(store, [path], split_settings, replace=replace, lock_timeout=lock_timeout)
+
+
+def import_exports(store, paths: list[str | Path], split_settings: SplitSettings | None = None,
+                   replace: bool = False, lock_timeout: float = 0.0, workers: int | None = None) -> list:
+    """Import several exports as one change (one process, one commit): all of their
+    repositories appear together, or, if any export is invalid or conflicts, none."""
+    return store.ingest(read_exports(paths, split_settings, workers), replace=replace, lock_timeout=lock_timeout)
+
+
+def read_exports(paths: list[str | Path], split_settings: SplitSettings | None = None,
+                 workers: int | None = None) -> list[RepoData]:
+    """`read_export` of each path, in parallel processes when there are several exports
+    and cores to spare; the repositories of all of them, the first export's first.
+
+    A repository held by two exports (a shared dependency) is kept once when both hold
+    the same content, and is an error naming both exports when they differ.
+    """
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise InputError("PATH", "no export given", "name at least one LeanDojo export folder")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(len(paths), cores) if workers is None else workers
+    if workers > 1 and len(paths) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        # spawn, not fork: the parent may hold DuckDB's and Arrow's threads
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            outcomes = list(pool.map(_read_export_outcome, paths, [split_settings] * len(paths)))
+    else:
+        outcomes = [_read_export_outcome(p, split_settings) for p in paths]
+    out: dict[str, tuple[RepoData, Path, str]] = {}
+    for path, outcome in zip(paths, outcomes):
+        if isinstance(outcome, tuple):  # an InputError, re-raised as the worker found it
+            raise InputError(*outcome)
+        for data in outcome:
+            h = data.content_hash()
+            if data.repo_id in out and out[data.repo_id][2] != h:
+                raise InputError(path, f"repository {data.repo_id} is also in {out[data.repo_id][1]}, "
+                                 "with different content", "import the two exports separately (with --replace "
+                                 "for the one that should win)")
+            out.setdefault(data.repo_id, (data, path, h))
+    return [data for data, _, _ in out.values()]
+
+
+def _read_export_outcome(path: Path, split_settings: SplitSettings | None):
+    """read_export's repositories, or its InputError's fields (a worker's exception
+    would reach the parent without them)."""
+    try:
+        return read_export(path, split_settings)
+    except InputError as e:
+        return (e.source, e.problem, e.fix, e.where)
 
 
 # -- writing ------------------------------------------------------------------------

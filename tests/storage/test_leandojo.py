@@ -524,3 +524,48 @@ def test_the_cli_shows_the_expected_position_format_in_full(tmp_path):
     assert out.exit_code == 2
     assert "should be [line, column]" in " ".join(out.output.split())
     assert not (tmp_path / "h").exists()
+
+
+# -- several exports in one import (issue 11) -----------------------------------------------
+def test_the_cli_imports_several_exports_in_one_commit(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    a = write_synthetic_export(tmp_path / "a", "alpha", 8, 2, seed=1, extra_repos=[std_dependency()])
+    b = write_synthetic_export(tmp_path / "b", "beta", 8, 2, seed=2)
+    home = tmp_path / "h"
+    out = CliRunner().invoke(app, ["import", str(a), str(b), str(a), "--home", str(home)], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    store = Store.open(home, create=False)
+    assert sorted(r["name"] for r in store.repositories()) == ["alpha", "beta", "std"]  # a twice: once
+    assert json.loads(store.index_path.read_text())["generation"] == 1  # one commit
+
+
+def test_several_exports_read_in_parallel_give_what_one_by_one_gives(tmp_path):
+    from storage.leandojo import read_exports
+
+    paths = [write_synthetic_export(tmp_path / n, n, 10, 2, seed=i) for i, n in enumerate(["a", "b", "c"])]
+    parallel = read_exports(paths, workers=2)
+    serial = [r for p in paths for r in read_export(p)]
+    assert [d.repo_id for d in parallel] == [d.repo_id for d in serial]
+    assert [d.content_hash() for d in parallel] == [d.content_hash() for d in serial]
+
+
+def test_a_bad_export_among_several_is_named_and_nothing_is_imported(store, tmp_path):
+    from storage.leandojo import import_exports
+
+    good = write_synthetic_export(tmp_path / "good", "good", 6, 2, seed=1)
+    bad = write_synthetic_export(tmp_path / "bad", "bad", 6, 2, seed=2)
+    _mutate_first_record(bad, lambda r: r.update(end=[0, 0]))
+    with pytest.raises(InputError, match=r"bad/random/train.json, record 0 \(.*\): field `end` \[0, 0\] comes before"):
+        import_exports(store, [good, bad], workers=2)
+    assert store.repo_ids() == []
+    changed = tmp_path / "changed"
+    write_synthetic_export(changed, "std", 4, 2, seed=9)  # std at std's commit, other content
+    first = write_synthetic_export(tmp_path / "first", "alpha", 6, 2, seed=1, extra_repos=[std_dependency()])
+    _mutate_first_record(changed, lambda r: r.update(commit=std_dependency()[0][0]["commit"],
+                                                       url=std_dependency()[0][0]["url"]))
+    with pytest.raises(InputError, match=r"repository std-.* is also in .*first, with different content"):
+        import_exports(store, [first, changed], workers=1)
+    assert store.repo_ids() == []
