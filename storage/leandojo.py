@@ -614,7 +614,9 @@ WITH p AS (
     FROM read_parquet($premises) WHERE NOT from_annotation GROUP BY repo_id, file_path)
 SELECT json_object('path', f.path, 'imports', f.imports,
                    'premises', coalesce(to_json(p.premises), '[]'::JSON))::VARCHAR AS rec, p.premise_extras
-FROM read_parquet($files) f JOIN corpus_order o ON o.repo_id = f.repo_id AND o.path = f.path
+FROM read_parquet($files) f
+JOIN (SELECT unnest($order_repo) AS repo_id, unnest($order_path) AS path, unnest($order_pos) AS pos) o
+  ON o.repo_id = f.repo_id AND o.path = f.path
 LEFT JOIN p ON p.repo_id = f.repo_id AND p.file_path = f.path
 ORDER BY o.pos
 """
@@ -645,11 +647,12 @@ def _duckdb():
     """An in-memory DuckDB connection that reads only the Parquet paths it is given."""
     import duckdb
 
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+                                 "threads": 1})
     return con
 
 
-def _corpus_order(files: pa.Table, repo_rank: dict[str, int]) -> pa.Table:
+def _corpus_order(files: pa.Table, repo_rank: dict[str, int]) -> tuple[list, list, list]:
     """(repo_id, path, pos) of the files to write in corpus.jsonl, in writing order.
 
     A file path held by several repositories (a shared dependency, or a file every
@@ -680,7 +683,7 @@ def _corpus_order(files: pa.Table, repo_rank: dict[str, int]) -> pa.Table:
             stack.pop()
             out_repo.append(first[node][0])
             out_path.append(node)
-    return pa.table({"repo_id": out_repo, "path": out_path, "pos": list(range(len(out_path)))})
+    return out_repo, out_path, list(range(len(out_path)))
 
 
 def check_export_target(store, out: Path) -> None:
@@ -786,9 +789,10 @@ def _write_corpus(con, tmp: Path, folders: list[Path], repo_rank: dict[str, int]
                     params={"f": [str(f / "files.parquet") for f in folders]}).to_arrow_table()
     in_corpus = files.filter(pc.is_valid(files["corpus_order"]))
     if in_corpus.num_rows:
-        con.register("corpus_order", _corpus_order(in_corpus, repo_rank))
+        order = _corpus_order(in_corpus, repo_rank)  # passed as lists: registering an Arrow table costs ~30 MB
         rel = con.sql(_CORPUS_SQL, params={"files": [str(f / "files.parquet") for f in folders],
-                                           "premises": [str(f / "premises.parquet") for f in folders]})
+                                           "premises": [str(f / "premises.parquet") for f in folders],
+                                           "order_repo": order[0], "order_path": order[1], "order_pos": order[2]})
         with open(tmp / "corpus.jsonl", "w", encoding="utf-8") as f:
             for batch in rel.to_arrow_reader(_BATCH_ROWS):
                 recs, extras = batch.column("rec").to_pylist(), batch.column("premise_extras")
@@ -796,7 +800,6 @@ def _write_corpus(con, tmp: Path, folders: list[Path], repo_rank: dict[str, int]
                     recs = [r if e is None else _with_extra(r, None, "premises", e)
                             for r, e in zip(recs, extras.to_pylist())]
                 f.write("\n".join(recs) + "\n")
-        con.unregister("corpus_order")
     traced = sorted(zip(files["corpus_order"].to_pylist(), files["path"].to_pylist(), files["traced"].to_pylist()),
                     key=lambda t: (t[0] is None, t[0] or 0, t[1]))
     paths = list(dict.fromkeys(p for _, p, is_traced in traced if is_traced))
