@@ -549,8 +549,11 @@ def read_exports(paths: list[str | Path], split_settings: SplitSettings | None =
     paths = [Path(p) for p in paths]
     if not paths:
         raise InputError("PATH", "no export given", "name at least one LeanDojo export folder")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    workers = min(len(paths), cores) if workers is None else workers
+    if workers is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        # A worker costs a process start and its imports (about a second): worth it for big exports only.
+        big = sum(_split_bytes(p) for p in paths) >= PARALLEL_IMPORT_BYTES
+        workers = min(len(paths), cores) if big else 1
     if workers > 1 and len(paths) > 1:
         from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context
@@ -572,6 +575,13 @@ def read_exports(paths: list[str | Path], split_settings: SplitSettings | None =
                                  "for the one that should win)")
             out.setdefault(data.repo_id, (data, path, h))
     return [data for data, _, _ in out.values()]
+
+
+PARALLEL_IMPORT_BYTES = 32 * 2**20
+
+
+def _split_bytes(root: Path) -> int:
+    return sum(f.stat().st_size for f in root.glob("*/*.json") if f.is_file()) if root.is_dir() else 0
 
 
 def _read_export_outcome(path: Path, split_settings: SplitSettings | None):
