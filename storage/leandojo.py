@@ -563,18 +563,18 @@ def read_exports(paths: list[str | Path], split_settings: SplitSettings | None =
             outcomes = list(pool.map(_read_export_outcome, paths, [split_settings] * len(paths)))
     else:
         outcomes = [_read_export_outcome(p, split_settings) for p in paths]
-    out: dict[str, tuple[RepoData, Path, str]] = {}
+    out: dict[str, tuple[RepoData, Path]] = {}
     for path, outcome in zip(paths, outcomes):
         if isinstance(outcome, tuple):  # an InputError, re-raised as the worker found it
             raise InputError(*outcome)
         for data in outcome:
-            h = data.content_hash()
-            if data.repo_id in out and out[data.repo_id][2] != h:
+            if data.repo_id not in out:
+                out[data.repo_id] = (data, path)
+            elif out[data.repo_id][0].content_hash() != data.content_hash():
                 raise InputError(path, f"repository {data.repo_id} is also in {out[data.repo_id][1]}, "
                                  "with different content", "import the two exports separately (with --replace "
                                  "for the one that should win)")
-            out.setdefault(data.repo_id, (data, path, h))
-    return [data for data, _, _ in out.values()]
+    return [data for data, _ in out.values()]
 
 
 PARALLEL_IMPORT_BYTES = 32 * 2**20
