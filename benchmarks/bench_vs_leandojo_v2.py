@@ -97,7 +97,7 @@ def leandojo_v2(args: list[str]) -> dict:
     return _run([str(PEER_VENV / "bin" / "python"), str(ROOT / "benchmarks" / "leandojo_v2_side.py"), *args], env)
 
 
-def one_run(work: Path, repos: int) -> dict:
+def one_run(work: Path, repos: int, log=None) -> dict:
     for sub in ("home", "home-all", "dojoflow-export", "leandojo-v2-export"):
         shutil.rmtree(work / sub, ignore_errors=True)
     steps = []
@@ -109,10 +109,67 @@ def one_run(work: Path, repos: int) -> dict:
             step[op] = dojoflow(op, work, k)
         step["store_bytes"] = _dir_bytes(work / "home" / "store")
         steps.append(step)
+        if log:
+            print(f"k={k}: LeanDojo-v2 export {peer['export_s']:.2f} s, Dojoflow export {step['export']['wall_s']:.2f} s",
+                  file=log, flush=True)
     all_in_one = dojoflow("import-all", work, repos)
     serial = dojoflow("import-all-serial", work, repos)
     loads = leandojo_v2(["load", str(work / "dojoflow-export")])
     return {"steps": steps, "import_all": all_in_one, "import_all_serial": serial, "peer_loads_dojoflow_export": loads}
+
+
+def summarise(runs: list, a, where: dict, input_bytes: int, out: Path) -> None:
+    """Print the table of medians over `runs` and write them to `out`."""
+    med = statistics.median
+
+    def m(k: int, side: str, key: str):
+        values = [r["steps"][k - 1][side][key] for r in runs]
+        if isinstance(values[0], list):  # the peer's ingest: repo k's own, the last entry
+            values = [v[-1] for v in values]
+        return med(values)
+
+    rows = []
+    print(f"{a.repos} repositories x {a.theorems} theorems x ~{a.tactics} tactics; medians of {len(runs)} runs; "
+          f"{where['cpu_model']}, nproc {where['nproc']}, load at start {where['loadavg']}")
+    print(f"{'k':>3} | {'export s: LDv2 / dojo (x)':>28} | {'CPU s LDv2/dojo':>15} | {'peak MiB LDv2/dojo':>18} | "
+          f"{'ingest k s: LDv2/dojo':>21} | {'snapshot s':>10} | {'MB: store / LDv2 JSON':>21}")
+    for k in range(1, a.repos + 1):
+        row = {"k": k}
+        for side, key in (("leandojo_v2", "export_s"), ("leandojo_v2", "ingest_s"), ("leandojo_v2", "peak_rss_mib"),
+                          ("leandojo_v2", "cpu_s"), ("leandojo_v2", "bytes")):
+            row[f"leandojo_v2_{key}"] = m(k, side, key)
+        for op in ("import", "snapshot", "export"):
+            for key in ("wall_s", "cpu_s", "peak_rss_mib"):
+                row[f"dojoflow_{op}_{key}"] = m(k, op, key)
+        row["dojoflow_export_bytes"] = m(k, "export", "bytes")
+        row["store_bytes"] = med([r["steps"][k - 1]["store_bytes"] for r in runs])
+        row["export_speedup"] = row["leandojo_v2_export_s"] / row["dojoflow_export_wall_s"]
+        rows.append(row)
+        print(f"{k:>3} | {row['leandojo_v2_export_s']:>9.2f} / {row['dojoflow_export_wall_s']:>6.2f} "
+              f"({row['export_speedup']:>5.1f}x) | {row['leandojo_v2_cpu_s']:>6.1f}/{row['dojoflow_export_cpu_s']:<6.1f} | "
+              f"{row['leandojo_v2_peak_rss_mib']:>7.0f}/{row['dojoflow_export_peak_rss_mib']:<8.0f} | "
+              f"{row['leandojo_v2_ingest_s']:>9.2f}/{row['dojoflow_import_wall_s']:<9.2f} | "
+              f"{row['dojoflow_snapshot_wall_s']:>10.3f} | {row['store_bytes'] / 1e6:>8.1f} / {row['leandojo_v2_bytes'] / 1e6:<8.1f}")
+    peer_ingest_all = med([sum(r["steps"][-1]["leandojo_v2"]["ingest_s"]) for r in runs])
+    import_all = {key: med([r["import_all"][key] for r in runs]) for key in ("wall_s", "cpu_s", "peak_rss_mib")}
+    serial = {key: med([r["import_all_serial"][key] for r in runs]) for key in ("wall_s", "cpu_s", "peak_rss_mib")}
+    one_by_one = med([sum(s["import"]["wall_s"] for s in r["steps"]) for r in runs])
+    print(f"ingest of all {a.repos}: LeanDojo-v2 {peer_ingest_all:.2f} s (in memory, nothing written); Dojoflow "
+          f"{import_all['wall_s']:.2f} s in one `import_exports` call (peak {import_all['peak_rss_mib']:.0f} MiB; "
+          f"{serial['wall_s']:.2f} s with one process), "
+          f"{one_by_one:.2f} s as {a.repos} imports")
+    print(f"input exports {input_bytes / 1e6:.1f} MB; store after {a.repos} {rows[-1]['store_bytes'] / 1e6:.1f} MB; "
+          f"LeanDojo-v2 merged JSON {rows[-1]['leandojo_v2_bytes'] / 1e6:.1f} MB; "
+          f"LeanDojo-v2 loads Dojoflow's export: {runs[-1]['peer_loads_dojoflow_export']}")
+    from storage.atomic import write_json
+
+    write_json(out, {"repos": a.repos, "theorems": a.theorems, "tactics": a.tactics, "repeat": len(runs),
+                     "machine": where, "load_after": os.getloadavg(), "input_export_bytes": input_bytes,
+                     "steps": rows, "leandojo_v2_ingest_all_s": peer_ingest_all, "dojoflow_import_all": import_all,
+                     "dojoflow_import_all_one_process": serial,
+                     "dojoflow_import_one_by_one_s": one_by_one,
+                     "leandojo_v2_loads_dojoflow_export": runs[-1]["peer_loads_dojoflow_export"], "runs": runs})
+    print(f"results: {out}", flush=True)
 
 
 def main() -> None:
@@ -140,60 +197,11 @@ def main() -> None:
             write_synthetic_export(work / "exports" / f"repo{k}", f"repo{k}", a.theorems, a.tactics, seed=k)
         input_bytes = _dir_bytes(work / "exports")
         runs = []
-        for rep in range(a.repeat):
-            runs.append(one_run(work, a.repos))
-            print(f"run {rep + 1}/{a.repeat} done", file=sys.stderr, flush=True)
-        med = statistics.median
-
-        def m(k: int, side: str, key: str):
-            values = [r["steps"][k - 1][side][key] for r in runs]
-            if isinstance(values[0], list):  # the peer's ingest: repo k's own, the last entry
-                values = [v[-1] for v in values]
-            return med(values)
-
-        rows = []
-        print(f"{a.repos} repositories x {a.theorems} theorems x ~{a.tactics} tactics; medians of {a.repeat} runs; "
-              f"{where['cpu_model']}, nproc {where['nproc']}, load at start {where['loadavg']}")
-        print(f"{'k':>3} | {'export s: LDv2 / dojo (x)':>28} | {'CPU s LDv2/dojo':>15} | {'peak MiB LDv2/dojo':>18} | "
-              f"{'ingest k s: LDv2/dojo':>21} | {'snapshot s':>10} | {'MB: store / LDv2 JSON':>21}")
-        for k in range(1, a.repos + 1):
-            row = {"k": k}
-            for side, key in (("leandojo_v2", "export_s"), ("leandojo_v2", "ingest_s"), ("leandojo_v2", "peak_rss_mib"),
-                              ("leandojo_v2", "cpu_s"), ("leandojo_v2", "bytes")):
-                row[f"leandojo_v2_{key}"] = m(k, side, key)
-            for op in ("import", "snapshot", "export"):
-                for key in ("wall_s", "cpu_s", "peak_rss_mib"):
-                    row[f"dojoflow_{op}_{key}"] = m(k, op, key)
-            row["dojoflow_export_bytes"] = m(k, "export", "bytes")
-            row["store_bytes"] = med([r["steps"][k - 1]["store_bytes"] for r in runs])
-            row["export_speedup"] = row["leandojo_v2_export_s"] / row["dojoflow_export_wall_s"]
-            rows.append(row)
-            print(f"{k:>3} | {row['leandojo_v2_export_s']:>9.2f} / {row['dojoflow_export_wall_s']:>6.2f} "
-                  f"({row['export_speedup']:>5.1f}x) | {row['leandojo_v2_cpu_s']:>6.1f}/{row['dojoflow_export_cpu_s']:<6.1f} | "
-                  f"{row['leandojo_v2_peak_rss_mib']:>7.0f}/{row['dojoflow_export_peak_rss_mib']:<8.0f} | "
-                  f"{row['leandojo_v2_ingest_s']:>9.2f}/{row['dojoflow_import_wall_s']:<9.2f} | "
-                  f"{row['dojoflow_snapshot_wall_s']:>10.3f} | {row['store_bytes'] / 1e6:>8.1f} / {row['leandojo_v2_bytes'] / 1e6:<8.1f}")
-        peer_ingest_all = med([sum(r["steps"][-1]["leandojo_v2"]["ingest_s"]) for r in runs])
-        import_all = {key: med([r["import_all"][key] for r in runs]) for key in ("wall_s", "cpu_s", "peak_rss_mib")}
-        serial = {key: med([r["import_all_serial"][key] for r in runs]) for key in ("wall_s", "cpu_s", "peak_rss_mib")}
-        one_by_one = med([sum(s["import"]["wall_s"] for s in r["steps"]) for r in runs])
-        print(f"ingest of all {a.repos}: LeanDojo-v2 {peer_ingest_all:.2f} s (in memory, nothing written); Dojoflow "
-              f"{import_all['wall_s']:.2f} s in one `import_exports` call (peak {import_all['peak_rss_mib']:.0f} MiB; "
-              f"{serial['wall_s']:.2f} s with one process), "
-              f"{one_by_one:.2f} s as {a.repos} imports")
-        print(f"input exports {input_bytes / 1e6:.1f} MB; store after {a.repos} {rows[-1]['store_bytes'] / 1e6:.1f} MB; "
-              f"LeanDojo-v2 merged JSON {rows[-1]['leandojo_v2_bytes'] / 1e6:.1f} MB; "
-              f"LeanDojo-v2 loads Dojoflow's export: {runs[-1]['peer_loads_dojoflow_export']}")
-        from storage.atomic import write_json
-
         out = a.out or ROOT / "benchmarks" / "results" / f"vs-leandojo-v2-{a.repos}x{a.theorems}.json"
-        write_json(out, {"repos": a.repos, "theorems": a.theorems, "tactics": a.tactics, "repeat": a.repeat,
-                         "machine": where, "load_after": os.getloadavg(), "input_export_bytes": input_bytes,
-                         "steps": rows, "leandojo_v2_ingest_all_s": peer_ingest_all, "dojoflow_import_all": import_all,
-                         "dojoflow_import_all_one_process": serial,
-                         "dojoflow_import_one_by_one_s": one_by_one,
-                         "leandojo_v2_loads_dojoflow_export": runs[-1]["peer_loads_dojoflow_export"], "runs": runs})
-        print(f"results: {out}")
+        for rep in range(a.repeat):
+            runs.append(one_run(work, a.repos, log=sys.stderr))
+            # Figures after every run: a long run cut short still leaves the medians so far.
+            summarise(runs, a, where, input_bytes, out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
