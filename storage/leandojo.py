@@ -551,9 +551,11 @@ def read_exports(paths: list[str | Path], split_settings: SplitSettings | None =
         raise InputError("PATH", "no export given", "name at least one LeanDojo export folder")
     if workers is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        # A worker costs a process start and its imports (about a second): worth it for big exports only.
+        # A worker costs a process start and its imports (about a second of CPU) and sends its
+        # tables back: worth it for big exports on machines with cores to spare. On 2 cores it
+        # measured slower than one process (benchmarks/README.md), so it needs 4 or more.
         big = sum(_split_bytes(p) for p in paths) >= PARALLEL_IMPORT_BYTES
-        workers = min(len(paths), cores) if big else 1
+        workers = min(len(paths), cores) if big and cores >= PARALLEL_IMPORT_CORES else 1
     if workers > 1 and len(paths) > 1:
         from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context
@@ -578,6 +580,7 @@ def read_exports(paths: list[str | Path], split_settings: SplitSettings | None =
 
 
 PARALLEL_IMPORT_BYTES = 32 * 2**20
+PARALLEL_IMPORT_CORES = 4
 
 
 def _split_bytes(root: Path) -> int:
