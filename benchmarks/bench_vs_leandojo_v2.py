@@ -17,6 +17,7 @@ runs; results (with the machine) go to benchmarks/results/vs-leandojo-v2-<R>x<T>
 
     bash benchmarks/leandojo_v2_env.sh
     .venv/bin/python benchmarks/bench_vs_leandojo_v2.py --repos 10 --theorems 2000 --repeat 3
+    .venv/bin/python benchmarks/bench_vs_leandojo_v2.py --repos 10 --theorems 2000 --repeat 5 --ingest-only
 """
 
 from __future__ import annotations
@@ -55,9 +56,9 @@ def _dojoflow_child(op: str, work: Path, k: int) -> dict:
     if op.startswith("import-all"):
         shutil.rmtree(work / "home-all", ignore_errors=True)
         store = Store.open(work / "home-all")
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         import_exports(store, exports, workers=1 if op == "import-all-serial" else None)
-        return {"wall_s": time.perf_counter() - t}
+        return {"wall_s": time.perf_counter() - t, "op_cpu_s": time.process_time() - cpu}
     store = Store.open(work / "home")
     if op == "import":
         t = time.perf_counter()
@@ -172,6 +173,27 @@ def summarise(runs: list, a, where: dict, input_bytes: int, out: Path) -> None:
     print(f"results: {out}", flush=True)
 
 
+def compare_ingest(work: Path, a, where: dict) -> None:
+    """Ingest of all repositories, alternating sides, medians of --repeat."""
+    runs = {"leandojo_v2": [], "dojoflow": []}
+    for _ in range(a.repeat):
+        runs["leandojo_v2"].append(leandojo_v2(["ingest-only", str(a.repos), str(work / "exports")]))
+        runs["dojoflow"].append(dojoflow("import-all-serial", work, a.repos))
+    med = {side: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "op_cpu_s", "peak_rss_mib")
+                  if k in rs[0]} for side, rs in runs.items()}
+    print(f"ingest of {a.repos} x {a.theorems}: medians of {a.repeat}; {where['cpu_model']}, nproc {where['nproc']}, "
+          f"load at start {where['loadavg']}")
+    for side, m in med.items():
+        print(f"{side:12} wall {m['wall_s']:.2f} s, CPU {m['op_cpu_s']:.2f} s" +
+              (f", peak {m['peak_rss_mib']:.0f} MiB" if "peak_rss_mib" in m else ""))
+    from storage.atomic import write_json
+
+    out = a.out or ROOT / "benchmarks" / "results" / f"ingest-vs-leandojo-v2-{a.repos}x{a.theorems}.json"
+    write_json(out, {"repos": a.repos, "theorems": a.theorems, "repeat": a.repeat, "machine": where,
+                     "load_after": os.getloadavg(), "medians": med, "runs": runs})
+    print(f"results: {out}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repos", type=int, default=10)
@@ -179,6 +201,9 @@ def main() -> None:
     ap.add_argument("--tactics", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--ingest-only", action="store_true",
+                    help="Only compare ingesting all repositories: LeanDojo-v2's in-memory ingest against Dojoflow's "
+                         "import_exports in one process, wall and CPU seconds of the operation itself.")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -196,6 +221,8 @@ def main() -> None:
         for k in range(1, a.repos + 1):
             write_synthetic_export(work / "exports" / f"repo{k}", f"repo{k}", a.theorems, a.tactics, seed=k)
         input_bytes = _dir_bytes(work / "exports")
+        if a.ingest_only:
+            return compare_ingest(work, a, where)
         runs = []
         out = a.out or ROOT / "benchmarks" / "results" / f"vs-leandojo-v2-{a.repos}x{a.theorems}.json"
         for rep in range(a.repeat):

@@ -5,6 +5,7 @@
                            exports (`Repository.from_dict` with theorems_folder etc., what
                            LeanDojo-v2 does with a traced dataset), then time
                            `DynamicDatabase.export_merged_data(repos, OUT)`
+    ingest-only K EXPORTS  the same ingest, timed in wall and CPU seconds, and no export
     load EXPORT            load a (Dojoflow) export with LeanDojo-v2's `Repository.from_dict`
 """
 
@@ -40,13 +41,19 @@ def main() -> None:
         repo = load_repository(Path(sys.argv[2]), datetime.datetime(2026, 1, 1))
         print(json.dumps({"theorems": repo.total_theorems, "premise_files": repo.num_premise_files}))
         return
-    k, exports, out = int(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
+    k, exports = int(sys.argv[2]), Path(sys.argv[3])
     ingest = []
     repos = []
+    cpu = time.process_time()
     for i in range(1, k + 1):
         t = time.perf_counter()
         repos.append(load_repository(exports / f"repo{i}", datetime.datetime(2026, 1, 1) + datetime.timedelta(days=i)))
         ingest.append(time.perf_counter() - t)
+    if op == "ingest-only":
+        print(json.dumps({"wall_s": sum(ingest), "op_cpu_s": time.process_time() - cpu,
+                          "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+        return
+    out = Path(sys.argv[4])
     with tempfile.TemporaryDirectory() as tmp:
         db = DynamicDatabase(json_path=str(Path(tmp) / "dynamic_database.json"))
         t = time.perf_counter()
