@@ -1,6 +1,6 @@
 """The `dojoflow` command: store, tracing, and pipeline runs from the shell.
 
-    dojoflow import PATH                    read a LeanDojo export into the store
+    dojoflow import PATH...                 read LeanDojo exports into the store (one commit)
     dojoflow export OUT [--repo URL@COMMIT] write repositories back in LeanDojo's layout
     dojoflow trace URL_OR_PATH [--commit]   trace a Lean 4 repository with lean-dojo
     dojoflow repos                          repositories in curriculum order
@@ -118,22 +118,24 @@ def _added_rows(results) -> list[dict]:
 
 @command("import")
 def import_cmd(
-    path: Annotated[Path, typer.Argument(help="A LeanDojo export folder (random/, novel_premises/, corpus.jsonl ...).")],
+    paths: Annotated[list[Path], typer.Argument(help="LeanDojo export folders (random/, novel_premises/, corpus.jsonl ...); "
+                                                     "several are imported together, in one commit.")],
     replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
     val_fraction: Annotated[float, typer.Option(help="Val share for splits the export does not carry.")] = 0.1,
     test_fraction: Annotated[float, typer.Option(help="Test share for splits the export does not carry.")] = 0.1,
     home: Home = None,
     fmt: FormatOption = None,
 ):
-    """Import a LeanDojo Benchmark export: each repository in it becomes its own partition."""
-    from storage.leandojo import read_export
+    """Import LeanDojo Benchmark exports: each repository in them becomes its own partition."""
+    from storage.leandojo import read_exports
     from storage.splits import SplitSettings
 
     settings = from_options(SplitSettings, {"val_fraction": ("--val-fraction", val_fraction),
                                             "test_fraction": ("--test-fraction", test_fraction)})
-    repos = read_export(path, settings)  # validated before the store is opened (or created)
+    repos = read_exports(paths, settings)  # validated before the store is opened (or created)
     results = _store(home).ingest(repos, replace=replace)
-    emit(_added_rows(results), fmt, title=f"imported {path}")
+    title = f"imported {paths[0]}" if len(paths) == 1 else f"imported {len(paths)} exports"
+    emit(_added_rows(results), fmt, title=title)
 
 
 @command("migrate")

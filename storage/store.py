@@ -286,7 +286,7 @@ class Store:
         folder = self.data_dir / f"{data.repo_id}@{content_hash[:12]}"
         with atomic.atomic_path(folder) as tmp:
             tmp.mkdir(parents=True)
-            pq.write_table(repo_table, tmp / "repositories.parquet")
+            pq.write_table(repo_table, tmp / "repositories.parquet", compression="zstd")
             for name, table in data.tables().items():
                 table = table.cast(schemas.TABLES[name])
                 pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
