@@ -1,0 +1,48 @@
+"""Lean in the loop: one backend interface (`backend.py`), four backends (`repl`,
+`kimina`, `leandojo`, `replay`), the containment and axiom guard (`guard.py`) and the
+process sandbox (`sandbox.py`). See docs/lean-backends.md.
+
+    from tasks.lean import BackendSettings, open_backend
+    backend = open_backend(BackendSettings(kind="replay"), store)
+"""
+
+from __future__ import annotations
+
+from .backend import LeanBackend, ProofCheck, ProofState, TacticResult, TheoremSpec
+from .config import BackendSettings
+from .guard import DEFAULT_ALLOWED_AXIOMS, Verdict, forbidden_construct, judge
+from .theorems import load_theorems, theorem_spec
+
+__all__ = [
+    "BackendSettings", "DEFAULT_ALLOWED_AXIOMS", "LeanBackend", "ProofCheck", "ProofState", "TacticResult",
+    "TheoremSpec", "Verdict", "forbidden_construct", "judge", "load_theorems", "open_backend", "preflight",
+    "theorem_spec",
+]
+
+
+def preflight(settings: BackendSettings) -> None:
+    """Fail now, with the install command or the fix, if the backend cannot run (its package,
+    `lake`, or its server is missing). Cheap; `open_backend` calls it first."""
+    from .availability import check_available
+
+    check_available(settings)
+
+
+def open_backend(settings: BackendSettings, store) -> LeanBackend:
+    """The backend `settings` names, checked to be usable before any work starts."""
+    preflight(settings)
+    if settings.kind == "replay":
+        from .replay import ReplayBackend
+
+        return ReplayBackend(store)
+    if settings.kind == "repl":
+        from .repl import ReplBackend
+
+        return ReplBackend(settings)
+    if settings.kind == "kimina":
+        from .kimina import KiminaBackend
+
+        return KiminaBackend(settings)
+    from .leandojo import LeanDojoBackend
+
+    return LeanDojoBackend(settings)

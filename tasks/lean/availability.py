@@ -1,0 +1,57 @@
+"""Is the configured backend usable? Checked before any search, so that a missing package,
+`lake` or server is one clear error with the fix, not a failure per theorem."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+from storage.errors import InputError
+
+from .config import BackendSettings
+
+LEAN_EXTRA = "pip install -e '.[lean]' in a Dojoflow checkout, or pip install 'dojoflow[lean]'"
+ELAN = ("install Lean's toolchain manager elan (`curl https://raw.githubusercontent.com/leanprover/elan/master/"
+        "elan-init.sh -sSf | sh`) and open a new shell, or set backend.repl.lake_path to your `lake`")
+
+
+def _module_missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def find_lake(lake_path: str) -> str | None:
+    """The `lake` executable `lake_path` names (a path, or a name on PATH), or None."""
+    if os.sep in lake_path:
+        return lake_path if os.access(lake_path, os.X_OK) else None
+    return shutil.which(lake_path)
+
+
+def check_available(settings: BackendSettings) -> None:
+    kind = settings.kind
+    if kind == "replay":
+        return
+    if kind == "repl":
+        if _module_missing("lean_interact"):
+            raise InputError("backend.kind: repl", "the Python package lean-interact is not installed",
+                             LEAN_EXTRA)
+        if find_lake(settings.repl.lake_path) is None:
+            raise InputError("backend.repl.lake_path", f"no `lake` executable at {settings.repl.lake_path!r} "
+                             "(the REPL backend runs Lean through lake)", ELAN)
+        for repo, folder in settings.repl.projects.items():
+            if not os.path.isdir(folder):
+                raise InputError(f"backend.repl.projects[{repo}]", f"{folder} is not a folder",
+                                 "give the local checkout of the traced repository at its traced commit")
+        return
+    if kind == "kimina":
+        from .kimina import check_server
+
+        check_server(settings.kimina)
+        return
+    if _module_missing("lean_dojo"):
+        raise InputError("backend.kind: leandojo", "the Python package lean-dojo is not installed", LEAN_EXTRA)
+    if shutil.which("lake") is None:
+        raise InputError("backend.kind: leandojo", "no `lake` on PATH (lean-dojo runs Lean through lake)", ELAN)
