@@ -47,6 +47,15 @@ RECORD_TABLES = {
 }
 
 
+def _proofs_ddl() -> str:
+    from .proofs import DDL  # the proofs table's own module declares it (storage/proofs.py)
+
+    return DDL
+
+
+RECORD_TABLES["proofs"] = _proofs_ddl()
+
+
 @contextmanager
 def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iterator:
     """A DuckDB connection to the catalog: read-only and shared, or (`write`) exclusive."""

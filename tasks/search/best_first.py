@@ -103,7 +103,7 @@ def _accept(search: _Search, backend, proof: tuple[str, ...]) -> tuple[bool, tup
     if check.error:
         search.rejected.append(f"check failed: {check.error}")
         return False, ()
-    verdict = judge(check, text)
+    verdict = judge(check, text, tuple(search.budget.allowed_axioms))
     if not verdict.proved:
         search.rejected.append(verdict.reason)
     return verdict.proved, tuple(check.axioms)

@@ -42,7 +42,7 @@ def whole_proof_search(theorem, backend, generator, budget: SearchBudget, goals:
         if check.error:
             errors.append(check.error)
             continue
-        verdict = judge(check, proof)
+        verdict = judge(check, proof, tuple(budget.allowed_axioms))
         if verdict.proved:
             successes += 1
             if found is None:
