@@ -18,9 +18,11 @@ from prefect.transactions import transaction
 
 from storage.store import dojoflow_home
 from tasks.config import PipelineConfig
+from tasks.generate.checkpoint import GENERATOR_TRAINERS
 from tasks.prefect_tasks import tasks_for
 
 from . import ui
+from .prove import proving_step
 
 
 @flow(name="curriculum", flow_run_name="curriculum[{config.name}]", persist_result=False,
@@ -69,6 +71,9 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
                                        config.evaluation.splits, eval_repos, step=k, repo_name=step["name"],
                                        return_state=True)
             t.record_metrics(home, evaluated.result(), run_id, k, step["primary"])
+            if config.evaluation.proving is not None and name in GENERATOR_TRAINERS and trained.result()["has_model"]:
+                proving_step(home, config.evaluation.proving, trained.result(), eval_repos, config.split_kind,
+                             run_id, k, step["primary"])
             parents[name] = trained.result()
             done[name] = ui.trainer_step_summary(trained, evaluated)
         step_results.append({"step": k, "name": step["name"], "snapshot": snapshot["snapshot_id"],

@@ -20,6 +20,7 @@ from storage.sample import SAMPLE_REPOS
 from storage.snapshot import SnapshotSettings
 from storage.splits import SplitSettings
 from tasks.progress.config import ProgressSettings
+from tasks.proving.config import ProvingSettings
 from tasks.retriever.config import RetrieverSettings
 from tasks.sft.config import SFTSettings
 
@@ -96,6 +97,7 @@ class EvaluationConfig(BaseModel):
 
     splits: list[Literal["train", "val", "test"]] = Field(["val", "test"], description="Splits to evaluate on, for every repository seen so far.")
     all_repositories_so_far: bool = Field(True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest.")
+    proving: Optional[ProvingSettings] = Field(None, description="Proof search after the tactic generator trains: its checkpoint tries the theorems of `proving.splits` of every repository seen so far; pass@k per repository and split (tasks/proving/config.py, docs/proving.md). null: off.")
 
 
 class PipelineConfig(BaseModel):
@@ -162,6 +164,10 @@ class PipelineConfig(BaseModel):
         enabled = self.trainers.enabled()
         for name, settings in enabled.items():
             preflight(name, settings)
+        if self.evaluation.proving is not None:  # a backend that cannot run fails before any training
+            from .lean import preflight as lean_preflight
+
+            lean_preflight(self.evaluation.proving.backend)
         return enabled
 
 

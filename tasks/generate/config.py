@@ -32,7 +32,7 @@ class GeneratorSettings(BaseModel):
     max_new_tokens: int = Field(64, ge=1, le=4096, description="Tokens generated per tactic at most.")
     max_proof_tokens: int = Field(512, ge=1, le=16384, description="Tokens generated per whole proof at most (whole-proof mode).")
     batch_size: int = Field(8, ge=1, le=1024, description="Proof states generated for in one forward pass (local checkpoints).")
-    retriever_checkpoint: Optional[str] = Field(None, description="`retrieval`: a retriever checkpoint folder (default: the retriever trainer's checkpoint of the same step, when the curriculum trains one).")
+    retriever_checkpoint: Optional[str] = Field(None, description="`retrieval`: a retriever checkpoint folder (tasks/retriever/), whose top premises go into the prompt.")
     num_premises: int = Field(10, ge=1, le=100, description="`retrieval`: premises put into the prompt (ReProver uses up to 100).")
     endpoint: Optional[EndpointSettings] = Field(None, description="`endpoint`: the server to ask.")
     progress_checkpoint: Optional[str] = Field(None, description="A progress-model checkpoint: candidates are re-ranked by predicted steps remaining (fewest first) before search tries them.")
