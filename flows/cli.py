@@ -298,6 +298,7 @@ def import_progress_cmd(
 def prove_cmd(
     config: Annotated[Optional[Path], typer.Argument(help="A YAML prove config, or a pipeline config with `evaluation.proving` (default: the Lean REPL backend and the newest SFT checkpoint).")] = None,
     repo: Annotated[Optional[list[str]], typer.Option("--repo", help="Repository name, repo id, URL or URL@COMMIT; repeat. Default: all.")] = None,
+    theorem: Annotated[Optional[list[str]], typer.Option("--theorem", help="Only this `sorry` theorem (full name); repeat. Default: all of them.")] = None,
     checkpoint: Annotated[Optional[Path], typer.Option("--checkpoint", help="Tactic generator checkpoint folder (default: the newest SFT checkpoint).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the patch files (default: <home>/patches/<run id>/).")] = None,
     home: Home = None,
@@ -315,6 +316,7 @@ def prove_cmd(
 
         cfg = ProveConfig.from_yaml(config) if config else ProveConfig()
         updates = {"home": str(home) if home else cfg.home, "repos": list(repo) if repo else cfg.repos,
+                   "theorems": list(theorem) if theorem else cfg.theorems,
                    "checkpoint": str(checkpoint) if checkpoint else cfg.checkpoint, "out": str(out) if out else cfg.out}
         cfg = ProveConfig.model_validate({**cfg.model_dump(), **updates})
     except DojoflowError as e:

@@ -61,13 +61,12 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     p, t = proving_tasks(home), tasks_for(home)
     settings = config.proving
 
-    # Which repositories and which generator; bad input fails here, before any search
-    repo_ids, checkpoint = p.resolve(home, config.repos, config.checkpoint, settings)
+    # Which theorems and which generator; bad input fails here, before any search
+    theorems, checkpoint = p.resolve(home, config.repos, config.theorems, config.checkpoint, settings)
     p.check(home, settings, checkpoint)
     t.record_run_start(home, run_id, "prove", config.model_dump(mode="json"))
 
     # Search every sorry theorem, in batches spread by the task runner
-    theorems = p.select_sorry(home, repo_ids)
     records = search_batches(p, home, settings, checkpoint, theorems)
     p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "sorry")
 

@@ -36,14 +36,12 @@ def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settin
 
 
 @task(name="resolve-prove-inputs", cache_policy=NO_CACHE)
-def resolve_task(home: str, repos: list[str], checkpoint: str | None, settings) -> tuple[list[str], dict]:
+def resolve_task(home: str, repos: list[str], theorems: list[str], checkpoint: str | None,
+                 settings) -> tuple[list[dict], dict]:
+    """The `sorry` theorems to try and the generator's checkpoint; bad input fails here."""
     store = Store.open(home, create=False)
-    return sorry.resolve_repositories(store, repos), sorry.generator_ref(store, checkpoint, settings)
-
-
-@task(name="select-sorry-theorems", cache_policy=NO_CACHE)
-def select_sorry_task(home: str, repo_ids: list[str]) -> list[dict]:
-    return sorry.select_sorry_theorems(Store.open(home), repo_ids)
+    repo_ids = sorry.resolve_repositories(store, repos)
+    return sorry.select_sorry_theorems(store, repo_ids, theorems), sorry.generator_ref(store, checkpoint, settings)
 
 
 @task(name="prove-batch", task_run_name="prove-batch[{batch}]")
@@ -78,6 +76,6 @@ def proving_tasks(home: str | Path) -> SimpleNamespace:
         isolation_level="SERIALIZABLE")
     prove_batch = prove_batch_task.with_options(cache_policy=policy, result_storage=home / "prefect" / "results",
                                                 result_serializer="json", persist_result=True)
-    return SimpleNamespace(check=check_proving_task, resolve=resolve_task, select=select_theorems_task, select_sorry=select_sorry_task,
+    return SimpleNamespace(check=check_proving_task, resolve=resolve_task, select=select_theorems_task,
                            prove_batch=prove_batch, metrics=proving_metrics_task, record_proofs=record_proofs_task,
                            write_patches=write_patches_task)

@@ -14,14 +14,6 @@ import json
 from . import catalog
 from .ids import stable_hash
 
-DDL = """
-    CREATE TABLE IF NOT EXISTS proofs (
-        run_id VARCHAR, checkpoint_id VARCHAR, repo_id VARCHAR, theorem_id VARCHAR, proof_id VARCHAR,
-        file_path VARCHAR, full_name VARCHAR, split VARCHAR, purpose VARCHAR, tactics JSON, proof VARCHAR,
-        checker VARCHAR, axioms JSON, expansions INTEGER, seconds DOUBLE,
-        found_at TIMESTAMPTZ DEFAULT now(),
-        PRIMARY KEY (run_id, checkpoint_id, theorem_id, proof_id))"""
-
 COLUMNS = ("run_id", "checkpoint_id", "repo_id", "theorem_id", "proof_id", "file_path", "full_name", "split",
            "purpose", "tactics", "proof", "checker", "axioms", "expansions", "seconds")
 
@@ -40,7 +32,7 @@ def record_proofs(store, rows: list[dict]) -> int:
         values.append([pid if c == "proof_id" else json.dumps(list(r[c])) if c in ("tactics", "axioms") else r.get(c)
                        for c in COLUMNS])
     with catalog.connect(store, write=True) as con:
-        con.execute(DDL)  # a store created before this table existed gains it here
+        con.execute(catalog.RECORD_TABLES["proofs"])  # a store created before this table existed gains it here
         con.execute("BEGIN TRANSACTION")
         con.executemany(f"INSERT OR REPLACE INTO proofs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
                         values)

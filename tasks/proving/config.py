@@ -57,6 +57,7 @@ class ProveConfig(BaseModel):
 
     home: Optional[str] = Field(None, description="Dojoflow home (store, checkpoints). Default: $DOJOFLOW_HOME or ./.dojoflow.")
     repos: list[str] = Field(default_factory=list, description="Repositories to prove in (repo id, URL or URL@COMMIT, or a repository name); empty: every repository in the store.")
+    theorems: list[str] = Field(default_factory=list, description="Only these `sorry` theorems (full names); empty: every `sorry` theorem of `repos`.")
     checkpoint: Optional[str] = Field(None, description="The tactic generator's checkpoint folder. Default: the newest SFT checkpoint in the catalog (not needed with an endpoint generator).")
     proving: ProvingSettings = Field(default_factory=lambda: ProvingSettings(backend=BackendSettings(kind="repl")), description="Backend, generator and budgets (as `evaluation.proving`; the default backend here is the Lean REPL).")
     out: Optional[str] = Field(None, description="Folder for the patch files (one per repository). Default: <home>/patches/<run id>/.")

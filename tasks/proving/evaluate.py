@@ -19,6 +19,8 @@ mean expansions, mean seconds and errors are reported per repository and split.
 
 from __future__ import annotations
 
+import os
+import socket
 from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
@@ -125,6 +127,7 @@ def prove_theorems(store, settings: ProvingSettings, checkpoint_dir: str | None,
     finally:
         generator.close()
         backend.close()
+    searched_by = f"{socket.gethostname()}:{os.getpid()}"  # which worker: provenance, and how runners spread work
     out = []
     for t, results in zip(theorems, runs):
         proved = next((r for r in results if r.proved), None)
@@ -139,6 +142,7 @@ def prove_theorems(store, settings: ProvingSettings, checkpoint_dir: str | None,
             "proof": list(proved.proof) if proved else None, "axioms": list(proved.axioms) if proved else [],
             "proof_expansions": proved.expansions if proved else None,
             "proof_seconds": proved.seconds if proved else None,
+            "searched_by": searched_by,
         })
     return out
 

@@ -32,13 +32,22 @@ def resolve_repositories(store, specs: list[str]) -> list[str]:
     return out
 
 
-def select_sorry_theorems(store, repo_ids: list[str]) -> list[dict]:
-    """Records (as evaluation's) of every theorem of `repo_ids` whose proof uses `sorry`."""
+def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | None = None) -> list[dict]:
+    """Records (as evaluation's) of the theorems of `repo_ids` whose proof uses `sorry`
+    (only `full_names`, if given: each must be in the store and be a `sorry` theorem)."""
     from tasks.lean import load_theorems
 
+    specs = load_theorems(store, repo_ids, sorry_only=True)
+    if full_names:
+        load_theorems(store, repo_ids, full_names=list(full_names))  # InputError for a theorem not in the store
+        proved_already = sorted(set(full_names) - {s.full_name for s in specs})
+        if proved_already:
+            raise InputError(", ".join(proved_already), "has a proof without `sorry` in the store",
+                             "name theorems whose proof is `sorry` (`dojoflow sql \"SELECT full_name FROM theorems "
+                             "WHERE has_sorry\"`)")
+        specs = [s for s in specs if s.full_name in set(full_names)]
     goals = initial_goals(store, repo_ids)
-    return [_record(s, None, goals.get((s.repo_id, s.file_path, s.full_name), ""))
-            for s in load_theorems(store, repo_ids, sorry_only=True)]
+    return [_record(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
 
 
 def newest_generator_checkpoint(store) -> str:
@@ -67,9 +76,10 @@ def generator_ref(store, checkpoint: str | None, settings) -> dict:
     path = Path(checkpoint or newest_generator_checkpoint(store)).expanduser().resolve()
     if not path.is_dir():
         raise InputError(path, "does not exist", "give a tactic generator's checkpoint folder (`--checkpoint`)")
+    from tasks.generate.checkpoint import checkpoint_prompt_settings
+
+    checkpoint_prompt_settings(path)  # refuses a checkpoint of a trainer that does not generate tactics
     manifest = path / MANIFEST
-    if manifest.is_file():
-        cid = json.loads(manifest.read_text())["checkpoint"]["checkpoint_id"]
-    else:
-        cid = f"folder-{local_model_fingerprint(str(path))}"
+    cid = json.loads(manifest.read_text())["checkpoint"].get("checkpoint_id") if manifest.is_file() else None
+    cid = cid or f"folder-{local_model_fingerprint(str(path))}"
     return {"checkpoint_id": cid, "path": str(path)}
