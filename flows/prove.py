@@ -29,8 +29,8 @@ def search_batches(p, home: str, settings: ProvingSettings, checkpoint: dict | N
 
 
 def proving_step(home: str, settings: ProvingSettings, checkpoint: dict, repo_ids: list[str], split_kind: str,
-                 run_id: str, step: int, step_repo_id: str) -> list[dict]:
-    """The curriculum's proving evaluation of one step's tactic generator; returns its metric rows."""
+                 run_id: str, step: int, step_repo_id: str) -> dict:
+    """The curriculum's proving evaluation of one step's tactic generator: {metrics, searched_by}."""
     p, t = proving_tasks(home), tasks_for(home)
     p.check(home, settings, checkpoint)  # bad settings fail here, before any search
     theorems = p.select(home, repo_ids, split_kind, settings)
@@ -38,13 +38,14 @@ def proving_step(home: str, settings: ProvingSettings, checkpoint: dict, repo_id
     rows = p.metrics(records, settings, checkpoint["checkpoint_id"], split_kind)
     t.record_metrics(home, rows, run_id, step, step_repo_id)
     p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "evaluation")
-    return rows
+    return {"metrics": rows, "searched_by": sorted({r["searched_by"] for r in records})}
 
 
 @flow(name="evaluate-proving", persist_result=False)
 def evaluate_proving(home: str, checkpoint: dict, repo_ids: list[str], split_kind: str = "random",
-                     settings: ProvingSettings = ProvingSettings()) -> list[dict]:
-    """A checkpoint's proving metrics on `repo_ids` (the curriculum's proving step, on its own)."""
+                     settings: ProvingSettings = ProvingSettings()) -> dict:
+    """A checkpoint's proving metrics on `repo_ids` (the curriculum's proving step, on its own):
+    {metrics, searched_by (the workers that searched)}."""
     home = str(dojoflow_home(home))
     return proving_step(home, settings, checkpoint, repo_ids, split_kind, str(flow_run.id or "local"), 0,
                         repo_ids[0] if repo_ids else "")

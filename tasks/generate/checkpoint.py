@@ -13,6 +13,7 @@ skipped step) is refused with `NotAGeneratorError` before any search.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,23 @@ from .config import GeneratorSettings
 
 GENERATOR_TRAINERS = ("sft", "grpo")  # trainers whose checkpoints generate tactics
 CHECKPOINT_MANIFEST = "dojoflow-checkpoint.json"
+
+# One model per checkpoint per process, shared by the batches a task runner's threads search
+# at once; loading (transformers builds on the meta device, process-wide) and generation
+# (torch's global RNG) each take the lock, so threads never interleave them.
+_MODELS: dict[tuple[str, str], tuple] = {}
+_LOCK = threading.RLock()
+
+
+def _shared_model(path: Path, model_cache_dir, device: str):
+    from tasks.models.loading import load_causal_lm
+
+    key = (str(path), device)
+    with _LOCK:
+        if key not in _MODELS:
+            model, tokenizer = load_causal_lm(path, model_cache_dir)
+            _MODELS[key] = (model.to(device).eval(), tokenizer)
+        return _MODELS[key]
 
 
 def checkpoint_prompt_settings(path: Path) -> dict:
@@ -73,6 +91,7 @@ class CheckpointGenerator:
     system_prompt: str
     max_state_tokens: int | None
     path: str
+    seed: list  # one cell: the attempt's seed (`reseed`)
     name: str = "checkpoint"
 
     @classmethod
@@ -80,7 +99,6 @@ class CheckpointGenerator:
              device: str | None = None) -> "CheckpointGenerator":
         import torch
 
-        from tasks.models.loading import load_causal_lm
         from tasks.sft.config import SFTSettings
 
         path = Path(path).expanduser().resolve()
@@ -89,22 +107,30 @@ class CheckpointGenerator:
         trained = checkpoint_prompt_settings(path)  # refuses a retriever's or progress model's checkpoint
         check_causal_lm(path)
         sft = SFTSettings.model_validate({k: v for k, v in trained.items() if k in ("system_prompt", "max_state_tokens")})
-        model, tokenizer = load_causal_lm(path, model_cache_dir)
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        model.to(device).eval()
+        model, tokenizer = _shared_model(path, model_cache_dir, device)
         return cls(model=model, tokenizer=tokenizer, settings=settings, system_prompt=sft.system_prompt,
-                   max_state_tokens=sft.max_state_tokens, path=str(path))
+                   max_state_tokens=sft.max_state_tokens, path=str(path), seed=[0])
 
     def _run(self, states: list[str], k: int, whole: bool, max_new_tokens: int) -> list[Candidates]:
+        """Generation in chunks of `batch_size`; a sampled chunk draws from an RNG seeded by
+        (attempt seed, its states), so it does not depend on what other threads generate."""
+        import torch
+
+        from storage.ids import stable_hash
         from tasks.sft.generate import generate_tactics_batch
 
         out: list[Candidates] = []
         size = self.settings.batch_size
         for b in range(0, len(states), size):
-            out += generate_tactics_batch(
-                self.model, self.tokenizer, states[b:b + size], k, system_prompt=self.system_prompt,
-                max_new_tokens=max_new_tokens, decoding=self.settings.decoding,
-                temperature=self.settings.temperature, max_state_tokens=self.max_state_tokens, whole_text=whole)
+            chunk = states[b:b + size]
+            devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+            with _LOCK, torch.random.fork_rng(devices=devices):
+                torch.manual_seed(int(stable_hash([self.seed[0], chunk, k, whole], 12), 16))
+                out += generate_tactics_batch(
+                    self.model, self.tokenizer, chunk, k, system_prompt=self.system_prompt,
+                    max_new_tokens=max_new_tokens, decoding=self.settings.decoding,
+                    temperature=self.settings.temperature, max_state_tokens=self.max_state_tokens, whole_text=whole)
         return out
 
     def generate(self, queries: Sequence[TacticQuery], k: int) -> list[Candidates]:
@@ -114,9 +140,7 @@ class CheckpointGenerator:
         return self._run([q.goals for q in queries], n, True, self.settings.max_proof_tokens)
 
     def reseed(self, seed: int) -> None:
-        import torch
-
-        torch.manual_seed(seed)
+        self.seed[0] = seed
 
     def close(self) -> None:
         pass
