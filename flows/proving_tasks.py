@@ -20,7 +20,7 @@ from tasks.proving import evaluate, patches, preflight, sorry
 
 def _prove_key(ctx, p) -> str:
     theorems = [t["theorem_id"] for t in p["theorems"]]
-    what = {"theorems": theorems, "settings": p["settings"].model_dump(mode="json")}
+    what = {"theorems": theorems, "settings": p["settings"].model_dump(mode="json"), "records": evaluate.RECORD_VERSION}
     checkpoint = (p["checkpoint"] or {}).get("checkpoint_id", "no-checkpoint")
     return f"prove-{Store.open(p['home']).instance_id}-{checkpoint}-{stable_hash(what, 16)}"
 

@@ -33,6 +33,7 @@ from tasks.search import SearchBudget, best_first_search_many, pass_at_k_mean, w
 
 from .config import ProvingSettings
 
+RECORD_VERSION = 2  # of the records `prove_theorems` returns: part of their cache key (flows/proving_tasks.py)
 PROVING = "proving"  # the `trainer` column of proving metrics: they score the generator's checkpoint by search
 
 
