@@ -15,17 +15,29 @@ from .theorems import load_theorems, theorem_spec
 
 __all__ = [
     "BackendSettings", "DEFAULT_ALLOWED_AXIOMS", "LeanBackend", "ProofCheck", "ProofState", "TacticResult",
-    "TheoremSpec", "Verdict", "forbidden_construct", "judge", "load_theorems", "open_backend", "preflight",
-    "theorem_spec",
+    "TheoremSpec", "Verdict", "check_proofs", "forbidden_construct", "judge", "load_theorems", "open_backend",
+    "preflight", "theorem_spec",
 ]
 
 
-def preflight(settings: BackendSettings) -> None:
+def check_proofs(backend: LeanBackend, items: list[tuple[TheoremSpec, str]]) -> list[ProofCheck]:
+    """Check several (theorem, proof) pairs: in batches where the backend has them (kimina),
+    else one by one. Results are in input order."""
+    batch = getattr(backend, "check_proofs", None)
+    if batch is not None:
+        return batch(items)
+    return [backend.check_proof(theorem, proof) for theorem, proof in items]
+
+
+def preflight(settings: BackendSettings, theorems: list[TheoremSpec] | None = None) -> None:
     """Fail now, with the install command or the fix, if the backend cannot run (its package,
-    `lake`, or its server is missing). Cheap; `open_backend` calls it first."""
-    from .availability import check_available
+    `lake`, or its server is missing) or, given the theorems to work on, if a repository has no
+    usable checkout. Starts no Lean process; `open_backend` calls it (without theorems)."""
+    from .availability import check_available, check_checkouts
 
     check_available(settings)
+    if theorems:
+        check_checkouts(settings, theorems)
 
 
 def open_backend(settings: BackendSettings, store) -> LeanBackend:

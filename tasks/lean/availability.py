@@ -7,7 +7,7 @@ import importlib.util
 import os
 import shutil
 
-from storage.errors import InputError
+from storage.errors import DojoflowError, InputError
 
 from .config import BackendSettings
 
@@ -51,7 +51,29 @@ def check_available(settings: BackendSettings) -> None:
 
         check_server(settings.kimina)
         return
-    if _module_missing("lean_dojo"):
-        raise InputError("backend.kind: leandojo", "the Python package lean-dojo is not installed", LEAN_EXTRA)
+    from tasks.tracing.toolchain import check_lean_dojo
+
+    try:
+        check_lean_dojo(settings.leandojo.extra_pythonpath)
+    except DojoflowError as e:
+        raise InputError("backend.kind: leandojo", str(e), LEAN_EXTRA) from None
     if shutil.which("lake") is None:
         raise InputError("backend.kind: leandojo", "no `lake` on PATH (lean-dojo runs Lean through lake)", ELAN)
+
+
+def check_checkouts(settings: BackendSettings, theorems) -> None:
+    """Every repository of `theorems` has a checkout at its traced commit, for the backends
+    that read one (repl; kimina without a configured header)."""
+    from .source import check_checkout, project_dir
+
+    if settings.kind == "repl":
+        option, projects = "backend.repl.projects", settings.repl.projects
+    elif settings.kind == "kimina" and not settings.kimina.header:
+        option, projects = "backend.kimina.projects", settings.kimina.projects
+    else:
+        return
+    seen = set()
+    for theorem in theorems:
+        if theorem.repo_id not in seen:
+            seen.add(theorem.repo_id)
+            check_checkout(theorem, project_dir(theorem, projects, option), option)

@@ -63,6 +63,12 @@ class LeanDojoOptions(BaseModel):
 
     additional_imports: list[str] = Field(default_factory=list, description="Extra imports for Dojo's file (its `additional_imports`).")
     build_deps: bool = Field(False, description="Dojo's `build_deps`: rebuild the dependencies too.")
+    cache_dir: str | None = Field(
+        None, description="lean-dojo's cache (its CACHE_DIR), where tracing left the traced and built repository; "
+        "default: $CACHE_DIR, else lean-dojo's own (~/.cache/lean_dojo).")
+    extra_pythonpath: list[str] = Field(
+        default_factory=list, description="Folders to put on the Dojo worker's PYTHONPATH, where lean-dojo is "
+        "installed if it is not in Dojoflow's environment.")
 
 
 class BackendSettings(BaseModel):

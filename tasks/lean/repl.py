@@ -14,7 +14,6 @@ See docs/lean-backends.md.
 
 from __future__ import annotations
 
-import itertools
 import json
 import shutil
 import subprocess
@@ -32,20 +31,14 @@ from .backend import (
     SORRY_TACTIC, ProofCheck, ProofState, TacticResult, TheoremSpec, crash_message, forbidden_message,
 )
 from .config import BackendSettings
+from .failures import LeanProcessFailure, retry_once
+from .states import ProofStates, failure_result
 from .guard import forbidden_construct, parse_print_axioms
 from .sandbox import SandboxSpec, write_launcher
-from .source import file_header, print_axioms_command, project_dir, proof_command, sorry_command
+from .source import check_checkout, file_header, print_axioms_command, project_dir, proof_command, sorry_command
 
 # What LeanInteract raises when the process died, hung (it kills it), or answered garbage.
 CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSONDecodeError, MemoryError, OSError)
-
-
-class LeanProcessFailure(Exception):
-    """The Lean process crashed or hung twice in a row on the same request."""
-
-    def __init__(self, message: str, timed_out: bool):
-        super().__init__(message)
-        self.timed_out = timed_out
 
 
 @dataclass
@@ -102,8 +95,6 @@ class _Project:
         for args, must in ((["exe", "cache", "get"], False), (["build"], True)):
             res = subprocess.run([str(self.launcher), *args], cwd=self.directory, capture_output=True, text=True)
             if must and res.returncode != 0:
-                from storage.errors import InputError
-
                 raise InputError(str(self.directory), f"`lake {' '.join(args)}` failed: {res.stderr.strip()[-2000:]}",
                                  "build the project yourself, or set backend.repl.build_project: false")
 
@@ -154,8 +145,7 @@ class ReplBackend:
         root.mkdir(parents=True, exist_ok=True)
         self.work_root = root
         self._projects: dict[Path, _Project] = {}
-        self._states: dict[str, _StateRecord] = {}
-        self._ids = itertools.count()
+        self._states = ProofStates()
         self._lock = threading.Lock()
 
     # -- plumbing ------------------------------------------------------------------------
@@ -163,7 +153,15 @@ class ReplBackend:
         directory = project_dir(theorem, self.settings.repl.projects, "backend.repl.projects")
         with self._lock:
             if directory not in self._projects:
-                self._projects[directory] = _Project(self.settings, directory, self.work_root)
+                check_checkout(theorem, directory, "backend.repl.projects")
+                try:
+                    self._projects[directory] = _Project(self.settings, directory, self.work_root)
+                except InputError:
+                    raise
+                except Exception as e:  # noqa: BLE001 (LeanInteract raises ValueError, RuntimeError, git errors)
+                    raise InputError("backend.repl", f"LeanInteract could not prepare the REPL for {directory}: "
+                                     f"{type(e).__name__}: {e}", "check backend.repl.repl_path and lake_path, or "
+                                     "that the REPL can be cloned and built (it needs the network once)") from None
             return self._projects[directory]
 
     def _run(self, server, request, timeout: float):
@@ -177,15 +175,6 @@ class ReplBackend:
         except CRASHES as e:
             raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"),
                                      False) from None
-
-    @staticmethod
-    def _twice(attempt):
-        """`attempt()`, and once more if the process crashed or hung (the second attempt runs
-        on a new process and rebuilds what it needs); the second failure is raised."""
-        try:
-            return attempt()
-        except LeanProcessFailure:
-            return attempt()
 
     def _header_env(self, worker: _Worker, theorem: TheoremSpec, project: _Project) -> int | None:
         """The env of the theorem's file header in this worker's current process (cached per process)."""
@@ -234,39 +223,30 @@ class ReplBackend:
             repl_id = reply.proof_state
         return _StateRecord(record.worker, record.worker.pid, repl_id, record.path, record.goals)
 
-    def _remember(self, record: _StateRecord) -> ProofState:
-        key = str(next(self._ids))
-        with self._lock:
-            self._states[key] = record
-        return ProofState(key, record.goals)
-
     # -- the interface -------------------------------------------------------------------
     def start(self, theorem: TheoremSpec) -> TacticResult:
         try:
             project = self._project(theorem)
+            worker = project.worker()
         except InputError as e:
             return TacticResult("error", message=str(e))
-        worker = project.worker()
+        except CRASHES as e:  # the first REPL process did not start
+            return TacticResult("error", message=crash_message("did not start", f"{type(e).__name__}: {e}"))
         try:
-            record = self._twice(lambda: self._open(worker, theorem, project))
-        except LeanProcessFailure as e:
-            return TacticResult("timeout" if e.timed_out else "error", message=str(e))
-        except RuntimeError as e:
-            return TacticResult("error", message=str(e))
+            record = retry_once(lambda: self._open(worker, theorem, project))
+        except (LeanProcessFailure, RuntimeError) as e:
+            return failure_result(e)
         finally:
             project.release(worker)
-        return TacticResult("state", self._remember(record))
+        return TacticResult("state", self._states.remember(record, record.goals))
 
     def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
         from lean_interact import ProofStep
         from lean_interact.interface import LeanError
 
-        why = forbidden_construct(tactic)
-        if why is not None:
-            return TacticResult("error", message=forbidden_message(why))
-        record = self._states.get(state.key)
-        if record is None:
-            return TacticResult("error", message=f"unknown proof state {state.key!r}: start the theorem first")
+        record, refused = self._states.lookup(state, tactic)
+        if refused is not None:
+            return refused
         project = self._project(theorem)
 
         def attempt():
@@ -275,11 +255,9 @@ class ReplBackend:
             return current, self._run(current.worker.server, step, self.settings.tactic_timeout_s)
 
         try:
-            current, reply = self._twice(attempt)
-        except LeanProcessFailure as e:
-            return TacticResult("timeout" if e.timed_out else "error", message=str(e))
-        except RuntimeError as e:
-            return TacticResult("error", message=str(e))
+            current, reply = retry_once(attempt)
+        except (LeanProcessFailure, RuntimeError) as e:
+            return failure_result(e)
         if isinstance(reply, LeanError):
             return TacticResult("error", message=reply.message)
         errors = [m.data for m in reply.get_errors()]
@@ -293,7 +271,7 @@ class ReplBackend:
             return TacticResult("error", message=reply.proof_status)
         goals = "\n\n".join(reply.goals)
         nxt = _StateRecord(current.worker, current.pid, reply.proof_state, current.path + (tactic,), goals)
-        return TacticResult("state", self._remember(nxt))
+        return TacticResult("state", self._states.remember(nxt, goals))
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
         why = forbidden_construct(proof)
@@ -301,12 +279,14 @@ class ReplBackend:
             return ProofCheck(False, self.name, (forbidden_message(why),))
         try:
             project = self._project(theorem)
+            pool = project.checker()
+            worker = None if pool is not None else project.worker()
         except InputError as e:
             return ProofCheck(False, self.name, (), (), error=str(e))
-        pool = project.checker()
-        worker = None if pool is not None else project.worker()
+        except CRASHES as e:
+            return ProofCheck(False, self.name, (), (), error=crash_message("did not start", f"{type(e).__name__}: {e}"))
         try:
-            return self._twice(lambda: self._check(theorem, proof, project, pool, worker))
+            return retry_once(lambda: self._check(theorem, proof, project, pool, worker))
         except (LeanProcessFailure, RuntimeError) as e:
             return ProofCheck(False, self.name, (), (), error=str(e))
         finally:

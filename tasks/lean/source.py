@@ -32,6 +32,27 @@ def project_dir(theorem: TheoremSpec, projects: dict[str, str], option: str) -> 
                      f"add `{option}: {{{name}: /path/to/its/checkout}}` (a Lake project at commit {theorem.commit[:12]})")
 
 
+def check_checkout(theorem: TheoremSpec, directory: Path, option: str) -> None:
+    """InputError if `directory` is a git checkout of another commit than the one the store
+    traced (Lean would answer about other sources). The sample's sources are exempt: their
+    traced commit is a hash of the sources, not a git commit."""
+    import subprocess
+
+    from tasks.tracing.toolchain import minimal_env
+
+    if theorem.url.startswith(SAMPLE_URL_PREFIX) or not (directory / ".git").exists():
+        return
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True,
+                              env=minimal_env(), timeout=60).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    if head and head != theorem.commit:
+        raise InputError(f"{option}[{repo_name(theorem)}]", f"{directory} is at commit {head[:12]}, and the store "
+                         f"traced {theorem.repo_id} at {theorem.commit[:12]}",
+                         f"run `git -C {directory} checkout {theorem.commit}` (or point the option at such a checkout)")
+
+
 def file_header(theorem: TheoremSpec, project: Path) -> str:
     """The theorem's file up to the line where the theorem starts: its imports, namespaces,
     `open`s and everything declared before it, which is what Lean elaborated it in."""

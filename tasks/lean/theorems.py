@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-import pyarrow.compute as pc
-
 from storage.errors import InputError
 
 from .backend import TheoremSpec
@@ -33,6 +31,8 @@ def load_theorems(store, repo_ids: list[str] | None = None, *, full_names: list[
 
     `full_names` that are not in the store raise InputError naming them.
     """
+    import pyarrow.compute as pc
+
     repos = {r["repo_id"]: r for r in store.repositories()}
     ids = sorted(repos) if repo_ids is None else list(repo_ids)
     unknown = [r for r in ids if r not in repos]
@@ -57,6 +57,7 @@ def load_theorems(store, repo_ids: list[str] | None = None, *, full_names: list[
     out, unstated = [], []
     for r in rows:
         statement = r["theorem_statement"] or statement_from_code(codes.get((r["repo_id"], r["full_name"]), ""))
+        statement = (statement or "").rstrip().removesuffix(":=").rstrip()  # some exports keep the `:=`
         if not statement:
             unstated.append(r["full_name"])  # neither the export nor its corpus says what it states
             continue

@@ -16,7 +16,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
 DOUBLE = Path(__file__).resolve().parent / "lean_repl_double.py"
 LEAN_TOOLCHAIN = "leanprover/lean4:v4.20.0\n"
 
@@ -56,7 +55,7 @@ def make_repl_double(folder: Path, *, crash_once_on: str | None = None, tactic_d
     repl_dir = folder / "repl"
     (repl_dir).mkdir(parents=True, exist_ok=True)
     (repl_dir / "lean-toolchain").write_text(LEAN_TOOLCHAIN)
-    args = [sys.executable, str(DOUBLE), "--root", str(ROOT), "--log", str(log),
+    args = [sys.executable, str(DOUBLE), "--log", str(log),
             "--tactic-delay-ms", str(tactic_delay_ms)]
     if crash_once_on:
         args += ["--crash-once-on", crash_once_on]

@@ -20,7 +20,7 @@ reached "Lean". `--crash-once-on TEXT` exits without answering the first request
 contains TEXT (once per log: a marker file records it); the tactics `double_crash` and
 `double_hang` always crash or hang; `--tactic-delay-ms` sleeps before each tactic answer.
 
-    python tests/doubles/lean_repl_double.py --root . --log /tmp/requests.jsonl
+    python tests/doubles/lean_repl_double.py --log /tmp/requests.jsonl
 """
 
 from __future__ import annotations
@@ -32,6 +32,16 @@ import resource
 import sys
 import time
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parents[1])]  # run as a script in a minimal environment
+
+from lean_world import CRASH, HANG, NO_GOALS, LeanWorld, split_declaration  # noqa: E402
+
+
+def _names(t, axioms) -> dict:
+    """A declaration is found by its full name and by the short name its statement gives."""
+    return {t.full_name: axioms, t.statement.split()[1]: axioms}
 
 
 def _pos(line: int, col: int = 0) -> dict:
@@ -57,11 +67,9 @@ class ReplDouble:
         return None
 
     def command(self, req: dict) -> dict | None:
-        from lean_world import NO_GOALS, split_declaration
-
         env, cmd = req.get("env"), req["cmd"]
         if env is not None and not (0 <= env < len(self.envs)):
-            return {"message": f"Unknown environment."}
+            return {"message": "Unknown environment."}
         line0 = cmd.count("\n", 0, len(cmd.rstrip())) + 1
         if cmd.strip().startswith("#print axioms"):
             name = cmd.strip().split(None, 2)[2]
@@ -82,12 +90,12 @@ class ReplDouble:
         proof = parts[2].strip()
         if proof == "sorry":
             if t.initial is None:
-                return {"env": self._new_env(env, {t.full_name: {"sorryAx"}}), "messages": [
+                return {"env": self._new_env(env, _names(t, {"sorryAx"})), "messages": [
                     {"severity": "error", "pos": _pos(decl_line), "endPos": _pos(decl_line, 1),
                      "data": f"the double knows no goals for {t.full_name}"}]}
             self.states.append((t, t.initial, set()))
             col = len(cmd.rstrip().split("\n")[-1]) - len("sorry")
-            return {"env": self._new_env(env, {t.full_name: {"sorryAx"}}),
+            return {"env": self._new_env(env, _names(t, {"sorryAx"})),
                     "sorries": [{"proofState": len(self.states) - 1, "goal": t.initial,
                                  "pos": _pos(line0, col), "endPos": _pos(line0, col + 5)}],
                     "messages": [{"severity": "warning", "pos": _pos(decl_line), "endPos": _pos(decl_line, 7),
@@ -95,17 +103,15 @@ class ReplDouble:
         out = self.world.run_proof(t, proof)
         self._special(out.special)
         if out.state != NO_GOALS:
-            return {"env": self._new_env(env, {t.full_name: {"sorryAx"}}), "messages": [
+            return {"env": self._new_env(env, _names(t, {"sorryAx"})), "messages": [
                 {"severity": "error", "pos": _pos(decl_line), "endPos": _pos(line0), "data": out.error}]}
-        reply = {"env": self._new_env(env, {t.full_name: out.axioms})}
+        reply = {"env": self._new_env(env, _names(t, out.axioms))}
         if "sorryAx" in out.axioms:
             reply["messages"] = [{"severity": "warning", "pos": _pos(decl_line), "endPos": _pos(decl_line, 7),
                                   "data": "declaration uses `sorry`"}]
         return reply
 
     def tactic(self, req: dict) -> dict | None:
-        from lean_world import NO_GOALS
-
         if self.delay:
             time.sleep(self.delay)
         sid = req.get("proofState")
@@ -125,8 +131,6 @@ class ReplDouble:
 
     @staticmethod
     def _special(special: str | None) -> None:
-        from lean_world import CRASH, HANG
-
         if special == CRASH:
             os._exit(134)
         if special == HANG:
@@ -157,15 +161,11 @@ def read_requests(stream):
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--root", required=True, help="the Dojoflow checkout (for the sample)")
     ap.add_argument("--log", required=True, help="append every request received here")
     ap.add_argument("--crash-once-on", default=None)
     ap.add_argument("--tactic-delay-ms", type=float, default=0.0)
     args = ap.parse_args(argv)
-    sys.path[:0] = [str(Path(__file__).resolve().parent), args.root]
-    from lean_world import LeanWorld
-
-    world = LeanWorld(Path(args.root) / "storage" / "sample")
+    world = LeanWorld(HERE.parents[1] / "storage" / "sample")
     double = ReplDouble(world, args.tactic_delay_ms / 1000)
     log = Path(args.log)
     marker = log.with_name(log.name + ".crashed")

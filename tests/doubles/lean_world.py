@@ -112,11 +112,9 @@ class LeanWorld:
             axioms |= set(t.known_axioms)
         return Outcome(after, axioms)
 
-    def run_proof(self, t: WorldTheorem, proof: str) -> Outcome:
-        """A whole tactic block from the initial state: split into known steps, longest first."""
-        if t.initial is None:
-            return Outcome(None, set(), error=f"the double knows no goals for {t.full_name}")
-        rest, state, axioms = norm(proof), t.initial, set()
+    def run_tactics(self, t: WorldTheorem, state: str, text: str) -> Outcome:
+        """Tactics (one, or a block of several) from `state`: split into known steps, longest first."""
+        rest, axioms = norm(text), set()
         while rest:
             if norm(state) == NO_GOALS:
                 return Outcome(None, axioms, error=f"no goals to be proved (left: `{rest}`)")
@@ -129,19 +127,27 @@ class LeanWorld:
                 return out
             state, axioms = out.state, axioms | out.axioms
             rest = rest[len(tac):].lstrip(" ;")
-        if norm(state) != NO_GOALS:
-            return Outcome(None, axioms, error=f"unsolved goals\n{state}")
-        return Outcome(NO_GOALS, axioms)
+        return Outcome(state, axioms)
+
+    def run_proof(self, t: WorldTheorem, proof: str) -> Outcome:
+        """A whole tactic block from the initial state, which must close every goal."""
+        if t.initial is None:
+            return Outcome(None, set(), error=f"the double knows no goals for {t.full_name}")
+        out = self.run_tactics(t, t.initial, proof)
+        if out.state is not None and norm(out.state) != NO_GOALS:
+            return Outcome(None, out.axioms, error=f"unsolved goals\n{out.state}")
+        return out
 
 
 def split_declaration(cmd: str) -> tuple[str, str, str] | None:
-    """(text before, statement, proof) of the last `theorem`/`lemma` in a command whose proof is `by ...`."""
-    lines = cmd.split("\n")
+    """(text before, statement, proof) when a command ends with a `theorem`/`lemma` proved `by ...`
+    (the declaration's own lines are its first line and the indented or blank lines after it);
+    None for anything else, such as a file header, which the doubles take as it is."""
+    lines = cmd.rstrip().split("\n")
     for i in range(len(lines) - 1, -1, -1):
         if re.match(r"(theorem|lemma)\s", lines[i]):
-            decl = "\n".join(lines[i:])
-            head, sep, proof = decl.partition(":= by")
-            if sep:
-                return "\n".join(lines[:i]), head, proof
-            return None
+            if any(line.strip() and not line[:1].isspace() for line in lines[i + 1:]):
+                return None  # other commands follow the last theorem
+            head, sep, proof = "\n".join(lines[i:]).partition(":= by")
+            return ("\n".join(lines[:i]), head, proof) if sep else None
     return None

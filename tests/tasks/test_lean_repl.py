@@ -11,21 +11,11 @@ from __future__ import annotations
 import pytest
 
 from storage.errors import InputError
-from tasks.lean import BackendSettings, judge, load_theorems, open_backend
+from tasks.lean import BackendSettings, judge, open_backend
 from tests.doubles.lean_repl import make_repl_double
-from tests.doubles.sample_store import sample_store
+from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]", "omega"]
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return sample_store(tmp_path_factory.mktemp("home"))
-
-
-@pytest.fixture(scope="module")
-def theorems(store):
-    return {t.full_name: t for t in load_theorems(store)}
 
 
 def repl_backend(store, double, tmp_path, **settings):
@@ -196,3 +186,94 @@ def test_repl_for_a_repository_without_a_checkout_says_how_to_configure_it(store
         assert result.status == "error" and "backend.repl.projects" in result.message
     finally:
         backend.close()
+
+
+def test_every_known_proof_is_accepted_and_proved_against_repl_double(store, theorems, double, tmp_path):
+    from storage.sample.content.known_proofs import KNOWN_PROOFS
+
+    backend = repl_backend(store, double, tmp_path)
+    try:
+        for kp in KNOWN_PROOFS:
+            theorem = theorems[kp.full_name]
+            check = backend.check_proof(theorem, kp.proof)
+            assert judge(check, kp.proof).proved, (kp.full_name, check)
+            assert set(check.axioms) == set(kp.axioms)
+            state = backend.start(theorem).state
+            for i, tactic in enumerate(kp.tactics):
+                step = backend.run_tactic(theorem, state, tactic)
+                assert step.status == ("finished" if i == len(kp.tactics) - 1 else "state"), (kp.full_name, step)
+                state = step.state
+    finally:
+        backend.close()
+
+
+def test_repl_without_lean_interact_says_how_to_install_it(store, double, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "lean_interact", None)  # what Python sees when it is not installed
+    with pytest.raises(InputError, match="lean-interact") as err:
+        open_backend(BackendSettings(kind="repl", repl=double.options()), store)
+    assert "pip install" in str(err.value) and "[lean]" in str(err.value)
+
+
+def test_every_traced_proof_of_the_sample_is_accepted_against_repl_double(store, theorems, double, tmp_path):
+    """The whole path (file headers, `by sorry`, proof commands, `#print axioms`) on every file of the sample."""
+    from tests.doubles.sample_store import traced_proofs
+
+    specs = {(t.repo_id, t.file_path, t.full_name): t for t in theorems.values()}
+    backend = repl_backend(store, double, tmp_path)
+    try:
+        proofs = traced_proofs(store)
+        for key, tactics in proofs.items():
+            assert backend.start(specs[key]).status == "state", key
+            check = backend.check_proof(specs[key], "\n".join(tactics))
+            assert judge(check, "\n".join(tactics)).proved, (key, check)
+    finally:
+        backend.close()
+    assert len(proofs) > 150
+
+
+def test_repl_refuses_a_checkout_of_another_commit(store, theorems, double, tmp_path):
+    import subprocess
+    from dataclasses import replace
+
+    checkout = tmp_path / "Other"
+    checkout.mkdir()
+    (checkout / "lean-toolchain").write_text("leanprover/lean4:v4.20.0\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=checkout, env=env, check=True)
+    foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/Other", repo_id="Other",
+                      commit="f" * 40)
+    backend = open_backend(BackendSettings(kind="repl", work_dir=str(tmp_path / "work"),
+                                           repl=double.options(projects={"Other": str(checkout)})), store)
+    try:
+        result = backend.start(foreign)
+    finally:
+        backend.close()
+    assert result.status == "error" and "ffffffffffff" in result.message and "git -C" in result.message
+    assert double.requests() == []  # refused before any Lean process started
+
+
+def test_preflight_with_theorems_names_a_repository_without_a_checkout(store, theorems, double):
+    from dataclasses import replace
+
+    from tasks.lean import preflight
+
+    settings = BackendSettings(kind="repl", repl=double.options())
+    preflight(settings, list(theorems.values()))  # the sample's repositories have their sources
+    foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/other", repo_id="other")
+    with pytest.raises(InputError, match="backend.repl.projects"):
+        preflight(settings, [foreign])
+    assert double.requests() == []
+
+
+def test_repl_that_cannot_be_prepared_is_a_clear_error(store, theorems, double, tmp_path):
+    backend = open_backend(BackendSettings(kind="repl", work_dir=str(tmp_path / "work"),
+                                           repl=double.options(repl_path=str(tmp_path / "no-repl"))), store)
+    try:
+        result = backend.start(theorems["NatBasics.square_add"])
+    finally:
+        backend.close()
+    assert result.status == "error" and "backend.repl" in result.message and "no-repl" in result.message

@@ -8,14 +8,8 @@ from __future__ import annotations
 import pytest
 
 from storage.errors import InputError
-from storage.tactic_text import is_sorry
 from tasks.lean import BackendSettings, judge, load_theorems, open_backend, theorem_spec
-from tests.doubles.sample_store import sample_store
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return sample_store(tmp_path_factory.mktemp("home"))
+from tests.doubles.sample_store import store, theorems, traced_proofs  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(scope="module")
@@ -27,26 +21,6 @@ def replay(store):
 
 def repo_id(store, name: str) -> str:
     return next(r["repo_id"] for r in store.repositories() if r["name"] == name)
-
-
-def traced_proofs(store):
-    """{(repo_id, full_name): [top-level tactics]} of every traced tactic proof without `sorry`:
-    top level means each tactic starts from the state the previous one left."""
-    rows = store.read_table("tactics").to_pylist()
-    by: dict = {}
-    for r in sorted(rows, key=lambda r: (r["repo_id"], r["full_name"], r["idx"])):
-        by.setdefault((r["repo_id"], r["file_path"], r["full_name"]), []).append(r)
-    out = {}
-    for key, steps in by.items():
-        if any(is_sorry(s["tactic"]) for s in steps):
-            continue
-        chain, state = [], steps[0]["state_before"]
-        for s in steps:
-            if s["state_before"] == state:
-                chain.append(s["tactic"])
-                state = s["state_after"]
-        out[key] = chain
-    return out
 
 
 def test_replay_accepts_every_traced_proof_of_the_sample_step_by_step_and_whole(store, replay):
@@ -97,3 +71,25 @@ def test_theorem_not_in_the_store_is_an_input_error_naming_it(store):
 def test_statement_missing_from_the_export_is_read_from_the_corpus(store):
     theorem = theorem_spec(store, repo_id(store, "NatBasics"), "NatBasics.sumTo_formula")  # its theorem_statement is null
     assert theorem.statement == "theorem sumTo_formula (n : Nat) : 2 * sumTo n = n * (n + 1)"
+
+
+def test_known_proofs_are_kept_out_of_the_traced_data(store, theorems, replay):
+    """The sample's known proofs prove `sorry` theorems; replay (the traced data) must not know them."""
+    from storage.sample.content.known_proofs import KNOWN_PROOFS
+
+    sorry_names = {t.full_name for t in load_theorems(store, sorry_only=True)}
+    for kp in KNOWN_PROOFS:
+        theorem = theorems[kp.full_name]
+        assert kp.full_name in sorry_names
+        assert kp.steps[-1][1] == "no goals"
+        assert not replay.check_proof(theorem, kp.proof).accepted
+        first = replay.start(theorem)  # the known proof starts where the traced theorem does
+        assert first.status == "state"
+
+
+def test_check_proofs_keeps_input_order(store, theorems, replay):
+    from tasks.lean import check_proofs
+
+    one_mul = theorems["NatBasics.one_mul'"]
+    checks = check_proofs(replay, [(one_mul, "omega"), (one_mul, "simp")])
+    assert [c.accepted for c in checks] == [False, True]
