@@ -32,8 +32,8 @@ def proving_step(home: str, settings: ProvingSettings, checkpoint: dict, repo_id
                  run_id: str, step: int, step_repo_id: str) -> dict:
     """The curriculum's proving evaluation of one step's tactic generator: {metrics, searched_by}."""
     p, t = proving_tasks(home), tasks_for(home)
-    p.check(home, settings, checkpoint)  # bad settings fail here, before any search
     theorems = p.select(home, repo_ids, split_kind, settings)
+    p.check(home, settings, checkpoint, theorems)  # bad settings fail here, before any search
     records = search_batches(p, home, settings, checkpoint, theorems)
     rows = p.metrics(records, settings, checkpoint["checkpoint_id"], split_kind)
     t.record_metrics(home, rows, run_id, step, step_repo_id)
@@ -64,7 +64,7 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
 
     # Which theorems and which generator; bad input fails here, before any search
     theorems, checkpoint = p.resolve(home, config.repos, config.theorems, config.checkpoint, settings)
-    p.check(home, settings, checkpoint)
+    p.check(home, settings, checkpoint, theorems)
     t.record_run_start(home, run_id, "prove", config.model_dump(mode="json"))
 
     # Search every sorry theorem, in batches spread by the task runner

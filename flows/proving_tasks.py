@@ -26,8 +26,8 @@ def _prove_key(ctx, p) -> str:
 
 
 @task(name="check-proving", cache_policy=NO_CACHE)
-def check_proving_task(home: str, settings, checkpoint: dict | None) -> None:
-    preflight.check_proving(Store.open(home), settings, (checkpoint or {}).get("path"))
+def check_proving_task(home: str, settings, checkpoint: dict | None, theorems: list[dict]) -> None:
+    preflight.check_proving(Store.open(home), settings, (checkpoint or {}).get("path"), theorems)
 
 
 @task(name="select-theorems", cache_policy=NO_CACHE)

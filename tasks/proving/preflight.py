@@ -10,11 +10,15 @@ from storage.errors import InputError
 from .config import ProvingSettings
 
 
-def check_proving(store, settings: ProvingSettings, checkpoint_dir: str | None) -> None:
+def check_proving(store, settings: ProvingSettings, checkpoint_dir: str | None, theorems: list[dict] = ()) -> None:
+    """Raise a clear error if the backend cannot run (on these theorems' checkouts), or the
+    generator cannot generate; starts no search."""
     from tasks.generate.checkpoint import check_causal_lm, checkpoint_prompt_settings
     from tasks.lean import preflight
 
-    preflight(settings.backend)
+    from .evaluate import spec_of
+
+    preflight(settings.backend, [spec_of(t) for t in theorems])
     gen = settings.generator
     if gen.kind == "endpoint":
         from tasks.generate.endpoint import EndpointGenerator
