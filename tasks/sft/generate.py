@@ -137,7 +137,7 @@ def generate_tactics_batch(
             text = decoded.strip() if whole_text else first_line(decoded)
             if not text:
                 continue
-            key = normalize_tactic(text)
+            key = " ".join(text.split()) if whole_text else normalize_tactic(text)
             lp = float(logprobs[j])
             if key not in best or lp > best[key][1]:
                 best[key] = (text, lp)
