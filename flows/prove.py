@@ -38,6 +38,8 @@ def proving_step(home: str, settings: ProvingSettings, checkpoint: dict, repo_id
     rows = p.metrics(records, settings, checkpoint["checkpoint_id"], split_kind)
     t.record_metrics(home, rows, run_id, step, step_repo_id)
     p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "evaluation")
+    pass_rates = [f"{r['repo_id'].split('-')[0]}/{r['split']} {r['metric']}={r['value']:.3f}" for r in rows if "pass@" in r["metric"]]
+    get_run_logger().info("proving at step %s: %s", step, "; ".join(pass_rates) or "no theorem was decided")
     return {"metrics": rows, "searched_by": sorted({r["searched_by"] for r in records})}
 
 
