@@ -65,22 +65,21 @@ class ProveConfig(BaseModel):
     @classmethod
     def from_yaml(cls, path: str | Path) -> "ProveConfig":
         """A prove config, or a pipeline config: its `home` and `evaluation.proving` are used."""
-        path = Path(path)
-        if not path.is_file():
-            raise InputError(path, "does not exist", "give the path of a YAML config (see examples/proving.yaml)")
         try:
-            raw = yaml.safe_load(path.read_text()) or {}
+            raw = yaml.safe_load(Path(path).read_text())
+        except (FileNotFoundError, IsADirectoryError):
+            raise InputError(path, "does not exist", "give the path of a YAML config (see examples/proving.yaml)") from None
         except yaml.YAMLError as e:
             raise InputError(path, f"is not valid YAML ({e})", "fix the YAML syntax") from e
-        if not isinstance(raw, dict):
-            raise InputError(path, "must be a mapping of settings", "see examples/proving.yaml")
-        if "evaluation" in raw or "trainers" in raw or "sources" in raw:  # a pipeline config
-            proving = (raw.get("evaluation") or {}).get("proving")
-            if proving is None:
+        if isinstance(raw, dict) and {"evaluation", "trainers", "sources"} & set(raw):
+            from tasks.config import PipelineConfig  # a pipeline config, validated as one
+
+            pipeline = PipelineConfig.from_yaml(path)
+            if pipeline.evaluation.proving is None:
                 raise InputError(path, "has no `evaluation.proving` section", "add one (see examples/proving.yaml)")
-            raw = {"home": raw.get("home"), "proving": proving}
+            return cls(home=pipeline.home, proving=pipeline.evaluation.proving)
         try:
-            return cls.model_validate(raw)
+            return cls.model_validate(raw or {})
         except ValidationError as e:
             err = e.errors()[0]
             loc = ".".join(str(x) for x in err["loc"]) or "config"
