@@ -46,6 +46,11 @@ def open_backend(settings: BackendSettings, store) -> LeanBackend:
     if settings.kind == "replay":
         from .replay import ReplayBackend
 
+        if store is None:
+            from storage.errors import InputError
+
+            raise InputError("backend.kind: replay", "the replay backend answers from a store, and none was given",
+                             "open the store first (`Store.open(home)`) and pass it")
         return ReplayBackend(store)
     if settings.kind == "repl":
         from .repl import ReplBackend

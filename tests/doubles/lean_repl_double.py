@@ -33,10 +33,11 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parents[1])]  # run as a script in a minimal environment
+ROOT = Path(__file__).resolve().parents[2]
+if not __package__:  # run as a script, in a minimal environment: find the checkout's packages
+    sys.path.insert(0, str(ROOT))
 
-from lean_world import CRASH, HANG, NO_GOALS, LeanWorld, split_declaration  # noqa: E402
+from tests.doubles.lean_world import CRASH, HANG, NO_GOALS, LeanWorld, split_declaration  # noqa: E402
 
 
 def _names(t, axioms) -> dict:
@@ -165,7 +166,7 @@ def main(argv=None) -> None:
     ap.add_argument("--crash-once-on", default=None)
     ap.add_argument("--tactic-delay-ms", type=float, default=0.0)
     args = ap.parse_args(argv)
-    world = LeanWorld(HERE.parents[1] / "storage" / "sample")
+    world = LeanWorld(ROOT / "storage" / "sample")
     double = ReplDouble(world, args.tactic_delay_ms / 1000)
     log = Path(args.log)
     marker = log.with_name(log.name + ".crashed")

@@ -8,6 +8,8 @@ known proofs (tests/doubles/lean_world.py).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from storage.errors import InputError
@@ -18,9 +20,16 @@ from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]", "omega"]
 
 
-def repl_backend(store, double, tmp_path, **settings):
+@contextmanager
+def repl_backend(store, double, tmp_path, repl_options: dict | None = None, **settings):
+    """The repl backend pointed at `double`, closed afterwards."""
     settings.setdefault("work_dir", str(tmp_path / "work"))
-    return open_backend(BackendSettings(kind="repl", repl=double.options(), **settings), store)
+    backend = open_backend(BackendSettings(kind="repl", repl=double.options(**(repl_options or {})), **settings),
+                           store)
+    try:
+        yield backend
+    finally:
+        backend.close()
 
 
 @pytest.fixture
@@ -29,8 +38,7 @@ def double(tmp_path):
 
 
 def test_repl_backend_finds_states_and_checks_a_known_proof_against_repl_double(store, theorems, double, tmp_path):
-    backend = repl_backend(store, double, tmp_path)
-    try:
+    with repl_backend(store, double, tmp_path) as backend:
         theorem = theorems["NatBasics.square_add"]  # `sorry` in the traced data; its proof is known to the double
         result = backend.start(theorem)
         assert result.status == "state"
@@ -46,8 +54,6 @@ def test_repl_backend_finds_states_and_checks_a_known_proof_against_repl_double(
         assert judge(check, "\n".join(SQUARE_ADD)).proved
         rejected = backend.check_proof(theorem, "unfold square\nrfl")
         assert not rejected.accepted and rejected.error is None and any("error" in m for m in rejected.messages)
-    finally:
-        backend.close()
     sent = double.received()
     assert "import NatBasics.Add" in sent  # the theorem's file header, from its checkout
     assert '"proofState": 0, "tactic": "unfold square"' in sent
@@ -55,8 +61,7 @@ def test_repl_backend_finds_states_and_checks_a_known_proof_against_repl_double(
 
 
 def test_repl_guard_rejects_sorry_and_native_decide_against_repl_double(store, theorems, double, tmp_path):
-    backend = repl_backend(store, double, tmp_path)
-    try:
+    with repl_backend(store, double, tmp_path) as backend:
         theorem = theorems["NatBasics.sumTo_formula"]
         native = backend.check_proof(theorem, "native_decide")
         assert native.accepted and "Lean.ofReduceBool" in native.axioms
@@ -66,13 +71,10 @@ def test_repl_guard_rejects_sorry_and_native_decide_against_repl_double(store, t
         assert not judge(sorry, "sorry").proved
         start = backend.start(theorem)
         assert backend.run_tactic(theorem, start.state, "sorry").status == "error"
-    finally:
-        backend.close()
 
 
 def test_forbidden_construct_never_reaches_repl_double(store, theorems, double, tmp_path):
-    backend = repl_backend(store, double, tmp_path)
-    try:
+    with repl_backend(store, double, tmp_path) as backend:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
         step = backend.run_tactic(theorem, start.state, "run_tac Lean.Elab.Tactic.evalTactic default")
@@ -80,8 +82,6 @@ def test_forbidden_construct_never_reaches_repl_double(store, theorems, double, 
         check = backend.check_proof(theorem, "unfold square\n#eval IO.Process.run {cmd := \"touch\"}")
         assert not check.accepted and "not sent to Lean" in check.messages[0]
         assert not judge(check, "unfold square\n#eval 1").proved
-    finally:
-        backend.close()
     sent = double.received()
     assert sent and "run_tac" not in sent and "#eval" not in sent and "IO.Process" not in sent
 
@@ -90,11 +90,8 @@ def test_repl_processes_get_their_own_folder_a_minimal_env_and_a_memory_limit_ag
         store, theorems, double, tmp_path, monkeypatch):
     monkeypatch.setenv("GITHUB_ACCESS_TOKEN", "secret-token")
     monkeypatch.setenv("LEAN_SERVER_API_KEY", "secret-key")
-    backend = repl_backend(store, double, tmp_path, memory_limit_mb=3000)
-    try:
+    with repl_backend(store, double, tmp_path, memory_limit_mb=3000) as backend:
         assert backend.start(theorems["NatBasics.square_add"]).status == "state"
-    finally:
-        backend.close()
     first = double.requests()[0]
     assert "GITHUB_ACCESS_TOKEN" not in first["env_keys"] and "LEAN_SERVER_API_KEY" not in first["env_keys"]
     assert first["cwd"].startswith(str(tmp_path / "work"))
@@ -104,22 +101,18 @@ def test_repl_processes_get_their_own_folder_a_minimal_env_and_a_memory_limit_ag
 
 def test_crashed_repl_process_is_replaced_and_the_step_retried_against_repl_double(store, theorems, tmp_path):
     double = make_repl_double(tmp_path / "double", crash_once_on='"tactic": "unfold square"')
-    backend = repl_backend(store, double, tmp_path)
-    try:
+    with repl_backend(store, double, tmp_path) as backend:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
         step = backend.run_tactic(theorem, start.state, "unfold square")
         assert step.status == "state", step  # the second process answered
         assert backend.run_tactic(theorem, step.state, SQUARE_ADD[1]).status == "state"
-    finally:
-        backend.close()
     pids = {r["pid"] for r in double.requests()}
     assert len(pids) == 2
 
 
 def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_double(store, theorems, double, tmp_path):
-    backend = repl_backend(store, double, tmp_path)
-    try:
+    with repl_backend(store, double, tmp_path) as backend:
         theorem = theorems["NatBasics.square_add"]
         check = backend.check_proof(theorem, "unfold square\ndouble_crash")
         assert check.error is not None and "crashed" in check.error and not check.accepted
@@ -130,15 +123,12 @@ def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_dou
         assert crashed.status == "error" and "crashed" in crashed.message
         # The replaced process serves the next theorem.
         assert backend.check_proof(theorem, "\n".join(SQUARE_ADD)).accepted
-    finally:
-        backend.close()
     crashes = [r for r in double.requests() if "double_crash" in r["request"]]
     assert len(crashes) == 4 and len({r["pid"] for r in crashes}) == 4  # each tried twice, each on a new process
 
 
 def test_hanging_repl_process_is_killed_and_reported_against_repl_double(store, theorems, double, tmp_path):
-    backend = repl_backend(store, double, tmp_path, tactic_timeout_s=3, theorem_timeout_s=6)
-    try:
+    with repl_backend(store, double, tmp_path, tactic_timeout_s=3, theorem_timeout_s=6) as backend:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
         hung = backend.run_tactic(theorem, start.state, "double_hang")
@@ -146,23 +136,18 @@ def test_hanging_repl_process_is_killed_and_reported_against_repl_double(store, 
         check = backend.check_proof(theorem, "double_hang")
         assert check.error is not None and "hung" in check.error
         assert backend.run_tactic(theorem, start.state, "unfold square").status == "state"  # rebuilt after the kill
-    finally:
-        backend.close()
     hangs = [r for r in double.requests() if "double_hang" in r["request"]]
     assert len({r["pid"] for r in hangs}) == 4
 
 
 def test_repl_pool_checks_whole_proofs_on_several_processes_against_repl_double(store, theorems, double, tmp_path):
-    backend = repl_backend(store, double, tmp_path, workers=2)
-    try:
+    with repl_backend(store, double, tmp_path, workers=2) as backend:
         theorem = theorems["LogicPuzzles.de_morgan_classical"]
         proof = "intro h\nby_cases hp : p\nexact Or.inr (fun hq => h ⟨hp, hq⟩)\nexact Or.inl hp"
         check = backend.check_proof(theorem, proof)
         assert check.accepted and set(check.axioms) == {"propext", "Classical.choice", "Quot.sound"}
         assert judge(check, proof).proved
         assert not backend.check_proof(theorem, "intro h\nexact Or.inl hp").accepted
-    finally:
-        backend.close()
     launches = [line for line in double.lake_log.read_text().splitlines() if " env " in line]
     assert len(launches) == 2  # LeanServerPool started two REPLs
 
@@ -179,20 +164,16 @@ def test_repl_without_lake_fails_before_any_work(store, tmp_path, monkeypatch):
 def test_repl_for_a_repository_without_a_checkout_says_how_to_configure_it(store, theorems, double, tmp_path):
     from dataclasses import replace
 
-    backend = repl_backend(store, double, tmp_path)
-    try:
+    with repl_backend(store, double, tmp_path) as backend:
         foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/other", repo_id="other")
         result = backend.start(foreign)
         assert result.status == "error" and "backend.repl.projects" in result.message
-    finally:
-        backend.close()
 
 
 def test_every_known_proof_is_accepted_and_proved_against_repl_double(store, theorems, double, tmp_path):
     from storage.sample.content.known_proofs import KNOWN_PROOFS
 
-    backend = repl_backend(store, double, tmp_path)
-    try:
+    with repl_backend(store, double, tmp_path) as backend:
         for kp in KNOWN_PROOFS:
             theorem = theorems[kp.full_name]
             check = backend.check_proof(theorem, kp.proof)
@@ -203,8 +184,6 @@ def test_every_known_proof_is_accepted_and_proved_against_repl_double(store, the
                 step = backend.run_tactic(theorem, state, tactic)
                 assert step.status == ("finished" if i == len(kp.tactics) - 1 else "state"), (kp.full_name, step)
                 state = step.state
-    finally:
-        backend.close()
 
 
 def test_repl_without_lean_interact_says_how_to_install_it(store, double, monkeypatch):
@@ -221,15 +200,12 @@ def test_every_traced_proof_of_the_sample_is_accepted_against_repl_double(store,
     from tests.doubles.sample_store import traced_proofs
 
     specs = {(t.repo_id, t.file_path, t.full_name): t for t in theorems.values()}
-    backend = repl_backend(store, double, tmp_path)
-    try:
+    with repl_backend(store, double, tmp_path) as backend:
         proofs = traced_proofs(store)
         for key, tactics in proofs.items():
             assert backend.start(specs[key]).status == "state", key
             check = backend.check_proof(specs[key], "\n".join(tactics))
             assert judge(check, "\n".join(tactics)).proved, (key, check)
-    finally:
-        backend.close()
     assert len(proofs) > 150
 
 
@@ -246,12 +222,8 @@ def test_repl_refuses_a_checkout_of_another_commit(store, theorems, double, tmp_
         subprocess.run(["git", *args], cwd=checkout, env=env, check=True)
     foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/Other", repo_id="Other",
                       commit="f" * 40)
-    backend = open_backend(BackendSettings(kind="repl", work_dir=str(tmp_path / "work"),
-                                           repl=double.options(projects={"Other": str(checkout)})), store)
-    try:
+    with repl_backend(store, double, tmp_path, repl_options={"projects": {"Other": str(checkout)}}) as backend:
         result = backend.start(foreign)
-    finally:
-        backend.close()
     assert result.status == "error" and "ffffffffffff" in result.message and "git -C" in result.message
     assert double.requests() == []  # refused before any Lean process started
 
@@ -270,10 +242,6 @@ def test_preflight_with_theorems_names_a_repository_without_a_checkout(store, th
 
 
 def test_repl_that_cannot_be_prepared_is_a_clear_error(store, theorems, double, tmp_path):
-    backend = open_backend(BackendSettings(kind="repl", work_dir=str(tmp_path / "work"),
-                                           repl=double.options(repl_path=str(tmp_path / "no-repl"))), store)
-    try:
+    with repl_backend(store, double, tmp_path, repl_options={"repl_path": str(tmp_path / "no-repl")}) as backend:
         result = backend.start(theorems["NatBasics.square_add"])
-    finally:
-        backend.close()
     assert result.status == "error" and "backend.repl" in result.message and "no-repl" in result.message

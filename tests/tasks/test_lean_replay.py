@@ -93,3 +93,8 @@ def test_check_proofs_keeps_input_order(store, theorems, replay):
     one_mul = theorems["NatBasics.one_mul'"]
     checks = check_proofs(replay, [(one_mul, "omega"), (one_mul, "simp")])
     assert [c.accepted for c in checks] == [False, True]
+
+
+def test_replay_without_a_store_is_an_input_error():
+    with pytest.raises(InputError, match="replay"):
+        open_backend(BackendSettings(kind="replay"), None)
