@@ -10,7 +10,7 @@ tactics (attempt i seeded with i), and pass@1 and pass@8 are the unbiased estima
 those attempts, per split (all repositories together) and per repository.
 
     PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_proving_replay.py
-    PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_proving_replay.py --steps 150 --max-theorems 10
+    PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_proving_replay.py --steps 200 --max-theorems 8
 """
 
 from __future__ import annotations
