@@ -10,6 +10,7 @@
     dojoflow metrics [--run ID]             a run's metrics per step, trainer, repository, split
     dojoflow import-progress FILE --name N  progress-model rows in LeanDojo-v2's JSONL format
     dojoflow samples OUT                    the sample's Lean sources as git repositories
+    dojoflow prove [--repo R] [--checkpoint C] [CONFIG]   prove `sorry` theorems, write patches
     dojoflow migrate                        bring an older store to this version's format
     dojoflow repair                         rebuild a damaged catalog; drop unreadable repositories
 
@@ -387,6 +388,51 @@ def import_progress_cmd(
     say("{}: progress dataset {}, {} rows -> {}", result["status"], repr(result["name"]), result["rows"], result["path"])
     if result["status"] == "added":
         say("train on it: trainers.progress.extra_datasets: [{}]", result["name"])
+
+
+@app.command("prove")
+def prove_cmd(
+    config: Annotated[Optional[Path], typer.Argument(help="A YAML prove config, or a pipeline config with `evaluation.proving` (default: the Lean REPL backend and the newest SFT checkpoint).")] = None,
+    repo: Annotated[Optional[list[str]], typer.Option("--repo", help="Repository name, repo id, URL or URL@COMMIT; repeat. Default: all.")] = None,
+    theorem: Annotated[Optional[list[str]], typer.Option("--theorem", help="Only this `sorry` theorem (full name); repeat. Default: all of them.")] = None,
+    checkpoint: Annotated[Optional[Path], typer.Option("--checkpoint", help="Tactic generator checkpoint folder (default: the newest SFT checkpoint).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the patch files (default: <home>/patches/<run id>/).")] = None,
+    home: Home = None,
+):
+    """Try every theorem whose proof is `sorry`; proofs go to the catalog, one checked patch per repository.
+
+    Your working tree is never modified: apply a patch with `git apply FILE` in your checkout.
+    """
+    from storage.store import dojoflow_home
+
+    from .environment import prepare_prefect_env
+
+    try:
+        from tasks.proving.config import ProveConfig
+
+        cfg = ProveConfig.from_yaml(config) if config else ProveConfig()
+        updates = {"home": str(home) if home else cfg.home, "repos": list(repo) if repo else cfg.repos,
+                   "theorems": list(theorem) if theorem else cfg.theorems,
+                   "checkpoint": str(checkpoint) if checkpoint else cfg.checkpoint, "out": str(out) if out else cfg.out}
+        cfg = ProveConfig.model_validate({**cfg.model_dump(), **updates})
+    except DojoflowError as e:
+        _fail(e)
+    resolved = dojoflow_home(cfg.home)
+    cfg = cfg.model_copy(update={"home": str(resolved)})
+    prepare_prefect_env(resolved)
+    from .prove import prove
+
+    try:
+        result = prove(config=cfg)
+    except DojoflowError as e:
+        _fail(e)
+    console.print(f"tried {result['theorems']} sorry theorems, proved {len(result['proved'])}")
+    for name in result["proved"]:
+        console.print(f"  proved {name}")
+    for e in result["errors"]:
+        console.print(f"  [yellow]error[/] {e['theorem']}: {e['error']}")
+    for w in result["patches"]:
+        console.print(f"patch for {w['name']}: {w['path']}   (git apply {w['path']})")
 
 
 def main() -> None:  # pragma: no cover

@@ -19,9 +19,11 @@ from prefect.transactions import transaction
 from storage.store import dojoflow_home
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
+from tasks.generate.checkpoint import GENERATOR_TRAINERS
 from tasks.prefect_tasks import tasks_for
 
 from . import crashed, ui
+from .prove import proving_step
 
 
 @flow(name="curriculum", flow_run_name="curriculum[{config.name}]", persist_result=False,
@@ -75,6 +77,9 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
                                        return_state=True)
             t.record_metrics(home, evaluated.result(), run_id, step.step, step.primary)
             this_step[name] = trained.result()
+            if config.evaluation.proving is not None and name in GENERATOR_TRAINERS and this_step[name].has_model:
+                proving_step(home, config.evaluation.proving, this_step[name].to_dict(), eval_repos,
+                             config.split_kind, run_id, step.step, step.primary)
             done[name] = ui.trainer_step_summary(trained, evaluated)
         previous = {**previous, **this_step}
         step_results.append({"step": step.step, "name": step.name, "snapshot": snapshot.snapshot_id,

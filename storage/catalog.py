@@ -50,6 +50,14 @@ RECORD_TABLES = {
             run_id VARCHAR PRIMARY KEY, flow VARCHAR, config JSON, status VARCHAR,
             started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, report_path VARCHAR, pid INTEGER, host VARCHAR)""",
     "meta": "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    # Every proof a search found (storage/proofs.py reads and writes it).
+    "proofs": """
+        CREATE TABLE IF NOT EXISTS proofs (
+            run_id VARCHAR, checkpoint_id VARCHAR, repo_id VARCHAR, theorem_id VARCHAR, proof_id VARCHAR,
+            file_path VARCHAR, full_name VARCHAR, split VARCHAR, purpose VARCHAR, tactics JSON, proof VARCHAR,
+            checker VARCHAR, axioms JSON, expansions INTEGER, seconds DOUBLE,
+            found_at TIMESTAMPTZ DEFAULT now(),
+            PRIMARY KEY (run_id, checkpoint_id, theorem_id, proof_id))""",
 }
 
 

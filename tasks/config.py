@@ -21,6 +21,7 @@ from storage.splits import SplitSettings
 from tasks.git import refuse_credentials
 from tasks.trainers import registry
 from tasks.yaml_config import load_yaml_mapping, resolve_local
+from tasks.proving.config import ProvingSettings
 
 
 class SourceConfig(BaseModel):
@@ -117,6 +118,7 @@ class EvaluationConfig(BaseModel):
         description="Splits to evaluate on, for every repository seen so far (`train` shows what was learned; "
                     "val and test, what generalises).")
     all_repositories_so_far: bool = Field(True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest.")
+    proving: Optional[ProvingSettings] = Field(None, description="Proof search after the tactic generator trains: its checkpoint tries the theorems of `proving.splits` of every repository seen so far; pass@k per repository and split (tasks/proving/config.py, docs/proving.md). null: off.")
 
 
 class PipelineConfig(BaseModel):
@@ -165,6 +167,10 @@ class PipelineConfig(BaseModel):
         enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
         for name, settings in enabled.items():
             preflight(name, settings)
+        if self.evaluation.proving is not None:  # a backend that cannot run fails before any training
+            from .lean import preflight as lean_preflight
+
+            lean_preflight(self.evaluation.proving.backend)
         return enabled
 
 

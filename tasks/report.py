@@ -12,9 +12,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from storage import atomic, catalog, metrics
+from storage.proofs import read_proofs
 
 
-COUNT_METRICS = {"examples", "gold_missing"}
+COUNT_METRICS = {"examples", "gold_missing", "proving_errors", "proving_theorems"}
 
 
 def metrics_rows(store, run_id: str) -> list[dict]:
@@ -95,6 +96,13 @@ def write_report(store, home: Path, name: str, run_id: str, steps: list[dict], s
              for r in rows]), ""]
     if plot:
         parts += [f"![metrics across steps]({plot})", "", f"Plot: `{plot}`", ""]
+    proofs = read_proofs(store, run_id)
+    if proofs:
+        parts += ["## Proofs found", "", "Checked by the named checker (`replay` is the traced data, not Lean).", "",
+                  _table(["repository", "split", "theorem", "checker", "axioms", "proof"],
+                         [[p["repo"] or p["repo_id"], p["split"] or p["purpose"], p["full_name"], p["checker"],
+                           ", ".join(p["axioms"]) or "none", "`" + "; ".join(p["tactics"]).replace("|", "\\|") + "`"]
+                          for p in proofs]), ""]
     if failures:
         parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
     markdown = "\n".join(parts)
