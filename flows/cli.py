@@ -426,13 +426,13 @@ def prove_cmd(
         result = prove(config=cfg)
     except DojoflowError as e:
         _fail(e)
-    console.print(f"tried {result['theorems']} sorry theorems, proved {len(result['proved'])}")
+    say("tried {} sorry theorems, proved {}", result["theorems"], len(result["proved"]))
     for name in result["proved"]:
-        console.print(f"  proved {name}")
+        say("  proved {}", name)
     for e in result["errors"]:
-        console.print(f"  [yellow]error[/] {e['theorem']}: {e['error']}")
+        say("  [yellow]error[/] {}: {}", e["theorem"], e["error"])
     for w in result["patches"]:
-        console.print(f"patch for {w['name']}: {w['path']}   (git apply {w['path']})")
+        say("patch for {}: {}   (git apply {})", w["name"], w["path"], w["path"])
 
 
 def main() -> None:  # pragma: no cover
