@@ -147,6 +147,7 @@ class CurriculumTasks:
     record_metrics: Task
     order: Task
     record_run_start: Task
+    mark_crashed_runs: Task
     record_run_end: Task
     report: Task
 
