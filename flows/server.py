@@ -176,7 +176,9 @@ def start_persistent(home: Path, port: int | None = None, ceiling: float = START
             "--port", str(port)]
     if not Path(args[0]).exists():
         args[:1] = [sys.executable, "-m", "prefect"]
-    p = _launch(home, args, server_env(home), "prefect-server.log")
+    env = {**server_env(home), "PREFECT_SERVER_API_PORT": str(port),
+           "PREFECT_UI_API_URL": f"http://127.0.0.1:{port}/api"}  # else the UI asks port 4200
+    p = _launch(home, args, env, "prefect-server.log")
     server = Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="dojoflow server", process=p)
     wait_until_up(server, home, ceiling)
     atomic.write_text(server_file(home), json.dumps({"url": server.url, "pid": server.pid}))

@@ -17,7 +17,7 @@ from prefect.artifacts import (
 from storage.errors import DojoflowError
 from storage.store import Store, dojoflow_home
 from tasks import runs
-from tasks.report import metrics_rows
+from tasks.report import inline_plot, metrics_rows, rounded
 
 
 PLAIN_LOGIC_LOGGERS = ("tasks", "storage")
@@ -54,8 +54,11 @@ _current_run: str | None = None
 
 
 def set_display(display) -> None:
+    """Set by `dojoflow run` around a flow it runs in this process (None after it)."""
     global _display, _current_run
-    _display, _current_run = display, None
+    if display is not None:
+        _current_run = None
+    _display = display
 
 
 def current_run_id() -> str | None:
@@ -97,7 +100,7 @@ def update_progress(artifact_id, done: int, total: int) -> None:
 
 def publish_metrics_table(home: str, name: str, run_id: str) -> None:
     rows = metrics_rows(Store.open(home), run_id)
-    table = [{k: r[k] for k in ("step", "trainer", "repo", "split", "metric", "value", "count")} for r in rows]
+    table = [{k: rounded(r[k]) for k in ("step", "trainer", "repo", "split", "metric", "value", "count")} for r in rows]
     create_table_artifact(key=f"{_slug(name)}-metrics", table=table or [{"note": "no metrics yet"}],
                           description=f"All metrics of `{name}` so far")
 
@@ -111,7 +114,7 @@ def trainer_step_summary(trained, evaluated) -> dict:
 
 
 def publish_report(name: str, report: dict) -> None:
-    create_markdown_artifact(key=f"{_slug(name)}-report", markdown=report["markdown"],
+    create_markdown_artifact(key=f"{_slug(name)}-report", markdown=inline_plot(report["markdown"], report["plot"]),
                              description=f"Run report of `{name}` ({report['path']})")
 
 
