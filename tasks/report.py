@@ -81,7 +81,7 @@ def metrics_figure(rows: list[dict]):
             ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=repo, color=colour[repo])
         ax.set_title(" / ".join(key), fontsize=10)
         ax.set_xlabel("curriculum step")
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_xticks(sorted({p[0] for points in panels[key].values() for p in points}))  # steps, not 0.96
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
