@@ -10,11 +10,13 @@ load a local file, but renders data-URI images (tests/e2e/test_report_in_ui.py c
 from __future__ import annotations
 
 import base64
+import shutil
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
 from storage import atomic, catalog
+from storage.ids import stable_hash
 
 
 COUNT_METRICS = {"examples", "gold_missing"}
@@ -38,8 +40,17 @@ def metrics_rows(store, run_id: str) -> list[dict]:
         ORDER BY m.trainer, m.metric, m.step, m.repo_id, m.split""", params={"run": run_id}).to_pylist()
 
 
-def plot_metrics(rows: list[dict], path: Path) -> Path | None:
-    """The plot of `metrics_figure`, as a PNG at `path` (None when there is nothing to plot)."""
+def plot_metrics(rows: list[dict], path: Path, cache: Path | None = None) -> Path | None:
+    """The plot of `metrics_figure`, as a PNG at `path` (None when there is nothing to plot).
+    With `cache` (a folder), a plot of the same points is copied from there instead of
+    drawn again: a cached rerun then imports no matplotlib."""
+    key = stable_hash([[r["trainer"], r["metric"], r["split"], r["repo"] or r["repo_id"], r["step"], r["value"]]
+                       for r in rows if r["metric"] not in COUNT_METRICS], 20)
+    cached = cache / f"{key}.png" if cache is not None else None
+    if cached is not None and cached.is_file():
+        with atomic.atomic_path(path) as tmp:
+            shutil.copyfile(cached, tmp)
+        return path
     fig = metrics_figure(rows)
     if fig is None:
         return None
@@ -48,6 +59,9 @@ def plot_metrics(rows: list[dict], path: Path) -> Path | None:
     with atomic.atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=90)
     plt.close(fig)
+    if cached is not None:
+        with atomic.atomic_path(cached) as tmp:
+            shutil.copyfile(path, tmp)
     return path
 
 
@@ -110,7 +124,7 @@ def write_report(store, home: Path, name: str, run_id: str, steps: list[dict], s
                  failures: list[dict]) -> dict:
     folder = Path(home) / "reports" / run_id
     rows = metrics_rows(store, run_id)
-    plot = plot_metrics(rows, folder / PLOT_FILE)
+    plot = plot_metrics(rows, folder / PLOT_FILE, cache=Path(home) / "reports" / ".plots")
     counts = {r["repo_id"]: r for r in catalog.query(store, """
         SELECT repo_id, count(*) AS theorems, sum(num_tactics) AS tactics FROM theorems GROUP BY repo_id""").to_pylist()}
     parts = [f"# Dojoflow run `{name}`", "",

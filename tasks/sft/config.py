@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from storage.errors import InputError
+from tasks.valid_args_memo import remembered_when_valid
 
 DEFAULT_MODEL = "builtin:tiny-causal-lm"
 DEFAULT_SYSTEM_PROMPT = (
@@ -184,6 +185,7 @@ def _plain(value: Any) -> bool:
     return not isinstance(value, enum.Enum) and isinstance(value, (bool, int, float, str, list, dict, type(None)))
 
 
+@remembered_when_valid
 def validate_training_args(training: dict[str, Any]) -> dict[str, Any]:
     """Check `training` against trl.SFTConfig; return it with strings like '1e-4' coerced.
 

@@ -46,3 +46,24 @@ def test_the_ui_markdown_carries_the_plot_as_a_data_uri(tmp_path):
     data = inlined[len(f"# r\n\n{prefix}"):].split(")")[0]
     assert base64.b64decode(data) == path.read_bytes()
     assert inline_plot(markdown, None) == markdown
+
+
+def test_a_plot_of_the_same_points_is_copied_from_the_cache_not_drawn_again(tmp_path, monkeypatch):
+    import tasks.report as report
+
+    rows = [row(1, "a", "top1", 0.5), row(2, "a", "top1", 0.7), row(1, "a", "examples", 9.0)]
+    first = plot_metrics(rows, tmp_path / "run1" / PLOT_FILE, cache=tmp_path / "cache")
+
+    def no_drawing(rows):
+        raise AssertionError("drawn again")
+
+    monkeypatch.setattr(report, "metrics_figure", no_drawing)
+    again = plot_metrics(list(reversed(rows))[:1] + rows[:2], tmp_path / "run2" / PLOT_FILE, cache=tmp_path / "cache")
+    assert again.read_bytes() == first.read_bytes()
+    changed = [row(1, "a", "top1", 0.5), row(2, "a", "top1", 0.8)]
+    try:
+        plot_metrics(changed, tmp_path / "run3" / PLOT_FILE, cache=tmp_path / "cache")
+    except AssertionError as e:
+        assert "drawn again" in str(e)  # other points: drawn, not taken from the cache
+    else:
+        raise AssertionError("a plot of other points came from the cache")
