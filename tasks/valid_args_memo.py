@@ -3,7 +3,7 @@ check the same settings again (seconds of a cached rerun, docs/terminal-and-serv
 
 A check of pass-through training arguments imports the library class it checks against.
 `remembered_when_valid` wraps such a check: a call whose arguments, library versions and
-checking code equal those of a call that passed returns that call's result without running
+checking code, and this machine's GPUs, equal those of a call that passed returns that call's result without running
 it. Failures are never remembered (the error is raised again, with its message). The memo is
 a JSON file in the user's cache folder (`$XDG_CACHE_HOME/dojoflow/`, default `~/.cache`),
 safe to delete; arguments that are not plain JSON are always checked.
@@ -14,9 +14,9 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
-import inspect
 import json
 import os
+import platform
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -40,11 +40,28 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
-def _code_hash(fn) -> str:
-    try:
-        return hashlib.sha256(Path(inspect.getsourcefile(fn)).read_bytes()).hexdigest()[:16]
-    except (OSError, TypeError):
-        return "unknown"
+def _machine() -> dict:
+    """What a check of mixed precision or devices depends on, without importing torch."""
+    gpus = Path("/proc/driver/nvidia/gpus")
+    return {"host": platform.node(), "cuda_visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "gpus": sorted(p.name for p in gpus.iterdir()) if gpus.is_dir() else []}
+
+
+def _jsonable(value):
+    """Settings models as their JSON dump; anything else as it is (json.dumps decides)."""
+    if hasattr(value, "model_dump"):
+        return {"model": type(value).__qualname__, "fields": value.model_dump(mode="json")}
+    return value
+
+
+def _code_hash() -> str:
+    """Dojoflow's checking code as it is now: every module under tasks/ (names, sizes, times)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        st = path.stat()
+        h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()[:16]
 
 
 def _load() -> dict:
@@ -59,8 +76,9 @@ def remembered_when_valid(fn):
     def check(*args, **kwargs):
         try:
             key = hashlib.sha256(json.dumps(
-                {"fn": f"{fn.__module__}.{fn.__qualname__}", "args": args, "kwargs": kwargs,
-                 "versions": _versions(), "code": _code_hash(fn)}, sort_keys=True).encode()).hexdigest()
+                {"fn": f"{fn.__module__}.{fn.__qualname__}", "args": [_jsonable(a) for a in args],
+                 "kwargs": {k: _jsonable(v) for k, v in kwargs.items()}, "versions": _versions(),
+                 "machine": _machine(), "code": _code_hash()}, sort_keys=True).encode()).hexdigest()
         except (TypeError, ValueError):
             return fn(*args, **kwargs)
         memo = _load()

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from storage.errors import InputError
+from tasks.valid_args_memo import remembered_when_valid
 
 
 def check_model_reference(name: str, field: str) -> None:
@@ -50,6 +51,12 @@ def preflight(trainer: str, settings) -> None:
         name = getattr(settings, attr, None)
         if isinstance(name, str):
             check_model_reference(name, f"trainers.{trainer}.{attr}")
+    check_training_here(trainer, settings)
+
+
+@remembered_when_valid  # builds the TRL/transformers config: imports torch, seconds of every run
+def check_training_here(trainer: str, settings) -> None:
+    """The trainer's training arguments, as its library and this machine accept them."""
     if trainer == "sft":
         from tasks.sft.config import build_sft_config
 
