@@ -267,7 +267,8 @@ def server_start_cmd(
     state = "already running" if found else "started"
     console.print(f"Prefect server {state}: {server.ui_url} (pid {server.pid}, database in {servers.prefect_home(resolved)})",
                   soft_wrap=True, markup=False)
-    console.print("`dojoflow run` uses it; open the UI at that address; `dojoflow server stop` stops it", markup=False)
+    console.print("`dojoflow run` uses it; open the UI at that address; `dojoflow server stop` stops it",
+                  soft_wrap=True, markup=False)
 
 
 @server_app.command("stop")
@@ -279,7 +280,7 @@ def server_stop_cmd(home: Home = None):
 
     stopped = servers.stop_persistent(dojoflow_home(home))
     console.print(f"stopped the Prefect server at {stopped.ui_url}" if stopped else "no Prefect server is running for this home",
-                  markup=False)
+                  soft_wrap=True, markup=False)
 
 
 @server_app.command("status")
@@ -291,9 +292,9 @@ def server_status_cmd(home: Home = None):
 
     found = servers.running(dojoflow_home(home))
     if found is None:
-        console.print("no Prefect server is running for this home: `dojoflow server start`", markup=False)
+        console.print("no Prefect server is running for this home: `dojoflow server start`", soft_wrap=True, markup=False)
         raise typer.Exit(1)
-    console.print(f"Prefect server running: {found.ui_url} (pid {found.pid})", markup=False)
+    console.print(f"Prefect server running: {found.ui_url} (pid {found.pid})", soft_wrap=True, markup=False)
 
 
 @app.command("runs")
