@@ -83,6 +83,8 @@ class RunDisplay:
         text = " · ".join(p for p in (where, trainer, phase) if p)
         if self.progress is not None:
             done = None if step is None else step - 1
+            if phase == "report":  # every step is done
+                done = self.progress.tasks[0].total
             self.progress.update(self.task, description=escape(text), completed=done, total=total)
         elif text != self.last:
             elapsed = int(time.monotonic() - self.started)

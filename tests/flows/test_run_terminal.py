@@ -138,3 +138,31 @@ def test_ctrl_c_then_sigterm_stop_the_run_mark_it_cancelled_and_a_rerun_resumes(
     checkpoint = re.search(r"\| checkpoint (\S+)$", out, re.M).group(1)
     manifest = yaml.safe_load(Path(checkpoint, "dojoflow-checkpoint.json").read_text())
     assert manifest["checkpoint"]["figures"]["resumed_from"], manifest["checkpoint"]["figures"]
+
+
+def test_the_display_is_one_live_line_on_a_terminal_and_plain_lines_otherwise():
+    import io
+
+    from rich.console import Console
+
+    from flows.terminal import RunDisplay
+
+    piped = io.StringIO()
+    display = RunDisplay(Console(file=piped, width=200))
+    display.show("train", 2, 3, "sft", "[red]Lemmas")  # markup-like names are shown as they are
+    display.show("train", 2, 3, "sft", "[red]Lemmas")  # unchanged: no second line
+    display.show("evaluate", 2, 3, "sft", "[red]Lemmas")
+    display.close()
+    lines = piped.getvalue().splitlines()
+    assert [line[7:] for line in lines] == ["step 2/3 [red]Lemmas · sft · train", "step 2/3 [red]Lemmas · sft · evaluate"]
+    assert "\r" not in piped.getvalue() and "\x1b" not in piped.getvalue()
+
+    tty = io.StringIO()
+    display = RunDisplay(Console(file=tty, force_terminal=True, width=200))
+    display.show("train", 2, 3, "sft", "Lemmas")
+    display.progress.refresh()
+    display.show("report")
+    display.progress.refresh()
+    assert display.progress.tasks[0].completed == 3  # the report comes after every step
+    display.close()
+    assert "step 2/3 Lemmas · sft · train" in tty.getvalue() and "1/3" in tty.getvalue()
