@@ -17,10 +17,13 @@ from prefect.runtime import flow_run
 from prefect.transactions import transaction
 
 from storage.store import dojoflow_home
+from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
+from tasks.generate.checkpoint import GENERATOR_TRAINERS
 from tasks.prefect_tasks import tasks_for
 
-from . import ui
+from . import crashed, ui
+from .prove import proving_step
 
 
 @flow(name="curriculum", flow_run_name="curriculum[{config.name}]", persist_result=False,
@@ -32,6 +35,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     t = tasks_for(home)
     run_id = str(flow_run.id or "local")
     t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
+    crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = [], []
@@ -53,38 +57,45 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     steps = t.order(home, ingested, config.order, config.max_steps, failures)
     progress = ui.start_progress(config.name, len(steps))
 
-    # 3. Per step: snapshot of repositories 1..k, then train and evaluate every trainer,
-    #    each from its own checkpoint of step k-1; train and evaluate commit together
-    parents: dict[str, dict] = {}
+    # 3. Per step: snapshot of repositories 1..k, then train and evaluate every trainer (in
+    #    dependency order), each from its own checkpoint of step k-1 or from the checkpoint
+    #    of this step it starts from; train and evaluate commit together
+    previous: dict[str, CheckpointRef] = {}
     step_results = []
     for step in steps:
-        k, started = step["step"], time.perf_counter()
-        ui.show("snapshot", k, len(steps), repo=step["name"])
-        snapshot = t.snapshot(home, step["seen"], config.snapshot, step=k, repo_name=step["name"])
-        eval_repos = step["seen"] if config.evaluation.all_repositories_so_far else step["repo_ids"]
+        started = time.perf_counter()
+        ui.show("snapshot", step.step, len(steps), repo=step.name)
+        snapshot = t.snapshot(home, step.seen, config.snapshot, step=step.step, repo_name=step.name)
+        eval_repos = step.seen if config.evaluation.all_repositories_so_far else step.repo_ids
+        this_step: dict[str, CheckpointRef] = {}
         done = {}
         for name, settings in trainers.items():
-            ui.show("train", k, len(steps), name, step["name"])
+            starts = StartingPoints(previous=previous, this_step=this_step)
+            ui.show("train", step.step, len(steps), name, step.name)
             with transaction():
-                trained = t.train(home, name, settings, snapshot, config.split_kind, parents.get(name),
-                                  step=k, repo_name=step["name"], return_state=True)
-                ui.show("evaluate", k, len(steps), name, step["name"])
+                trained = t.train(home, name, settings, snapshot, config.split_kind, starts,
+                                  step=step.step, repo_name=step.name, return_state=True)
+                ui.show("evaluate", step.step, len(steps), name, step.name)
                 evaluated = t.evaluate(home, name, settings, trained.result(), snapshot, config.split_kind,
-                                       config.evaluation.splits, eval_repos, step=k, repo_name=step["name"],
+                                       config.evaluation.splits, eval_repos, step=step.step, repo_name=step.name,
                                        return_state=True)
-            t.record_metrics(home, evaluated.result(), run_id, k, step["primary"])
-            parents[name] = trained.result()
+            t.record_metrics(home, evaluated.result(), run_id, step.step, step.primary)
+            this_step[name] = trained.result()
+            if config.evaluation.proving is not None and name in GENERATOR_TRAINERS and this_step[name].has_model:
+                proving_step(home, config.evaluation.proving, this_step[name].to_dict(), eval_repos,
+                             config.split_kind, run_id, step.step, step.primary)
             done[name] = ui.trainer_step_summary(trained, evaluated)
-        step_results.append({"step": k, "name": step["name"], "snapshot": snapshot["snapshot_id"],
+        previous = {**previous, **this_step}
+        step_results.append({"step": step.step, "name": step.name, "snapshot": snapshot.snapshot_id,
                              "trainers": done, "wall_seconds": round(time.perf_counter() - started, 2)})
-        ui.update_progress(progress, k, len(steps))
+        ui.update_progress(progress, step.step, len(steps))
         ui.publish_metrics_table(home, config.name, run_id)
 
     # 4. Report
     ui.show("report")
-    report = t.report(home, config.name, run_id, steps, step_results, failures)
+    report = t.report(home, config.name, run_id, [s.model_dump() for s in steps], step_results, failures)
     ui.publish_report(config.name, report)
     t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
     log.info("report: %s", report["path"])
     return {"run_id": run_id, "steps": step_results, "failures": failures, "report": report["path"],
-            "checkpoints": {n: c["path"] for n, c in parents.items()}}
+            "checkpoints": {n: c.path for n, c in previous.items()}}

@@ -17,7 +17,8 @@ nightly(NightlyConfig.from_yaml('examples/nightly.yaml'))"
    errors), a repository that failed to trace (even when `continue_on_source_failure` let the
    others train), or the curriculum run itself.
 
-The logic of each step is in tasks/watch.py; the tasks are in tasks/prefect_tasks.py.
+The logic of each step is in tasks/watch/ (one module per concern); the tasks are in
+tasks/prefect_tasks.py.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ from prefect.runtime import flow_run
 from flows.curriculum import curriculum
 from storage.store import dojoflow_home
 from tasks import watch
-from tasks.prefect_tasks import check_repository_task, load_nightly_state_task, record_nightly_state_task
+from tasks.prefect_tasks import (
+    check_repository_task,
+    load_nightly_state_task,
+    record_nightly_state_task,
+)
 from tasks.watch import NightlyConfig
 
 

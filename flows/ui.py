@@ -108,7 +108,7 @@ def publish_metrics_table(home: str, name: str, run_id: str) -> None:
 def trainer_step_summary(trained, evaluated) -> dict:
     """What the report says of one trainer at one step: its checkpoint, and whether train
     and evaluate ran or were Cached."""
-    checkpoint = trained.result()
+    checkpoint = trained.result().to_dict()
     return {"checkpoint": checkpoint, "seconds": checkpoint["figures"].get("seconds", 0.0),
             "train_state": trained.name, "evaluate_state": evaluated.name, "metrics": len(evaluated.result())}
 

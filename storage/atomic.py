@@ -104,3 +104,17 @@ def remove_orphans(root: Path, depth: int = 2) -> list[Path]:
             p.unlink()
         removed.append(p)
     return removed
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a file or folder so that no reader sees it half-deleted: rename it to a temp
+    name first (one atomic step), then delete that; a crash leaves only an orphan."""
+    path = Path(path)
+    if not path.exists():
+        return
+    trash = temp_sibling(path)
+    os.replace(path, trash)
+    if trash.is_dir():
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        trash.unlink(missing_ok=True)

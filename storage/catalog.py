@@ -10,16 +10,22 @@ The data views list the folders of the repositories in REPOSITORIES.json. A read
 compares the key they were built for with the store's current one and, if a killed
 writer left them stale, builds fresh temporary views for its own connection, so
 queries always see exactly the repositories the store lists.
+
+Every connection is locked down (`lock_down`): it reads only the store's own data
+and snapshot folders, never installs or loads an extension, and a query cannot
+change that, because `dojoflow sql` runs whatever a user types (docs/cli.md).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from . import schemas
+from .errors import DamagedStoreError
 from .ids import stable_hash
 from .lock import file_lock
 
@@ -42,9 +48,41 @@ RECORD_TABLES = {
     "runs": """
         CREATE TABLE IF NOT EXISTS runs (
             run_id VARCHAR PRIMARY KEY, flow VARCHAR, config JSON, status VARCHAR,
-            started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, report_path VARCHAR)""",
+            started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, report_path VARCHAR, pid INTEGER, host VARCHAR)""",
     "meta": "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    # Every proof a search found (storage/proofs.py reads and writes it).
+    "proofs": """
+        CREATE TABLE IF NOT EXISTS proofs (
+            run_id VARCHAR, checkpoint_id VARCHAR, repo_id VARCHAR, theorem_id VARCHAR, proof_id VARCHAR,
+            file_path VARCHAR, full_name VARCHAR, split VARCHAR, purpose VARCHAR, tactics JSON, proof VARCHAR,
+            checker VARCHAR, axioms JSON, expansions INTEGER, seconds DOUBLE,
+            found_at TIMESTAMPTZ DEFAULT now(),
+            PRIMARY KEY (run_id, checkpoint_id, theorem_id, proof_id))""",
 }
+
+
+NO_EXTENSIONS = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+def lock_down(con, readable_dirs) -> None:
+    """Let `con` read files only under `readable_dirs` (no other file, no URL, no
+    extension), and lock its configuration so no statement can undo that. DuckDB
+    refuses to change `allowed_directories` once external access is off, hence the order.
+    Open the connection with `config=NO_EXTENSIONS`: those two must be set at connect."""
+    con.execute("SET allowed_directories = $dirs", {"dirs": [os.path.join(str(d), "") for d in readable_dirs]})
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+# Columns added to a record table after its format version shipped: added in place by
+# `ensure` and by their writers, since NULL means "not recorded" in older rows.
+ADDED_COLUMNS = {"runs": {"pid": "INTEGER", "host": "VARCHAR"}}
+
+
+def add_columns(con) -> None:
+    for table, columns in ADDED_COLUMNS.items():
+        for name, kind in columns.items():
+            con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
 
 
 @contextmanager
@@ -55,13 +93,36 @@ def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iter
     if not write and not store.catalog_path.exists():
         ensure(store)
     with file_lock(store.root / "catalog.lock", timeout=timeout, shared=not write):
-        con = duckdb.connect(str(store.catalog_path), read_only=not write)
         try:
+            con = duckdb.connect(str(store.catalog_path), read_only=not write, config=NO_EXTENSIONS)
+        except duckdb.Error as e:
+            raise DamagedStoreError(store.catalog_path, str(e).splitlines()[0], store.root) from e
+        try:
+            lock_down(con, [store.data_dir, store.root / "snapshots"])
             if not write:
                 _fresh_views_for_reader(store, con)
             yield con
+        except duckdb.Error as e:
+            damaged = damaged_file(store, e)
+            if damaged:
+                raise DamagedStoreError(damaged, str(e).splitlines()[0], store.root) from e
+            raise
         finally:
             con.close()
+
+
+def damaged_file(store: "Store", error: Exception) -> str | None:
+    """The store file a DuckDB error says is damaged (a Parquet file under data/ that is
+    not Parquet, or a corrupt catalog), else None: the error is the query's own."""
+    text = str(error)
+    if "Corrupt database" in text or "not a valid DuckDB database" in text:
+        return str(store.catalog_path)
+    data = re.escape(str(store.data_dir))
+    found = re.search(rf"['\"]({data}/[^'\"]+\.parquet)['\"]", text)
+    if found and any(s in text for s in ("magic bytes", "Corrupt", "corrupt", "too small", "truncated",
+                                         "Invalid Input", "IO Error")):
+        return found.group(1)
+    return None
 
 
 def ensure(store: "Store") -> None:
@@ -69,6 +130,7 @@ def ensure(store: "Store") -> None:
     with connect(store, write=True) as con:
         for ddl in RECORD_TABLES.values():
             con.execute(ddl)
+        add_columns(con)
         _create_views(store, con)
 
 
@@ -115,8 +177,9 @@ def _create_views(store: "Store", con, folders: dict | None = None, temp: bool =
             listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
             con.execute(f"CREATE OR REPLACE {kind}VIEW {name} AS SELECT * FROM read_parquet([{listing}])")
         else:
-            empty = schema.empty_table()  # noqa: F841  (read by DuckDB's replacement scan)
+            con.register("empty", schema.empty_table())  # replacement scans count as external access
             con.execute(f"CREATE OR REPLACE {kind}TABLE _empty_{name} AS SELECT * FROM empty")
+            con.unregister("empty")
             con.execute(f"CREATE OR REPLACE {kind}VIEW {name} AS SELECT * FROM _empty_{name}")
     # Snapshots are a view over their manifests, so building one needs no catalog write.
     manifests = store.root / "snapshots"

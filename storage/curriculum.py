@@ -1,7 +1,7 @@
-"""Curriculum order, LeanAgent's rule (shared/ANCHORS.md).
+"""Curriculum order, LeanAgent's rule (docs/architecture.md, "Rules taken from LeanDojo and LeanAgent").
 
-A theorem's difficulty is e^(number of traced tactics); a theorem proved with
-`sorry` is infinitely hard. Finite difficulties are cut into easy / medium / hard
+A theorem's difficulty is e^(number of traced tactics), compared in log space (e^n
+overflows a float beyond 709 tactics); a theorem proved with `sorry` is infinitely hard. Finite difficulties are cut into easy / medium / hard
 at the 33rd and 67th percentiles over all theorems considered together.
 Repositories are ordered by their share of easy theorems, most first (LeanAgent
 counts easy theorems; a share does not favour large repositories), then by
@@ -14,17 +14,24 @@ import math
 from dataclasses import dataclass
 
 
-def difficulty(num_tactics: int, has_sorry: bool) -> float:
-    return math.inf if has_sorry else math.exp(num_tactics)
+def log_difficulty(num_tactics: int, has_sorry: bool) -> float:
+    """ln of the difficulty e^(num_tactics): the number of tactics itself. Kept in log space,
+    since e^n overflows a float beyond 709 tactics, which real proofs exceed."""
+    return math.inf if has_sorry else float(num_tactics)
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default)."""
-    if not sorted_values:
+def _log_percentile(sorted_logs: list[float], q: float) -> float:
+    """ln of the q-th percentile of e^x over `sorted_logs`, interpolated linearly between
+    closest ranks in difficulty space (numpy's default) without computing e^x."""
+    if not sorted_logs:
         return math.nan
-    pos = (len(sorted_values) - 1) * q
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+    pos = (len(sorted_logs) - 1) * q
+    lo, hi = sorted_logs[math.floor(pos)], sorted_logs[math.ceil(pos)]
+    f = pos - math.floor(pos)
+    if f == 0 or lo == hi:
+        return lo
+    # ln(e^lo + (e^hi - e^lo) f) = hi + ln(f + (1 - f) e^(lo - hi))
+    return hi + math.log(f + (1 - f) * math.exp(lo - hi))
 
 
 @dataclass(frozen=True)
@@ -44,14 +51,14 @@ class RepoDifficulty:
 
 def repo_difficulties(theorems: list[dict]) -> list[RepoDifficulty]:
     """`theorems`: dicts with repo_id, name, num_tactics, has_sorry. Returns curriculum order."""
-    finite = sorted(difficulty(t["num_tactics"], False) for t in theorems if not t["has_sorry"])
-    p33, p67 = _percentile(finite, 1 / 3), _percentile(finite, 2 / 3)
+    finite = sorted(log_difficulty(t["num_tactics"], False) for t in theorems if not t["has_sorry"])
+    p33, p67 = _log_percentile(finite, 1 / 3), _log_percentile(finite, 2 / 3)
     stats: dict[str, dict] = {}
     for t in theorems:
         s = stats.setdefault(t["repo_id"], {"name": t.get("name", t["repo_id"]), "theorems": 0, "easy": 0,
                                             "medium": 0, "hard": 0, "sorry": 0})
         s["theorems"] += 1
-        d = difficulty(t["num_tactics"], t["has_sorry"])
+        d = log_difficulty(t["num_tactics"], t["has_sorry"])
         if math.isinf(d):
             s["sorry"] += 1
         elif d <= p33:
@@ -88,7 +95,7 @@ def curriculum_table(store) -> list[dict]:
     rows = []
     for i, d in enumerate(curriculum_order(store), start=1):
         c = counts[d.repo_id]
-        rows.append({"#": i, "repo_id": d.repo_id, "url": c["url"], "commit": c["commit"][:10],
+        rows.append({"#": i, "repo_id": d.repo_id, "name": d.name, "url": c["url"], "commit": c["commit"][:10],
                      "files": c["files"], "theorems": d.theorems, "tactics": c["tactics"], "premises": c["premises"],
                      "easy": d.easy, "medium": d.medium, "hard": d.hard, "sorry": d.sorry,
                      "easy share": round(d.easy_share, 3)})

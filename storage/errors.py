@@ -119,3 +119,20 @@ class TransientError(DojoflowError):
     """A failure a retry may fix (network, a busy server)."""
 
     transient = True
+
+
+class DamagedStoreError(StoreError):
+    """A file of the store (a repository's Parquet file, the catalog) cannot be read.
+    Terminal: `dojoflow repair` rebuilds what can be rebuilt and says what was lost."""
+
+    def __init__(self, path, problem: str, store_path):
+        self.path = str(path)
+        self.problem = problem
+        home = _home_of(store_path)
+        if self.path.endswith(".duckdb"):
+            fix = (f"run `dojoflow repair --home {home}`: it rebuilds the catalog from the store's Parquet files, "
+                   "keeping the metrics, runs and checkpoints tables where they are still readable")
+        else:
+            fix = (f"run `dojoflow repair --home {home}`: it removes the damaged repository from the store "
+                   "(import it again afterwards) and rebuilds the catalog")
+        super().__init__(f"{self.path} is damaged ({problem}). {fix}.")

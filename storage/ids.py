@@ -1,4 +1,4 @@
-"""Identities and content hashes (DESIGN.md, "Identities and keys").
+"""Identities and content hashes (docs/architecture.md, "Identities and keys").
 
 Ids are built from content, never from paths or timestamps, so a cache key
 built from them is valid on any machine.
@@ -10,6 +10,8 @@ import hashlib
 import json
 import re
 
+from .repo_urls import repo_name
+
 _SLUG_RE = re.compile(r"[^A-Za-z0-9._-]+")
 COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 
@@ -18,15 +20,6 @@ def stable_hash(obj, length: int = 16) -> str:
     """sha256 of a canonical JSON rendering of `obj`, as hex, truncated."""
     data = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:length]
-
-
-def repo_name(url: str) -> str:
-    """The last path component of a repository url, without `.git`."""
-    name = url.rstrip("/").rsplit("/", 1)[-1]
-    name = name.split(":")[-1]
-    if name.endswith(".git"):
-        name = name[:-4]
-    return name or "repo"
 
 
 def repo_id(url: str, commit: str) -> str:

@@ -1,4 +1,4 @@
-"""LeanDojo Benchmark exports in and out of the store (layout: shared/ANCHORS.md).
+"""LeanDojo Benchmark exports in and out of the store (layout: docs/architecture.md, "Rules taken from LeanDojo and LeanAgent").
 
 `read_export` turns an export folder into one `RepoData` per repository it holds
 (the traced repository and dependencies such as mathlib or std, each keyed by its
@@ -10,17 +10,21 @@ verbatim in `extra`, so import then export gives identical theorem records.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import defaultdict
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import atomic, schemas
 from .errors import InputError
 from .ids import COMMIT_RE, repo_id as make_repo_id, repo_name, theorem_id as make_theorem_id
 from .repo_data import RepoData
+from .repo_urls import redact_url, url_credentials
 from .splits import SplitSettings, assign_novel_premises, assign_random
 from .tactic_text import is_sorry
 
@@ -49,10 +53,19 @@ def _read_text(path: Path) -> str:
 def _load_json(path: Path):
     text = _read_text(path)
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(path, f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}",
                          "fix or re-create the file (it must be one JSON document)") from e
+    except RecursionError as e:
+        raise InputError(path, "JSON nested too deeply to read", _DEEP_FIX) from e
+    if _SURROGATE_ESCAPE.search(text):
+        if isinstance(data, list):
+            for i, rec in enumerate(data):
+                _check_unicode(rec, path, f"record {i}")
+        else:
+            _check_unicode(data, path, None)
+    return data
 
 
 def _load_jsonl(path: Path) -> list:
@@ -65,7 +78,37 @@ def _load_jsonl(path: Path) -> list:
         except json.JSONDecodeError as e:
             raise InputError(path, f"malformed JSON: {e.msg}", "fix or re-create the file (one JSON object per line)",
                              where=f"line {lineno}") from e
+        except RecursionError as e:
+            raise InputError(path, "JSON nested too deeply to read", _DEEP_FIX, where=f"line {lineno}") from e
+        if _SURROGATE_ESCAPE.search(line):
+            _check_unicode(out[-1], path, f"line {lineno}")
     return out
+
+
+_DEEP_FIX = "re-create the file: LeanDojo's records are only a few levels deep"
+# A \uD800-\uDFFF escape: the only way JSON text read as UTF-8 can hold a surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _check_unicode(value, source, where: str | None) -> None:
+    """InputError naming the first string (or key) in `value` that holds a lone
+    surrogate: it is not Unicode text, and could not be stored or written as UTF-8."""
+    stack = [(value, "")]
+    while stack:
+        v, field = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as e:
+                bad = v[e.start].encode("utf-8", "backslashreplace").decode()
+                raise InputError(source, f"field `{field or 'value'}` holds a lone surrogate ({bad}), which is not text",
+                                 "re-create the export (LeanDojo writes valid UTF-8), or remove the escape", where=where) from None
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                stack.append((k, field or "key"))
+                stack.append((x, f"{field}.{k}" if field else k))
+        elif isinstance(v, list):
+            stack.extend((x, f"{field}[{i}]") for i, x in enumerate(v))
 
 
 def _need(rec: dict, key: str, types, source, where: str, nullable: bool = False):
@@ -88,19 +131,53 @@ def _type_name(types) -> str:
     return " or ".join({str: "a string", list: "a list", dict: "an object", int: "an integer"}.get(t, t.__name__) for t in types)
 
 
+MAX_POS = 2**63 - 1  # positions are stored as 64-bit integers
+
+
 def _pos(rec: dict, key: str, source, where: str, nullable: bool = False):
     value = _need(rec, key, list, source, where, nullable=nullable)
     if value is None:
         return None
-    if len(value) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise InputError(source, f"field `{key}` should be [line, column], found {json.dumps(value)[:80]}",
-                         "fix the record or re-create the export", where=where)
+    if len(value) != 2 or not all(type(v) is int and 0 <= v <= MAX_POS for v in value):
+        raise InputError(source, f"field `{key}` should be [line, column] (two integers, 0 or more), "
+                         f"found {json.dumps(value)[:80]}", "fix the record or re-create the export", where=where)
     return list(value)
 
 
-def check_relative_path(path: str, source, where: str) -> str:
+def _span(rec: dict, start_key: str, end_key: str, source, where: str, nullable: bool = False,
+          optional: bool = False):
+    """(start, end) positions of a record, `end` not before `start` (`optional`: a
+    missing key reads as None)."""
+    start = _pos(rec, start_key, source, where, nullable=nullable) if not optional or start_key in rec else None
+    end = _pos(rec, end_key, source, where, nullable=nullable) if not optional or end_key in rec else None
+    if start is not None and end is not None and end < start:
+        raise InputError(source, f"field `{end_key}` {end} comes before `{start_key}` {start}",
+                         "fix the positions or re-create the export", where=where)
+    return start, end
+
+
+def _url(rec: dict, source, where: str) -> str:
+    url = _need(rec, "url", str, source, where)
+    if not url.strip():
+        raise InputError(source, "field `url` is empty", "give the repository's url, as LeanDojo writes it "
+                         "(e.g. https://github.com/owner/repo)", where=where)
+    if url_credentials(url) is not None:  # it would be stored in the catalog and every export
+        raise InputError(source, f"the url {redact_url(url)} holds credentials",
+                         "remove the user info before '@' from the export's urls (credentials belong in a git "
+                         "credential helper, never in a URL)", where=where)
+    return url
+
+
+@lru_cache(maxsize=1 << 16)
+def _is_relative_inside(path: str) -> bool:
+    """True for a path relative to the repository root that stays inside it (cached:
+    every annotation repeats its premise's file)."""
     p = PurePosixPath(path)
-    if not path or p.is_absolute() or ".." in p.parts or "\\" in path:
+    return bool(path) and not p.is_absolute() and ".." not in p.parts and "\\" not in path
+
+
+def check_relative_path(path: str, source, where: str) -> str:
+    if not _is_relative_inside(path):
         raise InputError(source, f"file path {path!r} escapes the repository",
                          "paths must be relative to the repository root, without `..`", where=where)
     return path
@@ -121,6 +198,34 @@ def _extra(rec: dict, known: set[str], optional: tuple[str, ...] = ()) -> str | 
     return json.dumps(extra, sort_keys=True, ensure_ascii=False) if extra else None
 
 
+def _is_pos(p) -> bool:
+    return (p is None or type(p) is list and len(p) == 2 and type(p[0]) is int and type(p[1]) is int
+            and 0 <= p[0] <= MAX_POS and 0 <= p[1] <= MAX_POS)
+
+
+def _tactic_fast(t) -> dict | None:
+    """The common, valid tactic record (exactly LeanDojo's four keys) parsed without
+    building error context; None sends anything else to `_parse_tactic`, which names
+    what is wrong. Import spends most of its time here (docs/leandojo-export.md)."""
+    if type(t) is not dict or len(t) != 4:
+        return None
+    tactic, ann, before, after = t.get("tactic"), t.get("annotated_tactic"), t.get("state_before"), t.get("state_after")
+    if not (type(tactic) is str and type(before) is str and type(after) is str and type(ann) is list
+            and len(ann) == 2 and type(ann[0]) is str and type(ann[1]) is list):
+        return None
+    annotations = []
+    for a in ann[1]:
+        if type(a) is not dict:
+            return None
+        name, path, pos, end = a.get("full_name"), a.get("def_path"), a.get("def_pos", 0), a.get("def_end_pos", 0)
+        if not (type(name) is str and type(path) is str and _is_relative_inside(path) and _is_pos(pos)
+                and _is_pos(end) and (pos is None or end is None or end >= pos)):
+            return None
+        annotations.append({"full_name": name, "def_path": path, "def_pos": pos, "def_end_pos": end})
+    return {"tactic": tactic, "annotated_tactic": ann[0], "annotations": annotations,
+            "state_before": before, "state_after": after, "extra": None}
+
+
 def _parse_tactic(t, source, where: str) -> dict:
     tactic = _need(t, "tactic", str, source, where)
     ann = _need(t, "annotated_tactic", list, source, where)
@@ -133,8 +238,7 @@ def _parse_tactic(t, source, where: str) -> dict:
         annotations.append({
             "full_name": _need(a, "full_name", str, source, w),
             "def_path": check_relative_path(_need(a, "def_path", str, source, w), source, w),
-            "def_pos": _pos(a, "def_pos", source, w, nullable=True),
-            "def_end_pos": _pos(a, "def_end_pos", source, w, nullable=True),
+            **dict(zip(("def_pos", "def_end_pos"), _span(a, "def_pos", "def_end_pos", source, w, nullable=True))),
         })
     return {
         "tactic": tactic,
@@ -169,6 +273,61 @@ def _read_split_files(root: Path) -> dict[str, dict[str, list]]:
     return found
 
 
+def _identity_fast(rec, valid_repos: set) -> tuple | None:
+    """(url, commit, file_path, full_name) of a record whose repository was checked
+    already, without building error context; None sends it to `_identity`."""
+    if type(rec) is not dict:
+        return None
+    url, commit, path, name = rec.get("url"), rec.get("commit"), rec.get("file_path"), rec.get("full_name")
+    if (type(url) is str and type(commit) is str and type(path) is str and type(name) is str
+            and (url, commit) in valid_repos and _is_relative_inside(path)):
+        return url, commit, path, name
+    return None
+
+
+def _identity(rec, source, i: int) -> tuple:
+    where = f"record {i}"
+    full_name = _need(rec, "full_name", str, source, where)
+    where = f"record {i} ({full_name})"
+    url = _url(rec, source, where)
+    commit = check_commit(_need(rec, "commit", str, source, where), source, where)
+    file_path = check_relative_path(_need(rec, "file_path", str, source, where), source, where)
+    return url, commit, file_path, full_name
+
+
+def _theorem_fast(rec) -> dict | None:
+    """A theorem record with exactly LeanDojo's keys and valid values, parsed fast; None
+    sends anything else to `_theorem`, which names what is wrong."""
+    if len(rec) != len(THEOREM_KEYS):  # all known keys, no unknown one (which `extra` keeps)
+        return None
+    start, end, statement, tactics = rec.get("start"), rec.get("end"), rec.get("theorem_statement", 0), rec.get("traced_tactics")
+    if not (start is not None and end is not None and _is_pos(start) and _is_pos(end) and end >= start
+            and (statement is None or type(statement) is str) and type(tactics) is list):
+        return None
+    parsed = []
+    for t in tactics:
+        p = _tactic_fast(t)
+        if p is None:
+            return None
+        parsed.append(p)
+    return {"theorem_statement": statement, "start": start, "end": end, "tactics": parsed, "extra": None}
+
+
+def _theorem(rec: dict, source, where: str) -> dict:
+    tactics = rec.get("traced_tactics") or []
+    if not isinstance(tactics, list):
+        raise InputError(source, "field `traced_tactics` should be a list", "fix the record", where=where)
+    start, end = _span(rec, "start", "end", source, where)
+    return {
+        "theorem_statement": _need(rec, "theorem_statement", str, source, where, nullable=True)
+        if "theorem_statement" in rec else None,
+        "start": start,
+        "end": end,
+        "tactics": [_tactic_fast(t) or _parse_tactic(t, source, f"{where}, tactic {j}") for j, t in enumerate(tactics)],
+        "extra": _extra(rec, THEOREM_KEYS, optional=("theorem_statement", "traced_tactics")),
+    }
+
+
 def read_export(path: str | Path, split_settings: SplitSettings | None = None) -> list[RepoData]:
     """Parse and validate a LeanDojo export; return one RepoData per repository in it."""
     root = Path(path)
@@ -187,34 +346,21 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
     # Theorems: one entry per identity, with the split it has in each split kind.
     theorems: dict[tuple, dict] = {}
     split_of: dict[str, dict[tuple, str]] = defaultdict(dict)
+    valid_repos: set[tuple[str, str]] = set()  # (url, commit) pairs already checked
     for kind, by_split in split_files.items():
         for split, records in by_split.items():
             source = root / kind / f"{split}.json"
+            seen = split_of[kind]
             for i, rec in enumerate(records):
-                where = f"record {i}"
-                full_name = _need(rec, "full_name", str, source, where)
-                where = f"record {i} ({full_name})"
-                url = _need(rec, "url", str, source, where)
-                commit = check_commit(_need(rec, "commit", str, source, where), source, where)
-                file_path = check_relative_path(_need(rec, "file_path", str, source, where), source, where)
-                key = (url, commit, file_path, full_name)
-                if key in split_of[kind]:
-                    raise InputError(source, f"theorem {full_name} in {file_path} appears twice in {kind}/",
-                                     "remove the duplicate record", where=where)
-                split_of[kind][key] = split
+                key = _identity_fast(rec, valid_repos) or _identity(rec, source, i)
+                valid_repos.add(key[:2])
+                if key in seen:
+                    raise InputError(source, f"theorem {key[3]} in {key[2]} appears twice in {kind}/",
+                                     "remove the duplicate record", where=f"record {i} ({key[3]})")
+                seen[key] = split
                 if key not in theorems:
-                    tactics = rec.get("traced_tactics") or []
-                    if not isinstance(tactics, list):
-                        raise InputError(source, "field `traced_tactics` should be a list", "fix the record", where=where)
-                    theorems[key] = {
-                        "theorem_statement": _need(rec, "theorem_statement", str, source, where, nullable=True)
-                        if "theorem_statement" in rec else None,
-                        "start": _pos(rec, "start", source, where),
-                        "end": _pos(rec, "end", source, where),
-                        "tactics": [_parse_tactic(t, source, f"{where}, tactic {j}") for j, t in enumerate(tactics)],
-                        "extra": _extra(rec, THEOREM_KEYS, optional=("theorem_statement", "traced_tactics")),
-                        "order": len(theorems),
-                    }
+                    theorems[key] = _theorem_fast(rec) or _theorem(rec, source, f"record {i} ({key[3]})")
+                    theorems[key]["order"] = len(theorems) - 1
     if not theorems:
         raise InputError(root, "the export holds no theorems", "export a repository that has theorems")
     kinds = list(split_files)
@@ -283,12 +429,13 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
                             "traced": path in traced})
         for j, p in enumerate(_need(rec, "premises", list, corpus_path, where)):
             w = f"{where}, premise {j}"
+            start, end = _span(p, "start", "end", corpus_path, w, nullable=True, optional=True) if isinstance(p, dict) else (None, None)
             premises[repo].append({
                 "file_path": path, "full_name": _need(p, "full_name", str, corpus_path, w),
                 "code": _need(p, "code", str, corpus_path, w, nullable=True) if "code" in p else None,
                 "kind": _need(p, "kind", str, corpus_path, w, nullable=True) if "kind" in p else None,
-                "start": _pos(p, "start", corpus_path, w, nullable=True) if "start" in p else None,
-                "end": _pos(p, "end", corpus_path, w, nullable=True) if "end" in p else None,
+                "start": start,
+                "end": end,
                 "idx": j, "from_annotation": False,
                 "extra": _extra(p, PREMISE_KEYS, optional=("code", "kind", "start", "end")),
             })
@@ -386,105 +533,300 @@ def import_export(store, path: str | Path, split_settings: SplitSettings | None 
     """Read, validate, then write every repository of an export. Nothing is written
     unless the whole export is valid and no repository conflicts; all of them appear
     together, in one rename (`Store.add_repositories`)."""
-    repos = read_export(path, split_settings)
-    return store.ingest(repos, replace=replace, lock_timeout=lock_timeout)
+    return import_exports(store, [path], split_settings, replace=replace, lock_timeout=lock_timeout)
+
+
+def import_exports(store, paths: list[str | Path], split_settings: SplitSettings | None = None,
+                   replace: bool = False, lock_timeout: float = 0.0, workers: int | None = None) -> list:
+    """Import several exports as one change (one process, one commit): all of their
+    repositories appear together, or, if any export is invalid or conflicts, none."""
+    return store.ingest(read_exports(paths, split_settings, workers), replace=replace, lock_timeout=lock_timeout)
+
+
+def read_exports(paths: list[str | Path], split_settings: SplitSettings | None = None,
+                 workers: int | None = None) -> list[RepoData]:
+    """`read_export` of each path, in parallel processes when there are several exports
+    and cores to spare; the repositories of all of them, the first export's first.
+
+    A repository held by two exports (a shared dependency) is kept once when both hold
+    the same content, and is an error naming both exports when they differ.
+    """
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise InputError("PATH", "no export given", "name at least one LeanDojo export folder")
+    if workers is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        # A worker costs a process start and its imports (about a second of CPU) and sends its
+        # tables back: worth it for big exports on machines with cores to spare. On 2 cores it
+        # measured slower than one process (benchmarks/README.md), so it needs 4 or more.
+        big = sum(_split_bytes(p) for p in paths) >= PARALLEL_IMPORT_BYTES
+        workers = min(len(paths), cores) if big and cores >= PARALLEL_IMPORT_CORES else 1
+    if workers > 1 and len(paths) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        # spawn, not fork: the parent may hold DuckDB's and Arrow's threads
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            outcomes = list(pool.map(_read_export_outcome, paths, [split_settings] * len(paths)))
+    else:
+        outcomes = [_read_export_outcome(p, split_settings) for p in paths]
+    out: dict[str, tuple[RepoData, Path]] = {}
+    for path, outcome in zip(paths, outcomes):
+        if isinstance(outcome, tuple):  # an InputError, re-raised as the worker found it
+            raise InputError(*outcome)
+        for data in outcome:
+            if data.repo_id not in out:
+                out[data.repo_id] = (data, path)
+            elif out[data.repo_id][0].content_hash() != data.content_hash():
+                raise InputError(path, f"repository {data.repo_id} is also in {out[data.repo_id][1]}, "
+                                 "with different content", "import the two exports separately (with --replace "
+                                 "for the one that should win)")
+    return [data for data, _ in out.values()]
+
+
+PARALLEL_IMPORT_BYTES = 32 * 2**20
+PARALLEL_IMPORT_CORES = 4
+
+
+def _split_bytes(root: Path) -> int:
+    return sum(f.stat().st_size for f in root.glob("*/*.json") if f.is_file()) if root.is_dir() else 0
+
+
+def _read_export_outcome(path: Path, split_settings: SplitSettings | None):
+    """read_export's repositories, or its InputError's fields (a worker's exception
+    would reach the parent without them)."""
+    try:
+        return read_export(path, split_settings)
+    except InputError as e:
+        return (e.source, e.problem, e.fix, e.where)
 
 
 # -- writing ------------------------------------------------------------------------
-def _theorem_record(repo: dict, th: dict, tactics: list[dict]) -> dict:
-    extra = json.loads(th["extra"]) if th["extra"] else {}
-    absent = set(extra.pop(ABSENT, []))
-    rec = {"url": repo["url"], "commit": repo["commit"], "file_path": th["file_path"], "full_name": th["full_name"]}
-    if "theorem_statement" not in absent:
-        rec["theorem_statement"] = th["theorem_statement"]
-    rec["start"], rec["end"] = list(th["start"]), list(th["end"])
-    if "traced_tactics" not in absent:
-        rec["traced_tactics"] = [_tactic_record(t) for t in tactics]
+# Export streams from the store's Parquet files to JSON with DuckDB (docs/leandojo-export.md):
+# DuckDB builds each record's JSON text in C++, one repository at a time, and Python
+# only routes those strings into the six split files. Records carrying keys we do not
+# model (`extra`) are completed in Python; there are few of them.
+_TACTICS_SQL = """
+SELECT theorem_id,
+       list(json_object('tactic', tactic, 'annotated_tactic', json_array(annotated_tactic, annotations),
+                        'state_before', state_before, 'state_after', state_after) ORDER BY idx) AS tactics,
+       CASE WHEN bool_or(extra IS NOT NULL) THEN list(extra ORDER BY idx) END AS tactic_extras
+FROM read_parquet($tactics) GROUP BY theorem_id
+"""
+_THEOREMS_SQL = f"""
+WITH tac AS ({_TACTICS_SQL})
+SELECT th.split_random, th.split_novel_premises,
+       json_object('url', $url, 'commit', $commit, 'file_path', th.file_path, 'full_name', th.full_name,
+                   'theorem_statement', th.theorem_statement, 'start', th.start, 'end', th."end",
+                   'traced_tactics', coalesce(to_json(tac.tactics), '[]'::JSON))::VARCHAR AS rec,
+       th.extra, tac.tactic_extras
+FROM read_parquet($theorems) th LEFT JOIN tac USING (theorem_id)
+ORDER BY coalesce(th.export_order, 0), th.file_path, th.full_name
+"""
+_CORPUS_SQL = """
+WITH p AS (
+    SELECT repo_id, file_path,
+           list(json_object('full_name', full_name, 'code', code, 'start', start, 'end', "end", 'kind', kind)
+                ORDER BY idx) AS premises,
+           CASE WHEN bool_or(extra IS NOT NULL) THEN list(extra ORDER BY idx) END AS premise_extras
+    FROM read_parquet($premises) WHERE NOT from_annotation GROUP BY repo_id, file_path)
+SELECT json_object('path', f.path, 'imports', f.imports,
+                   'premises', coalesce(to_json(p.premises), '[]'::JSON))::VARCHAR AS rec, p.premise_extras
+FROM read_parquet($files) f
+JOIN (SELECT unnest($order_repo) AS repo_id, unnest($order_path) AS path, unnest($order_pos) AS pos) o
+  ON o.repo_id = f.repo_id AND o.path = f.path
+LEFT JOIN p ON p.repo_id = f.repo_id AND p.file_path = f.path
+ORDER BY o.pos
+"""
+_BATCH_ROWS = 2048
+
+
+def _with_extra(rec_json: str, extra: str | None, items_key: str | None = None, item_extras=None) -> str:
+    """A record's JSON completed with its kept keys (`extra`): unknown keys appended,
+    keys the source lacked (ABSENT) removed; `item_extras` do the same for each item
+    of the list under `items_key` (a theorem's tactics, a file's premises)."""
+    rec = json.loads(rec_json)
+    if extra:
+        _apply_extra(rec, json.loads(extra))
+    if item_extras:
+        for item, e in zip(rec[items_key], item_extras):
+            if e:
+                _apply_extra(item, json.loads(e))
+    return json.dumps(rec, ensure_ascii=False)
+
+
+def _apply_extra(rec: dict, extra: dict) -> None:
+    for key in extra.pop(ABSENT, []):
+        rec.pop(key, None)
     rec.update(extra)
-    return rec
 
 
-def _tactic_record(t: dict) -> dict:
-    rec = {
-        "tactic": t["tactic"],
-        "annotated_tactic": [t["annotated_tactic"], [
-            {"full_name": a["full_name"], "def_path": a["def_path"],
-             "def_pos": list(a["def_pos"]) if a["def_pos"] is not None else None,
-             "def_end_pos": list(a["def_end_pos"]) if a["def_end_pos"] is not None else None}
-            for a in t["annotations"]]],
-        "state_before": t["state_before"],
-        "state_after": t["state_after"],
-    }
-    if t.get("extra"):
-        rec.update(json.loads(t["extra"]))
-    return rec
+def _duckdb():
+    """An in-memory DuckDB connection that reads only the Parquet paths it is given."""
+    import duckdb
+
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+                                 "threads": 1})
+    return con
 
 
-def _premise_record(p: dict) -> dict:
-    extra = json.loads(p["extra"]) if p["extra"] else {}
-    absent = set(extra.pop(ABSENT, []))
-    rec = {"full_name": p["full_name"]}
-    for key in ("code", "start", "end", "kind"):
-        if key not in absent:
-            v = p[key]
-            rec[key] = list(v) if isinstance(v, (list, tuple)) else v
-    rec.update(extra)
-    return rec
+def _corpus_order(files: pa.Table, repo_rank: dict[str, int]) -> tuple[list, list, list]:
+    """(repo_id, path, pos) of the files to write in corpus.jsonl, in writing order.
+
+    A file path held by several repositories (a shared dependency, or a file every
+    export of one project lists) is written once, from its first holder, as
+    LeanDojo-v2's merged export does: ReProver's and LeanDojo-v2's `Corpus` refuse a
+    path listed twice. Files come in their corpus order (one export's order is kept
+    exactly), each after the files it imports, which those loaders also require.
+    """
+    rows = sorted(zip(files["corpus_order"].to_pylist(), (repo_rank[r] for r in files["repo_id"].to_pylist()),
+                      files["repo_id"].to_pylist(), files["path"].to_pylist(), files["imports"].to_pylist()))
+    first: dict[str, tuple[str, list]] = {}
+    for _, _, rid, path, imports in rows:
+        first.setdefault(path, (rid, imports))
+    done: set[str] = set()
+    out_repo, out_path = [], []
+    for path in first:  # in corpus order; imports first (iterative: import chains are deep)
+        stack = [(path, iter(first[path][1]))]
+        if path in done:
+            continue
+        done.add(path)
+        while stack:
+            node, pending = stack[-1]
+            dep = next((d for d in pending if d in first and d not in done), None)
+            if dep is not None:
+                done.add(dep)
+                stack.append((dep, iter(first[dep][1])))
+                continue
+            stack.pop()
+            out_repo.append(first[node][0])
+            out_path.append(node)
+    return out_repo, out_path, list(range(len(out_path)))
+
+
+def check_export_target(store, out: Path) -> None:
+    """Refuse to export into the store's own folders (or around them)."""
+    target, root = out.resolve(), store.root.resolve()
+    if target == root or root in target.parents or target in root.parents:
+        raise InputError(out, f"is inside the store's own folders ({root})",
+                         "export to a folder outside the store, e.g. ./leandojo-export")
+
+
+def export_metadata(repos: list[dict]) -> dict:
+    """metadata.json of an export of `repos` (in export order).
+
+    The source export's own fields (dataset_name, from_repo, leandojo_version, ...)
+    are kept from the first repository that came from an export with a metadata.json,
+    and every repository's are listed under `repositories`. The same store gives the
+    same bytes: `creation_time` is the source's, else the newest ingestion time.
+    """
+    sources = [json.loads(r["metadata"]) if r.get("metadata") else {} for r in repos]
+    main_at = next((i for i, m in enumerate(sources) if m), 0)
+    main = repos[main_at]
+    meta = {k: v for k, v in sources[main_at].items() if k != "dojoflow_splits"}
+    from_repo = meta.get("from_repo") if isinstance(meta.get("from_repo"), dict) else {}
+    created = meta.get("creation_time") if len(repos) == 1 else None
+    meta.update({
+        "creation_time": created or max(r["ingested_at"] for r in repos).isoformat(timespec="seconds"),
+        "from_repo": {**from_repo, "url": main["url"], "commit": main["commit"]},
+        "leandojo_version": meta.get("leandojo_version", "dojoflow"),
+        "exported_by": "dojoflow",
+        "repositories": [
+            {"url": r["url"], "commit": r["commit"],
+             **{k: m[k] for k in ("dataset_name", "leandojo_version", "from_repo") if k in m}}
+            for r, m in zip(repos, sources)],
+    })
+    return meta
 
 
 def write_export(store, out_dir: str | Path, repo_ids: list[str]) -> Path:
-    """Write `repo_ids` in the LeanDojo layout at `out_dir` (atomically, as one folder)."""
+    """Write `repo_ids` in the LeanDojo layout at `out_dir` (atomically, as one folder).
+
+    Streams: no split is ever held whole in Python objects (docs/leandojo-export.md).
+    """
     out = Path(out_dir)
-    if out.exists() and any(out.iterdir()):
-        raise InputError(out, "exists and is not empty", "choose a new folder for the export")
+    check_export_target(store, out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(out, "exists and is not an empty folder", "choose a new folder for the export")
     if not repo_ids:
         raise InputError("--repo", "no repositories selected", "name at least one repository, or none to export all")
-    repos = {r: store.repository(r) for r in repo_ids}
-    theorems = store.read_table("theorems", repo_ids).to_pylist()
-    tactics_by = defaultdict(list)
-    for t in store.read_table("tactics", repo_ids).to_pylist():
-        tactics_by[t["theorem_id"]].append(t)
-    for ts in tactics_by.values():
-        ts.sort(key=lambda t: t["idx"])
-    theorems.sort(key=lambda t: (repo_ids.index(t["repo_id"]), t["export_order"] if t["export_order"] is not None else 0,
-                                 t["file_path"], t["full_name"]))
-    files = store.read_table("files", repo_ids).to_pylist()
-    premises_by = defaultdict(list)
-    for p in store.read_table("premises", repo_ids).to_pylist():
-        if not p["from_annotation"]:
-            premises_by[(p["repo_id"], p["file_path"])].append(p)
-    corpus_files = sorted((f for f in files if f["corpus_order"] is not None),
-                          key=lambda f: (f["corpus_order"], repo_ids.index(f["repo_id"])))
-    main = repos[repo_ids[0]]
-    meta = json.loads(main["metadata"]) if main.get("metadata") else {}
-    meta = {k: v for k, v in meta.items() if k != "dojoflow_splits"}
-    meta.update({
-        "creation_time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "from_repo": {"url": main["url"], "commit": main["commit"]},
-        "leandojo_version": meta.get("leandojo_version", "dojoflow"),
-        "exported_by": "dojoflow",
-        "repositories": [{"url": repos[r]["url"], "commit": repos[r]["commit"]} for r in repo_ids],
-        "num_theorems": len(theorems),
-    })
+    repo_ids = list(dict.fromkeys(repo_ids))
+    folders = store.folders()
+    missing = [r for r in repo_ids if r not in folders]
+    if missing:
+        raise InputError(", ".join(missing), "no such repository in the store", "run `dojoflow repos` to list them")
+    repos = [_read_repository_at(folders[r]) for r in repo_ids]
+    con = _duckdb()
+    num_theorems = 0
     with atomic.atomic_path(out) as tmp:
         tmp.mkdir(parents=True)
+        splits = {}
         for kind in schemas.SPLIT_KINDS:
             (tmp / kind).mkdir()
             for split in schemas.SPLITS:
-                recs = [_theorem_record(repos[t["repo_id"]], t, tactics_by[t["theorem_id"]])
-                        for t in theorems if t[f"split_{kind}"] == split]
-                (tmp / kind / f"{split}.json").write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
-        if corpus_files:
-            with open(tmp / "corpus.jsonl", "w", encoding="utf-8") as f:
-                for cf in corpus_files:
-                    prem = sorted(premises_by[(cf["repo_id"], cf["path"])], key=lambda p: p["idx"])
-                    f.write(json.dumps({"path": cf["path"], "imports": list(cf["imports"]),
-                                        "premises": [_premise_record(p) for p in prem]}, ensure_ascii=False) + "\n")
-        traced = [f["path"] for f in sorted(files, key=lambda f: (f["corpus_order"] is None, f["corpus_order"] or 0, f["path"]))
-                  if f["traced"]]
-        if traced:
-            with open(tmp / "traced_files.jsonl", "w", encoding="utf-8") as f:
-                for p in traced:
-                    f.write(json.dumps({"traced_file_path": p}) + "\n")
+                f = open(tmp / kind / f"{split}.json", "w", encoding="utf-8")
+                f.write("[")
+                splits[kind, split] = [f, ""]
+        try:
+            for rid, repo in zip(repo_ids, repos):
+                rel = con.sql(_THEOREMS_SQL, params={
+                    "url": repo["url"], "commit": repo["commit"],
+                    "theorems": str(folders[rid] / "theorems.parquet"), "tactics": str(folders[rid] / "tactics.parquet")})
+                for batch in rel.to_arrow_reader(_BATCH_ROWS):
+                    recs = batch.column("rec").to_pylist()
+                    extras, tactic_extras = batch.column("extra"), batch.column("tactic_extras")
+                    if extras.null_count < len(extras) or tactic_extras.null_count < len(tactic_extras):
+                        recs = [r if e is None and te is None else _with_extra(r, e, "traced_tactics", te)
+                                for r, e, te in zip(recs, extras.to_pylist(), tactic_extras.to_pylist())]
+                    num_theorems += len(recs)
+                    for kind in schemas.SPLIT_KINDS:
+                        by_split = defaultdict(list)
+                        for rec, split in zip(recs, batch.column(f"split_{kind}").to_pylist()):
+                            by_split[split].append(rec)
+                        for split, chunk in by_split.items():
+                            slot = splits[kind, split]
+                            slot[0].write(slot[1] + "\n" + ",\n".join(chunk))
+                            slot[1] = ","
+        finally:
+            for f, _ in splits.values():
+                f.close()
+        for (kind, split), (_, sep) in splits.items():
+            with open(tmp / kind / f"{split}.json", "a", encoding="utf-8") as f:
+                f.write("\n]\n" if sep else "]\n")
+        _write_corpus(con, tmp, [folders[r] for r in repo_ids], {r: i for i, r in enumerate(repo_ids)})
+        meta = export_metadata(repos)
+        meta["num_theorems"] = num_theorems
         (tmp / "metadata.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
+    con.close()
     return out
+
+
+def _write_corpus(con, tmp: Path, folders: list[Path], repo_rank: dict[str, int]) -> None:
+    """corpus.jsonl (each file once, imports first) and traced_files.jsonl."""
+    files = con.sql("SELECT repo_id, path, imports, corpus_order, traced FROM read_parquet($f)",
+                    params={"f": [str(f / "files.parquet") for f in folders]}).to_arrow_table()
+    in_corpus = files.filter(pc.is_valid(files["corpus_order"]))
+    if in_corpus.num_rows:
+        order = _corpus_order(in_corpus, repo_rank)  # passed as lists: registering an Arrow table costs ~30 MB
+        rel = con.sql(_CORPUS_SQL, params={"files": [str(f / "files.parquet") for f in folders],
+                                           "premises": [str(f / "premises.parquet") for f in folders],
+                                           "order_repo": order[0], "order_path": order[1], "order_pos": order[2]})
+        with open(tmp / "corpus.jsonl", "w", encoding="utf-8") as f:
+            for batch in rel.to_arrow_reader(_BATCH_ROWS):
+                recs, extras = batch.column("rec").to_pylist(), batch.column("premise_extras")
+                if extras.null_count < len(extras):
+                    recs = [r if e is None else _with_extra(r, None, "premises", e)
+                            for r, e in zip(recs, extras.to_pylist())]
+                f.write("\n".join(recs) + "\n")
+    traced = sorted(zip(files["corpus_order"].to_pylist(), files["path"].to_pylist(), files["traced"].to_pylist()),
+                    key=lambda t: (t[0] is None, t[0] or 0, t[1]))
+    paths = list(dict.fromkeys(p for _, p, is_traced in traced if is_traced))
+    if paths:
+        with open(tmp / "traced_files.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"traced_file_path": p}, ensure_ascii=False) + "\n" for p in paths)
+
+
+def _read_repository_at(folder: Path) -> dict:
+    from .store import _read_repository
+
+    return _read_repository(folder)

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import atomic, catalog, schemas
 from .errors import InputError
 from .ids import stable_hash
+from .repo_urls import normalize_url
 from .tactic_text import is_sorry
 from .snapshot_ref import SnapshotRef
 from .store import _read_repository
@@ -133,7 +134,7 @@ def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
     counts = {}
     with atomic.atomic_path(part) as tmp:
         tmp.mkdir(parents=True)
-        pq.write_table(index, tmp / "index.parquet")
+        pq.write_table(index, tmp / "index.parquet", compression="zstd")
         for kind in schemas.SPLIT_KINDS:
             col = theorems[f"split_{kind}"]
             counts[kind] = {}
@@ -142,8 +143,9 @@ def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
                 d.mkdir(parents=True)
                 th = theorems.filter(pc.equal(col, split))
                 tac = tactics.filter(pc.is_in(tactics["theorem_id"], value_set=th["theorem_id"]))
-                pq.write_table(th, d / "theorems.parquet")
-                pq.write_table(tac.select(schemas.SNAPSHOT_TACTICS.names).cast(schemas.SNAPSHOT_TACTICS), d / "tactics.parquet")
+                pq.write_table(th, d / "theorems.parquet", compression="zstd")
+                pq.write_table(tac.select(schemas.SNAPSHOT_TACTICS.names).cast(schemas.SNAPSHOT_TACTICS), d / "tactics.parquet",
+                               compression="zstd")
                 counts[kind][split] = {"theorems": th.num_rows, "tactics": tac.num_rows}
         summary = {**counts, "file_paths": sorted(pc.unique(theorems["file_path"]).to_pylist())}
         (tmp / "_SUCCESS").write_text(json.dumps(summary))
@@ -206,7 +208,7 @@ def newest_commits(repos: dict[str, dict]) -> list[str]:
     not comparable, so they are never mixed). Ties go to the larger repo id."""
     by_url: dict[str, list[dict]] = {}
     for r in repos.values():
-        by_url.setdefault(r["url"].rstrip("/").removesuffix(".git"), []).append(r)
+        by_url.setdefault(normalize_url(r["url"]), []).append(r)
     kept = []
     for group in by_url.values():
         if all(r.get("commit_time") for r in group):

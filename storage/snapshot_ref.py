@@ -8,43 +8,35 @@ query over those parts, so merging repositories never copies data.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+from pydantic import BaseModel, ConfigDict
 
 from . import schemas
 
 
-@dataclass(frozen=True)
-class SnapshotRef:
-    """The merged data of `repo_ids`, as built by `storage.snapshot.build_snapshot`."""
+class SnapshotRef(BaseModel):
+    """The merged data of `repo_ids`, as built by `storage.snapshot.build_snapshot`.
+
+    A pydantic model, so that it is a task result Prefect stores as JSON and reads back
+    as a `SnapshotRef`."""
+
+    model_config = ConfigDict(frozen=True)
 
     snapshot_id: str
     store_root: str
     repo_ids: tuple[str, ...]
     manifest_path: str
-    counts: dict = field(default_factory=dict, compare=False)
+    counts: dict = {}
 
     # -- serialisation (task results are JSON manifests) ---------------------------
     def to_dict(self) -> dict:
-        return {
-            "snapshot_id": self.snapshot_id,
-            "store_root": self.store_root,
-            "repo_ids": list(self.repo_ids),
-            "manifest_path": self.manifest_path,
-            "counts": self.counts,
-        }
+        return {**self.model_dump(mode="json"), "repo_ids": list(self.repo_ids)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SnapshotRef":
-        return cls(
-            snapshot_id=d["snapshot_id"],
-            store_root=d["store_root"],
-            repo_ids=tuple(d["repo_ids"]),
-            manifest_path=d["manifest_path"],
-            counts=d.get("counts", {}),
-        )
+    def from_dict(cls, d: "dict | SnapshotRef") -> "SnapshotRef":
+        return d if isinstance(d, cls) else cls.model_validate(d)
 
     # -- reading -------------------------------------------------------------------
     def manifest(self) -> dict:
@@ -60,8 +52,11 @@ class SnapshotRef:
         paths = self._paths(rel_paths)
         if not paths:
             return schema.empty_table()
-        con = duckdb.connect()
+        from .catalog import NO_EXTENSIONS, lock_down
+
+        con = duckdb.connect(config=NO_EXTENSIONS)
         try:
+            lock_down(con, [self.store_root])
             q = "SELECT * FROM read_parquet($paths, union_by_name=true) t WHERE true"
             params: dict = {"paths": paths}
             if repo_ids is not None:

@@ -1,4 +1,4 @@
-"""Splits fixed at ingestion (DESIGN.md): a theorem's split never moves later.
+"""Splits fixed at ingestion (docs/architecture.md): a theorem's split never moves later.
 
 `random`: from a hash of the theorem's identity (url, file path, full name), so it
 does not depend on which other theorems or repositories exist, nor on the commit.

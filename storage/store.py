@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,9 +34,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import atomic, catalog, schemas
-from .errors import FormatVersionError, InputError, RepositoryConflictError, StoreError
+from .errors import DamagedStoreError, FormatVersionError, InputError, RepositoryConflictError, StoreError
 from .lock import file_lock
 from .repo_data import RepoData
+from .repo_urls import same_repository
 
 FORMAT_FILE = "FORMAT_VERSION.json"
 INDEX_FILE = "REPOSITORIES.json"
@@ -199,10 +199,9 @@ class Store:
 
     def find_repositories(self, url: str, commit: str | None = None) -> list[dict]:
         """Stored repositories whose url (and commit prefix, if given) match."""
-        norm = url.rstrip("/").removesuffix(".git")
         out = []
         for r in self.repositories():
-            if r["url"].rstrip("/").removesuffix(".git") != norm:
+            if not same_repository(r["url"], url):
                 continue
             if commit and not r["commit"].startswith(commit):
                 continue
@@ -218,7 +217,7 @@ class Store:
         missing = [r for r in ids if r not in folders]
         if missing:
             raise InputError(", ".join(missing), "no such repository in the store", "run `dojoflow repos` to list them")
-        parts = [pq.read_table(folders[r] / f"{table}.parquet", columns=columns) for r in ids]
+        parts = [_read_parquet(folders[r] / f"{table}.parquet", self.root, columns) for r in ids]
         if not parts:
             schema = schemas.TABLES[table]
             return schema.empty_table() if columns is None else schema.empty_table().select(columns)
@@ -287,7 +286,7 @@ class Store:
         folder = self.data_dir / f"{data.repo_id}@{content_hash[:12]}"
         with atomic.atomic_path(folder) as tmp:
             tmp.mkdir(parents=True)
-            pq.write_table(repo_table, tmp / "repositories.parquet")
+            pq.write_table(repo_table, tmp / "repositories.parquet", compression="zstd")
             for name, table in data.tables().items():
                 table = table.cast(schemas.TABLES[name])
                 pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
@@ -306,6 +305,13 @@ class Store:
         _trash(self.root / folder)
 
 
+def _read_parquet(path: Path, store_root: Path, columns) -> pa.Table:
+    try:
+        return pq.read_table(path, columns=columns)
+    except (pa.ArrowInvalid, OSError) as e:  # truncated or overwritten: `dojoflow repair` drops it
+        raise DamagedStoreError(path, str(e).splitlines()[0], store_root) from e
+
+
 def _read_repository(folder: Path) -> dict:
     # The same row as JSON beside the Parquet file: read ~50x faster, and read often.
     row = json.loads((folder / "repository.json").read_text())
@@ -317,6 +323,4 @@ def _read_repository(folder: Path) -> dict:
 
 def _trash(folder: Path) -> None:
     """Delete a folder so that a kill midway leaves only a temp name (an orphan)."""
-    trash = atomic.temp_sibling(folder)
-    os.replace(folder, trash)
-    shutil.rmtree(trash, ignore_errors=True)
+    atomic.remove_tree(folder)

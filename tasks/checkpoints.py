@@ -1,7 +1,7 @@
 """Checkpoints: content ids, atomic publication, the registry, and one training step.
 
-A checkpoint id is a hash of the snapshot id, the trainer, its resolved settings
-and the parent checkpoint id (DESIGN.md). Its folder
+A checkpoint id is a hash of the snapshot id, the trainer, the settings that decide
+its weights and the checkpoint it starts from (`plan_step`, docs/architecture.md). Its folder
 `<home>/checkpoints/<trainer>/<checkpoint_id>/` appears by one rename, holding the
 model (`save_pretrained` layout) and `dojoflow-checkpoint.json`, the manifest
 that records where it came from. A half-trained step lives in
@@ -11,28 +11,39 @@ that records where it came from. A half-trained step lives in
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
+import subprocess
 import time
-from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
-from storage import atomic, catalog
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+
+from storage import atomic, checkpoint_registry
+from storage.atomic import remove_tree
+from storage.errors import InputError
 from storage.ids import stable_hash
 from storage.snapshot_ref import SnapshotRef
 
+from .models.loading import default_model_cache
+from .trainers import registry
 from .trainers.base import SkipTraining
-from .trainers.registry import TRAINERS
 
 MANIFEST = "dojoflow-checkpoint.json"
-CODE_VERSION = "dojoflow-0.1"
+MANIFEST_FORMAT = 1
+# The settings marker of a field that cannot change the weights (evaluation, logging,
+# save intervals, paths): Field(..., json_schema_extra={"checkpoint_id": False}).
+NOT_IN_ID = "checkpoint_id"
 
 
-@dataclass(frozen=True)
-class CheckpointRef:
+class CheckpointRef(BaseModel):
     """A published checkpoint: the task result that later steps continue from."""
+
+    model_config = ConfigDict(frozen=True)
 
     checkpoint_id: str
     trainer: str
@@ -45,11 +56,31 @@ class CheckpointRef:
     has_model: bool = True  # False: skipped with no parent to carry forward (only a manifest)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return self.model_dump(mode="json")
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "CheckpointRef | None":
-        return None if d is None else cls(**d)
+    def from_dict(cls, d: "dict | CheckpointRef | None") -> "CheckpointRef | None":
+        return d if d is None or isinstance(d, cls) else cls.model_validate(d)
+
+
+class StartingPoints(BaseModel):
+    """What a step's trainers can start from: each trainer's checkpoint of the previous
+    step, and the checkpoints already trained at this step (for `starts_from`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    previous: dict[str, CheckpointRef] = {}
+    this_step: dict[str, CheckpointRef] = {}
+
+
+class StepPlan(BaseModel):
+    """The checkpoint a training step will publish, and the one it starts from (None: the base model)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    checkpoint_id: str
+    parent: CheckpointRef | None
+    starts_from: str | None
 
 
 # Trainer arguments (trl/transformers) that change how a run is logged or saved, not the model.
@@ -57,6 +88,7 @@ BOOKKEEPING_TRAINING_ARGS = frozenset({
     "logging_steps", "logging_strategy", "logging_first_step", "logging_dir", "logging_nan_inf_filter",
     "save_steps", "save_strategy", "save_total_limit", "save_only_model", "report_to", "run_name",
     "disable_tqdm", "log_level", "push_to_hub", "hub_model_id", "hub_strategy",
+    "per_device_eval_batch_size", "eval_steps", "dataloader_num_workers",
 })
 
 
@@ -64,22 +96,50 @@ def settings_hash(settings) -> str:
     return stable_hash(settings.model_dump(mode="json"), 16)
 
 
-def training_identity(settings) -> dict:
+def _identity_dump(model: BaseModel) -> dict:
+    out = {}
+    for name, f in type(model).model_fields.items():
+        if isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get(NOT_IN_ID) is False:
+            continue
+        value = getattr(model, name)
+        out[name] = _identity_dump(value) if isinstance(value, BaseModel) else \
+            TypeAdapter(Any).dump_python(value, mode="json")
+    return out
+
+
+def training_identity(trainer: str, settings) -> dict:
     """What of `settings` decides the trained weights: every field except those marked
-    `json_schema_extra={"affects_model": False}` (evaluation, logging), and except the
+    `json_schema_extra={"checkpoint_id": False}` (at any depth), and except the
     bookkeeping keys of a `training` dict. A local model folder adds its fingerprint, so
     replacing the model in place retrains."""
-    skip = {name for name, f in type(settings).model_fields.items()
-            if isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get("affects_model") is False}
-    out = settings.model_dump(mode="json", exclude=skip)
+    out = _identity_dump(settings)
     if isinstance(out.get("training"), dict):
         out["training"] = {k: v for k, v in out["training"].items() if k not in BOOKKEEPING_TRAINING_ARGS}
-    for attr in ("model", "backbone"):
+    for attr in registry.get(trainer).model_fields:
         if isinstance(out.get(attr), str):
             fingerprint = local_model_fingerprint(out[attr])
             if fingerprint:
                 out[f"{attr}_fingerprint"] = fingerprint
     return out
+
+
+def code_version() -> dict:
+    """The code that trains: Dojoflow's package version (part of checkpoint ids), and the
+    git commit of the source tree when there is one (recorded in manifests)."""
+    try:
+        package = importlib.metadata.version("dojoflow")
+    except importlib.metadata.PackageNotFoundError:
+        package = "unknown"
+    commit = None
+    root = Path(__file__).resolve().parents[1]
+    if (root / ".git").exists():
+        try:
+            out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                 timeout=10, env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"})
+            commit = out.stdout.strip() or None
+        except (OSError, subprocess.SubprocessError):
+            commit = None
+    return {"package": package, "git_commit": commit}
 
 
 def local_model_fingerprint(name: str) -> str | None:
@@ -98,9 +158,35 @@ def local_model_fingerprint(name: str) -> str | None:
     return h.hexdigest()[:16]
 
 
-def checkpoint_id(trainer: str, settings, snapshot_id: str, parent_id: str | None) -> str:
-    return stable_hash({"trainer": trainer, "settings": training_identity(settings), "snapshot": snapshot_id,
-                        "parent": parent_id, "code": CODE_VERSION}, 20)
+def plan_step(trainer: str, settings, snapshot_id: str, starts: StartingPoints | None) -> StepPlan:
+    """The one place a training step's starting point and checkpoint id are decided (the
+    Prefect cache key and `train_step` both call it).
+
+    A trainer that starts from another (`TrainerDef.starts_from`, or its settings'
+    `starts_from`) starts from that trainer's checkpoint of this step; otherwise from its
+    own checkpoint of the previous step, or from the base model with `restart_from_base`.
+    The id hashes the trainer, the settings that decide the weights, the snapshot, the
+    starting checkpoint's id and which trainer it came from, and the package version.
+    """
+    starts = starts or StartingPoints()
+    source = registry.get(trainer).start_of(settings)
+    if source is not None:
+        parent = starts.this_step.get(source)
+        if parent is None:
+            raise InputError(f"trainers.{trainer}", f"starts from the {source} checkpoint of this step, which was "
+                             "not trained first", f"enable trainers.{source}")
+    elif getattr(settings, "restart_from_base", False):
+        parent = None
+    else:
+        parent = starts.previous.get(trainer)
+    parent_id = parent.checkpoint_id if parent is not None else None
+    cid = stable_hash({"trainer": trainer, "settings": training_identity(trainer, settings), "snapshot": snapshot_id,
+                       "parent": parent_id, "starts_from": source, "code": code_version()["package"]}, 20)
+    return StepPlan(checkpoint_id=cid, parent=parent, starts_from=source)
+
+
+def checkpoint_id(trainer: str, settings, snapshot_id: str, starts: StartingPoints | None = None) -> str:
+    return plan_step(trainer, settings, snapshot_id, starts).checkpoint_id
 
 
 def checkpoint_dir(home: Path, trainer: str, cid: str) -> Path:
@@ -116,28 +202,29 @@ def load_published(home: Path, trainer: str, cid: str) -> CheckpointRef | None:
 
 
 def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef, split_kind: str,
-               parent: CheckpointRef | None) -> CheckpointRef:
+               starts: StartingPoints | None = None) -> CheckpointRef:
     """Train one curriculum step of `trainer` and publish its checkpoint atomically."""
     home = Path(home)
-    restart = getattr(settings, "restart_from_base", False)
-    parent_id = None if (parent is None or restart) else parent.checkpoint_id
-    cid = checkpoint_id(trainer, settings, snapshot.snapshot_id, parent_id)
+    plan = plan_step(trainer, settings, snapshot.snapshot_id, starts)
+    cid, parent = plan.checkpoint_id, plan.parent
     done = load_published(home, trainer, cid)
     if done is not None:
         return done
     out = checkpoint_dir(home, trainer, cid)
     for orphan in out.parent.glob(f"{cid}{atomic.TMP_MARK}*"):  # left by a killed attempt of this step
         shutil.rmtree(orphan, ignore_errors=True)
-    parent_dir = Path(parent.path) if (parent is not None and not restart and parent.has_model) else None
+    parent_dir = Path(parent.path) if (parent is not None and parent.has_model) else None
     work_dir = home / "work" / trainer / cid
     work_dir.mkdir(parents=True, exist_ok=True)
-    train_fn = TRAINERS[trainer].load("train")
+    definition = registry.get(trainer)
+    train_fn = definition.train_fn()
     started = time.perf_counter()
     skipped, has_model = None, True
     with atomic.atomic_path(out) as tmp:
         tmp.mkdir(parents=True)
         try:
-            figures = dict(call_trainer(train_fn, home, settings, snapshot, split_kind, parent_dir, tmp, work_dir))
+            figures = dict(train_fn(settings, snapshot, split_kind, parent_dir, tmp, work_dir,
+                                    model_cache_dir=default_model_cache(home)))
         except SkipTraining as e:
             # Nothing to learn at this step: the parent's model is carried forward unchanged;
             # with no parent, the checkpoint is a manifest that says why (nothing to evaluate).
@@ -148,43 +235,28 @@ def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef,
                 (tmp / MANIFEST).unlink(missing_ok=True)
         figures["seconds"] = round(time.perf_counter() - started, 3)
         ref = CheckpointRef(checkpoint_id=cid, trainer=trainer, path=str(out), snapshot_id=snapshot.snapshot_id,
-                            parent_id=parent_id, settings_hash=settings_hash(settings), figures=figures,
-                            skipped=skipped, has_model=has_model)
+                            parent_id=parent.checkpoint_id if parent else None, settings_hash=settings_hash(settings),
+                            figures=figures, skipped=skipped, has_model=has_model)
         atomic.write_json(tmp / MANIFEST, {
+            "format": MANIFEST_FORMAT,
             "checkpoint": ref.to_dict(),
+            "holds": definition.holds,
+            "starts_from": plan.starts_from,
+            "parent_path": parent.path if parent else None,
             "settings": settings.model_dump(mode="json"),
             "snapshot_repo_ids": list(snapshot.repo_ids),
             "split_kind": split_kind,
-            "code_version": CODE_VERSION,
+            "code": code_version(),
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         })
-    shutil.rmtree(work_dir, ignore_errors=True)
-    with catalog.connect(store, write=True) as con:
-        con.execute(
-            "INSERT OR REPLACE INTO checkpoints (checkpoint_id, trainer, snapshot_id, parent_id, config_hash, path, train_figures)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [cid, trainer, snapshot.snapshot_id, parent_id, ref.settings_hash, str(out), json.dumps(figures)],
-        )
+    remove_tree(work_dir)
+    checkpoint_registry.register(store, cid, trainer, snapshot.snapshot_id, ref.parent_id, ref.settings_hash, str(out),
+                                 figures)
     return ref
-
-
-def call_trainer(fn, home: Path, *args):
-    """Call a trainer's train/evaluate function, telling it where builtin base models are
-    built (`<home>/models`) when it takes `model_cache_dir`."""
-    import inspect
-
-    if "model_cache_dir" in inspect.signature(fn).parameters:
-        return fn(*args, model_cache_dir=Path(home) / "models")
-    return fn(*args)
 
 
 def discard_checkpoint(store, ref: CheckpointRef) -> None:
     """Remove a published checkpoint and its catalog row (a rolled-back step); the next
     run retrains it."""
-    path = Path(ref.path)
-    if path.exists():
-        trash = atomic.temp_sibling(path)
-        os.replace(path, trash)
-        shutil.rmtree(trash, ignore_errors=True)
-    with catalog.connect(store, write=True) as con:
-        con.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", [ref.checkpoint_id])
+    atomic.remove_tree(Path(ref.path))
+    checkpoint_registry.unregister(store, ref.checkpoint_id)

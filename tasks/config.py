@@ -12,16 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Optional
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from storage.errors import InputError
 from storage.sample import SAMPLE_REPOS
 from storage.snapshot import SnapshotSettings
 from storage.splits import SplitSettings
-from tasks.progress.config import ProgressSettings
-from tasks.retriever.config import RetrieverSettings
-from tasks.sft.config import SFTSettings
+from tasks.git import refuse_credentials
+from tasks.trainers import registry
+from tasks.yaml_config import load_yaml_mapping, resolve_local
+from tasks.proving.config import ProvingSettings
 
 
 class SourceConfig(BaseModel):
@@ -30,11 +30,17 @@ class SourceConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    export: Optional[str] = Field(None, description="Path of a LeanDojo Benchmark export folder to import.")
-    repo: Optional[str] = Field(None, description="A git URL or a local path of a Lean 4 repository to trace with lean-dojo.")
+    export: Optional[str] = Field(None, min_length=1, description="Path of a LeanDojo Benchmark export folder to import.")
+    repo: Optional[str] = Field(None, min_length=1, description="A git URL or a local path of a Lean 4 repository to trace with lean-dojo.")
     commit: Optional[str] = Field(None, description="Commit of `repo` to trace (default: HEAD of the local repo or the remote's default branch, read when the run starts).")
     sample: Optional[Literal[SAMPLE_REPOS]] = Field(None, description="A sample repository that ships with Dojoflow, imported from its LeanDojo export (no Lean needed).")
     name: Optional[str] = Field(None, description="A label for reports (default: the repository's name).")
+
+    @field_validator("repo")
+    @classmethod
+    def _no_credentials(cls, v: Optional[str]) -> Optional[str]:
+        # An InputError, not a ValueError: pydantic's error dump would quote the secret.
+        return v if v is None else refuse_credentials(v, "sources[].repo")
 
     @model_validator(mode="after")
     def _one_kind(self):
@@ -64,18 +70,31 @@ def sample_sources() -> list[SourceConfig]:
     return [SourceConfig(sample=name) for name in SAMPLE_REPOS]
 
 
-class TrainersConfig(BaseModel):
-    """Which trainers run at each curriculum step, with their settings (null = off)."""
+class _TrainersBase(BaseModel):
+    """Which trainers run at each curriculum step, with their settings (null = off).
+
+    One field per registered trainer (tasks/trainers/registry.py), built from its
+    declaration, so adding a trainer needs no edit here."""
 
     model_config = ConfigDict(extra="forbid")
 
-    sft: Optional[SFTSettings] = Field(default_factory=SFTSettings, description="SFT tactic generator (TRL SFTTrainer, optional LoRA); null turns it off.")
-    retriever: Optional[RetrieverSettings] = Field(None, description="Dense premise retriever (Lightning bi-encoder with EWC); null turns it off.")
-    progress: Optional[ProgressSettings] = Field(None, description="Proof-progress model (regression of steps remaining); null turns it off.")
-
     def enabled(self) -> dict[str, BaseModel]:
-        """Settings of the enabled trainers, in a fixed order."""
-        return {name: getattr(self, name) for name in ("sft", "retriever", "progress") if getattr(self, name) is not None}
+        """Settings of the enabled trainers, in the order they train at a step (a trainer
+        that starts from another's checkpoint after it)."""
+        on = {name: getattr(self, name) for name in type(self).model_fields if getattr(self, name) is not None}
+        return {name: on[name] for name in registry.training_order(on)}
+
+
+def _trainers_model() -> type[_TrainersBase]:
+    fields = {}
+    for name, d in registry.trainers().items():
+        default = (Field(default_factory=d.settings, description=d.description) if d.enabled_by_default
+                   else Field(None, description=d.description))
+        fields[name] = (Optional[d.settings], default)
+    return create_model("TrainersConfig", __base__=_TrainersBase, __module__=__name__, **fields)
+
+
+TrainersConfig = _trainers_model()
 
 
 class TracingConfig(BaseModel):
@@ -94,8 +113,12 @@ class EvaluationConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    splits: list[Literal["train", "val", "test"]] = Field(["val", "test"], description="Splits to evaluate on, for every repository seen so far.")
+    splits: list[Literal["train", "val", "test"]] = Field(
+        ["train", "val", "test"], min_length=1,
+        description="Splits to evaluate on, for every repository seen so far (`train` shows what was learned; "
+                    "val and test, what generalises).")
     all_repositories_so_far: bool = Field(True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest.")
+    proving: Optional[ProvingSettings] = Field(None, description="Proof search after the tactic generator trains: its checkpoint tries the theorems of `proving.splits` of every repository seen so far; pass@k per repository and split (tasks/proving/config.py, docs/proving.md). null: off.")
 
 
 class PipelineConfig(BaseModel):
@@ -119,25 +142,7 @@ class PipelineConfig(BaseModel):
     @classmethod
     def from_yaml(cls, path: str | Path) -> "PipelineConfig":
         path = Path(path)
-        if not path.exists():
-            raise InputError(path, "does not exist", "give the path of a YAML config (see examples/)")
-        try:
-            raw = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as e:
-            raise InputError(path, f"is not valid YAML ({e})", "fix the YAML syntax") from e
-        if not isinstance(raw, dict):
-            raise InputError(path, "must be a mapping of settings", "see examples/sample.yaml")
-        base = path.parent.resolve()
-        for s in raw.get("sources") or []:
-            for key in ("export", "repo"):
-                v = s.get(key) if isinstance(s, dict) else None
-                if isinstance(v, str) and not _is_url(v) and not Path(v).is_absolute():
-                    s[key] = str((base / v).resolve())
-        for settings in (raw.get("trainers") or {}).values():
-            for key in ("model", "backbone"):  # a relative model folder that exists beside the YAML
-                v = settings.get(key) if isinstance(settings, dict) else None
-                if isinstance(v, str) and not Path(v).is_absolute() and (base / v).is_dir():
-                    settings[key] = str((base / v).resolve())
+        raw = resolve_paths(load_yaml_mapping(path, "examples/sample.yaml"), path.parent.resolve())
         try:
             return cls.model_validate(raw)
         except ValidationError as e:
@@ -159,14 +164,46 @@ class PipelineConfig(BaseModel):
             raise InputError("sources", "is empty", "list at least one export or repository")
         from .trainers.preflight import preflight
 
-        enabled = self.trainers.enabled()
+        enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
         for name, settings in enabled.items():
             preflight(name, settings)
+        if self.evaluation.proving is not None:  # a backend that cannot run fails before any training
+            from .lean import preflight as lean_preflight
+
+            lean_preflight(self.evaluation.proving.backend)
         return enabled
 
 
-def _is_url(v: str) -> bool:
-    return "://" in v or v.startswith("git@")
+def resolve_paths(raw: dict, base: Path) -> dict:
+    """A config mapping read from a file in `base`, with relative local paths made absolute:
+    sources' `export`/`repo`, and trainers' base models that are folders beside the file.
+    Parts of the wrong shape are left for validation to name."""
+    sources = raw.get("sources")
+    for s in sources if isinstance(sources, list) else []:
+        if isinstance(s, dict):
+            for key in ("export", "repo"):
+                if key in s:
+                    s[key] = resolve_local(s[key], base)
+    trainers = raw.get("trainers")
+    known = registry.trainers()
+    for name, settings in trainers.items() if isinstance(trainers, dict) else []:
+        if isinstance(settings, dict) and name in known:
+            for key in known[name].model_fields:
+                if key in settings:
+                    settings[key] = resolve_local(settings[key], base, must_exist=True)
+    return raw
+
+
+def _rebuild_trainers() -> None:
+    """A trainer was (un)registered: the `trainers:` section follows."""
+    global TrainersConfig
+    TrainersConfig = _trainers_model()
+    field = PipelineConfig.__pydantic_fields__["trainers"]
+    field.annotation, field.default_factory = TrainersConfig, TrainersConfig
+    PipelineConfig.model_rebuild(force=True)
+
+
+registry.on_change(_rebuild_trainers)
 
 
 def _first_error(e: ValidationError) -> str:

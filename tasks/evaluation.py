@@ -10,33 +10,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage import catalog
+from storage import metrics
 from storage.snapshot_ref import SnapshotRef
 
-from .checkpoints import CheckpointRef, call_trainer
-from .trainers.registry import TRAINERS
+from .checkpoints import CheckpointRef
+from .models.loading import default_model_cache
+from .trainers import registry
 
 
 def evaluate_step(home: Path, trainer: str, settings, checkpoint: CheckpointRef, snapshot: SnapshotRef,
                   split_kind: str, splits: list[str], repo_ids: list[str]) -> list[dict]:
     if not checkpoint.has_model:
         return []  # skipped with nothing to carry forward; the report says why
-    evaluate_fn = TRAINERS[trainer].load("evaluate")
-    metrics = call_trainer(evaluate_fn, home, settings, Path(checkpoint.path), snapshot, split_kind,
-                           list(splits), list(repo_ids))
+    evaluate_fn = registry.get(trainer).evaluate_fn()
+    metrics = evaluate_fn(settings, Path(checkpoint.path), snapshot, split_kind, list(splits), list(repo_ids),
+                          model_cache_dir=default_model_cache(home))
     return [{**m.to_dict(), "trainer": trainer, "split_kind": split_kind, "checkpoint_id": checkpoint.checkpoint_id}
             for m in metrics]
 
 
 def record_metrics(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
     """Write metric rows; a re-evaluated checkpoint replaces its earlier rows."""
-    if not rows:
-        return 0
-    with catalog.connect(store, write=True) as con:
-        con.executemany(
-            "INSERT OR REPLACE INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric,"
-            " value, count, checkpoint_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[run_id, step, step_repo_id, r["repo_id"], r["trainer"], r["split_kind"], r["split"], r["metric"],
-              float(r["value"]), int(r.get("count", 0)), r["checkpoint_id"]] for r in rows],
-        )
-    return len(rows)
+    return metrics.record(store, rows, run_id, step, step_repo_id)

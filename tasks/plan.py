@@ -7,12 +7,26 @@ difficulty of the source's own repository (storage/curriculum.py), or as given.
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict
+
 from storage.curriculum import curriculum_order
 from storage.errors import InputError
 
 
+class Step(BaseModel):
+    """One curriculum step: the repositories it adds, and every repository seen up to it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step: int
+    primary: str  # the source's own repository (its dependencies may come with it)
+    name: str
+    repo_ids: list[str]
+    seen: list[str]
+
+
 def plan_steps(store, ingested: list[dict], order: str, max_steps: int | None,
-               failures: list[dict] = ()) -> list[dict]:
+               failures: list[dict] = ()) -> list[Step]:
     """`ingested`: ingest results (repo_ids, own repository first) -> ordered steps, each with
     the repositories it adds (`repo_ids`) and every repository seen up to it (`seen`).
     `failures`: the sources that could not be ingested, named in the error when none could."""
@@ -33,7 +47,8 @@ def plan_steps(store, ingested: list[dict], order: str, max_steps: int | None,
         steps.sort(key=lambda s: rank[s["primary"]])
     steps = steps[:max_steps] if max_steps else steps
     so_far: list[str] = []
+    out = []
     for k, s in enumerate(steps, start=1):
         so_far += s["repo_ids"]
-        s["step"], s["seen"] = k, list(so_far)
-    return steps
+        out.append(Step(step=k, seen=list(so_far), **s))
+    return out

@@ -29,6 +29,11 @@ class FlockLockManager:
     def __deepcopy__(self, memo):  # cache policies are deep-copied; held locks belong to this one
         return self
 
+    def __reduce__(self):
+        # Sent to another process (a Dask or Ray worker runs the task): a fresh manager there,
+        # over the same lock files. Held locks are open file descriptors and stay with their process.
+        return (type(self), (self.lock_files_directory, self.poll))
+
     def _path(self, key: str) -> Path:
         self.lock_files_directory.mkdir(parents=True, exist_ok=True)
         return self.lock_files_directory / f"{key}.lock"

@@ -10,10 +10,11 @@ store compute each key once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 from prefect import task
+from prefect.tasks import Task
 from prefect.cache_policies import NO_CACHE, CacheKeyFnPolicy
 from prefect.transactions import get_transaction
 
@@ -43,17 +44,14 @@ def _snapshot_key(ctx, p) -> str:
 
 
 def _train_key(ctx, p) -> str:
-    parent = p["parent"]
-    restart = getattr(p["settings"], "restart_from_base", False)
-    parent_id = None if (parent is None or restart) else parent["checkpoint_id"]
-    cid = checkpoints.checkpoint_id(p["trainer"], p["settings"], p["snapshot"]["snapshot_id"], parent_id)
+    cid = checkpoints.checkpoint_id(p["trainer"], p["settings"], p["snapshot"].snapshot_id, p["starts"])
     return f"train-{_store(p['home']).instance_id}-{p['trainer']}-{cid}"
 
 
 def _evaluate_key(ctx, p) -> str:
     what = {"splits": p["splits"], "repos": sorted(p["repo_ids"]), "kind": p["split_kind"],
             "settings": checkpoints.settings_hash(p["settings"])}  # evaluation settings are not in the checkpoint id
-    return f"evaluate-{_store(p['home']).instance_id}-{p['checkpoint']['checkpoint_id']}-{stable_hash(what, 12)}"
+    return f"evaluate-{_store(p['home']).instance_id}-{p['checkpoint'].checkpoint_id}-{stable_hash(what, 12)}"
 
 
 # -- the tasks ------------------------------------------------------------------------
@@ -78,20 +76,19 @@ def ingest_task(home: str, source, split_settings, tracing, label: str) -> dict:
 
 
 @task(name="build-snapshot", task_run_name="build-snapshot[step {step}: {repo_name}]")
-def snapshot_task(home: str, repo_ids: list[str], settings: SnapshotSettings, step: int, repo_name: str) -> dict:
-    return build_snapshot(_store(home), repo_ids, settings).to_dict()
+def snapshot_task(home: str, repo_ids: list[str], settings: SnapshotSettings, step: int, repo_name: str) -> SnapshotRef:
+    return build_snapshot(_store(home), repo_ids, settings)
 
 
 @task(name="train", task_run_name="train-{trainer}[step {step}: {repo_name}]")
-def train_task(home: str, trainer: str, settings, snapshot: dict, split_kind: str, parent: dict | None,
-               step: int, repo_name: str) -> dict:
-    ref = checkpoints.train_step(Path(home), _store(home), trainer, settings, SnapshotRef.from_dict(snapshot),
-                                 split_kind, checkpoints.CheckpointRef.from_dict(parent))
+def train_task(home: str, trainer: str, settings, snapshot: SnapshotRef, split_kind: str,
+               starts: checkpoints.StartingPoints, step: int, repo_name: str) -> checkpoints.CheckpointRef:
+    ref = checkpoints.train_step(Path(home), _store(home), trainer, settings, snapshot, split_kind, starts)
     txn = get_transaction()
     if txn is not None:
         txn.set("checkpoint", ref.to_dict())
         txn.set("home", home)
-    return ref.to_dict()
+    return ref
 
 
 @train_task.on_rollback
@@ -102,14 +99,14 @@ def _discard_rolled_back_checkpoint(txn) -> None:
 
 
 @task(name="evaluate", task_run_name="evaluate-{trainer}[step {step}: {repo_name}]")
-def evaluate_task(home: str, trainer: str, settings, checkpoint: dict, snapshot: dict, split_kind: str,
-                  splits: list[str], repo_ids: list[str], step: int, repo_name: str) -> list[dict]:
-    return evaluation.evaluate_step(Path(home), trainer, settings, checkpoints.CheckpointRef.from_dict(checkpoint),
-                                    SnapshotRef.from_dict(snapshot), split_kind, splits, repo_ids)
+def evaluate_task(home: str, trainer: str, settings, checkpoint: checkpoints.CheckpointRef, snapshot: SnapshotRef,
+                  split_kind: str, splits: list[str], repo_ids: list[str], step: int, repo_name: str) -> list[dict]:
+    return evaluation.evaluate_step(Path(home), trainer, settings, checkpoint, snapshot, split_kind, splits, repo_ids)
 
 
 @task(name="order-repositories")
-def order_task(home: str, ingested: list[dict], order: str, max_steps: int | None, failures: list[dict]) -> list[dict]:
+def order_task(home: str, ingested: list[dict], order: str, max_steps: int | None,
+               failures: list[dict]) -> list[plan.Step]:
     return plan.plan_steps(_store(home), ingested, order, max_steps, failures)
 
 
@@ -123,6 +120,11 @@ def record_run_start_task(home: str, run_id: str, flow: str, config: dict) -> No
     runs.record_run_start(_store(home), run_id, flow, config)
 
 
+@task(name="mark-crashed-runs")
+def mark_crashed_runs_task(home: str) -> list[str]:
+    return runs.mark_crashed_runs(_store(home))
+
+
 @task(name="record-run-end", task_run_name="record-run-end[{status}]")
 def record_run_end_task(home: str, run_id: str, status: str, report_path: str | None) -> None:
     runs.record_run_end(_store(home), run_id, status, report_path)
@@ -133,7 +135,23 @@ def report_task(home: str, name: str, run_id: str, steps: list[dict], step_resul
     return report.write_report(_store(home), Path(home), name, run_id, steps, step_results, failures)
 
 
-def tasks_for(home: Path) -> SimpleNamespace:
+@dataclass(frozen=True)
+class CurriculumTasks:
+    """The curriculum flow's tasks, configured for one Dojoflow home (`tasks_for`)."""
+
+    pin: Task
+    ingest: Task
+    snapshot: Task
+    train: Task
+    evaluate: Task
+    record_metrics: Task
+    order: Task
+    record_run_start: Task
+    record_run_end: Task
+    report: Task
+
+
+def tasks_for(home: Path) -> CurriculumTasks:
     """The tasks with cache keys, result storage and locks under `home`."""
     home = Path(home)
     storage = home / "prefect" / "results"
@@ -146,7 +164,7 @@ def tasks_for(home: Path) -> SimpleNamespace:
         return t.with_options(cache_policy=policy, result_storage=storage, result_serializer="json",
                               persist_result=True)
 
-    return SimpleNamespace(
+    return CurriculumTasks(
         pin=pin_task,
         ingest=cached(ingest_task, _ingest_key),
         snapshot=cached(snapshot_task, _snapshot_key),
@@ -156,12 +174,13 @@ def tasks_for(home: Path) -> SimpleNamespace:
         order=order_task,
         record_run_start=record_run_start_task,
         record_run_end=record_run_end_task,
+        mark_crashed_runs=mark_crashed_runs_task,
         report=report_task,
     )
 
 
 # -- nightly ---------------------------------------------------------------------------
-# The nightly flow's tasks (flows/nightly.py); their logic is in tasks/watch.py. None is
+# The nightly flow's tasks (flows/nightly.py); their logic is in tasks/watch/. None is
 # cached: every night asks git afresh and reads the state file as it is now.
 
 

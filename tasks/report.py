@@ -15,11 +15,12 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from storage import atomic, catalog
+from storage import atomic, catalog, metrics
 from storage.ids import stable_hash
+from storage.proofs import read_proofs
 
 
-COUNT_METRICS = {"examples", "gold_missing"}
+COUNT_METRICS = {"examples", "gold_missing", "proving_errors", "proving_theorems"}
 PLOT_FILE = "metrics.png"
 PLOT_ALT = "metrics across steps"
 SIGNIFICANT_DIGITS = 3
@@ -31,13 +32,10 @@ def rounded(value):
 
 
 def metrics_rows(store, run_id: str) -> list[dict]:
-    """Every metric row the run recorded (fresh or from a cached evaluation)."""
-    return catalog.query(store, """
-        SELECT m.step, m.step_repo_id, r.name AS repo, m.repo_id, m.trainer, m.split_kind, m.split, m.metric,
-               m.value, m.count, m.checkpoint_id
-        FROM metrics m LEFT JOIN repositories r USING (repo_id)
-        WHERE m.run_id = $run
-        ORDER BY m.trainer, m.metric, m.step, m.repo_id, m.split""", params={"run": run_id}).to_pylist()
+    """Every metric row the run recorded (fresh or from a cached evaluation), `repo` naming
+    the repository, ordered by trainer, metric, step, repository and split."""
+    rows = [{**r, "repo": r["repository"]} for r in metrics.of_run(store, run_id)]
+    return sorted(rows, key=lambda r: (r["trainer"], r["metric"], r["step"], r["repo_id"], r["split"]))
 
 
 def plot_metrics(rows: list[dict], path: Path, cache: Path | None = None) -> Path | None:
@@ -147,6 +145,13 @@ def write_report(store, home: Path, name: str, run_id: str, steps: list[dict], s
              for r in rows]), ""]
     if plot:
         parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
+    proofs = read_proofs(store, run_id)
+    if proofs:
+        parts += ["## Proofs found", "", "Checked by the named checker (`replay` is the traced data, not Lean).", "",
+                  _table(["repository", "split", "theorem", "checker", "axioms", "proof"],
+                         [[p["repo"] or p["repo_id"], p["split"] or p["purpose"], p["full_name"], p["checker"],
+                           ", ".join(p["axioms"]) or "none", "`" + "; ".join(p["tactics"]).replace("|", "\\|") + "`"]
+                          for p in proofs]), ""]
     if failures:
         parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
     markdown = "\n".join(parts)

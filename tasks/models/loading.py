@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -221,13 +222,28 @@ def _from_pretrained(loader, name: str, **kwargs):
 
 
 def load_tokenizer(path_or_name: str | os.PathLike, cache_dir: str | os.PathLike | None = None):
-    """The tokenizer of a model folder, builtin name or hub id, with ids as it was saved.
+    """The tokenizer of a model folder, builtin name or hub id, with ids as it was saved and a
+    pad token (batching needs one): the one tokenizer loader of every trainer.
 
     A folder whose `tokenizer_config.json` declares a plain fast tokenizer (our tiny
     models and every checkpoint trained from them) loads with
     `PreTrainedTokenizerFast`; anything else goes through `AutoTokenizer`. An adapter
-    folder without tokenizer files uses its base model's tokenizer.
+    folder without tokenizer files uses its base model's tokenizer. A missing pad token
+    is the eos, sep, cls or unk token, the first that exists.
     """
+    tokenizer = _load_tokenizer(path_or_name, cache_dir)
+    if tokenizer.pad_token is None:
+        for candidate in (tokenizer.eos_token, tokenizer.sep_token, tokenizer.cls_token, tokenizer.unk_token):
+            if candidate is not None:
+                tokenizer.pad_token = candidate
+                break
+        else:
+            raise InputError(path_or_name, "the tokenizer has no pad token and nothing to use as one",
+                             "add a pad token to the tokenizer and save it with the model")
+    return tokenizer
+
+
+def _load_tokenizer(path_or_name, cache_dir):
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     resolved = resolve_model(path_or_name, cache_dir)
@@ -236,13 +252,30 @@ def load_tokenizer(path_or_name: str | os.PathLike, cache_dir: str | os.PathLike
         cfg_path = folder / "tokenizer_config.json"
         if not cfg_path.is_file() and not (folder / "tokenizer.json").is_file():
             if is_adapter_dir(folder):
-                return load_tokenizer(adapter_base(folder), cache_dir)
+                return _load_tokenizer(adapter_base(folder), cache_dir)
             raise InputError(folder, "holds no tokenizer files", "Save the tokenizer with the model (save_pretrained).")
         declared = json.loads(cfg_path.read_text()).get("tokenizer_class") if cfg_path.is_file() else None
         if declared in _PLAIN_FAST or (declared is None and (folder / "tokenizer.json").is_file()):
             return PreTrainedTokenizerFast.from_pretrained(resolved)
         return AutoTokenizer.from_pretrained(resolved)
     return _from_pretrained(AutoTokenizer.from_pretrained, resolved)
+
+
+def latest_trainer_checkpoint(folder: str | os.PathLike) -> Path | None:
+    """The newest complete `checkpoint-N` folder a transformers Trainer wrote under `folder`.
+
+    Trainer writes `trainer_state.json` after the weights and optimizer state, so a
+    checkpoint without it (a run killed while saving) is skipped.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    found = []
+    for p in folder.iterdir():
+        m = re.match(r"^checkpoint-(\d+)$", p.name)
+        if m and p.is_dir() and (p / "trainer_state.json").is_file():
+            found.append((int(m.group(1)), p))
+    return max(found)[1] if found else None
 
 
 def _torch_dtype(dtype: str | None):
@@ -284,9 +317,6 @@ def load_causal_lm(
             model = model.merge_and_unload().requires_grad_(True)
     else:
         model = _from_pretrained(AutoModelForCausalLM.from_pretrained, resolved, dtype=torch_dtype)
-    if tokenizer.pad_token is None:
-        # Batched generation and loss need a pad token; eos is the usual stand-in.
-        tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
 
 

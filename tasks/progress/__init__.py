@@ -12,6 +12,7 @@ ProgressTrainer). A prover ranks candidate tactics by it: fewer is better.
     train.py     train_progress: one curriculum step with transformers.Trainer
     evaluate.py  evaluate_progress: MAE, MSE, Spearman per repository and split
     scorer.py    ProgressScorer: load a checkpoint, score candidate tactics
+    trainer.py   the curriculum trainer declaration (docs/adding-a-trainer.md)
     errors.py    ModelMismatchError
 
 Nothing here imports Prefect; torch and transformers are imported inside functions.

@@ -4,9 +4,8 @@ The model is an encoder (BERT-like) with a one-output regression head. Optimiser
 schedule, batch sizes and checkpointing are transformers' own `TrainingArguments`,
 given as the `training` dict and passed through unchanged (on top of the defaults
 in `DEFAULT_TRAINING`), so every TrainingArguments option works and none is
-re-declared here. The dict is checked when the settings are built: an unknown key,
-a value of the wrong type or a combination TrainingArguments rejects is an error
-that names the key.
+re-declared here. The dict is checked before a run and when the arguments are built,
+by the check every trainer shares (`tasks/trainers/training_args.py`).
 
 Hardware-dependent choices are made when training starts, on the machine that
 trains (`training_arguments`): with no CUDA device `use_cpu` is turned on, and
@@ -19,17 +18,15 @@ rather than a crash deep inside torch.
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
-import tempfile
-import typing
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from storage.errors import InputError
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
+from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
+from tasks.trainers.training_args import RESERVED_KEYS, check_training_args
 
 # Defaults under the user's `training` dict. num_train_epochs, learning_rate, batch
 # size and weight decay follow LeanDojo-v2's ProgressTrainer.
@@ -47,13 +44,6 @@ DEFAULT_TRAINING: dict[str, Any] = {
     "seed": 42,
 }
 
-# TrainingArguments fields the trainer sets itself; a user value would be ignored
-# or would break resuming, so it is refused.
-RESERVED_TRAINING_KEYS: dict[str, str] = {
-    "output_dir": "Trainer checkpoints go to the step's work_dir, so that a rerun resumes from them",
-    "resume_from_checkpoint": "the trainer resumes from the last complete checkpoint in work_dir by itself",
-    "overwrite_output_dir": "work_dir is managed by the trainer",
-}
 
 
 class ProgressSettings(BaseModel):
@@ -89,7 +79,7 @@ class ProgressSettings(BaseModel):
         description=(
             "Keyword arguments for transformers.TrainingArguments, applied over DEFAULT_TRAINING "
             f"({DEFAULT_TRAINING}). Any TrainingArguments field except "
-            f"{sorted(RESERVED_TRAINING_KEYS)}. `use_cpu` defaults to true where no CUDA device "
+            f"{sorted(RESERVED_KEYS)}. `use_cpu` defaults to true where no CUDA device "
             "is present; `bf16`/`fp16` need a CUDA device that supports them. If `eval_strategy` "
             "is not 'no', the snapshot's `val` split is the evaluation set during training."
         ),
@@ -101,6 +91,7 @@ class ProgressSettings(BaseModel):
             "checkpoint (an ablation; the default continues from the parent, as a curriculum should)."
         ),
     )
+    checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     max_eval_examples: int | None = Field(
         2000,
         ge=1,
@@ -108,9 +99,9 @@ class ProgressSettings(BaseModel):
             "Most rows scored per (repository, split) in evaluation, chosen by a stable hash of "
             "(theorem, tactic index) so that the same rows are used every time; null scores all."
         ),
-        json_schema_extra={"affects_model": False},
+        json_schema_extra={"checkpoint_id": False},
     )
-    eval_batch_size: int = Field(32, ge=1, description="Inputs per forward pass when evaluating and scoring.", json_schema_extra={"affects_model": False})
+    eval_batch_size: int = Field(32, ge=1, description="Inputs per forward pass when evaluating and scoring.", json_schema_extra={"checkpoint_id": False})
     extra_datasets: list[str] = Field(
         default_factory=list,
         description=(
@@ -135,52 +126,14 @@ class ProgressSettings(BaseModel):
             raise ValueError(f"extra_datasets={value} names a dataset twice; list each once.")
         return value
 
-    @field_validator("training")
-    @classmethod
-    def _check_training(cls, value: dict[str, Any]) -> dict[str, Any]:
-        check_training_dict(value)
-        return value
+
+def preflight(settings: ProgressSettings, field: str) -> None:
+    """Before a run: `training` against transformers.TrainingArguments (tasks/trainers/training_args.py)
+    and against this machine's hardware."""
+    resolve_training(dict(settings.training), field=f"{field}.training")
 
 
-def check_training_dict(training: dict[str, Any]) -> None:
-    """Raise ValueError naming the key if `training` is not valid TrainingArguments input.
-
-    Checks the names, the types (strictly, against TrainingArguments' annotations),
-    then builds TrainingArguments with the hardware-dependent switches neutralised
-    (bf16/fp16 off, use_cpu on), so that settings written on a laptop validate the
-    same as on the GPU machine that trains; those switches are checked at train time.
-    """
-    from transformers import TrainingArguments
-
-    fields = {f.name for f in dataclasses.fields(TrainingArguments) if f.init}
-    for key in training:
-        if key in RESERVED_TRAINING_KEYS:
-            raise ValueError(
-                f"training.{key} cannot be set: {RESERVED_TRAINING_KEYS[key]}. Remove it from the config."
-            )
-        if key not in fields:
-            close = difflib.get_close_matches(key, sorted(fields), n=1)
-            hint = f" Did you mean training.{close[0]}?" if close else ""
-            raise ValueError(f"training.{key} is not a transformers.TrainingArguments field.{hint}")
-    hints = typing.get_type_hints(TrainingArguments)
-    for key, value in training.items():
-        try:
-            TypeAdapter(hints[key]).validate_python(value, strict=True)
-        except ValidationError as e:
-            msg = e.errors()[0]["msg"]
-            raise ValueError(
-                f"training.{key}={value!r} has the wrong type for TrainingArguments ({hints[key]}): {msg}."
-            ) from None
-    probe = {**DEFAULT_TRAINING, **training, "bf16": False, "fp16": False, "use_cpu": True}
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            TrainingArguments(output_dir=tmp, **probe)
-        except (ValueError, TypeError) as e:
-            keys = ", ".join(f"training.{k}" for k in training) or "the defaults"
-            raise ValueError(f"transformers.TrainingArguments rejects {keys}: {e}") from None
-
-
-def resolve_training(training: dict[str, Any]) -> dict[str, Any]:
+def resolve_training(training: dict[str, Any], field: str = "training") -> dict[str, Any]:
     """DEFAULT_TRAINING overlaid with `training`, adapted to this machine's hardware.
 
     No CUDA device: `use_cpu` defaults to True. `bf16` without a CUDA device that
@@ -189,7 +142,8 @@ def resolve_training(training: dict[str, Any]) -> dict[str, Any]:
     """
     import torch
 
-    resolved = {**DEFAULT_TRAINING, **training}
+    checked = check_training_args(dict(training), "transformers:TrainingArguments", field, DEFAULT_TRAINING)
+    resolved = {**DEFAULT_TRAINING, **checked}
     has_cuda = torch.cuda.is_available()
     if not has_cuda:
         resolved.setdefault("use_cpu", True)

@@ -107,8 +107,11 @@ def evaluate_progress(
     split_kind: str,
     splits: list[str],
     repo_ids: list[str],
+    *,
+    model_cache_dir: Path | None = None,
 ) -> list[Metric]:
-    """Metric rows (examples, MAE, MSE, spearman) per repository in `repo_ids` and split in `splits`."""
+    """Metric rows (examples, MAE, MSE, spearman) per repository in `repo_ids` and split in `splits`.
+    (`model_cache_dir` is unused: a progress checkpoint is a whole model folder.)"""
     from .scorer import ProgressScorer
 
     scorer = None

@@ -45,7 +45,7 @@ SCHEMA = pa.schema([
 
 def check_name(name: str, source: str = "--name") -> str:
     """`name` if it is a valid dataset name (letters, digits, `_.-`, not starting with a symbol)."""
-    if not isinstance(name, str) or not _NAME_RE.match(name) or name.endswith(".parquet"):
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name.endswith(".parquet"):  # `$` would let "x\n" through
         raise InputError(source, f"{name!r} is not a valid progress dataset name",
                          "Use 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit, "
                          "without the .parquet suffix.")

@@ -3,7 +3,7 @@ evaluation and the scorer so that all three see identical inputs.
 
 The model is `AutoModelForSequenceClassification` with one output and
 `problem_type="regression"` (MSE loss). A checkpoint is a `save_pretrained` folder
-(model and tokenizer) plus `progress.json`, which records the settings, the input
+(model and tokenizer) plus `dojoflow_model.json`, which records the settings, the input
 template and the target convention it was trained with.
 
 Inputs longer than `max_seq_len` are not cut at the end, which would drop the
@@ -15,15 +15,15 @@ from its start), the goal keeps its beginning, the prefix its most recent tactic
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from storage.errors import InputError
+from tasks.models.loading import MODEL_INFO, read_model_info
 
 from .data import INPUT_TEMPLATE, format_input
 
-META_FILE = "progress.json"
+META_FILE = MODEL_INFO  # the model card every trainer writes (tasks.models.loading.write_model_info)
 META_FORMAT_VERSION = 1
 
 # The template's fixed text, in order: before the goal, the prefix and the tactic.
@@ -36,32 +36,6 @@ def resolve_base_model(name: str, cache_dir: Path) -> str:
     from tasks.models import resolve_model
 
     return str(resolve_model(name, cache_dir))
-
-
-def load_tokenizer(path: str | Path):
-    """The tokenizer saved in `path` (or a hub id), with a pad token.
-
-    A folder whose tokenizer was saved from a bare `tokenizers` object is loaded as
-    `PreTrainedTokenizerFast`, so no model-specific class re-configures it.
-    """
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
-    cls = None
-    config = Path(path) / "tokenizer_config.json"
-    if config.is_file():
-        cls = json.loads(config.read_text(encoding="utf-8")).get("tokenizer_class")
-    if cls in ("PreTrainedTokenizerFast", "TokenizersBackend"):
-        tokenizer = PreTrainedTokenizerFast.from_pretrained(str(path))
-    else:
-        tokenizer = AutoTokenizer.from_pretrained(str(path))
-    if tokenizer.pad_token is None:
-        for candidate in (tokenizer.eos_token, tokenizer.sep_token, tokenizer.cls_token, tokenizer.unk_token):
-            if candidate is not None:
-                tokenizer.pad_token = candidate
-                break
-        else:
-            raise InputError(path, "the tokenizer has no pad token and nothing to use as one", "Add a pad token.")
-    return tokenizer
 
 
 def load_regression_model(path: str | Path, tokenizer, from_base: bool):
@@ -82,18 +56,18 @@ def load_regression_model(path: str | Path, tokenizer, from_base: bool):
 
 
 def read_meta(checkpoint_dir: str | Path) -> dict:
-    """`progress.json` of a progress checkpoint; InputError if it is not one."""
+    """The model card of a progress checkpoint; InputError if it is not one."""
     path = Path(checkpoint_dir) / META_FILE
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(
-            checkpoint_dir,
-            f"is not a progress checkpoint (no {META_FILE})",
-            "Pass a folder written by tasks.progress.train.train_progress.",
-        ) from None
+        meta = read_model_info(checkpoint_dir) or {}
     except ValueError as e:
         raise InputError(path, f"is not valid JSON ({e})", "Retrain this checkpoint.") from None
+    if meta.get("trainer") != "progress":
+        raise InputError(
+            checkpoint_dir,
+            f"is not a progress checkpoint (its {META_FILE} was not written by the progress trainer)",
+            "Pass a folder written by tasks.progress.train.train_progress.",
+        )
     if meta.get("format_version") != META_FORMAT_VERSION or meta.get("input_template") != INPUT_TEMPLATE:
         raise InputError(
             path,

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .data import ProgressExample, join_prefix
-from .model import encode_rows, features, load_regression_model, load_tokenizer, read_meta
+from tasks.models.loading import load_tokenizer
+
+from .model import encode_rows, features, load_regression_model, read_meta
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class ProgressScorer:
     def load(
         cls, checkpoint_dir: str | Path, device: str | None = None, batch_size: int = 32, max_seq_len: int | None = None
     ) -> "ProgressScorer":
-        """Load a checkpoint written by `train_progress` (its `progress.json` is required).
+        """Load a checkpoint written by `train_progress` (its `dojoflow_model.json` is required).
 
         `device` defaults to CUDA when present; `max_seq_len` to the training length.
         """

@@ -14,7 +14,8 @@ not `model`, are what training continues from.
 
 Trainer checkpoints go to `work_dir/trainer`; a rerun after a crash resumes from
 the last complete one. The result in `out_dir` is the model, its tokenizer and
-`progress.json` (settings, input template, target convention, provenance).
+`dojoflow_model.json` (the model card every trainer writes: settings, input
+template, target convention, provenance).
 
     from tasks.progress.config import ProgressSettings
     from tasks.progress.train import train_progress
@@ -26,49 +27,27 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from pathlib import Path
 
-from storage.atomic import write_json
 from storage.errors import InputError
+from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer, write_model_info
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.time_checkpoints import save_every_minutes
 
 from .config import ProgressSettings, training_arguments
 from .data import INPUT_TEMPLATE, TARGET_CONVENTION, ProgressExample, progress_examples
 from .errors import ModelMismatchError
 from .imported import extra_examples
 from .model import (
-    META_FILE,
     META_FORMAT_VERSION,
     encode_rows,
     features,
     load_regression_model,
-    load_tokenizer,
     read_meta,
     resolve_base_model,
 )
 
 log = logging.getLogger(__name__)
-
-_CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
-
-
-def last_complete_checkpoint(folder: Path) -> Path | None:
-    """The Trainer checkpoint with the highest step in `folder` that was fully written.
-
-    Trainer writes `trainer_state.json` after the weights and optimizer state, so a
-    checkpoint without it (a run killed while saving) is skipped.
-    """
-    folder = Path(folder)
-    if not folder.is_dir():
-        return None
-    found = []
-    for p in folder.iterdir():
-        m = _CHECKPOINT_RE.match(p.name)
-        if m and p.is_dir() and (p / "trainer_state.json").is_file():
-            found.append((int(m.group(1)), p))
-    return max(found)[1] if found else None
-
 
 def check_parent_model(settings: ProgressSettings, parent_dir: Path, cache_dir: Path) -> dict:
     """Check that `settings.model` can continue from the progress checkpoint `parent_dir`.
@@ -123,6 +102,8 @@ def train_progress(
     parent_dir: Path | None,
     out_dir: Path,
     work_dir: Path,
+    *,
+    model_cache_dir: Path | None = None,
 ) -> dict:
     """Train one step; write the checkpoint into `out_dir`; return training figures.
 
@@ -144,12 +125,13 @@ def train_progress(
         )
 
     work_dir.mkdir(parents=True, exist_ok=True)
+    cache_dir = Path(model_cache_dir) if model_cache_dir is not None else work_dir / "base-model"
     model_check = None
     if parent_dir is not None and not settings.restart_from_base:
-        model_check = check_parent_model(settings, parent_dir, work_dir / "base-model")
+        model_check = check_parent_model(settings, parent_dir, cache_dir)
         source, from_base, started_from = str(parent_dir), False, "parent"
     else:
-        source, from_base = resolve_base_model(settings.model, work_dir / "base-model"), True
+        source, from_base = resolve_base_model(settings.model, cache_dir), True
         started_from = "base"
 
     trainer_dir = work_dir / "trainer"
@@ -200,8 +182,9 @@ def train_progress(
         processing_class=tokenizer,
         data_collator=DataCollatorWithPadding(tokenizer),
         compute_metrics=_regression_metrics if eval_ds is not None else None,
+        callbacks=[save_every_minutes(settings.checkpoint_every_minutes)],
     )
-    resume = last_complete_checkpoint(trainer_dir)
+    resume = latest_trainer_checkpoint(trainer_dir)
     if resume is not None:
         log.info("resuming progress training from %s", resume)
     result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
@@ -228,10 +211,9 @@ def train_progress(
     if not trainer.is_world_process_zero():
         return figures
     tokenizer.save_pretrained(str(out_dir))
-    write_json(
-        out_dir / META_FILE,
-        {
-            "kind": "progress",
+    write_model_info(
+        out_dir, "full", None, trainer="progress",
+        **{
             "format_version": META_FORMAT_VERSION,
             "settings": settings.model_dump(mode="json"),
             "max_seq_len": settings.max_seq_len,

@@ -1,13 +1,14 @@
 """Dense premise retriever (bi-encoder) as a curriculum trainer, with PyTorch Lightning and EWC.
 
-    train_retriever(settings, snapshot, split_kind, parent_dir, out_dir, work_dir) -> dict
-    evaluate_retriever(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids) -> list[Metric]
+    train_retriever(settings, snapshot, split_kind, parent_dir, out_dir, work_dir, *, model_cache_dir) -> dict
+    evaluate_retriever(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, *, model_cache_dir) -> list[Metric]
     retrieve(checkpoint_dir, state, snapshot_or_corpus, k, accessible_to=...) -> [(full_name, score)]
 
 Modules: `config` (RetrieverSettings), `data` (corpus, accessibility, gold premises,
 negatives), `model` (LightningModule, losses), `ewc` (Fisher information), `train`,
 `evaluate` (R@k, MRR), `index` (premise-embedding cache, exact top-k, `Retriever` and
-`retrieve` for provers), `backbone` (resolving and loading encoders).
+`retrieve` for provers), `backbone` (resolving and loading encoders), `trainer` (the
+curriculum trainer declaration, docs/adding-a-trainer.md).
 Importing this package does not import torch, transformers or Lightning.
 """
 

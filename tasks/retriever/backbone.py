@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from tasks.models.loading import load_tokenizer
+
 from .errors import CheckpointError
 
 _T5_ENCODERS = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5EncoderModel"}
@@ -46,16 +48,6 @@ def load_config(path: str):
     from transformers import AutoConfig
 
     return AutoConfig.from_pretrained(path)
-
-
-def load_tokenizer(path: str):
-    """The tokenizer saved with the model, with its ids as saved (`tasks.models.loading`)."""
-    from tasks.models.loading import load_tokenizer as _load
-
-    tok = _load(path)
-    if tok.pad_token is None:
-        tok.pad_token = tok.eos_token or tok.unk_token
-    return tok
 
 
 def load_encoder(path: str):

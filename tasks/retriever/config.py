@@ -1,10 +1,10 @@
 """`RetrieverSettings`: every knob of the dense premise retriever, in one validated model.
 
-The retriever is a bi-encoder (DESIGN.md, "retriever"): one encoder embeds goal
+The retriever is a bi-encoder (docs/architecture.md): one encoder embeds goal
 states and premises, mean-pools over the attention mask and L2-normalises, and a
 premise's score is the cosine with the goal. These settings drive both
 `tasks.retriever.train.train_retriever` and `tasks.retriever.evaluate.evaluate_retriever`,
-and are saved verbatim in every checkpoint's `retriever.json`.
+and are saved verbatim in every checkpoint's `dojoflow_model.json`.
 
 Backbones (`backbone`):
 - `builtin:tiny-encoder` (default): a tiny BERT built locally by `tasks.models.tiny`;
@@ -29,6 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
+from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 
 LEANDOJO_RETRIEVER = "kaiyuy/leandojo-lean4-retriever-byt5-small"
 
@@ -52,6 +53,7 @@ class RetrieverSettings(BaseModel):
     model_cache_dir: str | None = Field(
         None,
         description="Folder where `builtin:` backbones are built; None: `<DOJOFLOW_HOME>/models`, as the other trainers.",
+        json_schema_extra={"checkpoint_id": False},
     )
     max_seq_len: int = Field(
         512, ge=8, le=8192, description="Token limit for goal states and premises; longer texts are truncated."
@@ -84,7 +86,7 @@ class RetrieverSettings(BaseModel):
     weight_decay: float = Field(0.0, ge=0.0, le=1.0, description="AdamW weight decay.")
     warmup_steps: int = Field(0, ge=0, description="Linear learning-rate warmup, in optimizer steps; constant afterwards.")
     batch_size: int = Field(8, ge=1, le=4096, description="(tactic, positive premise) pairs per training batch.")
-    eval_batch_size: int = Field(64, ge=1, le=65536, description="Texts per forward pass when encoding goal states and premises for evaluation and retrieval.", json_schema_extra={"affects_model": False})
+    eval_batch_size: int = Field(64, ge=1, le=65536, description="Texts per forward pass when encoding goal states and premises for evaluation and retrieval.", json_schema_extra={"checkpoint_id": False})
     accumulate_grad_batches: int = Field(1, ge=1, le=1024, description="Batches whose gradients are summed per optimizer step.")
     gradient_clip_val: float | None = Field(1.0, gt=0.0, description="Gradient norm clipping threshold; None disables clipping.")
     max_epochs: int = Field(1, ge=1, le=10_000, description="Passes over the training pairs (the run also stops at `max_steps`).")
@@ -114,7 +116,7 @@ class RetrieverSettings(BaseModel):
     # -- evaluation ---------------------------------------------------------------------------
     eval_k: list[int] = Field(
         [1, 10], min_length=1, description="Cut-offs k of the reported recall metrics `R@k` (MRR is always reported).",
-        json_schema_extra={"affects_model": False},
+        json_schema_extra={"checkpoint_id": False},
     )
     embedding_cache_dir: str | None = Field(
         None,
@@ -122,7 +124,7 @@ class RetrieverSettings(BaseModel):
             "Folder caching premise embeddings per (checkpoint weights hash, corpus hash, max_seq_len); "
             "None: `<store_root>/cache/retriever_embeddings`."
         ),
-        json_schema_extra={"affects_model": False},
+        json_schema_extra={"checkpoint_id": False},
     )
 
     # -- run ----------------------------------------------------------------------------------
@@ -141,11 +143,13 @@ class RetrieverSettings(BaseModel):
     precision: str = Field(
         "32-true", description="Lightning Trainer precision: '32-true' (CPU-safe), 'bf16-mixed' or '16-mixed' on GPUs."
     )
-    num_workers: int = Field(0, ge=0, le=64, description="DataLoader worker processes (0: load in the training process).", json_schema_extra={"affects_model": False})
+    num_workers: int = Field(0, ge=0, le=64, description="DataLoader worker processes (0: load in the training process).", json_schema_extra={"checkpoint_id": False})
     checkpoint_every_n_steps: int = Field(
-        200, ge=1, description="Write the resumable Lightning checkpoint `<work_dir>/checkpoints/last.ckpt` every n steps (and at each epoch end)."
+        200, ge=1, description="Write the resumable Lightning checkpoint `<work_dir>/checkpoints/last.ckpt` every n steps (and at each epoch end).",
+        json_schema_extra={"checkpoint_id": False},
     )
-    log_every_n_steps: int = Field(10, ge=1, description="How often the training loss is logged.", json_schema_extra={"affects_model": False})
+    checkpoint_every_minutes: float = checkpoint_every_minutes_field()
+    log_every_n_steps: int = Field(10, ge=1, description="How often the training loss is logged.", json_schema_extra={"checkpoint_id": False})
 
     @model_validator(mode="after")
     def _check(self) -> "RetrieverSettings":

@@ -30,10 +30,8 @@ import re
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 
-
 import numpy as np
 import pyarrow as pa
-
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +137,7 @@ class PremiseCorpus:
         self._unique: tuple[list[str], np.ndarray] | None = None
 
     @classmethod
-    def from_snapshot(cls, snapshot, repo_ids=None) -> "PremiseCorpus":
+    def from_snapshot(cls, snapshot, repo_ids=None) -> PremiseCorpus:
         return cls(snapshot.premises(repo_ids), read_files(snapshot, repo_ids))
 
     def __len__(self) -> int:
@@ -403,3 +401,49 @@ class RetrievalPairs:
         rng = random.Random(f"{self.seed}:{self.epoch}:{i}")
         negatives = sample_negatives(self.corpus, ex, positive, self.num_negatives, self.num_in_file_negatives, rng)
         return {"context": ex.state, "premises": [positive, *negatives], "gold": ex.gold}
+
+
+class EpochOrder:
+    """The shuffled order of the training pairs, a function of (seed, epoch) only, that can
+    start in the middle of an epoch: what makes a resumed run see exactly the batches the
+    interrupted one would have (docs/resume.md).
+
+    A DataLoader `sampler`. Lightning calls `set_epoch` before each epoch (it also moves the
+    dataset to that epoch's negatives); `resume(epoch, batches_done)` makes the next pass
+    begin at that epoch's batch `batches_done`. `len` stays the full epoch, as Lightning
+    counts the batches of a resumed epoch from its restored progress.
+    """
+
+    def __init__(self, pairs: RetrievalPairs, batch_size: int, seed: int):
+        self.pairs = pairs
+        self.batch_size = batch_size
+        self.seed = seed
+        self.epoch = 0
+        self._skip_batches = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        if epoch != self.epoch:
+            self._skip_batches = 0
+        self.epoch = epoch
+        self.pairs.set_epoch(epoch)
+
+    def resume(self, epoch: int, batches_done: int) -> int:
+        """Continue after `batches_done` batches of `epoch` (a whole epoch done: the next one).
+        Returns the number of batches the next pass skips."""
+        if batches_done >= -(-len(self.pairs) // self.batch_size):
+            epoch, batches_done = epoch + 1, 0
+        self.set_epoch(epoch)
+        self._skip_batches = batches_done
+        return batches_done
+
+    def order(self, epoch: int) -> list[int]:
+        order = list(range(len(self.pairs)))
+        random.Random(f"{self.seed}:order:{epoch}").shuffle(order)
+        return order
+
+    def __iter__(self):
+        start, self._skip_batches = self._skip_batches * self.batch_size, 0
+        return iter(self.order(self.epoch)[start:])
+
+    def __len__(self) -> int:
+        return len(self.pairs)

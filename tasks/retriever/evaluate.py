@@ -2,9 +2,9 @@
 
 Implements the `evaluate` half of `tasks/trainers/base.py`:
 
-    evaluate_retriever(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids) -> list[Metric]
+    evaluate_retriever(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, *, model_cache_dir) -> list[Metric]
 
-Metrics (ANCHORS.md), over the tactics that have at least one gold premise in the corpus,
+Metrics (LeanDojo's, docs/architecture.md), over the tactics that have at least one gold premise in the corpus,
 ranking only the premises accessible to the tactic's theorem:
 R@k = |top-k ∩ gold| / |gold|, MRR = 1 / rank of the first gold premise (0 if none is
 accessible), each ×100 and averaged over tactics. Rows are named `R@1`, `R@10` (one per
@@ -124,7 +124,7 @@ def _split_groups(snapshot: SnapshotRef, split_kind: str, splits: list[str], rep
 
 
 def evaluate_retriever(settings, checkpoint_dir: Path, snapshot: SnapshotRef, split_kind: str,
-                       splits: list[str], repo_ids: list[str]) -> list[Metric]:
+                       splits: list[str], repo_ids: list[str], *, model_cache_dir: Path | None = None) -> list[Metric]:
     """Metric rows (examples, gold_missing, R@k…, MRR) per repository and split; see module doc.
 
     The checkpoint is loaded only if some (repository, split) has a tactic to evaluate.

@@ -1,7 +1,7 @@
 """Elastic Weight Consolidation that does something: the Fisher is computed, saved, checked, used.
 
 LeanDojo-v2 has an EWC term in its loss but never computes the Fisher information,
-so the term is always zero (ANCHORS.md). Here, after each curriculum step:
+so the term is always zero (docs/architecture.md). Here, after each curriculum step:
 
 1. `compute_fisher`: the diagonal empirical Fisher information, for every encoder
    parameter, at the weights just trained (dropout off): the mean over up to

@@ -14,7 +14,7 @@ for the best premises of each goal state:
     retrieve(checkpoint_dir, state, snapshot, k=10, accessible_to=...)   # one call: loads all of the above
 
 `accessible_to` is the theorem being proved, `(repo_id, file_path, (line, column))` of
-its start: only premises accessible there are ranked (ANCHORS.md's rule,
+its start: only premises accessible there are ranked (LeanDojo's rule, docs/architecture.md;
 `PremiseCorpus.accessible`); None ranks the whole corpus.
 
 Premise embeddings are cached as safetensors per (checkpoint weights, corpus content,
@@ -204,7 +204,7 @@ class Retriever:
     def load(cls, checkpoint_dir: str | Path, settings=None, device=None) -> "Retriever":
         """Load a folder written by `train_retriever` (or any save_pretrained encoder folder).
 
-        `settings` defaults to those saved in its `retriever.json` (max_seq_len, batch
+        `settings` defaults to those saved in its `dojoflow_model.json` (max_seq_len, batch
         sizes, cache folder); `device` to CUDA when present, else CPU.
         """
         import torch

@@ -6,9 +6,11 @@ import contextlib
 import json
 from pathlib import Path
 
+from tasks.models.loading import MODEL_INFO
+
 from .config import RetrieverSettings
 
-RETRIEVER_JSON = "retriever.json"
+RETRIEVER_JSON = MODEL_INFO  # the model card every trainer writes (tasks.models.loading)
 
 
 def as_settings(settings) -> RetrieverSettings:

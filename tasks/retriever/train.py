@@ -2,7 +2,7 @@
 
 Implements the `train` half of `tasks/trainers/base.py`:
 
-    train_retriever(settings, snapshot, split_kind, parent_dir, out_dir, work_dir) -> dict
+    train_retriever(settings, snapshot, split_kind, parent_dir, out_dir, work_dir, *, model_cache_dir) -> dict
 
 1. Examples: every (tactic, gold premise) pair of the snapshot's train split, with
    negatives from the theorem's accessible premises (`tasks.retriever.data`). No pair
@@ -12,11 +12,13 @@ Implements the `train` half of `tasks/trainers/base.py`:
    With `ewc_lambda > 0`, the parent's Fisher is loaded and checked against the
    parent's weights, and the EWC penalty anchors training to them.
 3. Lightning fits; `<work_dir>/checkpoints/last.ckpt` is written every
-   `checkpoint_every_n_steps` and at each epoch end, and a rerun of the same step resumes
-   from it (`ckpt_path="last"`): weights, optimizer and step count are restored; a resume
-   in the middle of an epoch replays that epoch's data order from its start.
+   `checkpoint_every_n_steps`, every `checkpoint_every_minutes` and at each epoch end
+   (tasks/trainers/time_checkpoints.py), and a rerun of the same step resumes
+   from it (`ckpt_path="last"`): weights, optimizer, step count, the position in the
+   epoch's data order and the random state are restored (`resume.py`), so a resume from a
+   mid-epoch checkpoint ends with the weights of an uninterrupted run.
 4. `out_dir` receives the encoder and tokenizer (`save_pretrained`), the Fisher of the
-   new weights (`fisher.safetensors`, `fisher.json`) and `retriever.json` (settings,
+   new weights (`fisher.safetensors`, `fisher.json`) and `dojoflow_model.json` (settings,
    pooling, provenance, figures).
 
 Example (tiny local model, a snapshot built by `storage.snapshot.build_snapshot`):
@@ -29,16 +31,18 @@ Example (tiny local model, a snapshot built by `storage.snapshot.build_snapshot`
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 
 from storage import atomic
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.time_checkpoints import lightning_time_checkpoint
 
 from .backbone import hidden_size, load_config, load_encoder, resolve_backbone, weights_sha256
 from .config import RetrieverSettings
-from .data import PremiseCorpus, RetrievalPairs, build_examples
+from .data import EpochOrder, PremiseCorpus, RetrievalPairs, build_examples
 from .errors import BackboneMismatchError, CheckpointError
 from .ewc import FISHER_FILE, anchor_weights, compute_fisher, load_fisher, save_fisher
 from .runtime import RETRIEVER_JSON, as_settings, read_retriever_json, torch_device
@@ -82,19 +86,20 @@ def _fisher_examples(pairs: RetrievalPairs, collate, settings: RetrieverSettings
 
 
 def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir: Path | None,
-                    out_dir: Path, work_dir: Path) -> dict:
+                    out_dir: Path, work_dir: Path, *, model_cache_dir: Path | None = None) -> dict:
     """Train the retriever on `snapshot`'s train split; see the module docstring."""
     import pytorch_lightning as pl
     import torch
-    from pytorch_lightning.callbacks import Callback, ModelCheckpoint
+    from pytorch_lightning.callbacks import ModelCheckpoint
     from torch.utils.data import DataLoader
 
     from .model import Collator, EWCAnchor, RetrieverModule
+    from .resume import ExactResume
 
     settings = as_settings(settings)
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     parent_dir = Path(parent_dir) if parent_dir is not None else None
-    cache_dir = Path(settings.model_cache_dir) if settings.model_cache_dir else default_model_cache()
+    cache_dir = Path(settings.model_cache_dir or model_cache_dir or default_model_cache())
 
     # -- data ------------------------------------------------------------------------------
     corpus = PremiseCorpus.from_snapshot(snapshot)
@@ -130,13 +135,11 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
 
     pairs = RetrievalPairs(corpus, examples, settings.num_negatives, settings.num_in_file_negatives, settings.seed)
     collate = Collator(tokenizer, corpus.texts, settings.max_seq_len)
-    loader = DataLoader(pairs, batch_size=settings.batch_size, shuffle=True, collate_fn=collate,
+    # The order of each epoch depends on (seed, epoch) only, and so do its negatives.
+    order = EpochOrder(pairs, settings.batch_size, settings.seed)
+    loader = DataLoader(pairs, batch_size=settings.batch_size, sampler=order, collate_fn=collate,
                         num_workers=settings.num_workers,
                         generator=torch.Generator().manual_seed(settings.seed))
-
-    class _Epoch(Callback):  # fresh, reproducible negatives each epoch
-        def on_train_epoch_start(self, trainer, pl_module):
-            pairs.set_epoch(trainer.current_epoch)
 
     ckpt_dir = work_dir / "checkpoints"
     checkpointing = ModelCheckpoint(dirpath=ckpt_dir, save_last=True, save_top_k=0,
@@ -146,18 +149,21 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
         accelerator=settings.accelerator, devices=settings.devices, strategy=settings.strategy,
         precision=settings.precision, max_epochs=settings.max_epochs, max_steps=settings.max_steps,
         accumulate_grad_batches=settings.accumulate_grad_batches, gradient_clip_val=settings.gradient_clip_val,
-        callbacks=[checkpointing, _Epoch()], logger=False, enable_progress_bar=False,
+        callbacks=[checkpointing, lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),
+                   ExactResume(order)], logger=False, enable_progress_bar=False,
         enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=settings.log_every_n_steps,
         default_root_dir=str(work_dir),
     )
     resumed = (ckpt_dir / "last.ckpt").exists()
     if resumed:
         logger.info("resuming retriever training from %s", ckpt_dir / "last.ckpt")
-    trainer.fit(module, train_dataloaders=loader, ckpt_path="last" if resumed else None)
+    with warnings.catch_warnings():  # Lightning warns that a plain DataLoader cannot resume; ExactResume does
+        warnings.filterwarnings("ignore", message="You're resuming from a checkpoint that ended before the epoch")
+        trainer.fit(module, train_dataloaders=loader, ckpt_path="last" if resumed else None)
     if not trainer.is_global_zero:
         return {}
 
-    # -- save: model, tokenizer, Fisher, retriever.json -----------------------------------------
+    # -- save: model, tokenizer, Fisher, dojoflow_model.json-------------------------------------
     device = torch_device(settings)
     module.to(device)
     encoder.save_pretrained(out_dir)
@@ -185,7 +191,9 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
     config = encoder.config
     atomic.write_json(out_dir / RETRIEVER_JSON, {
         "format": RETRIEVER_FORMAT,
-        "kind": "retriever",
+        "trainer": "retriever",
+        "kind": "full",
+        "base_model": None,
         "pooling": "mean",
         "normalize": True,
         "score": "cosine",

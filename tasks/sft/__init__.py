@@ -2,8 +2,9 @@
 (`data.py`), one curriculum training step with TRL's SFTTrainer (`train.py`),
 generation (`generate.py`) and per-repository evaluation (`evaluate.py`).
 
-The trainer pair registered for the curriculum is `train_sft` / `evaluate_sft`;
-importing this package does not import torch, transformers or TRL."""
+Its curriculum trainer declaration is `trainer.py` (`train_sft` / `evaluate_sft`,
+docs/adding-a-trainer.md); importing this package does not import torch,
+transformers or TRL."""
 
 from .config import LoraSettings, SFTEvalSettings, SFTSettings
 from .evaluate import evaluate_sft

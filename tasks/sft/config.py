@@ -2,29 +2,27 @@
 
 `SFTSettings` is what a user writes in the curriculum config (YAML or the Prefect
 form). Training hyperparameters are not re-declared here: `training` is a dict of
-`trl.SFTConfig` arguments, checked at validation time against SFTConfig itself
-(unknown keys and wrong types are errors naming the key), and merged at training
-time over defaults chosen for the machine the step runs on (`build_sft_config`).
-Only what the user wrote is stored, so a checkpoint id does not depend on which
-machine validated the config.
+`trl.SFTConfig` arguments, checked before a run and when the config is built by the
+one check every trainer shares (`tasks/trainers/training_args.py`: unknown keys, wrong
+types and values that would train nothing are errors naming the key), and merged at
+training time over defaults chosen for the model and the machine the step runs on
+(`build_sft_config`). Only what the user wrote is stored, so a checkpoint id does not
+depend on which machine validated the config. Building these settings imports no torch.
 
     python -c "from tasks.sft.config import SFTSettings; print(SFTSettings(training={'max_steps': 5}))"
 """
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
-import enum
 import os
 import tempfile
-import typing
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from storage.errors import InputError
-from tasks.valid_args_memo import remembered_when_valid
+from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
+from tasks.trainers.training_args import check_training_args
 
 DEFAULT_MODEL = "builtin:tiny-causal-lm"
 DEFAULT_SYSTEM_PROMPT = (
@@ -32,11 +30,9 @@ DEFAULT_SYSTEM_PROMPT = (
     "that makes progress on it, and nothing else."
 )
 
-# SFTConfig arguments that Dojoflow sets itself, with the reason a user may not.
-OWNED_TRAINING_KEYS = {
-    "output_dir": "Dojoflow keeps Trainer checkpoints in the step's work folder",
-    "resume_from_checkpoint": "Dojoflow resumes from the latest checkpoint in the work folder by itself",
-}
+# Defaults for the tiny builtin model, which starts from random weights: at TRL's
+# learning rate (2e-5) and one epoch it learns nothing visible on the sample.
+TINY_MODEL_TRAINING = {"learning_rate": 1e-3, "num_train_epochs": 6}
 
 
 class LoraSettings(BaseModel):
@@ -76,14 +72,16 @@ class SFTEvalSettings(BaseModel):
         "beam", description="'beam': beam search with k beams (deterministic); 'sample': k samples."
     )
     temperature: float = Field(1.0, gt=0.0, description="Sampling temperature; used only when decoding is 'sample'.")
-    max_new_tokens: int = Field(64, ge=1, le=4096, description="Longest tactic generated, in tokens.")
+    max_new_tokens: int = Field(48, ge=1, le=4096, description="Longest tactic generated, in tokens.")
     max_eval_examples: int | None = Field(
-        200,
+        32,
         ge=1,
         description="Most tactic examples scored per (repository, split), drawn by a fixed hash of the "
-        "theorem and step so every checkpoint sees the same ones; None scores them all.",
+        "theorem and step so every checkpoint sees the same ones; None scores them all. Generation "
+        "costs far more than training per example: the default keeps evaluation well under training time.",
     )
-    batch_size: int = Field(8, ge=1, description="States per forward pass (loss) and per generate call.")
+    batch_size: int = Field(32, ge=1, description="States per forward pass (loss) and per generate call "
+                            "(left-padded; batching is most of evaluation's speed).")
     seed: int = Field(0, description="Seed of the sampler when decoding is 'sample'.")
 
 
@@ -118,22 +116,19 @@ class SFTSettings(BaseModel):
         description="Arguments of trl.SFTConfig (learning_rate, num_train_epochs, max_steps, "
         "per_device_train_batch_size, bf16, ...). Unset ones get Dojoflow's defaults for the machine "
         "the step runs on (CPU: use_cpu, no bf16/fp16, no activation checkpointing; GPU: bf16 where "
-        "supported). output_dir and resume_from_checkpoint are set by Dojoflow.",
+        "supported; the tiny builtin model, which starts from random weights: learning_rate 1e-3 and "
+        "6 epochs). output_dir and resume_from_checkpoint are set by Dojoflow.",
     )
     restart_from_base: bool = Field(
         False,
         description="Start every curriculum step from the base model instead of the previous step's "
         "checkpoint (False continues from the parent checkpoint).",
     )
+    checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     evaluation: SFTEvalSettings = Field(
         default_factory=SFTEvalSettings, description="How checkpoints are scored (changing it re-evaluates, "
-        "never retrains).", json_schema_extra={"affects_model": False},
+        "never retrains).", json_schema_extra={"checkpoint_id": False},
     )
-
-    @field_validator("training")
-    @classmethod
-    def _check_training(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return validate_training_args(value)
 
 
 # -- SFTConfig arguments ----------------------------------------------------------------
@@ -170,78 +165,17 @@ def default_training_args(user: dict[str, Any], cuda: bool, bf16_ok: bool) -> di
     return {k: v for k, v in defaults.items() if k not in user}
 
 
-def _sft_config_fields() -> tuple[set[str], dict[str, Any]]:
-    from trl import SFTConfig
-
-    names = {f.name for f in dataclasses.fields(SFTConfig) if f.init}
-    try:
-        hints = typing.get_type_hints(SFTConfig)
-    except Exception:  # an annotation that does not resolve: check names only
-        hints = {}
-    return names, hints
+def training_defaults(settings: SFTSettings, cuda: bool, bf16_ok: bool) -> dict[str, Any]:
+    """Dojoflow's values under the user's `training` for this model on this machine."""
+    user = settings.training
+    tiny = {k: v for k, v in TINY_MODEL_TRAINING.items() if k not in user} if settings.model == DEFAULT_MODEL else {}
+    return {**default_training_args(user, cuda, bf16_ok), **tiny}
 
 
-def _plain(value: Any) -> bool:
-    return not isinstance(value, enum.Enum) and isinstance(value, (bool, int, float, str, list, dict, type(None)))
-
-
-@remembered_when_valid
-def validate_training_args(training: dict[str, Any]) -> dict[str, Any]:
-    """Check `training` against trl.SFTConfig; return it with strings like '1e-4' coerced.
-
-    Raises ValueError naming the key for an unknown key, a wrong type, a key Dojoflow
-    owns, or a value SFTConfig itself rejects.
-    """
-    if not training:
-        return {}
-    from pydantic import TypeAdapter
-
-    for key, why in OWNED_TRAINING_KEYS.items():
-        if key in training:
-            raise ValueError(f"training.{key} cannot be set: {why}. Remove it from training.")
-    names, hints = _sft_config_fields()
-    for key in training:
-        if key not in names:
-            close = difflib.get_close_matches(key, sorted(names), n=3)
-            hint = f" Did you mean {', '.join(close)}?" if close else ""
-            raise ValueError(f"training.{key} is not an argument of trl.SFTConfig.{hint} Remove or rename it.")
-    out: dict[str, Any] = {}
-    for key, value in training.items():
-        out[key] = value
-        if key not in hints:
-            continue
-        try:
-            adapter = TypeAdapter(hints[key])
-        except Exception:  # a type pydantic cannot check (a class of its own): SFTConfig will
-            continue
-        try:
-            coerced = adapter.validate_python(value)
-        except ValidationError as exc:
-            msg = exc.errors()[0]["msg"]
-            raise ValueError(
-                f"training.{key}={value!r} has the wrong type ({msg}); trl.SFTConfig expects {hints[key]}."
-            ) from None
-        if _plain(coerced) and type(coerced) is not type(value) and isinstance(value, str):
-            out[key] = coerced  # e.g. YAML reads 1e-4 as the string '1e-4'
-    cuda, bf16_ok = device_capabilities()
-    merged = {**default_training_args(out, cuda, bf16_ok), **out}
-    # Mixed-precision support is checked when the step runs, on the machine it runs on.
-    merged.update(bf16=False, fp16=False)
-    try:
-        _construct(merged, tempfile.gettempdir() + os.sep + "dojoflow-sft-validate")
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"training is not accepted by trl.SFTConfig: {exc}") from None
-    return out
-
-
-def _construct(args: dict[str, Any], output_dir: str):
-    import warnings
-
-    from trl import SFTConfig
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # deprecation notices of aliases the user chose
-        return SFTConfig(output_dir=output_dir, **args)
+def preflight(settings: SFTSettings, field: str) -> None:
+    """Before a run: `training` against trl.SFTConfig, and mixed precision against this machine."""
+    with tempfile.TemporaryDirectory() as tmp:
+        build_sft_config(settings, tmp, field=f"{field}.training")
 
 
 def build_sft_config(
@@ -250,24 +184,32 @@ def build_sft_config(
     *,
     cuda: bool | None = None,
     bf16_ok: bool | None = None,
+    field: str = "training",
 ):
-    """The `trl.SFTConfig` for a training step on this machine (capabilities detected unless given)."""
+    """The `trl.SFTConfig` for a training step on this machine (capabilities detected unless given);
+    `training` is checked by `tasks.trainers.training_args` (errors name `field`)."""
     if cuda is None or bf16_ok is None:
         detected = device_capabilities()
         cuda = detected[0] if cuda is None else cuda
         bf16_ok = detected[1] if bf16_ok is None else bf16_ok
-    user = dict(settings.training)
+    defaults = training_defaults(settings, cuda, bf16_ok)
+    user = check_training_args(dict(settings.training), "trl:SFTConfig", field, defaults)
     if user.get("bf16") and not bf16_ok:
         raise InputError(
-            "SFTSettings.training.bf16",
+            f"{field}.bf16",
             "training.bf16=True but this machine has no bf16 support",
             "Set training.bf16 to false (or run this step on a GPU with bf16, e.g. an A100 or H100).",
         )
     if user.get("fp16") and not cuda:
         raise InputError(
-            "SFTSettings.training.fp16",
+            f"{field}.fp16",
             "training.fp16=True but this machine has no CUDA GPU",
             "Set training.fp16 to false.",
         )
-    merged = {**default_training_args(user, cuda, bf16_ok), **user}
-    return _construct(merged, os.fspath(output_dir))
+    import warnings
+
+    from trl import SFTConfig
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # deprecation notices of aliases the user chose
+        return SFTConfig(output_dir=os.fspath(output_dir), **{**defaults, **user})

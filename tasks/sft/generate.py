@@ -74,8 +74,12 @@ def generate_tactics_batch(
     decoding: str = "beam",
     temperature: float = 1.0,
     max_state_tokens: int | None = 768,
+    whole_text: bool = False,
 ) -> list[list[tuple[str, float]]]:
-    """For each state, up to `k` distinct tactics with their log-probabilities, best first."""
+    """For each state, up to `k` distinct tactics with their log-probabilities, best first.
+
+    `whole_text` keeps every generated line (a whole proof) instead of the first line only.
+    """
     import torch
 
     if not states:
@@ -129,10 +133,11 @@ def generate_tactics_batch(
         best: dict[str, tuple[str, float]] = {}
         for j in range(i * k, (i + 1) * k):
             tokens = gen[j][gen_mask[j].bool()].tolist()
-            text = first_line(tokenizer.decode(tokens, skip_special_tokens=True))
+            decoded = tokenizer.decode(tokens, skip_special_tokens=True)
+            text = decoded.strip() if whole_text else first_line(decoded)
             if not text:
                 continue
-            key = normalize_tactic(text)
+            key = " ".join(text.split()) if whole_text else normalize_tactic(text)
             lp = float(logprobs[j])
             if key not in best or lp > best[key][1]:
                 best[key] = (text, lp)

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -40,10 +38,12 @@ from tasks.models.loading import (
     adapter_base,
     default_model_cache,
     is_adapter_dir,
+    latest_trainer_checkpoint,
     load_causal_lm,
     write_model_info,
 )
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.time_checkpoints import save_every_minutes
 
 from .config import SFTSettings, build_sft_config
 from .data import build_examples, read_tactics
@@ -51,20 +51,6 @@ from .data import build_examples, read_tactics
 log = logging.getLogger(__name__)
 
 TRAINER_SUBDIR = "trainer"
-_CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
-
-
-def latest_trainer_checkpoint(folder: str | os.PathLike) -> Path | None:
-    """The newest complete `checkpoint-N` folder under `folder` (one with trainer_state.json)."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        return None
-    found = []
-    for p in folder.iterdir():
-        m = _CHECKPOINT_RE.match(p.name)
-        if m and p.is_dir() and (p / "trainer_state.json").is_file():
-            found.append((int(m.group(1)), p))
-    return max(found)[1] if found else None
 
 
 def _finished_state(checkpoint: Path | None) -> dict | None:
@@ -207,7 +193,7 @@ def train_sft(
         train_dataset=examples.to_dataset(),
         processing_class=tokenizer,
         peft_config=start["peft_config"],
-        callbacks=callbacks,
+        callbacks=[*(callbacks or []), save_every_minutes(settings.checkpoint_every_minutes)],
     )
     finished = _finished_state(resume)
     if finished is None:

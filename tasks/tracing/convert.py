@@ -1,7 +1,7 @@
 """lean-dojo's traced objects -> a LeanDojo Benchmark export (pure functions, then one atomic write).
 
 The records are those LeanDojo's own benchmark script (`generate-benchmark-lean4`) writes,
-field for field (layout: shared/ANCHORS.md):
+field for field (layout: docs/architecture.md):
 
 - theorem: {url, commit, file_path, full_name, theorem_statement, start, end, traced_tactics}
 - tactic: {tactic, annotated_tactic: [text, [{full_name, def_path, def_pos, def_end_pos}]],

@@ -8,6 +8,7 @@ that failed. Each keeps its inputs as attributes and says whether a retry can he
 from __future__ import annotations
 
 from storage.errors import DojoflowError, ToolchainMissingError
+from storage.repo_urls import redact_url
 
 
 class LeanDojoMissingError(ToolchainMissingError):
@@ -39,6 +40,7 @@ class TracingError(DojoflowError):
 
     `log_path` is the full log of the attempt and `log_tail` its last lines (printed last);
     `transient` is true only for failures a retry can fix (the network while cloning).
+    Credentials in any URL the message quotes are redacted.
     """
 
     def __init__(self, source: str, commit: str | None, problem: str, fix: str,
@@ -53,4 +55,5 @@ class TracingError(DojoflowError):
         at = f" at {commit[:12]}" if commit else ""
         log = f" Full log: {self.log_path}." if self.log_path else ""
         tail = f"\n--- last lines of the log ---\n{log_tail}" if log_tail else ""
-        super().__init__(f"tracing {source}{at} failed: {problem}. {fix}.{log}{tail}")
+        # git and lake quote the URLs they fail on, and a package URL may hold a token.
+        super().__init__(redact_url(f"tracing {source}{at} failed: {problem}. {fix}.{log}{tail}"))

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from storage.errors import ToolchainMissingError
 
+from ..git import GIT_INSTALL, NO_PROMPT_ENV
 from .errors import LeanDojoMissingError, ToolchainError
 
 LEAN_DOJO_VERSION = "4.20.0"
@@ -42,7 +43,6 @@ ELAN_INSTALL = (
     "the Lean version each repository's lean-toolchain file names), then "
     "`pip install 'dojoflow[lean]'` for lean-dojo"
 )
-GIT_INSTALL = "Install git 2.25 or newer (e.g. `apt-get install git` or `brew install git`)"
 
 # Variables a subprocess may inherit: what lake, lean, elan, git and Python need to run.
 # Deliberately absent: tokens (GITHUB_ACCESS_TOKEN, HF_TOKEN, cloud keys), proxies (their
@@ -88,13 +88,14 @@ class Toolchain:
 def minimal_env(path: str | None = None, extra: Mapping[str, str] | None = None,
                 base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a subprocess: PASS_THROUGH_ENV from `base` (default os.environ),
-    PATH replaced by `path` when given, `extra` on top, and git never prompting."""
+    PATH replaced by `path` when given, `extra` on top, and git (run by lake or lean-dojo)
+    never prompting nor using credential helpers (tasks/git.py)."""
     base = os.environ if base is None else base
     env = {k: base[k] for k in PASS_THROUGH_ENV if k in base}
     if path is not None:
         env["PATH"] = path
     env.setdefault("PATH", os.defpath)
-    env["GIT_TERMINAL_PROMPT"] = "0"
+    env.update(NO_PROMPT_ENV)  # lake and lean-dojo run git too: no prompt, no credential helper
     env.update(extra or {})
     return env
 
@@ -137,7 +138,7 @@ def find_toolchain(*, path: str | None = None, cwd: Path | None = None,
 
 def _read_version(name: str, exe: str, env: dict, cwd: Path | None, timeout_s: float) -> Program:
     try:
-        res = subprocess.run([exe, "--version"], capture_output=True, text=True, env=env,
+        res = subprocess.run([exe, "--version"], check=False, capture_output=True, text=True, env=env,
                              cwd=None if cwd is None else str(cwd), timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise ToolchainError(name, f"`{exe} --version` did not answer within {timeout_s:.0f} s "

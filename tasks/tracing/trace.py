@@ -52,24 +52,28 @@ from datetime import datetime
 from pathlib import Path
 
 from storage import atomic
-from storage.errors import InputError, ToolchainMissingError
-from storage.ids import repo_name
+from storage.errors import InputError
 
+from ..git import (
+    GitFailed,
+    git_message,
+    is_remote,
+    looks_transient,
+    normalize_url,
+    refuse_credentials,
+    remote_ref,
+    repo_name,
+    run_git,
+    run_git_network,
+)
 from .errors import TracingError
-from .toolchain import GIT_INSTALL, find_toolchain, minimal_env
 from .job import TraceJob
+from .toolchain import find_toolchain, minimal_env
 
 log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 _HEX_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
-_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_SCP_RE = re.compile(r"^(?P<user>[\w.-]+)@(?P<host>[\w.-]+):(?P<path>.+)$")
-_TRANSIENT_MARKS = (
-    "could not resolve host", "temporary failure in name resolution", "connection timed out",
-    "connection refused", "connection reset", "failed to connect", "unable to access",
-    "early eof", "rpc failed", "operation timed out", "network is unreachable",
-)
 GIT_TIMEOUT_S = 3600.0
 
 
@@ -81,26 +85,6 @@ class RepoSource:
     location: str  # what git clones from: an absolute path or the url as given
     export_url: str  # the url recorded in the export
     name: str
-
-
-def is_remote(url_or_path: str) -> bool:
-    return bool(_URL_RE.match(url_or_path) or _SCP_RE.match(url_or_path))
-
-
-def normalize_url(url: str) -> str:
-    """The url recorded for a remote repository: https form, no trailing '/' or '.git'.
-
-    >>> normalize_url("git@github.com:leanprover-community/mathlib4.git")
-    'https://github.com/leanprover-community/mathlib4'
-    """
-    url = url.strip()
-    m = _SCP_RE.match(url)
-    if m and not _URL_RE.match(url):
-        url = f"https://{m['host']}/{m['path']}"
-    url = url.rstrip("/")
-    if url.endswith(".git"):
-        url = url[:-4]
-    return url
 
 
 def check_commit_format(commit: str | None) -> str | None:
@@ -118,45 +102,29 @@ def check_commit_format(commit: str | None) -> str | None:
 
 # -- git ------------------------------------------------------------------------------------
 def _git(args: list[str], cwd: Path | None = None, timeout: float = 120.0) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(["git", *args], cwd=None if cwd is None else str(cwd), env=minimal_env(),
-                              capture_output=True, text=True, timeout=timeout)
-    except FileNotFoundError:
-        raise ToolchainMissingError("git", f"Tracing needs git. {GIT_INSTALL}.") from None
-
-
-def _first_line(text: str) -> str:
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return lines[0] if lines else ""
-
-
-def _looks_transient(text: str) -> bool:
-    low = text.lower()
-    return any(mark in low for mark in _TRANSIENT_MARKS)
+    return run_git(args, cwd=cwd, timeout=timeout)
 
 
 def _git_network(args: list[str], source: RepoSource, commit: str | None, cwd: Path | None = None) -> str:
     """A git command that talks to a remote; failures become TracingError (transient if network)."""
     try:
-        res = _git(args, cwd=cwd, timeout=GIT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise TracingError(source.export_url, commit, f"`git {args[0]}` did not finish within {GIT_TIMEOUT_S:.0f} s",
-                           "check the network and try again", transient=True) from None
-    if res.returncode != 0:
-        err = res.stderr.strip()[-1500:]
-        transient = _looks_transient(err)
-        fix = ("the network failed; try again" if transient else
-               "check the url (and that the repository is public: private repositories are traced "
-               "from a local clone, since no credentials reach git here)")
-        raise TracingError(source.export_url, commit, f"`git {' '.join(args[:2])}` failed: {err}", fix,
-                           transient=transient)
-    return res.stdout
+        return run_git_network(args, cwd=cwd, timeout=GIT_TIMEOUT_S).stdout
+    except GitFailed as e:
+        raise _tracing_error(e, source, commit) from None
+
+
+def _tracing_error(e: GitFailed, source: RepoSource, commit: str | None) -> TracingError:
+    fix = ("the network failed; try again" if e.transient else
+           "check the url (and that the repository is public: private repositories are traced "
+           "from a local clone, since no credentials reach git here; docs/git-and-credentials.md)")
+    return TracingError(source.export_url, commit, str(e), fix, transient=e.transient)
 
 
 def parse_source(url_or_path: str) -> RepoSource:
     """Classify and check the user's input (a url, or a local path that must be a git root)."""
     if not isinstance(url_or_path, str) or not url_or_path.strip():
         raise InputError(repr(url_or_path), "is empty", "pass a git url or the path of a local Lean repository")
+    refuse_credentials(url_or_path, "repository url")
     if is_remote(url_or_path):
         url = normalize_url(url_or_path)
         return RepoSource("remote", url_or_path.strip(), url, repo_name(url))
@@ -168,7 +136,7 @@ def parse_source(url_or_path: str) -> RepoSource:
         raise InputError(url_or_path, "is not a folder", "pass the root folder of a local Lean repository")
     res = _git(["rev-parse", "--show-toplevel"], cwd=path)
     if res.returncode != 0:
-        raise InputError(url_or_path, f"is not a git repository ({_first_line(res.stderr)})",
+        raise InputError(url_or_path, f"is not a git repository ({git_message(res.stderr)})",
                          "tracing needs a commit: run `git init && git add -A && git commit -m init` there, "
                          "or pass the root of the repository")
     top = Path(res.stdout.strip()).resolve()
@@ -204,11 +172,12 @@ def check_lake_project_at(source: RepoSource, repo_dir: Path, commit: str) -> No
 
 
 def resolve_remote_head(source: RepoSource) -> str:
-    out = _git_network(["ls-remote", source.location, "HEAD"], source, None)
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1] == "HEAD":
-            return parts[0]
+    try:
+        head = remote_ref(source.location, "HEAD", timeout=GIT_TIMEOUT_S)
+    except GitFailed as e:
+        raise _tracing_error(e, source, None) from None
+    if head is not None:
+        return head
     raise TracingError(source.export_url, None, "`git ls-remote URL HEAD` returned no HEAD",
                        "pass the commit to trace explicitly")
 
@@ -236,12 +205,12 @@ def checkout_commit(source: RepoSource, commit: str, checkouts: Path) -> tuple[P
     tmp = atomic.temp_sibling(checkouts / f"clone-{commit[:12]}")
     try:
         if source.kind == "remote":
-            _git_network(["clone", "--no-checkout", "--quiet", source.location, str(tmp)], source, commit)
+            _git_network(["clone", "--no-checkout", "--quiet", "--", source.location, str(tmp)], source, commit)
         else:
-            res = _git(["clone", "--no-checkout", "--quiet", source.location, str(tmp)], timeout=GIT_TIMEOUT_S)
+            res = _git(["clone", "--no-checkout", "--quiet", "--", source.location, str(tmp)], timeout=GIT_TIMEOUT_S)
             if res.returncode != 0:
                 raise TracingError(source.location, commit, f"`git clone` of the local repository failed: "
-                                   f"{res.stderr.strip()[-1000:]}", "check that the repository is readable")
+                                   f"{git_message(res.stderr)}", "check that the repository is readable")
         res = _git(["rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"], cwd=tmp)
         if res.returncode != 0 and source.kind == "remote" and len(commit) == 40:
             # A commit no branch or tag reaches: most hosts (GitHub included) serve it by hash.
@@ -348,7 +317,7 @@ def _run_worker(job: TraceJob, job_path: Path, env: dict, cwd: Path, log_path: P
         fix = (f"the repository must build with `lake build` at this commit: run it in {job.checkout} to see "
                "the error, or trace another commit")
     raise TracingError(source, job.commit, what[:2000], fix, log_path=log_path,
-                       transient=_looks_transient(tail + what), log_tail=tail)
+                       transient=looks_transient(tail + what), log_tail=tail)
 
 
 def trace_repository(url_or_path: str, commit: str | None, out_dir: Path, work_dir: Path, *,

@@ -46,7 +46,7 @@ def lean4_commit(root: Path) -> str:
     theorems would carry it, and those are left out of exports.
     """
     try:
-        res = subprocess.run(["lean", "--githash"], capture_output=True, text=True, cwd=str(root), timeout=300)
+        res = subprocess.run(["lean", "--githash"], check=False, capture_output=True, text=True, cwd=str(root), timeout=300)
         githash = res.stdout.strip()
         if res.returncode == 0 and _HEX40.match(githash):
             return githash
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = {"ok": True, **run_job(job)}
         code = 0
-    except Exception as e:  # reported to the parent, which raises a typed error
+    except Exception as e:  # noqa: BLE001  (reported to the parent, which raises a typed error)
         traceback.print_exc()
         result = {"ok": False, "error_type": type(e).__name__, "message": str(e),
                   "input_error": isinstance(e, InputError), "traceback": traceback.format_exc()}

@@ -3,7 +3,6 @@ naming the field and the fix, instead of after an hour of tracing and training."
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from storage.errors import InputError
@@ -46,23 +45,23 @@ def check_model_reference(name: str, field: str) -> None:
 
 
 def preflight(trainer: str, settings) -> None:
-    """Raise InputError if `settings` of `trainer` cannot run on this machine."""
-    for attr in ("model", "backbone"):
+    """Raise InputError if `settings` of `trainer` cannot run on this machine: every base
+    model its declaration names (`TrainerDef.model_fields`), then the trainer's own
+    checks (`TrainerDef.preflight`: its `training:` arguments, the hardware)."""
+    from .base import load_object
+    from .registry import get
+
+    definition = get(trainer)
+    for attr in definition.model_fields:
         name = getattr(settings, attr, None)
         if isinstance(name, str):
             check_model_reference(name, f"trainers.{trainer}.{attr}")
-    check_training_here(trainer, settings)
+    if definition.preflight is not None:
+        check_trainer_settings(definition.preflight, settings, f"trainers.{trainer}")
 
 
-@remembered_when_valid  # builds the TRL/transformers config: imports torch, seconds of every run
-def check_training_here(trainer: str, settings) -> None:
-    """The trainer's training arguments, as its library and this machine accept them."""
-    if trainer == "sft":
-        from tasks.sft.config import build_sft_config
+@remembered_when_valid  # the trainer's checks build its TRL/transformers config: imports torch, seconds of every run
+def check_trainer_settings(check: str, settings, field: str) -> None:
+    from .base import load_object
 
-        with tempfile.TemporaryDirectory() as tmp:
-            build_sft_config(settings, tmp)
-    elif trainer == "progress":
-        from tasks.progress.config import resolve_training
-
-        resolve_training(dict(settings.training))
+    load_object(check)(settings, field)

@@ -45,7 +45,8 @@ def deployment(name: str) -> dict:
 def test_both_deployments_use_the_one_work_pool_and_an_absolute_project_dir():
     doc = load_prefect_yaml()
     pools = {d["name"]: d["work_pool"]["name"] for d in doc["deployments"]}
-    assert pools == {"sample": "dojoflow", "nightly": "dojoflow"}
+    assert pools == {"sample": "dojoflow", "nightly": "dojoflow", "sorry": "dojoflow"}
+    assert deployment("sorry")["entrypoint"] == "flows/prove.py:prove" and "schedules" not in deployment("sorry")
     assert doc["pull"] == [{"prefect.deployments.steps.set_working_directory":
                             {"directory": "{{ $DOJOFLOW_PROJECT_DIR }}"}}]
     assert deployment("nightly")["schedules"] == [{"cron": "0 2 * * *", "timezone": "UTC", "active": True}]

@@ -3,6 +3,7 @@ resume after a failure, after SIGKILL, and after a changed setting; two runs at 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -26,11 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def flaky_sft(monkeypatch, tmp_path):
-    spec = registry.TRAINERS["sft"]
-    monkeypatch.setitem(registry.TRAINERS, "sft", registry.TrainerSpec("sft", spec.settings, spec.train,
-                                                                       "tests.flows.flaky:evaluate"))
-    monkeypatch.setattr(flaky, "FAIL_FILE", tmp_path / "fail-now")
-    return tmp_path / "fail-now"
+    sft = registry.get("sft")
+    registry.register(dataclasses.replace(sft, evaluate="tests.flows.flaky:evaluate"))
+    yield_path = tmp_path / "fail-now"
+    monkeypatch.setattr(flaky, "FAIL_FILE", yield_path)
+    yield yield_path
+    registry.register(sft)
 
 
 def test_first_run_trains_every_step_and_a_second_run_is_all_cached(prefect, tmp_path):
@@ -122,10 +124,12 @@ def test_a_trainer_with_nothing_to_learn_at_step_one_is_recorded_as_skipped_and_
         prefect, tmp_path, monkeypatch):
     from flows.curriculum import curriculum
 
-    spec = registry.TRAINERS["sft"]
-    monkeypatch.setitem(registry.TRAINERS, "sft", registry.TrainerSpec(
-        "sft", spec.settings, "tests.flows.flaky:train_skipping_first_step", spec.evaluate))
-    result = curriculum(config=config(tmp_path, tmp_path / "home", n=2))
+    sft = registry.get("sft")
+    registry.register(dataclasses.replace(sft, train="tests.flows.flaky:train_skipping_first_step"))
+    try:
+        result = curriculum(config=config(tmp_path, tmp_path / "home", n=2))
+    finally:
+        registry.register(sft)
     first, second = (s["trainers"]["sft"]["checkpoint"] for s in result["steps"])
     assert first["skipped"] == "injected: nothing to learn at the first step" and not first["has_model"]
     assert second["skipped"] is None and second["has_model"] and second["parent_id"] == first["checkpoint_id"]
@@ -312,3 +316,37 @@ def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpo
         assert expected <= set(by[(name, 2)]["metrics"]), by[(name, 2)]
     report = Path(result["report"]).read_text()
     assert "| retriever |" in report and "| progress |" in report and "MRR" in report
+
+
+@pytest.fixture
+def echo_registered_before_sft():
+    """The test trainer `echo` (starts from SFT) registered by one call, and placed before SFT
+    in registration order, so only its dependency can make SFT train first."""
+    from tests.echo_trainer import ECHO
+
+    saved = registry.trainers()
+    registry.unregister("sft")
+    registry.register(ECHO)
+    registry.register(saved["sft"])
+    yield ECHO
+    for name in list(registry.trainers()):
+        registry.unregister(name)
+    for trainer in saved.values():
+        registry.register(trainer)
+
+
+def test_a_trainer_registered_by_one_call_trains_after_the_trainer_it_starts_from(prefect, tmp_path,
+                                                                                  echo_registered_before_sft):
+    from flows.curriculum import curriculum
+
+    cfg = config(tmp_path, tmp_path / "home", n=2)
+    result = curriculum(config=cfg.model_validate({**cfg.model_dump(), "trainers": {"sft": TINY_SFT, "echo": {}}}))
+    for step in result["steps"]:
+        assert list(step["trainers"]) == ["sft", "echo"]  # the dependency trained first
+        sft, echo = step["trainers"]["sft"]["checkpoint"], step["trainers"]["echo"]["checkpoint"]
+        assert echo["parent_id"] == sft["checkpoint_id"]  # SFT's checkpoint of the same step
+        assert (Path(echo["path"]) / "started_from.txt").read_text() == sft["path"]
+        manifest = json.loads((Path(echo["path"]) / "dojoflow-checkpoint.json").read_text())
+        assert manifest["starts_from"] == "sft" and manifest["holds"] == "started_from.txt"
+    metrics = catalog.query(Store.open(tmp_path / "home"), "SELECT DISTINCT step FROM metrics WHERE trainer = 'echo'")
+    assert sorted(metrics.column("step").to_pylist()) == [1, 2]

@@ -39,3 +39,19 @@ def export_with_dep(tmp_path) -> Path:
 
 def load_split(path: Path) -> list:
     return json.loads(path.read_text())
+
+
+def load_in_peer_corpus_loader(corpus_jsonl: Path) -> int:
+    """Load `corpus.jsonl` as ReProver's and LeanDojo-v2's `Corpus.__init__` do, with
+    the same assertions (lean-dojo/ReProver common.py; lean_dojo_v2 1.0.9
+    lean_agent/common.py:205): a path is listed once, and after every file it imports
+    (so the graph is acyclic). Returns the number of premises."""
+    seen, premises = set(), 0
+    for line in corpus_jsonl.read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        assert data["path"] not in seen, f"{data['path']} is listed twice"
+        seen.add(data["path"])
+        for p in data["imports"]:
+            assert p in seen, f"{data['path']} imports {p} before it is listed"
+        premises += len(data["premises"])
+    return premises

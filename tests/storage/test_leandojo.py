@@ -16,7 +16,7 @@ from storage.snapshot import build_snapshot
 from storage.store import Store
 from storage.synthetic import write_synthetic_export
 
-from .conftest import load_split, std_dependency, tree_state
+from .conftest import load_in_peer_corpus_loader, load_split, std_dependency, tree_state
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -379,3 +379,193 @@ def test_a_kill_after_the_commit_leaves_views_that_readers_correct_and_the_next_
     assert persisted_view_ids() == store.repo_ids()
     snap = build_snapshot(store, store.repo_ids())  # parts the killed import never built
     assert sum(snap.counts["random"][s]["theorems"] for s in ("train", "val", "test")) == 58
+
+
+# -- exports of several repositories (issue 7) -----------------------------------------
+def _export_with_shared_dependency_files(tmp_path, name: str, seed: int) -> Path:
+    """An export of `name` whose corpus lists two mathlib files (theorem-less there, so
+    owned by `name` on import) that its first file imports: every project's export
+    lists its dependencies' files like this."""
+    dep_corpus = [
+        {"path": ".lake/packages/mathlib/Mathlib/Init.lean", "imports": [], "premises": [
+            {"full_name": "Mathlib.init", "code": "def init := 0", "start": [1, 1], "end": [1, 14], "kind": "def"}]},
+        {"path": ".lake/packages/mathlib/Mathlib/Basic.lean", "imports": [".lake/packages/mathlib/Mathlib/Init.lean"],
+         "premises": []},
+    ]
+    exp = write_synthetic_export(tmp_path / name, name, 12, 2, seed=seed, extra_repos=[([], dep_corpus)])
+    corpus = [json.loads(x) for x in (exp / "corpus.jsonl").read_text().splitlines()]
+    corpus[2]["imports"] = [".lake/packages/mathlib/Mathlib/Basic.lean"]
+    (exp / "corpus.jsonl").write_text("".join(json.dumps(c) + "\n" for c in corpus))
+    return exp
+
+
+def test_an_export_of_several_repositories_lists_shared_files_once_and_loads_in_the_peers_loaders(store, tmp_path):
+    import_export(store, _export_with_shared_dependency_files(tmp_path, "alpha", 1))
+    import_export(store, _export_with_shared_dependency_files(tmp_path, "beta", 2))
+    out = write_export(store, tmp_path / "out", store.repo_ids())
+    paths = [json.loads(x)["path"] for x in (out / "corpus.jsonl").read_text().splitlines()]
+    assert paths.count(".lake/packages/mathlib/Mathlib/Basic.lean") == 1
+    assert len(paths) == 2 + 8 + 8
+    assert load_in_peer_corpus_loader(out / "corpus.jsonl") == 1 + 2 * 8 * 6
+    traced = [json.loads(x)["traced_file_path"] for x in (out / "traced_files.jsonl").read_text().splitlines()]
+    assert len(traced) == len(set(traced))
+    # and Dojoflow reads its own export back: the same theorems in a fresh store
+    again = Store.open(tmp_path / "again")
+    import_export(again, out)
+    assert sorted(r["name"] for r in again.repositories()) == ["alpha", "beta"]
+    assert again.read_table("theorems").num_rows == store.read_table("theorems").num_rows
+
+
+def test_an_export_keeps_the_source_metadata_whatever_the_repository_order(store, tmp_path):
+    exp = write_synthetic_export(tmp_path / "alpha-export", "alpha", 20, 2, seed=1, extra_repos=[std_dependency()])
+    meta = json.loads((exp / "metadata.json").read_text())
+    meta["dataset_name"] = "alpha-benchmark"
+    (exp / "metadata.json").write_text(json.dumps(meta))
+    import_export(store, exp)
+    by_name = {r["name"]: r["repo_id"] for r in store.repositories()}
+    out = write_export(store, tmp_path / "out", [by_name["std"], by_name["alpha"]])  # the dependency first
+    got = json.loads((out / "metadata.json").read_text())
+    assert got["dataset_name"] == "alpha-benchmark"
+    assert got["leandojo_version"] == "4.20.0"
+    assert got["from_repo"] == meta["from_repo"]
+    assert [r.get("dataset_name") for r in got["repositories"]] == [None, "alpha-benchmark"]
+    one = write_export(store, tmp_path / "one", [by_name["alpha"]])
+    assert json.loads((one / "metadata.json").read_text())["creation_time"] == meta["creation_time"]
+
+
+def test_an_export_is_byte_reproducible(store, export_with_dep, tmp_path):
+    import_export(store, export_with_dep)
+    a = write_export(store, tmp_path / "a", store.repo_ids())
+    b = write_export(store, tmp_path / "b", store.repo_ids())
+    assert tree_state(a) == tree_state(b)
+    assert load_in_peer_corpus_loader(a / "corpus.jsonl") > 0
+
+
+def test_export_into_the_stores_own_folders_is_refused(store, export_with_dep, tmp_path):
+    import_export(store, export_with_dep)
+    before = tree_state(store.root)
+    for target in (store.root / "exports", store.data_dir / "x", store.root):
+        with pytest.raises(InputError, match="store's own folders.*export to a folder outside the store"):
+            write_export(store, target, store.repo_ids())
+    assert tree_state(store.root) == before
+
+
+# -- bad input (issue 8): each a clean InputError naming file, record and field ------------
+def _mutate_first_record(exp: Path, change) -> None:
+    recs = load_split(exp / "random" / "train.json")
+    change(recs[0])
+    (exp / "random" / "train.json").write_text(json.dumps(recs))
+
+
+BAD_RECORDS = {
+    "huge_position": (lambda r: r.update(start=[10**30, 1]),
+                      r"train.json, record 0 \(.*\): field `start` should be \[line, column\].*found \[1000000000000000000000000000000, 1\]"),
+    "nan_position": (lambda r: r.update(start=[float("nan"), 1]),
+                     r"train.json, record 0 \(.*\): field `start` should be \[line, column\].*found \[NaN, 1\]"),
+    "negative_position": (lambda r: r.update(start=[-3, 1]),
+                          r"record 0 \(.*\): field `start` should be \[line, column\] \(two integers, 0 or more\)"),
+    "end_before_start": (lambda r: r.update(start=[50, 1], end=[10, 4]),
+                         r"record 0 \(.*\): field `end` \[10, 4\] comes before `start` \[50, 1\]"),
+    "empty_url": (lambda r: r.update(url=""), r"record 0 \(.*\): field `url` is empty. give the repository's url"),
+    "lone_surrogate": (lambda r: r.update(full_name="Bad\ud800name"),
+                       r"train.json, record 0: field `full_name` holds a lone surrogate \(\\ud800\)"),
+    "lone_surrogate_in_a_tactic": (
+        lambda r: r["traced_tactics"][0].update(state_before="\udc00"),
+        r"record 0: field `traced_tactics\[0\].state_before` holds a lone surrogate"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_RECORDS))
+def test_a_bad_record_is_named_and_changes_nothing(store, export_with_dep, tmp_path, case):
+    import_export(store, export_with_dep)
+    before = tree_state(store.root)
+    change, message = BAD_RECORDS[case]
+    exp = write_synthetic_export(tmp_path / case, "bad", 6, 2, seed=5)
+    _mutate_first_record(exp, change)
+    with pytest.raises(InputError, match=message):
+        import_export(store, exp)
+    assert tree_state(store.root) == before
+
+
+def test_deeply_nested_json_is_named_and_changes_nothing(store, export_with_dep, tmp_path):
+    import_export(store, export_with_dep)
+    before = tree_state(store.root)
+    exp = write_synthetic_export(tmp_path / "deep", "deep", 6, 2, seed=5)
+    text = (exp / "random" / "train.json").read_text()
+    (exp / "random" / "train.json").write_text(text[:-1] + ', {"x": ' + "[" * 100_000 + "]" * 100_000 + "}]")
+    with pytest.raises(InputError, match=r"random/train.json: JSON nested too deeply to read. re-create the file"):
+        import_export(store, exp)
+    lines = (exp / "corpus.jsonl").read_text().splitlines()
+    (exp / "random" / "train.json").write_text(text)
+    (exp / "corpus.jsonl").write_text("\n".join(lines[:1] + ["[" * 100_000 + "]" * 100_000] + lines[1:]) + "\n")
+    with pytest.raises(InputError, match=r"corpus.jsonl, line 2: JSON nested too deeply"):
+        import_export(store, exp)
+    assert tree_state(store.root) == before
+
+
+def test_a_premise_ending_before_it_starts_is_named(store, tmp_path):
+    exp = write_synthetic_export(tmp_path / "e", "gamma", 6, 2, seed=5)
+    corpus = [json.loads(x) for x in (exp / "corpus.jsonl").read_text().splitlines()]
+    corpus[1]["premises"][2]["end"] = [1, 1]
+    (exp / "corpus.jsonl").write_text("".join(json.dumps(c) + "\n" for c in corpus))
+    with pytest.raises(InputError, match=r"corpus.jsonl, line 2, premise 2: field `end` \[1, 1\] comes before `start`"):
+        import_export(store, exp)
+    assert store.repo_ids() == []
+
+
+def test_the_cli_shows_the_expected_position_format_in_full(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    exp = write_synthetic_export(tmp_path / "nan", "nan", 6, 2, seed=5)
+    _mutate_first_record(exp, lambda r: r.update(start=[float("nan"), 1]))
+    out = CliRunner().invoke(app, ["import", str(exp), "--home", str(tmp_path / "h")], env={"COLUMNS": "400"})
+    assert out.exit_code == 2
+    assert "should be [line, column]" in " ".join(out.output.split())
+    assert not (tmp_path / "h").exists()
+
+
+# -- several exports in one import (issue 11) -----------------------------------------------
+def test_the_cli_imports_several_exports_in_one_commit(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    a = write_synthetic_export(tmp_path / "a", "alpha", 8, 2, seed=1, extra_repos=[std_dependency()])
+    b = write_synthetic_export(tmp_path / "b", "beta", 8, 2, seed=2)
+    home = tmp_path / "h"
+    out = CliRunner().invoke(app, ["import", str(a), str(b), str(a), "--home", str(home)], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    store = Store.open(home, create=False)
+    assert sorted(r["name"] for r in store.repositories()) == ["alpha", "beta", "std"]  # a twice: once
+    assert json.loads(store.index_path.read_text())["generation"] == 1  # one commit
+
+
+def test_several_exports_read_in_parallel_give_what_one_by_one_gives(tmp_path):
+    from storage.leandojo import read_exports
+
+    paths = [write_synthetic_export(tmp_path / n, n, 10, 2, seed=i) for i, n in enumerate(["a", "b", "c"])]
+    parallel = read_exports(paths, workers=2)
+    serial = [r for p in paths for r in read_export(p)]
+    assert [d.repo_id for d in parallel] == [d.repo_id for d in serial]
+    assert [d.content_hash() for d in parallel] == [d.content_hash() for d in serial]
+
+
+def test_a_bad_export_among_several_is_named_and_nothing_is_imported(store, tmp_path):
+    from storage.leandojo import import_exports
+
+    good = write_synthetic_export(tmp_path / "good", "good", 6, 2, seed=1)
+    bad = write_synthetic_export(tmp_path / "bad", "bad", 6, 2, seed=2)
+    _mutate_first_record(bad, lambda r: r.update(end=[0, 0]))
+    with pytest.raises(InputError, match=r"bad/random/train.json, record 0 \(.*\): field `end` \[0, 0\] comes before"):
+        import_exports(store, [good, bad], workers=2)
+    assert store.repo_ids() == []
+    changed = tmp_path / "changed"
+    write_synthetic_export(changed, "std", 4, 2, seed=9)  # std at std's commit, other content
+    first = write_synthetic_export(tmp_path / "first", "alpha", 6, 2, seed=1, extra_repos=[std_dependency()])
+    _mutate_first_record(changed, lambda r: r.update(commit=std_dependency()[0][0]["commit"],
+                                                       url=std_dependency()[0][0]["url"]))
+    with pytest.raises(InputError, match=r"repository std-.* is also in .*first, with different content"):
+        import_exports(store, [first, changed], workers=1)
+    assert store.repo_ids() == []

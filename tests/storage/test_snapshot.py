@@ -269,6 +269,26 @@ def test_curriculum_orders_repositories_by_share_of_easy_theorems():
     assert (mixed.easy, mixed.medium, mixed.hard, mixed.sorry) == (2, 3, 0, 1)
 
 
+def test_curriculum_handles_proofs_longer_than_709_tactics_with_the_same_cuts():
+    """e^710 overflows a float; the cuts are computed in log space, interpolated as in difficulty space."""
+    import math
+
+    rows = [{"repo_id": "short", "name": "short", "num_tactics": n, "has_sorry": False} for n in (1, 2, 3)]
+    rows += [{"repo_id": "long", "name": "long", "num_tactics": n, "has_sorry": False} for n in (2, 800, 5000)]
+    order = repo_difficulties(rows)
+    assert [d.repo_id for d in order] == ["short", "long"]
+    # small values: the same easy/medium/hard counts as the exponential rule
+    small = [{"repo_id": "r", "name": "r", "num_tactics": n, "has_sorry": False} for n in (1, 2, 2, 3, 5, 9, 10)]
+    finite = sorted(math.exp(t["num_tactics"]) for t in small)
+    cut = lambda q: finite[math.floor((len(finite) - 1) * q)] + (finite[math.ceil((len(finite) - 1) * q)]
+                                                                  - finite[math.floor((len(finite) - 1) * q)]) \
+        * ((len(finite) - 1) * q % 1)
+    p33, p67 = cut(1 / 3), cut(2 / 3)
+    expected = (sum(d <= p33 for d in finite), sum(p33 < d <= p67 for d in finite), sum(d > p67 for d in finite))
+    (r,) = repo_difficulties(small)
+    assert (r.easy, r.medium, r.hard) == expected
+
+
 def test_curriculum_order_reads_the_store(store, tmp_path):
     import_export(store, write_synthetic_export(tmp_path / "long", "long", 20, 6, seed=1))
     import_export(store, write_synthetic_export(tmp_path / "short", "short", 20, 1, seed=2))

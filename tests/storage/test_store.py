@@ -118,3 +118,18 @@ def test_two_processes_read_the_catalog_at_once_and_a_writer_waits_for_them(stor
     assert p.exitcode == 0
     with catalog.connect(store, write=True, timeout=1) as con:
         con.execute("INSERT INTO meta VALUES ('written', 'after the readers left')")
+
+
+def test_every_parquet_file_of_the_store_is_zstd_compressed(store, tmp_path):
+    import pyarrow.parquet as pq
+
+    from storage.snapshot import build_snapshot
+
+    import_export(store, write_synthetic_export(tmp_path / "e", "zeta", 30, 3, seed=2))
+    build_snapshot(store, store.repo_ids())
+    files = sorted(store.root.rglob("*.parquet"))
+    assert any("/parts/" in str(f) for f in files) and any("/data/" in str(f) for f in files)
+    codecs = {str(f.relative_to(store.root)): {pq.ParquetFile(f).metadata.row_group(0).column(i).compression
+                                              for i in range(pq.ParquetFile(f).metadata.num_columns)}
+              for f in files if pq.ParquetFile(f).metadata.num_row_groups}
+    assert codecs and all(c == {"ZSTD"} for c in codecs.values()), codecs

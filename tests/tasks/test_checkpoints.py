@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 
-from tasks.checkpoints import checkpoint_id
+from tasks.checkpoints import CheckpointRef, StartingPoints, checkpoint_id, code_version
 from tasks.config import PipelineConfig
 from tasks.sft.config import SFTSettings
 
 
 def cid(settings: SFTSettings, parent: str | None = None) -> str:
-    return checkpoint_id("sft", settings, "snap", parent)
+    starts = StartingPoints(previous={"sft": _ref(parent)}) if parent else None
+    return checkpoint_id("sft", settings, "snap", starts)
+
+
+def _ref(cid: str) -> CheckpointRef:
+    return CheckpointRef(checkpoint_id=cid, trainer="sft", path="/x", snapshot_id="s0", parent_id=None,
+                         settings_hash="h", figures={})
 
 
 def test_training_settings_change_the_id_and_evaluation_or_logging_settings_do_not():
@@ -44,3 +50,61 @@ def test_the_default_config_names_no_path_of_the_machine_that_made_it():
     dumped = json.dumps(PipelineConfig().model_dump(mode="json"))
     assert "/" not in dumped.replace("https://", "")
     assert [s.sample for s in PipelineConfig().sources] == ["ListLemmas", "LogicPuzzles", "NatBasics"]
+
+
+def test_fields_that_cannot_change_the_weights_keep_the_id_and_the_learning_rate_changes_it():
+    from tasks.progress.config import ProgressSettings
+    from tasks.retriever.config import RetrieverSettings
+
+    base = RetrieverSettings()
+    same = RetrieverSettings(model_cache_dir="/elsewhere", checkpoint_every_n_steps=7, eval_batch_size=3,
+                             log_every_n_steps=1, eval_k=[1, 5])
+    assert checkpoint_id("retriever", same, "snap") == checkpoint_id("retriever", base, "snap")
+    assert checkpoint_id("retriever", RetrieverSettings(lr=1e-3), "snap") != checkpoint_id("retriever", base, "snap")
+    progress = ProgressSettings()
+    assert checkpoint_id("progress", ProgressSettings(max_eval_examples=5, eval_batch_size=2), "snap") == \
+        checkpoint_id("progress", progress, "snap")
+    assert checkpoint_id("progress", ProgressSettings(training={"per_device_eval_batch_size": 2}), "snap") == \
+        checkpoint_id("progress", progress, "snap")
+    assert checkpoint_id("progress", ProgressSettings(training={"learning_rate": 1e-3}), "snap") != \
+        checkpoint_id("progress", progress, "snap")
+    sft = SFTSettings()
+    assert cid(SFTSettings(evaluation={"max_eval_examples": 3, "batch_size": 2})) == cid(sft)
+    assert cid(SFTSettings(training={"learning_rate": 1e-4})) != cid(sft)
+
+
+def test_the_code_version_is_read_not_hand_bumped():
+    import importlib.metadata
+
+    version = code_version()
+    try:
+        assert version["package"] == importlib.metadata.version("dojoflow")
+    except importlib.metadata.PackageNotFoundError:
+        assert version["package"] == "unknown"
+    assert version["git_commit"] is None or len(version["git_commit"]) == 40
+
+
+def test_restart_from_base_ignores_the_parent():
+    restart = SFTSettings(restart_from_base=True)
+    assert cid(restart, parent="p1") == cid(restart)
+
+
+def test_task_results_round_trip_through_prefects_json_serializer():
+    """Tasks return typed records; Prefect stores results as JSON and must read back the same types."""
+    from prefect.serializers import JSONSerializer
+
+    from storage.snapshot_ref import SnapshotRef
+    from tasks.plan import Step
+
+    serializer = JSONSerializer()
+    ref = _ref("c1").model_copy(update={"figures": {"train_loss": 1.5, "steps": 3}})
+    records = [
+        Step(step=1, primary="r1", name="repo", repo_ids=["r1", "dep"], seen=["r1", "dep"]),
+        SnapshotRef(snapshot_id="s", store_root="/st", repo_ids=("r1", "dep"), manifest_path="/m.json",
+                    counts={"random": {"train": {"tactics": 3}}}),
+        ref,
+        StartingPoints(previous={"sft": ref}, this_step={"sft": ref}),
+    ]
+    for record in records:
+        back = serializer.loads(serializer.dumps(record))
+        assert type(back) is type(record) and back == record

@@ -74,7 +74,7 @@ def write_snapshot(tmp_path: Path, premises, files, theorems, tactics, split="tr
                 "parts": parts, "corpus": {"premises": [str(rel / "premises.parquet")], "files": [str(rel / "files.parquet")]},
                 "excluded": None}
     write_json(root / rel / "manifest.json", manifest)
-    return SnapshotRef("s1", str(root), tuple(repos), str(root / rel / "manifest.json"))
+    return SnapshotRef(snapshot_id="s1", store_root=str(root), repo_ids=tuple(repos), manifest_path=str(root / rel / "manifest.json"))
 
 
 @pytest.fixture
@@ -595,12 +595,13 @@ def test_training_writes_a_loadable_checkpoint_with_fisher_and_figures(trained):
     assert figures["gold"]["missing"] == 0 and figures["gold"]["tactics_with_gold"] == figures["examples"]
     assert figures["fisher_examples"] == 16 and figures["ewc"]["active"] is False
     for f in ("config.json", "model.safetensors", "tokenizer_config.json", "fisher.safetensors", "fisher.json",
-              "retriever.json"):
+              "dojoflow_model.json"):
         assert (out / f).exists(), f
     import json
 
-    meta = json.loads((out / "retriever.json").read_text())
+    meta = json.loads((out / "dojoflow_model.json").read_text())
     assert meta["pooling"] == "mean" and meta["settings"]["backbone"] == "builtin:tiny-encoder"
+    assert (meta["trainer"], meta["kind"]) == ("retriever", "full")  # the model card every trainer writes
     assert meta["hidden_size"] == 64
 
 
@@ -771,6 +772,78 @@ def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp
                              tmp_path / "work")
     assert second["resumed"] is True and second["global_step"] == 3
     assert not (tmp_path / "o2" / "fisher.safetensors").exists()  # fisher_examples=0
+
+
+def test_epoch_order_depends_on_seed_and_epoch_only_and_resumes_at_a_batch():
+    from tasks.retriever.data import EpochOrder
+
+    class Pairs:  # what EpochOrder needs of RetrievalPairs
+        epoch = None
+
+        def __len__(self):
+            return 10
+
+        def set_epoch(self, epoch):
+            self.epoch = epoch
+
+    order = EpochOrder(Pairs(), batch_size=3, seed=7)
+    first, second = list(order), None
+    order.set_epoch(1)
+    second = list(order)
+    assert sorted(first) == sorted(second) == list(range(10)) and first != second
+    assert order.pairs.epoch == 1  # the negatives follow the epoch
+    again = EpochOrder(Pairs(), batch_size=3, seed=7)
+    assert again.resume(1, 2) == 2 and list(again) == second[6:]  # 2 batches of 3 done
+    assert list(again) == second  # the skip applies to the resumed pass only
+    assert again.resume(1, 4) == 0 and again.epoch == 2  # 4 batches: epoch 1 was over
+    assert list(again) == EpochOrder(Pairs(), 3, 7).order(2)
+
+
+class _KilledAfterCheckpoint(Exception):
+    pass
+
+
+def _weights(out: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(str(out / "model.safetensors"))
+
+
+@pytest.mark.parametrize("where", ["mid second epoch", "last batch of the first epoch"])
+def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupted_run(store_snapshot, tmp_path,
+                                                                                       monkeypatch, where):
+    """Issue 8, item 3: interrupted right after a checkpoint (in the middle of the second epoch,
+    or at the last batch of the first), then resumed, training ends bit-identical to a run
+    that was never interrupted."""
+    import pytorch_lightning as pl
+    import torch
+
+    snap, tmp = store_snapshot
+    s = settings(model_cache_dir=str(tmp / "models"), max_steps=-1, max_epochs=2, batch_size=4, fisher_examples=0,
+                 checkpoint_every_n_steps=1)
+    whole = train_retriever(s, snap, "random", None, tmp_path / "whole", tmp_path / "work-whole")
+    steps_per_epoch = -(-whole["pairs"] // s.batch_size)
+    assert whole["resumed"] is False and whole["global_step"] == 2 * steps_per_epoch and steps_per_epoch >= 3
+    kill_at = steps_per_epoch + steps_per_epoch // 2 if where == "mid second epoch" else steps_per_epoch
+
+    save = pl.Trainer.save_checkpoint
+
+    def save_then_die(trainer, *args, **kwargs):  # the process dies right after this checkpoint is on disk
+        save(trainer, *args, **kwargs)
+        if trainer.global_step == kill_at:
+            raise _KilledAfterCheckpoint
+
+    monkeypatch.setattr(pl.Trainer, "save_checkpoint", save_then_die)
+    with pytest.raises(_KilledAfterCheckpoint):
+        train_retriever(s, snap, "random", None, tmp_path / "cut", tmp_path / "work-cut")
+    monkeypatch.undo()
+    assert torch.load(tmp_path / "work-cut" / "checkpoints" / "last.ckpt", weights_only=True)["global_step"] == kill_at
+
+    resumed = train_retriever(s, snap, "random", None, tmp_path / "cut", tmp_path / "work-cut")
+    assert resumed["resumed"] is True and resumed["global_step"] == whole["global_step"]
+    a, b = _weights(tmp_path / "whole"), _weights(tmp_path / "cut")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert resumed["weights_sha256"] == whole["weights_sha256"]
 
 
 def test_no_gold_premise_skips_training(tmp_path):

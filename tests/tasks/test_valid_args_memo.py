@@ -1,4 +1,4 @@
-"""A training-arguments check that passed is remembered: the same settings are not checked
+"""A trainer's settings check that passed is remembered: the same settings are not checked
 again (no TRL/transformers/torch import on a rerun); a failing check is never remembered."""
 
 from __future__ import annotations
@@ -8,14 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import yaml
+
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = """
-import sys
-from tasks.sft.config import validate_training_args
-print(validate_training_args({"learning_rate": "1e-4", "max_steps": 3}), "trl" in sys.modules, "torch" in sys.modules)
-"""
-
-
 RUN_CHECKS = """
 import sys
 from tasks.config import PipelineConfig
@@ -24,7 +20,7 @@ print("checked", "trl" in sys.modules, "torch" in sys.modules)
 """
 
 
-def probe(cache: Path, code: str = PROBE) -> str:
+def probe(cache: Path, code: str = RUN_CHECKS) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(cache), "HF_HUB_OFFLINE": "1"}
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT,
                          timeout=600)
@@ -32,22 +28,20 @@ def probe(cache: Path, code: str = PROBE) -> str:
     return res.stdout.strip().splitlines()[-1]
 
 
-def test_a_passed_check_is_not_run_again_and_imports_no_trl_or_torch(tmp_path):
-    assert probe(tmp_path) == "{'learning_rate': 0.0001, 'max_steps': 3} True True"
-    assert probe(tmp_path) == "{'learning_rate': 0.0001, 'max_steps': 3} False False"
-
-
-def test_the_checks_before_a_run_import_no_torch_the_second_time(tmp_path):
-    assert probe(tmp_path, RUN_CHECKS) == "checked True True"
-    assert probe(tmp_path, RUN_CHECKS) == "checked False False"
+def test_the_checks_before_a_run_import_no_trl_or_torch_the_second_time(tmp_path):
+    assert probe(tmp_path) == "checked True True"
+    assert probe(tmp_path) == "checked False False"
 
 
 def test_a_failed_check_is_raised_every_time(tmp_path, monkeypatch):
-    import pytest
-
-    from tasks.sft.config import validate_training_args
+    from storage.errors import InputError
+    from tasks.config import PipelineConfig
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(yaml.safe_dump({"sources": [{"sample": "NatBasics"}],
+                                   "trainers": {"sft": {"training": {"learnig_rate": 1e-4}},
+                                                "retriever": None, "progress": None}}))
     for _ in range(2):
-        with pytest.raises(ValueError, match="learnig_rate"):
-            validate_training_args({"learnig_rate": 1e-4})
+        with pytest.raises(InputError, match="learnig_rate"):
+            PipelineConfig.from_yaml(cfg).validate_for_run()

@@ -11,6 +11,7 @@ import pytest
 from storage.atomic import TMP_MARK
 from storage.errors import InputError, TransientError
 from tasks.config import PipelineConfig
+from tasks.git import git_env
 from tasks.watch import (
     Checked,
     NightlyConfig,
@@ -22,7 +23,6 @@ from tasks.watch import (
     changed_repositories,
     changed_since,
     checked_from,
-    git_env,
     latest_commit,
     load_state,
     pipeline_for,

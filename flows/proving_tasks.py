@@ -1,0 +1,81 @@
+"""Prefect task wrappers of the proving code (tasks/proving/): each sets a name, a cache key
+and nothing else; the logic is in plain functions. A batch of theorems is one task, cached
+by (store, checkpoint id, the batch's theorems, the settings), so a task runner (threads,
+Dask, Ray) spreads batches over workers and a rerun searches nothing again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE, CacheKeyFnPolicy
+
+from storage.ids import stable_hash
+from storage.store import Store
+from tasks.prefect_locking import FlockLockManager
+from tasks.proving import evaluate, patches, preflight, sorry
+
+
+def _prove_key(ctx, p) -> str:
+    theorems = [t["theorem_id"] for t in p["theorems"]]
+    what = {"theorems": theorems, "settings": p["settings"].model_dump(mode="json"), "records": evaluate.RECORD_VERSION}
+    checkpoint = (p["checkpoint"] or {}).get("checkpoint_id", "no-checkpoint")
+    return f"prove-{Store.open(p['home']).instance_id}-{checkpoint}-{stable_hash(what, 16)}"
+
+
+@task(name="check-proving", cache_policy=NO_CACHE)
+def check_proving_task(home: str, settings, checkpoint: dict | None, theorems: list[dict]) -> None:
+    preflight.check_proving(Store.open(home), settings, (checkpoint or {}).get("path"), theorems)
+
+
+@task(name="select-theorems", cache_policy=NO_CACHE)
+def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settings) -> list[dict]:
+    return evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings)
+
+
+@task(name="resolve-prove-inputs", cache_policy=NO_CACHE)
+def resolve_task(home: str, repos: list[str], theorems: list[str], checkpoint: str | None,
+                 settings) -> tuple[list[dict], dict]:
+    """The `sorry` theorems to try and the generator's checkpoint; bad input fails here."""
+    store = Store.open(home, create=False)
+    repo_ids = sorry.resolve_repositories(store, repos)
+    return sorry.select_sorry_theorems(store, repo_ids, theorems), sorry.generator_ref(store, checkpoint, settings)
+
+
+@task(name="prove-batch", task_run_name="prove-batch[{batch}]")
+def prove_batch_task(home: str, settings, checkpoint: dict | None, theorems: list[dict], batch: int) -> list[dict]:
+    return evaluate.prove_theorems(Store.open(home), settings, (checkpoint or {}).get("path"), theorems,
+                                   Path(home) / "models")
+
+
+@task(name="proving-metrics", cache_policy=NO_CACHE)
+def proving_metrics_task(records: list[dict], settings, checkpoint_id: str, split_kind: str) -> list[dict]:
+    return [{**m, "trainer": evaluate.PROVING, "split_kind": split_kind, "checkpoint_id": checkpoint_id}
+            for m in evaluate.proving_metrics(records, settings)]
+
+
+@task(name="record-proofs", cache_policy=NO_CACHE)
+def record_proofs_task(home: str, records: list[dict], run_id: str, checkpoint_id: str, purpose: str) -> int:
+    from storage.proofs import record_proofs
+
+    return record_proofs(Store.open(home), evaluate.proof_rows(records, run_id, checkpoint_id, purpose))
+
+
+@task(name="write-patches", cache_policy=NO_CACHE)
+def write_patches_task(home: str, proofs: list[dict], out_dir: str) -> list[dict]:
+    return patches.write_patches(Store.open(home), proofs, Path(out_dir))
+
+
+def proving_tasks(home: str | Path) -> SimpleNamespace:
+    """The proving tasks, `prove_batch` cached under `home` like the curriculum's tasks."""
+    home = Path(home)
+    policy = CacheKeyFnPolicy(cache_key_fn=_prove_key).configure(
+        key_storage=home / "prefect" / "cache-keys", lock_manager=FlockLockManager(home / "prefect" / "locks"),
+        isolation_level="SERIALIZABLE")
+    prove_batch = prove_batch_task.with_options(cache_policy=policy, result_storage=home / "prefect" / "results",
+                                                result_serializer="json", persist_result=True)
+    return SimpleNamespace(check=check_proving_task, resolve=resolve_task, select=select_theorems_task,
+                           prove_batch=prove_batch, metrics=proving_metrics_task, record_proofs=record_proofs_task,
+                           write_patches=write_patches_task)

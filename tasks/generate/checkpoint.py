@@ -1,0 +1,146 @@
+"""A tactic generator from a local checkpoint: an SFT (or GRPO) checkpoint folder, full or a
+LoRA adapter, loaded with tasks/models/loading.py and run with tasks/sft/generate.py.
+
+The prompt is the checkpoint's own: the system prompt and state length recorded in its
+manifest (`dojoflow-checkpoint.json`), so search asks in the form the model was trained on.
+A folder that is not a causal LM (a retriever or progress checkpoint, a manifest of a
+skipped step) is refused with `NotAGeneratorError` before any search.
+
+    gen = CheckpointGenerator.load(".dojoflow/checkpoints/sft/<id>", GeneratorSettings())
+    gen.generate([TacticQuery("n : Nat\\n⊢ n + 0 = n")], k=4)   # [[("simp", -0.3), ...]]
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .base import Candidates, NotAGeneratorError, TacticQuery
+from .config import GeneratorSettings
+
+GENERATOR_TRAINERS = ("sft", "grpo")  # trainers whose checkpoints generate tactics
+CHECKPOINT_MANIFEST = "dojoflow-checkpoint.json"
+
+# One model per checkpoint per process, shared by the batches a task runner's threads search
+# at once; loading (transformers builds on the meta device, process-wide) and generation
+# (torch's global RNG) each take the lock, so threads never interleave them.
+_MODELS: dict[tuple[str, str], tuple] = {}
+_LOCK = threading.RLock()
+
+
+def _shared_model(path: Path, model_cache_dir, device: str):
+    from tasks.models.loading import load_causal_lm
+
+    key = (str(path), device)
+    with _LOCK:
+        if key not in _MODELS:
+            model, tokenizer = load_causal_lm(path, model_cache_dir)
+            _MODELS[key] = (model.to(device).eval(), tokenizer)
+        return _MODELS[key]
+
+
+def checkpoint_prompt_settings(path: Path) -> dict:
+    """The trainer settings a Dojoflow checkpoint records; refuses a checkpoint of a non-generator."""
+    manifest = path / CHECKPOINT_MANIFEST
+    if not manifest.is_file():
+        return {}
+    data = json.loads(manifest.read_text())
+    ref = data.get("checkpoint", {})
+    trainer = ref.get("trainer")
+    if trainer not in GENERATOR_TRAINERS:
+        raise NotAGeneratorError(path, f"is a `{trainer}` checkpoint, not a tactic generator",
+                                 f"give a checkpoint of one of the trainers {', '.join(GENERATOR_TRAINERS)} "
+                                 "(`dojoflow sql \"SELECT path FROM checkpoints WHERE trainer='sft'\"`)")
+    if ref.get("has_model") is False:
+        raise NotAGeneratorError(path, f"holds no model (training was skipped: {ref.get('skipped')})",
+                                 "give a checkpoint of a step that trained")
+    return data.get("settings") or {}
+
+
+def check_causal_lm(path: Path) -> None:
+    """Refuse a folder that is not a causal language model (or an adapter of one)."""
+    from tasks.models.loading import is_adapter_dir
+
+    if not path.is_dir():
+        raise NotAGeneratorError(path, "does not exist or is not a folder", "give a checkpoint folder (save_pretrained layout)")
+    if is_adapter_dir(path):
+        task = json.loads((path / "adapter_config.json").read_text()).get("task_type")
+        if task not in (None, "CAUSAL_LM"):
+            raise NotAGeneratorError(path, f"is a {task} adapter, not a causal LM one", "give a tactic generator's adapter")
+        return
+    config = path / "config.json"
+    if not config.is_file():
+        raise NotAGeneratorError(path, "holds no config.json: it is not a model folder", "give a tactic generator checkpoint")
+    archs = json.loads(config.read_text()).get("architectures") or []
+    if not any(a.endswith("ForCausalLM") for a in archs):
+        raise NotAGeneratorError(path, f"is a {', '.join(archs) or 'model of unknown architecture'}, not a causal "
+                                 "language model", "give a tactic generator (an SFT or GRPO checkpoint)")
+
+
+@dataclass(frozen=True)
+class CheckpointGenerator:
+    """A loaded causal LM that proposes tactics. Holds no per-call state."""
+
+    model: Any
+    tokenizer: Any
+    settings: GeneratorSettings
+    system_prompt: str
+    max_state_tokens: int | None
+    path: str
+    seed: list  # one cell: the attempt's seed (`reseed`)
+    name: str = "checkpoint"
+
+    @classmethod
+    def load(cls, path: str | Path, settings: GeneratorSettings, model_cache_dir: str | Path | None = None,
+             device: str | None = None) -> "CheckpointGenerator":
+        import torch
+
+        from tasks.sft.config import SFTSettings
+
+        path = Path(path).expanduser().resolve()
+        if not path.is_dir():
+            raise NotAGeneratorError(path, "does not exist or is not a folder", "give a checkpoint folder")
+        trained = checkpoint_prompt_settings(path)  # refuses a retriever's or progress model's checkpoint
+        check_causal_lm(path)
+        sft = SFTSettings.model_validate({k: v for k, v in trained.items() if k in ("system_prompt", "max_state_tokens")})
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        model, tokenizer = _shared_model(path, model_cache_dir, device)
+        return cls(model=model, tokenizer=tokenizer, settings=settings, system_prompt=sft.system_prompt,
+                   max_state_tokens=sft.max_state_tokens, path=str(path), seed=[0])
+
+    def _run(self, states: list[str], k: int, whole: bool, max_new_tokens: int) -> list[Candidates]:
+        """Generation in chunks of `batch_size`; a sampled chunk draws from an RNG seeded by
+        (attempt seed, its states), so it does not depend on what other threads generate."""
+        import torch
+
+        from storage.ids import stable_hash
+        from tasks.sft.generate import generate_tactics_batch
+
+        out: list[Candidates] = []
+        size = self.settings.batch_size
+        for b in range(0, len(states), size):
+            chunk = states[b:b + size]
+            devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+            with _LOCK, torch.random.fork_rng(devices=devices):
+                torch.manual_seed(int(stable_hash([self.seed[0], chunk, k, whole], 12), 16))
+                out += generate_tactics_batch(
+                    self.model, self.tokenizer, chunk, k, system_prompt=self.system_prompt,
+                    max_new_tokens=max_new_tokens, decoding=self.settings.decoding,
+                    temperature=self.settings.temperature, max_state_tokens=self.max_state_tokens, whole_text=whole)
+        return out
+
+    def generate(self, queries: Sequence[TacticQuery], k: int) -> list[Candidates]:
+        return self._run([q.goals for q in queries], k, False, self.settings.max_new_tokens)
+
+    def generate_proofs(self, queries: Sequence[TacticQuery], n: int) -> list[Candidates]:
+        return self._run([q.goals for q in queries], n, True, self.settings.max_proof_tokens)
+
+    def reseed(self, seed: int) -> None:
+        self.seed[0] = seed
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,195 @@
+"""One GRPO training run: TRL's GRPOTrainer (our `LeanGRPOTrainer`) with Lean-decided rewards.
+
+`train_grpo` implements `tasks.trainers.base.TrainFn` for the curriculum: prompts from
+the snapshot's training split, starting from the parent checkpoint (this trainer's of
+step k-1, or SFT's of step k with `init_from: sft`; the caller passes it as
+`parent_dir`), or from `settings.model`. `run_grpo` is the part shared with
+`dojoflow grpo train` (lean-grpo theorem files): given prompt rows and a backend, it
+trains and writes the model (or LoRA adapter) into `out_dir` with
+`dojoflow_model.json`, `grpo_config.json` (the resolved GRPOConfig) and
+`grpo_history.json` (per-step metrics from TRL's logs). Trainer checkpoints live in
+`work_dir` and a crashed run resumes from the latest one.
+
+Per-step metrics kept (TRL's names): reward, rewards/<fn>/mean, frac_reward_zero_std,
+kl, clip_ratio/region_mean, completions/mean_length, entropy, loss, and ours:
+lean/<fn>_accepted (share Lean/replay accepted), dapo/groups_dropped, dgpo/dpo_loss.
+
+    python -c "help('tasks.grpo.train')"
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from storage import atomic
+from storage.errors import InputError
+from storage.snapshot_ref import SnapshotRef
+from tasks.models.loading import default_model_cache, is_adapter_dir, write_model_info
+from tasks.sft.train import TRAINER_SUBDIR, _finished_state, _starting_point, latest_trainer_checkpoint
+from tasks.trainers.base import SkipTraining
+
+from .config import GRPOSettings, build_grpo_config
+from .data import proof_rows, snapshot_theorems, tactic_rows, to_dataset
+from .rewards import LeanRewarder, build_reward_functions
+
+log = logging.getLogger(__name__)
+
+HISTORY_FILE = "grpo_history.json"
+_STEP_KEYS = ("loss", "reward", "reward_std", "frac_reward_zero_std", "kl", "entropy", "clip_ratio/region_mean",
+              "clip_ratio/low_mean", "clip_ratio/high_mean", "completions/mean_length",
+              "completions/clipped_ratio", "num_tokens")
+_STEP_PREFIXES = ("rewards/", "lean/", "dapo/", "dgpo/")
+LEAN_REWARDS = ("lean_tactic", "lean_proof")
+
+
+def as_settings(settings: GRPOSettings | dict) -> GRPOSettings:
+    return settings if isinstance(settings, GRPOSettings) else GRPOSettings.model_validate(settings)
+
+
+def open_reward_backend(settings: GRPOSettings, store):
+    """The Lean backend the rewards use, opened and checked before any training starts."""
+    from tasks.lean import open_backend
+    from tasks.lean.config import BackendSettings
+
+    backend_settings = BackendSettings.model_validate(settings.backend)
+    try:
+        return open_backend(backend_settings, store)
+    except InputError:
+        raise
+    except (OSError, RuntimeError, ImportError) as e:
+        raise InputError("GRPOSettings.backend", f"the {backend_settings.kind} backend cannot be opened: {e}",
+                         "Start the backend (or its server), fix backend options, or use backend kind 'replay'.") from e
+
+
+def step_history(log_history: list[dict]) -> list[dict]:
+    """TRL's per-step log entries, reduced to the metrics Dojoflow reports."""
+    steps = []
+    for entry in log_history:
+        if "step" not in entry or "train_runtime" in entry:
+            continue
+        kept = {k: float(v) for k, v in entry.items()
+                if (k in _STEP_KEYS or k.startswith(_STEP_PREFIXES)) and isinstance(v, (int, float))}
+        if kept:
+            steps.append({"step": int(entry["step"]), **kept})
+    return steps
+
+
+def _mean(history: list[dict], key: str) -> float | None:
+    values = [h[key] for h in history if key in h]
+    return round(sum(values) / len(values), 6) if values else None
+
+
+def run_grpo(settings: GRPOSettings | dict, rows: list[dict], parent_dir: Path | None, out_dir: Path,
+             work_dir: Path, *, backend, model_cache_dir: Path | None = None, callbacks: list | None = None,
+             provenance: dict | None = None) -> dict:
+    """Train on prompt `rows` (`tasks.grpo.data`) with rewards through `backend`; write `out_dir`."""
+    settings = as_settings(settings)
+    started = time.monotonic()
+    out_dir, work_dir = Path(out_dir), Path(work_dir)
+    cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
+    if not rows:
+        raise SkipTraining("no prompts to train on")
+    trainer_dir = work_dir / TRAINER_SUBDIR
+    args = build_grpo_config(settings, trainer_dir)
+    algorithm = settings.resolved_algorithm()
+    weights = settings.reward_weights()
+
+    start = _starting_point(settings, Path(parent_dir) if parent_dir is not None else None, cache)
+    model, tokenizer = start["model"], start["tokenizer"]
+    if args.beta != 0.0 and start["kind"] == "full" and parent_dir is not None and is_adapter_dir(parent_dir) \
+            and not settings.restart_from_base:
+        # TRL reloads the KL reference from the config's name_or_path, which for an adapter merged
+        # into its base names the base: save the merged starting point and point there instead.
+        reference = work_dir / "reference"
+        model.save_pretrained(reference)
+        model.config._name_or_path = str(reference)
+    rewarder = LeanRewarder(backend, settings.reward) if set(weights) & {*LEAN_REWARDS} else None
+    funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward,
+                                   args.max_completion_length)
+    lean = next((n for n in weights if n in LEAN_REWARDS), None)
+
+    from .lean_trainer import LeanGRPOTrainer
+
+    resume = latest_trainer_checkpoint(trainer_dir)
+    log.info("GRPO (%s, %s mode) on %d prompts, from %s, %s, resume=%s", algorithm.name, settings.mode, len(rows),
+             start["started_from"], start["kind"], resume)
+    try:
+        trainer = LeanGRPOTrainer(
+            model=model, reward_funcs=funcs, args=args, train_dataset=to_dataset(rows), processing_class=tokenizer,
+            peft_config=start["peft_config"], callbacks=callbacks, algorithm=algorithm, verified_reward=lean,
+        )
+        finished = _finished_state(resume)
+        if finished is None:
+            result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+            train_loss = float(result.training_loss)
+            log_history = trainer.state.log_history
+        else:
+            trainer._load_from_checkpoint(str(resume))
+            log_history = finished.get("log_history", [])
+            losses = [e["loss"] for e in log_history if "loss" in e]
+            train_loss = float(sum(losses) / len(losses)) if losses else None
+    finally:
+        if rewarder is not None:
+            rewarder.close()
+
+    trained = trainer.accelerator.unwrap_model(trainer.model)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trained.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    atomic.write_text(out_dir / "grpo_config.json", args.to_json_string())
+    history = step_history(log_history)
+    atomic.write_json(out_dir / HISTORY_FILE, history)
+    figures = {
+        "train_loss": train_loss,
+        "steps": int(finished["global_step"] if finished else trainer.state.global_step),
+        "prompts": len(rows),
+        "algorithm": algorithm.name,
+        "mode": settings.mode,
+        "checker": getattr(backend, "name", None),
+        "reward_mean": _mean(history, "reward"),
+        "frac_reward_zero_std": _mean(history, "frac_reward_zero_std"),
+        "seconds": round(time.monotonic() - started, 3),
+        "model_kind": start["kind"],
+        "started_from": start["started_from"],
+        "resumed_from": resume.name if resume else None,
+        **({f"{lean}_accepted": _mean(history, f"lean/{lean}_accepted")} if lean else {}),
+        **({"reward_cache_hits": rewarder.stats["cache_hits"], "reward_checks": rewarder.stats["checks"]}
+           if rewarder else {}),
+    }
+    write_model_info(out_dir, start["kind"], start["base_model"], trainer="grpo",
+                     settings=settings.model_dump(mode="json"), figures=figures, **(provenance or {}))
+    return figures
+
+
+def train_grpo(settings: GRPOSettings | dict, snapshot: SnapshotRef, split_kind: str, parent_dir: Path | None,
+               out_dir: Path, work_dir: Path, *, model_cache_dir: Path | None = None,
+               callbacks: list | None = None) -> dict:
+    """One curriculum step of GRPO on `snapshot`'s training split (module docstring)."""
+    from storage.store import Store
+    from tasks.models.loading import load_tokenizer
+
+    settings = as_settings(settings)
+    store = Store(Path(snapshot.store_root))
+    backend = open_reward_backend(settings, store)
+    try:
+        if settings.mode == "tactic":
+            cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
+            source = parent_dir if parent_dir is not None and not settings.restart_from_base else settings.model
+            tokenizer = load_tokenizer(source, cache) if settings.max_state_tokens else None
+            rows = tactic_rows(snapshot, split_kind, settings.prompt(), tokenizer=tokenizer,
+                               max_state_tokens=settings.max_state_tokens, max_prompts=settings.max_prompts,
+                               store=store)
+        else:
+            specs = snapshot_theorems(snapshot, split_kind, "train", store=store)
+            rows = proof_rows(specs, settings.prompt(), max_prompts=settings.max_prompts)
+        if not rows:
+            raise SkipTraining(f"snapshot {snapshot.snapshot_id} has no {settings.mode} prompts in its "
+                               f"{split_kind}/train split (repositories: {', '.join(snapshot.repo_ids) or 'none'})")
+        return run_grpo(settings, rows, parent_dir, out_dir, work_dir, backend=backend,
+                        model_cache_dir=model_cache_dir, callbacks=callbacks,
+                        provenance={"snapshot_id": snapshot.snapshot_id, "split_kind": split_kind,
+                                    "parent_dir": str(parent_dir) if parent_dir is not None else None})
+    finally:
+        backend.close()

@@ -1,0 +1,65 @@
+"""Lean in the loop: one backend interface (`backend.py`), four backends (`repl`,
+`kimina`, `leandojo`, `replay`), the containment and axiom guard (`guard.py`) and the
+process sandbox (`sandbox.py`). See docs/lean-backends.md.
+
+    from tasks.lean import BackendSettings, open_backend
+    backend = open_backend(BackendSettings(kind="replay"), store)
+"""
+
+from __future__ import annotations
+
+from .backend import LeanBackend, ProofCheck, ProofState, TacticResult, TheoremSpec
+from .config import BackendSettings
+from .guard import DEFAULT_ALLOWED_AXIOMS, Verdict, forbidden_construct, judge
+from .theorems import load_theorems, theorem_spec
+
+__all__ = [
+    "BackendSettings", "DEFAULT_ALLOWED_AXIOMS", "LeanBackend", "ProofCheck", "ProofState", "TacticResult",
+    "TheoremSpec", "Verdict", "check_proofs", "forbidden_construct", "judge", "load_theorems", "open_backend",
+    "preflight", "theorem_spec",
+]
+
+
+def check_proofs(backend: LeanBackend, items: list[tuple[TheoremSpec, str]]) -> list[ProofCheck]:
+    """Check several (theorem, proof) pairs: in batches where the backend has them (kimina),
+    else one by one. Results are in input order."""
+    batch = getattr(backend, "check_proofs", None)
+    if batch is not None:
+        return batch(items)
+    return [backend.check_proof(theorem, proof) for theorem, proof in items]
+
+
+def preflight(settings: BackendSettings, theorems: list[TheoremSpec] | None = None) -> None:
+    """Fail now, with the install command or the fix, if the backend cannot run (its package,
+    `lake`, or its server is missing) or, given the theorems to work on, if a repository has no
+    usable checkout. Starts no Lean process; `open_backend` calls it (without theorems)."""
+    from .availability import check_available, check_checkouts
+
+    check_available(settings)
+    if theorems:
+        check_checkouts(settings, theorems)
+
+
+def open_backend(settings: BackendSettings, store) -> LeanBackend:
+    """The backend `settings` names, checked to be usable before any work starts."""
+    preflight(settings)
+    if settings.kind == "replay":
+        from .replay import ReplayBackend
+
+        if store is None:
+            from storage.errors import InputError
+
+            raise InputError("backend.kind: replay", "the replay backend answers from a store, and none was given",
+                             "open the store first (`Store.open(home)`) and pass it")
+        return ReplayBackend(store)
+    if settings.kind == "repl":
+        from .repl import ReplBackend
+
+        return ReplBackend(settings)
+    if settings.kind == "kimina":
+        from .kimina import KiminaBackend
+
+        return KiminaBackend(settings)
+    from .leandojo import LeanDojoBackend
+
+    return LeanDojoBackend(settings)

@@ -1,0 +1,79 @@
+"""Is the configured backend usable? Checked before any search, so that a missing package,
+`lake` or server is one clear error with the fix, not a failure per theorem."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+from storage.errors import DojoflowError, InputError
+
+from .config import BackendSettings
+
+LEAN_EXTRA = "pip install -e '.[lean]' in a Dojoflow checkout, or pip install 'dojoflow[lean]'"
+ELAN = ("install Lean's toolchain manager elan (`curl https://raw.githubusercontent.com/leanprover/elan/master/"
+        "elan-init.sh -sSf | sh`) and open a new shell, or set backend.repl.lake_path to your `lake`")
+
+
+def _module_missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def find_lake(lake_path: str) -> str | None:
+    """The `lake` executable `lake_path` names (a path, or a name on PATH), or None."""
+    if os.sep in lake_path:
+        return lake_path if os.access(lake_path, os.X_OK) else None
+    return shutil.which(lake_path)
+
+
+def check_available(settings: BackendSettings) -> None:
+    kind = settings.kind
+    if kind == "replay":
+        return
+    if kind == "repl":
+        if _module_missing("lean_interact"):
+            raise InputError("backend.kind: repl", "the Python package lean-interact is not installed",
+                             LEAN_EXTRA)
+        if find_lake(settings.repl.lake_path) is None:
+            raise InputError("backend.repl.lake_path", f"no `lake` executable at {settings.repl.lake_path!r} "
+                             "(the REPL backend runs Lean through lake)", ELAN)
+        for repo, folder in settings.repl.projects.items():
+            if not os.path.isdir(folder):
+                raise InputError(f"backend.repl.projects[{repo}]", f"{folder} is not a folder",
+                                 "give the local checkout of the traced repository at its traced commit")
+        return
+    if kind == "kimina":
+        from .kimina import check_server
+
+        check_server(settings.kimina)
+        return
+    from tasks.tracing.toolchain import check_lean_dojo
+
+    try:
+        check_lean_dojo(settings.leandojo.extra_pythonpath)
+    except DojoflowError as e:
+        raise InputError("backend.kind: leandojo", str(e), LEAN_EXTRA) from None
+    if shutil.which("lake") is None:
+        raise InputError("backend.kind: leandojo", "no `lake` on PATH (lean-dojo runs Lean through lake)", ELAN)
+
+
+def check_checkouts(settings: BackendSettings, theorems) -> None:
+    """Every repository of `theorems` has a checkout at its traced commit, for the backends
+    that read one (repl; kimina without a configured header)."""
+    from .source import check_checkout, project_dir
+
+    if settings.kind == "repl":
+        option, projects = "backend.repl.projects", settings.repl.projects
+    elif settings.kind == "kimina" and not settings.kimina.header:
+        option, projects = "backend.kimina.projects", settings.kimina.projects
+    else:
+        return
+    seen = set()
+    for theorem in theorems:
+        if theorem.repo_id not in seen:
+            seen.add(theorem.repo_id)
+            check_checkout(theorem, project_dir(theorem, projects, option), option)

@@ -1,0 +1,84 @@
+"""The one interface Dojoflow's proving and RL code uses to talk to Lean.
+
+Four backends implement `LeanBackend` (docs/lean-backends.md): `repl` (the Lean REPL
+through LeanInteract), `kimina` (a kimina-lean-server over HTTP, whole proofs only),
+`leandojo` (lean-dojo's `Dojo`) and `replay` (traced transitions from the store,
+no Lean at all). A backend only says what Lean (or replay) answered; whether a proof
+counts as proved is `tasks.lean.guard.judge`'s decision.
+
+The shapes here are agreed with the search, proving and GRPO code: change them only
+together with those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+NO_GOALS = "no goals"
+"""LeanDojo's pretty-printed state of a finished proof."""
+
+CHECKERS = ("repl", "kimina", "leandojo", "replay")
+
+
+@dataclass(frozen=True)
+class TheoremSpec:
+    """What a backend needs to start or check one theorem (built from the store by
+    `tasks.lean.theorems`)."""
+
+    repo_id: str
+    url: str
+    commit: str
+    file_path: str          # path inside the repository, e.g. "NatBasics/Add.lean"
+    full_name: str          # e.g. "NatBasics.add_zero'"
+    statement: str          # Lean text of the declaration up to `:=`, e.g. "theorem add_zero' (n : Nat) : n + 0 = n"
+    start: tuple[int, int] | None = None   # (line, column) of the declaration, when known
+
+
+@dataclass(frozen=True)
+class ProofState:
+    key: str                # the backend's handle: REPL proofState id, Dojo state id, replay state hash (as str)
+    goals: str              # pretty-printed goals, LeanDojo's `pp` form (goals separated by blank lines)
+
+
+@dataclass(frozen=True)
+class TacticResult:
+    status: Literal["state", "finished", "error", "timeout"]
+    state: ProofState | None = None      # set when status == "state"
+    message: str = ""                    # Lean's error, or why it timed out
+
+
+@dataclass(frozen=True)
+class ProofCheck:
+    accepted: bool                       # Lean (or replay) accepted the proof; the axiom guard is applied separately
+    checker: str                         # "repl" | "kimina" | "leandojo" | "replay"
+    messages: tuple[str, ...] = ()       # Lean's messages (errors, warnings such as "declaration uses `sorry`")
+    axioms: tuple[str, ...] = ()         # from `#print axioms` (empty when not available)
+    error: str | None = None             # infrastructure failure (crash, hang, unreachable): not a rejection
+
+
+@runtime_checkable
+class LeanBackend(Protocol):
+    name: str                            # "repl" | "kimina" | "leandojo" | "replay"
+
+    def start(self, theorem: TheoremSpec) -> TacticResult: ...
+
+    def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult: ...
+
+    def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck: ...  # proof = the tactic block after `:= by`
+
+    def close(self) -> None: ...
+
+
+# Messages shared by the backends, so that every backend says the same thing for the same event.
+SORRY_TACTIC = "proof contains `sorry`: a proof that gives up is not a step"
+
+
+def forbidden_message(reason: str) -> str:
+    """The TacticResult / ProofCheck message for text the guard kept away from Lean."""
+    return f"not sent to Lean: {reason}"
+
+
+def crash_message(what: str, detail: str) -> str:
+    """The message of an infrastructure failure (the process died or hung), never a rejection."""
+    return f"Lean process {what} ({detail}); it was replaced"

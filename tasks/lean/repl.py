@@ -1,0 +1,341 @@
+"""The `repl` backend: the Lean REPL (leanprover-community/repl) through LeanInteract.
+
+One `LeanREPLConfig` per traced repository, on its checkout (`LocalProject`), with
+Dojoflow's sandbox launcher as `lake_path` (tasks/lean/sandbox.py: own folder, minimal
+environment, memory limit). Tactic mode: `Command("<statement> := by sorry", env=<file
+header>)` gives the initial `proofState`, then `ProofStep`s; each theorem stays on one
+`AutoLeanServer` (REPL proof states live in one process). Whole proofs: a `Command` with
+the proof, then `#print axioms`, on the same servers, or on a `LeanServerPool` when
+several workers are configured. A crashed or hung process is killed and replaced by
+LeanInteract; Dojoflow rebuilds the lost state and retries once, then reports an error
+(ProofCheck.error, or a TacticResult "error"/"timeout"), never a rejection.
+See docs/lean-backends.md.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from storage.errors import InputError
+from storage.tactic_text import is_sorry
+from tasks.tracing.toolchain import minimal_env
+
+from .availability import find_lake
+from .backend import (
+    SORRY_TACTIC, ProofCheck, ProofState, TacticResult, TheoremSpec, crash_message, forbidden_message,
+)
+from .config import BackendSettings
+from .failures import LeanProcessFailure, retry_once
+from .states import ProofStates, failure_result
+from .guard import forbidden_construct, parse_print_axioms
+from .sandbox import SandboxSpec, write_launcher
+from .source import check_checkout, file_header, print_axioms_command, project_dir, proof_command, sorry_command
+
+# What LeanInteract raises when the process died, hung (it kills it), or answered garbage.
+CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSONDecodeError, MemoryError, OSError)
+
+
+@dataclass
+class _Worker:
+    server: object                       # lean_interact.AutoLeanServer
+    headers: dict = field(default_factory=dict)  # (pid, file, line) -> env id of the file header
+    busy: int = 0
+
+    @property
+    def pid(self) -> int | None:
+        proc = getattr(self.server, "_proc", None)
+        return None if proc is None else proc.pid
+
+
+@dataclass(frozen=True)
+class _StateRecord:
+    worker: _Worker
+    pid: int | None
+    repl_id: int
+    path: tuple[str, ...]                # tactics from the initial state
+    goals: str
+
+
+class _Project:
+    """One traced repository: its REPL config, its tactic-mode servers, its checking pool."""
+
+    def __init__(self, settings: BackendSettings, directory: Path, work_root: Path):
+        from lean_interact import LeanREPLConfig, LocalProject
+
+        self.settings = settings
+        self.directory = directory
+        opts = settings.repl
+        real_lake = find_lake(opts.lake_path) or opts.lake_path
+        launcher_dir = Path(tempfile.mkdtemp(prefix="launcher-", dir=work_root))
+        self.launcher = write_launcher(SandboxSpec(
+            lake=str(Path(real_lake).resolve()), project=str(directory), work_root=str(work_root / "processes"),
+            env=minimal_env(), memory_limit_mb=settings.memory_limit_mb), launcher_dir)
+        if opts.build_project:
+            self._build()
+        kwargs = {"cache_dir": opts.cache_dir} if opts.cache_dir else {}
+        if opts.repl_rev:
+            kwargs["repl_rev"] = opts.repl_rev
+        self.config = LeanREPLConfig(
+            project=LocalProject(directory=str(directory), lake_path=str(self.launcher), auto_build=False),
+            local_repl_path=opts.repl_path, build_repl=opts.build_repl, lake_path=str(self.launcher),
+            memory_hard_limit_mb=settings.memory_limit_mb, **kwargs)
+        self.workers: list[_Worker] = []
+        self.pool = None
+        self._turn = 0
+        self.lock = threading.Lock()
+
+    def _build(self) -> None:
+        """`lake exe cache get` (Mathlib's, allowed to fail) and `lake build`, inside the sandbox's env."""
+        for args, must in ((["exe", "cache", "get"], False), (["build"], True)):
+            res = subprocess.run([str(self.launcher), *args], cwd=self.directory, capture_output=True, text=True)
+            if must and res.returncode != 0:
+                raise InputError(str(self.directory), f"`lake {' '.join(args)}` failed: {res.stderr.strip()[-2000:]}",
+                                 "build the project yourself, or set backend.repl.build_project: false")
+
+    def worker(self) -> _Worker:
+        """A tactic-mode server: a new one while fewer than `workers` exist, else the next in turn
+        (a theorem stays on the server it was started on)."""
+        from lean_interact import AutoLeanServer
+
+        with self.lock:
+            if len(self.workers) < self.settings.workers:
+                self.workers.append(_Worker(AutoLeanServer(self.config)))
+                chosen = self.workers[-1]
+            else:
+                chosen = self.workers[self._turn % len(self.workers)]
+                self._turn += 1
+            chosen.busy += 1
+            return chosen
+
+    def release(self, worker: _Worker) -> None:
+        with self.lock:
+            worker.busy -= 1
+
+    def checker(self):
+        """Where whole proofs are checked: a LeanServerPool when several workers are configured."""
+        if self.settings.workers == 1:
+            return None
+        from lean_interact import LeanServerPool
+
+        with self.lock:
+            if self.pool is None:
+                self.pool = LeanServerPool(self.config, num_workers=self.settings.workers)
+            return self.pool
+
+    def close(self) -> None:
+        for w in self.workers:
+            w.server.kill()
+        if self.pool is not None:
+            self.pool.close()
+
+
+class ReplBackend:
+    name = "repl"
+
+    def __init__(self, settings: BackendSettings):
+        self.settings = settings
+        self._own_root = settings.work_dir is None
+        root = Path(settings.work_dir) if settings.work_dir else Path(tempfile.mkdtemp(prefix="dojoflow-lean-"))
+        root.mkdir(parents=True, exist_ok=True)
+        self.work_root = root
+        self._projects: dict[Path, _Project] = {}
+        self._states = ProofStates()
+        self._lock = threading.Lock()
+
+    # -- plumbing ------------------------------------------------------------------------
+    def _project(self, theorem: TheoremSpec) -> _Project:
+        directory = project_dir(theorem, self.settings.repl.projects, "backend.repl.projects")
+        with self._lock:
+            if directory not in self._projects:
+                check_checkout(theorem, directory, "backend.repl.projects")
+                try:
+                    self._projects[directory] = _Project(self.settings, directory, self.work_root)
+                except InputError:
+                    raise
+                except Exception as e:  # noqa: BLE001 (LeanInteract raises ValueError, RuntimeError, git errors)
+                    raise InputError("backend.repl", f"LeanInteract could not prepare the REPL for {directory}: "
+                                     f"{type(e).__name__}: {e}", "check backend.repl.repl_path and lake_path, or "
+                                     "that the REPL can be cloned and built (it needs the network once)") from None
+            return self._projects[directory]
+
+    def _run(self, server, request, timeout: float):
+        """One request; LeanProcessFailure if the process crashed or hung (LeanInteract has
+        then killed it, and starts a new one on the next request)."""
+        try:
+            return server.run(request, timeout=timeout)
+        except TimeoutError as e:
+            raise LeanProcessFailure(crash_message("hung", f"no answer in {timeout:g} s: {_first_line(e)}"),
+                                     True) from None
+        except CRASHES as e:
+            raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"),
+                                     False) from None
+
+    def _header_env(self, worker: _Worker, theorem: TheoremSpec, project: _Project) -> int | None:
+        """The env of the theorem's file header in this worker's current process (cached per process)."""
+        from lean_interact import Command
+        from lean_interact.interface import LeanError
+
+        header = file_header(theorem, project.directory)
+        if not header.strip():
+            return None
+        key = (worker.pid, theorem.file_path, theorem.start)
+        if worker.pid is None or key not in worker.headers:
+            reply = self._run(worker.server, Command(cmd=header), self.settings.theorem_timeout_s)
+            if isinstance(reply, LeanError) or reply.has_errors():
+                raise RuntimeError(f"the file header of {theorem.full_name} does not elaborate: {_reply_text(reply)}")
+            key = (worker.pid, theorem.file_path, theorem.start)
+            worker.headers = {k: v for k, v in worker.headers.items() if k[0] == worker.pid}
+            worker.headers[key] = reply.env
+        return worker.headers[key]
+
+    def _open(self, worker: _Worker, theorem: TheoremSpec, project: _Project) -> _StateRecord:
+        """The theorem's `by sorry` in this worker's current process: its proofState and goals."""
+        from lean_interact import Command
+        from lean_interact.interface import LeanError
+
+        env = self._header_env(worker, theorem, project)
+        reply = self._run(worker.server, Command(cmd=sorry_command(theorem), env=env), self.settings.theorem_timeout_s)
+        if isinstance(reply, LeanError) or reply.has_errors() or not reply.sorries:
+            raise RuntimeError(f"Lean cannot state {theorem.full_name}: {_reply_text(reply)}")
+        sorry = reply.sorries[-1]
+        return _StateRecord(worker, worker.pid, sorry.proof_state, (), sorry.goal)
+
+    def _current(self, record: _StateRecord, theorem: TheoremSpec, project: _Project) -> _StateRecord:
+        """`record`'s state in its worker's current process: itself, or, after a restart, the
+        theorem opened again and its tactics run again."""
+        from lean_interact import ProofStep
+        from lean_interact.interface import LeanError
+
+        if record.pid == record.worker.pid and record.pid is not None:
+            return record
+        repl_id = self._open(record.worker, theorem, project).repl_id
+        for tactic in record.path:
+            reply = self._run(record.worker.server, ProofStep(tactic=tactic, proof_state=repl_id),
+                              self.settings.tactic_timeout_s)
+            if isinstance(reply, LeanError):
+                raise RuntimeError(f"replaying `{tactic}` after a restart failed: {reply.message}")
+            repl_id = reply.proof_state
+        return _StateRecord(record.worker, record.worker.pid, repl_id, record.path, record.goals)
+
+    # -- the interface -------------------------------------------------------------------
+    def start(self, theorem: TheoremSpec) -> TacticResult:
+        try:
+            project = self._project(theorem)
+            worker = project.worker()
+        except InputError as e:
+            return TacticResult("error", message=str(e))
+        except CRASHES as e:  # the first REPL process did not start
+            return TacticResult("error", message=crash_message("did not start", f"{type(e).__name__}: {e}"))
+        try:
+            record = retry_once(lambda: self._open(worker, theorem, project))
+        except (LeanProcessFailure, RuntimeError) as e:
+            return failure_result(e)
+        finally:
+            project.release(worker)
+        return TacticResult("state", self._states.remember(record, record.goals))
+
+    def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
+        from lean_interact import ProofStep
+        from lean_interact.interface import LeanError
+
+        record, refused = self._states.lookup(state, tactic)
+        if refused is not None:
+            return refused
+        project = self._project(theorem)
+
+        def attempt():
+            current = self._current(record, theorem, project)
+            step = ProofStep(tactic=tactic, proof_state=current.repl_id)
+            return current, self._run(current.worker.server, step, self.settings.tactic_timeout_s)
+
+        try:
+            current, reply = retry_once(attempt)
+        except (LeanProcessFailure, RuntimeError) as e:
+            return failure_result(e)
+        if isinstance(reply, LeanError):
+            return TacticResult("error", message=reply.message)
+        errors = [m.data for m in reply.get_errors()]
+        if errors:
+            return TacticResult("error", message="\n".join(errors))
+        if "sorry" in reply.proof_status or is_sorry(tactic):
+            return TacticResult("error", message=SORRY_TACTIC)
+        if not reply.goals:
+            if reply.proof_status.startswith("Completed"):
+                return TacticResult("finished")
+            return TacticResult("error", message=reply.proof_status)
+        goals = "\n\n".join(reply.goals)
+        nxt = _StateRecord(current.worker, current.pid, reply.proof_state, current.path + (tactic,), goals)
+        return TacticResult("state", self._states.remember(nxt, goals))
+
+    def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
+        why = forbidden_construct(proof)
+        if why is not None:
+            return ProofCheck(False, self.name, (forbidden_message(why),))
+        try:
+            project = self._project(theorem)
+            pool = project.checker()
+            worker = None if pool is not None else project.worker()
+        except InputError as e:
+            return ProofCheck(False, self.name, (), (), error=str(e))
+        except CRASHES as e:
+            return ProofCheck(False, self.name, (), (), error=crash_message("did not start", f"{type(e).__name__}: {e}"))
+        try:
+            return retry_once(lambda: self._check(theorem, proof, project, pool, worker))
+        except (LeanProcessFailure, RuntimeError) as e:
+            return ProofCheck(False, self.name, (), (), error=str(e))
+        finally:
+            if worker is not None:
+                project.release(worker)
+
+    def _check(self, theorem: TheoremSpec, proof: str, project: _Project, pool, worker) -> ProofCheck:
+        from lean_interact import Command
+        from lean_interact.interface import LeanError
+
+        timeout = self.settings.theorem_timeout_s
+        if pool is not None:  # a pool spreads requests over processes: the header goes with the proof
+            server, env = pool, None
+            cmd = file_header(theorem, project.directory) + proof_command(theorem, proof)
+        else:
+            server, env = worker.server, self._header_env(worker, theorem, project)
+            cmd = proof_command(theorem, proof)
+        reply = self._run(server, Command(cmd=cmd, env=env), timeout)
+        if isinstance(reply, LeanError):
+            return ProofCheck(False, self.name, (reply.message,))
+        messages = tuple(f"{m.severity}: {m.data}" for m in reply.messages)
+        if reply.has_errors():
+            return ProofCheck(False, self.name, messages)
+        printed = self._run(server, Command(cmd=print_axioms_command(theorem), env=reply.env), timeout)
+        axioms = None
+        if not isinstance(printed, LeanError):
+            for m in printed.messages:
+                parsed = parse_print_axioms(m.data)
+                if parsed is not None:
+                    axioms = parsed[1]
+        if axioms is None:
+            return ProofCheck(False, self.name, messages + (
+                f"error: `{print_axioms_command(theorem)}` gave no axiom list: {_reply_text(printed)}",))
+        return ProofCheck(True, self.name, messages, axioms)
+
+    def close(self) -> None:
+        for project in self._projects.values():
+            project.close()
+        self._projects.clear()
+        self._states.clear()
+        if self._own_root:
+            shutil.rmtree(self.work_root, ignore_errors=True)
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [""])[0]
+
+
+def _reply_text(reply) -> str:
+    if hasattr(reply, "message") and not hasattr(reply, "messages"):
+        return reply.message
+    return "; ".join(f"{m.severity}: {m.data}" for m in getattr(reply, "messages", [])) or "no message"

@@ -1,0 +1,85 @@
+"""Proving the `sorry` theorems of a repository (`dojoflow prove`, flows/prove.py).
+
+The store marks a theorem whose traced proof uses `sorry` or `admit` (`theorems.has_sorry`);
+each is searched from its statement, proofs go to the `proofs` table (purpose `sorry`),
+and tasks/proving/patches.py writes one checked patch per repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from storage.errors import InputError
+
+from .evaluate import _record, initial_goals
+
+
+def resolve_repositories(store, specs: list[str]) -> list[str]:
+    """Repo ids for `specs` (repo id, repository name, URL or URL@COMMIT); empty: all."""
+    if not specs:
+        return store.repo_ids()
+    rows = store.repositories()
+    out = []
+    for spec in specs:
+        url, _, commit = spec.rpartition("@") if "@" in spec.split("/")[-1] else (spec, "", "")
+        found = [r["repo_id"] for r in rows if spec in (r["repo_id"], r["name"])]
+        found = found or [r["repo_id"] for r in store.find_repositories(url or spec, commit or None)]
+        if not found:
+            raise InputError(spec, "matches no repository in the store", "run `dojoflow repos` to see what is there")
+        if len(found) > 1:
+            raise InputError(spec, f"matches {len(found)} repositories", "give a repo id, or URL@COMMIT")
+        out += found
+    return out
+
+
+def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | None = None) -> list[dict]:
+    """Records (as evaluation's) of the theorems of `repo_ids` whose proof uses `sorry`
+    (only `full_names`, if given: each must be in the store and be a `sorry` theorem)."""
+    from tasks.lean import load_theorems
+
+    specs = load_theorems(store, repo_ids, sorry_only=True)
+    if full_names:
+        load_theorems(store, repo_ids, full_names=list(full_names))  # InputError for a theorem not in the store
+        proved_already = sorted(set(full_names) - {s.full_name for s in specs})
+        if proved_already:
+            raise InputError(", ".join(proved_already), "has a proof without `sorry` in the store",
+                             "name theorems whose proof is `sorry` (`dojoflow sql \"SELECT full_name FROM theorems "
+                             "WHERE has_sorry\"`)")
+        specs = [s for s in specs if s.full_name in set(full_names)]
+    goals = initial_goals(store, repo_ids)
+    return [_record(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
+
+
+def newest_generator_checkpoint(store) -> str:
+    """The newest SFT (or GRPO) checkpoint in the catalog that holds a model."""
+    from storage import catalog
+    from tasks.generate.checkpoint import GENERATOR_TRAINERS
+
+    rows = catalog.query(store, "SELECT path FROM checkpoints WHERE list_contains($t, trainer) ORDER BY created_at DESC",
+                         params={"t": list(GENERATOR_TRAINERS)}).to_pylist()
+    for r in rows:
+        if (Path(r["path"]) / "config.json").is_file() or (Path(r["path"]) / "adapter_config.json").is_file():
+            return r["path"]
+    raise InputError("--checkpoint", "is not given and the catalog holds no tactic generator checkpoint",
+                     "train one (`dojoflow run`), or pass `--checkpoint FOLDER` or an endpoint generator")
+
+
+def generator_ref(store, checkpoint: str | None, settings) -> dict:
+    """{checkpoint_id, path} of the generator: the given folder, the newest tactic generator in
+    the catalog, or (an endpoint with no folder) the endpoint's model."""
+    import json
+
+    from tasks.checkpoints import MANIFEST, local_model_fingerprint
+
+    if settings.generator.kind == "endpoint" and checkpoint is None:
+        return {"checkpoint_id": f"endpoint:{settings.generator.endpoint.model}", "path": None}
+    path = Path(checkpoint or newest_generator_checkpoint(store)).expanduser().resolve()
+    if not path.is_dir():
+        raise InputError(path, "does not exist", "give a tactic generator's checkpoint folder (`--checkpoint`)")
+    from tasks.generate.checkpoint import checkpoint_prompt_settings
+
+    checkpoint_prompt_settings(path)  # refuses a checkpoint of a trainer that does not generate tactics
+    manifest = path / MANIFEST
+    cid = json.loads(manifest.read_text())["checkpoint"].get("checkpoint_id") if manifest.is_file() else None
+    cid = cid or f"folder-{local_model_fingerprint(str(path))}"
+    return {"checkpoint_id": cid, "path": str(path)}

@@ -1,0 +1,61 @@
+"""Whole-proof search as DeepSeek-Prover and Kimina-Prover use it: sample n complete
+proofs of a theorem and check each with the backend (`check_proof`) and the axiom guard.
+
+Every sampled proof is one attempt, so `SearchResult.attempts` is n and `successes` the
+number accepted (pass@k is estimated from them, tasks/search/pass_at_k.py). Proofs not
+checked when the wall-clock budget runs out count as failed attempts. A proof holding a
+forbidden construct never reaches the backend.
+
+    result = whole_proof_search(theorem, backend, generator, SearchBudget(num_tactics=16), goals="⊢ ...")
+"""
+
+from __future__ import annotations
+
+import time
+
+from tasks.generate.base import TacticQuery
+
+from .result import SearchBudget, SearchResult
+
+
+def whole_proof_search(theorem, backend, generator, budget: SearchBudget, goals: str = "") -> SearchResult:
+    """Sample `budget.num_tactics` proofs of `theorem` and check each; the first accepted is kept."""
+    from tasks.lean.guard import forbidden_construct, judge
+
+    started = time.perf_counter()
+    query = TacticQuery(goals=goals or theorem.statement, theorem=theorem)
+    proofs = generator.generate_proofs([query], budget.num_tactics)[0]
+    found, axioms, rejected, errors, successes, checked = None, (), [], [], 0, 0
+    for proof, _ in proofs:
+        if time.perf_counter() - started >= budget.timeout_s:
+            break
+        checked += 1
+        why = forbidden_construct(proof)
+        if why is not None:
+            rejected.append(f"never sent: {why}")
+            continue
+        try:
+            check = backend.check_proof(theorem, proof)
+        except Exception as e:  # noqa: BLE001  (a backend failure is an error, not a rejection)
+            errors.append(f"{type(e).__name__}: {e}")
+            continue
+        if check.error:
+            errors.append(check.error)
+            continue
+        verdict = judge(check, proof, tuple(budget.allowed_axioms))
+        if verdict.proved:
+            successes += 1
+            if found is None:
+                found, axioms = proof, tuple(check.axioms)
+        else:
+            rejected.append(verdict.reason)
+    seconds = round(time.perf_counter() - started, 4)
+    if found is not None:
+        stopped, error = "proved", None
+    elif errors and len(errors) == checked:
+        stopped, error = "error", errors[0]
+    else:
+        stopped, error = ("time" if checked < len(proofs) else "exhausted"), None
+    return SearchResult(full_name=theorem.full_name, stopped=stopped, proof=(found,) if found is not None else None,
+                        expansions=checked, seconds=seconds, checker=backend.name, axioms=axioms, error=error,
+                        rejected=tuple(rejected), attempts=max(budget.num_tactics, 1), successes=successes)

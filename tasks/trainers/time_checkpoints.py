@@ -1,0 +1,77 @@
+"""A resumable checkpoint every N minutes of training, for every trainer (issue 8, item 4).
+
+Step intervals alone (`save_steps`, `checkpoint_every_n_steps`: hundreds of steps) let a
+kill late in a long step lose all of it. Each trainer's settings carry
+`checkpoint_every_minutes` (default 10; `CHECKPOINT_EVERY_MINUTES_FIELD`), and its train
+function adds the callback below for its library:
+
+- transformers Trainers (SFT, progress, GRPO): `save_every_minutes`, which asks the Trainer
+  for its usual checkpoint (`control.should_save`) once that much time has passed since
+  training started or since the last checkpoint, whatever triggered it;
+- Lightning (retriever): `lightning_time_checkpoint`, Lightning's own `ModelCheckpoint`
+  with `train_time_interval`, writing the same `last.ckpt` the step checkpoints write.
+
+Either checkpoint is the one a rerun resumes from; the time is wall-clock time of this
+process, so how often depends on the machine, never on the weights. See docs/resume.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+from pydantic import Field
+
+DEFAULT_MINUTES = 10.0
+
+
+def checkpoint_every_minutes_field():
+    """The settings field, declared the same way on every trainer's settings model."""
+    return Field(
+        DEFAULT_MINUTES, gt=0,
+        description="Also write a resumable checkpoint every this many minutes of training (besides the step "
+        "interval), so a kill loses at most that much work. Cannot change the weights.",
+        json_schema_extra={"checkpoint_id": False},  # tasks/checkpoints.py: not part of the checkpoint id
+    )
+
+
+def save_every_minutes(minutes: float, clock: Callable[[], float] = time.monotonic):
+    """A transformers TrainerCallback that makes the Trainer save a checkpoint every `minutes`
+    of training. `clock`: seconds, monotonic."""
+    return _save_every_minutes_class()(minutes, clock)
+
+
+@functools.cache
+def _save_every_minutes_class():
+    # Defined on first use: settings models import this module, and must not import transformers.
+    from transformers import TrainerCallback
+
+    class SaveEveryMinutes(TrainerCallback):
+        def __init__(self, minutes: float, clock: Callable[[], float]):
+            self.seconds = minutes * 60.0
+            self.clock = clock
+            self._last = clock()
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            self._last = self.clock()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.clock() - self._last >= self.seconds:
+                control.should_save = True
+            return control
+
+        def on_save(self, args, state, control, **kwargs):
+            self._last = self.clock()
+
+    return SaveEveryMinutes
+
+
+def lightning_time_checkpoint(dirpath: str | Path, minutes: float):
+    """A Lightning ModelCheckpoint that writes `dirpath/last.ckpt` every `minutes` of training."""
+    from pytorch_lightning.callbacks import ModelCheckpoint
+
+    return ModelCheckpoint(dirpath=dirpath, save_last=True, save_top_k=0,
+                           train_time_interval=timedelta(minutes=minutes))

@@ -1,0 +1,52 @@
+"""The one YAML loader for Dojoflow's config files (`dojoflow run CONFIG.yaml`, the nightly config).
+
+PyYAML follows YAML 1.1, where `1e-4` (no dot) is a string; config files are written by
+people who mean a number, so such scalars load as floats here (as in YAML 1.2). A file
+that is missing, not YAML, or not a mapping is an `InputError` naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from storage.errors import InputError
+from storage.repo_urls import is_remote
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def load_yaml_mapping(path: str | Path, example: str) -> dict:
+    """The mapping in the YAML file `path`; `example` names a valid file for the error's fix."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "does not exist", f"give the path of a YAML config (see {example})")
+    try:
+        raw = yaml.load(path.read_text(), Loader=_Loader) or {}
+    except yaml.YAMLError as e:
+        raise InputError(path, f"is not valid YAML ({e})", "fix the YAML syntax") from e
+    if not isinstance(raw, dict):
+        raise InputError(path, "must be a mapping of settings", f"see {example}")
+    return raw
+
+
+def resolve_local(value, base: Path, must_exist: bool = False):
+    """`value` made absolute against `base` when it is a non-empty relative local path
+    (and, with `must_exist`, names a folder there); anything else unchanged."""
+    if not isinstance(value, str) or not value or is_remote(value) or Path(value).expanduser().is_absolute():
+        return value
+    resolved = (base / value).resolve()
+    if must_exist and not resolved.is_dir():
+        return value
+    return str(resolved)

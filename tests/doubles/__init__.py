@@ -1,0 +1,1 @@
+"""Test doubles of Lean's processes and servers, speaking their real protocols (docs/lean-backends.md)."""

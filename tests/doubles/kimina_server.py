@@ -1,0 +1,108 @@
+"""A kimina-lean-server double on 127.0.0.1: `/health` and `/api/check` as the real
+server answers them, with a REPL double behind them (tests/doubles/lean_repl_double.py,
+in-process), so its answers come from the sample's transitions and known proofs.
+
+Modes: `busy_for=N` answers the first N checks with HTTP 429 `No available REPLs`, as
+the server does when no REPL is free; a snippet containing `double_hang` gets the
+server's timeout error (`Lean REPL command timed out in N seconds`); one containing
+`double_crash` makes the whole request fail with HTTP 500. `api_key` makes it require
+`Authorization: Bearer <key>`. Every request body is kept in `received`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.doubles.lean_repl_double import ReplDouble
+from tests.doubles.lean_world import LeanWorld
+
+from storage.sample import SAMPLE_ROOT
+
+
+class KiminaDouble:
+    def __init__(self, *, busy_for: int = 0, api_key: str | None = None):
+        self.world = LeanWorld(SAMPLE_ROOT)
+        self.busy_for = busy_for
+        self.api_key = api_key
+        self.received: list[dict] = []
+        self.auth_headers: list[str | None] = []
+        self.checks = 0
+        self._lock = threading.Lock()
+        double = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _send(self, status: int, body: dict) -> None:
+                data = json.dumps(body, ensure_ascii=False).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _authorized(self) -> bool:
+                auth = self.headers.get("Authorization")
+                with double._lock:
+                    double.auth_headers.append(auth)
+                return double.api_key is None or auth == f"Bearer {double.api_key}"
+
+            def do_GET(self):
+                if not self._authorized():
+                    return self._send(401, {"detail": "Invalid API key"})
+                if self.path == "/health":
+                    return self._send(200, {"status": "ok"})
+                return self._send(404, {"detail": "Not Found"})
+
+            def do_POST(self):
+                if self.path != "/api/check":
+                    return self._send(404, {"detail": "Not Found"})
+                if not self._authorized():
+                    return self._send(401, {"detail": "Invalid API key"})
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with double._lock:
+                    double.received.append(body)
+                    double.checks += 1
+                    busy = double.checks <= double.busy_for
+                if busy:
+                    return self._send(429, {"detail": "No available REPLs"})
+                if any("double_crash" in s["code"] for s in body["snippets"]):
+                    return self._send(500, {"detail": "REPL process died"})
+                self._send(200, {"results": [double.check(s, body.get("timeout", 60)) for s in body["snippets"]]})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def check(self, snippet: dict, timeout: float) -> dict:
+        """One snippet as the server checks it: the code as one REPL command (the theorem),
+        then its trailing `#print axioms`, with both replies' messages together."""
+        started = time.perf_counter()
+        if "double_hang" in snippet["code"]:
+            return {"id": snippet["id"], "time": float(timeout),
+                    "error": f"Lean REPL command timed out in {timeout:g} seconds"}
+        repl = ReplDouble(self.world)
+        code, _, printed = snippet["code"].rpartition("#print axioms")
+        first = repl.command({"cmd": code if printed else snippet["code"]})
+        messages = list(first.get("messages", []))
+        if printed:
+            messages += repl.command({"cmd": "#print axioms" + printed.rstrip(), "env": first["env"]}).get("messages", [])
+        response = {"env": 0, **({"messages": messages} if messages else {})}
+        if first.get("sorries"):
+            response["sorries"] = first["sorries"]
+        return {"id": snippet["id"], "time": time.perf_counter() - started, "response": response}
+
+    def snippets(self) -> str:
+        return "\n".join(s["code"] for body in self.received for s in body["snippets"])
+
+    def __enter__(self) -> "KiminaDouble":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,113 @@
+"""Bad input on the command line: one line naming the input and the fix, exit code 2,
+and the store as it was (docs/bad-input.md lists these cases)."""
+
+import hashlib
+
+import pytest
+
+from storage.synthetic import write_synthetic_export
+
+from .cli_store import RUN_ID, invoke, store_with_a_run
+
+
+def tree_digest(root) -> dict:
+    """Every file under `root` and the hash of its bytes (locks excluded: they are rewritten by design)."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith("lock")}
+
+
+def one_line_error(r) -> str:
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and r.output.startswith("error: "), r.output
+    return r.output
+
+
+@pytest.mark.parametrize("command", [["repos"], ["runs"], ["sql", "SELECT 1"], ["migrate"], ["repair"],
+                                     ["import", "EXPORT"], ["run"]])
+def test_a_home_that_is_a_file_is_refused(tmp_path, command):
+    afile = tmp_path / "hostname"
+    afile.write_text("not a folder\n")
+    args = [str(write_synthetic_export(tmp_path / "e", "q", 4, 2)) if a == "EXPORT" else a for a in command]
+    out = one_line_error(invoke(*args, "--home", afile))
+    assert f"{afile}: is a file, not a folder" in out and "give --home" in out
+    assert afile.read_text() == "not a folder\n"
+
+
+def test_a_home_under_a_file_is_refused(tmp_path):
+    afile = tmp_path / "hostname"
+    afile.write_text("x")
+    out = one_line_error(invoke("import", write_synthetic_export(tmp_path / "e", "q", 4, 2), "--home", afile / "h"))
+    assert f"{afile / 'h'}: is inside {afile}, which is a file" in out
+
+
+@pytest.mark.parametrize("name", ["seed\n", "se\x00ed", "../seed", ""])
+def test_import_progress_refuses_names_with_newline_nul_or_path(tmp_path, name):
+    jsonl = tmp_path / "p.jsonl"
+    jsonl.write_text('{"goal": "g", "prefix": "", "tactic": "simp", "steps_remaining": 1}\n')
+    out = one_line_error(invoke("import-progress", jsonl, "--name", name, "--home", tmp_path / "home"))
+    assert "--name" in out and "is not a valid progress dataset name" in out
+    assert not (tmp_path / "home").exists()
+
+
+@pytest.mark.parametrize("option, value", [("--val-fraction", "1.5"), ("--test-fraction", "-0.1"),
+                                           ("--val-fraction", "0.6")])
+def test_a_bad_split_fraction_names_the_option(tmp_path, option, value):
+    args = [option, value] + (["--test-fraction", "0.6"] if value == "0.6" else [])
+    out = one_line_error(invoke("import", write_synthetic_export(tmp_path / "e", "q", 4, 2), *args,
+                                "--home", tmp_path / "home"))
+    assert f"{option} {value}" in out and "validation error" not in out and "pydantic" not in out
+    assert not (tmp_path / "home").exists()
+
+
+def test_a_truncated_parquet_file_names_the_file_and_repair(tmp_path):
+    home = store_with_a_run(tmp_path)
+    [theorems] = [p for p in (home / "store" / "data").glob("beta*/theorems.parquet")]
+    theorems.write_bytes(theorems.read_bytes()[:100])
+    before = tree_digest(home / "store")
+    for command in (["repos"], ["sql", "SELECT count(*) FROM theorems"]):
+        out = one_line_error(invoke(*command, "--home", home))
+        assert f"{theorems} is damaged" in out and f"dojoflow repair --home {home}" in out, out
+    assert tree_digest(home / "store") == before
+
+    r = invoke("repair", "--home", home)
+    assert r.exit_code == 0, r.output
+    assert "removed repository" in r.output and "theorems.parquet" in r.output and "import it again" in r.output
+    assert "kept metrics: 12 rows" in r.output and "kept runs: 1 rows" in r.output
+    r = invoke("repos", "--home", home)
+    assert r.exit_code == 0 and "alpha" in r.output and "beta" not in r.output, r.output
+    r = invoke("import", tmp_path / "export-beta", "--home", home)
+    assert r.exit_code == 0 and "added" in r.output, r.output
+
+
+def test_a_corrupt_catalog_points_to_repair_which_rebuilds_it(tmp_path):
+    home = store_with_a_run(tmp_path)
+    cat = home / "store" / "catalog.duckdb"
+    cat.write_bytes(b"\0garbage" * 2000)
+    before = tree_digest(home / "store")
+    for command in (["sql", "SELECT count(*) FROM theorems"], ["repos"], ["runs"]):
+        out = one_line_error(invoke(*command, "--home", home))
+        assert f"{cat} is damaged" in out and "dojoflow repair" in out and "check the SQL" not in out, out
+    assert tree_digest(home / "store") == before
+
+    r = invoke("repair", "--home", home)
+    assert r.exit_code == 0, r.output
+    assert "lost metrics: the catalog cannot be opened" in r.output and "previous catalog was moved to" in r.output
+    r = invoke("sql", "SELECT count(*) AS n FROM theorems", "--home", home)
+    assert r.exit_code == 0 and r.stdout.split() == ["n", "8"], r.output
+
+
+def test_repair_of_a_readable_catalog_keeps_every_record(tmp_path):
+    home = store_with_a_run(tmp_path)
+    query = "SELECT (SELECT count(*) FROM metrics) m, (SELECT count(*) FROM runs) r, (SELECT count(*) FROM checkpoints) c"
+    before = invoke("sql", query, "--home", home).stdout
+    r = invoke("repair", "--home", home)
+    assert r.exit_code == 0 and "lost" not in r.output and "removed" not in r.output, r.output
+    assert invoke("sql", query, "--home", home).stdout == before == "m,r,c\n12,1,4\n"
+    assert RUN_ID in invoke("runs", "--home", home).output
+
+
+def test_usage_errors_exit_two(tmp_path):
+    r = invoke("repos", "--no-such-option")
+    assert r.exit_code == 2 and "No such option" in r.output
+    r = invoke("repos", "--format", "yaml", "--home", tmp_path)
+    assert r.exit_code == 2 and "yaml" in r.output

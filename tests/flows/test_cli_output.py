@@ -1,0 +1,84 @@
+"""What `dojoflow repos`, `runs`, `metrics` and `sql` print: a table that fits 80
+columns on a terminal, CSV when piped, JSON on request; data never read as markup."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from .cli_store import RUN_ID, invoke, store_with_a_run
+
+
+@pytest.fixture
+def home(tmp_path):
+    return store_with_a_run(tmp_path)
+
+
+@pytest.mark.parametrize("command", [["repos"], ["runs"], ["metrics"], ["metrics", "--split", "test"],
+                                     ["sql", "SELECT * FROM runs"]])
+def test_tables_fit_80_columns(home, command):
+    r = invoke(*command, "--home", home, "--format", "table", columns=80)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert len(lines) >= 3 and max(len(line) for line in lines) <= 80, r.output
+
+
+def test_repos_table_shows_whole_names_in_curriculum_order(home):
+    r = invoke("repos", "--home", home, "--format", "table", columns=80)
+    assert [w for line in r.output.splitlines() for w in line.split() if w in ("alpha", "beta")] == ["alpha", "beta"]
+
+
+def test_piped_output_is_csv_with_every_column_at_full_length(home):
+    r = invoke("repos", "--home", home)  # CliRunner's stdout is not a terminal: piped
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert r.stderr == "repositories in curriculum order\n"  # the title, off the parseable stream
+    assert [row["name"] for row in rows] == ["alpha", "beta"]
+    assert rows[0]["url"] == "https://dojoflow.invalid/synthetic/alpha" and len(rows[0]["repo_id"]) > 20
+    runs = list(csv.DictReader(io.StringIO(invoke("runs", "--home", home).stdout)))
+    assert runs[0]["run_id"] == RUN_ID and runs[0]["status"] == "completed"
+    assert json.loads(runs[0]["checkpoints"])["sft"].endswith("checkpoints/sft/sft-step2-000000000000")
+
+
+def test_json_output_parses(home):
+    r = invoke("metrics", "--home", home, "--format", "json", "--trainer", "sft", "--split", "test")
+    rows = json.loads(r.stdout)
+    assert f"metrics of run {RUN_ID}" in r.stderr
+    assert {(m["step"], m["repository"]) for m in rows} == {(1, "alpha"), (2, "alpha"), (2, "beta")}
+    assert {m["trainer"] for m in rows} == {"sft"} and {m["split"] for m in rows} == {"test"}
+
+
+def test_runs_shows_the_checkpoint_paths_of_a_run(home):
+    r = invoke("runs", "--home", home, "--run", RUN_ID[:4], "--format", "table", columns=80)
+    assert r.exit_code == 0, r.output
+    ckpt = home / "checkpoints" / "sft" / "sft-step2-000000000000"
+    assert f"checkpoint sft: {ckpt}" in r.output
+    assert f"report_path: {home / 'reports' / RUN_ID / 'report.md'}" in r.output
+
+
+@pytest.mark.parametrize("option, value, valid", [
+    ("--split", "tset", "test, val"),
+    ("--trainer", "retreiver", "retriever, sft"),
+    ("--repository", "gamma", "alpha, beta"),
+])
+def test_metrics_filter_that_names_nothing_is_an_error_listing_the_valid_ones(home, option, value, valid):
+    r = invoke("metrics", "--home", home, option, value)
+    assert r.exit_code == 2, r.output
+    assert f"{value}, {option}: is not a" in r.output and f"use one of: {valid}" in r.output
+
+
+@pytest.mark.parametrize("name", ["a[/]b", "a[red]b", "a[bold]b[/bold]"])
+def test_paths_with_markup_are_printed_as_they_are(tmp_path, name):
+    missing = tmp_path / name
+    r = invoke("import", missing, "--home", tmp_path / "home")
+    assert r.exit_code == 2 and f"{missing}: does not exist" in r.output, r.output
+
+
+def test_titles_and_cells_with_markup_are_printed_as_they_are(tmp_path):
+    from storage.synthetic import write_synthetic_export
+
+    export = write_synthetic_export(tmp_path / "ex[red]port", "q", 4, 2)
+    r = invoke("import", export, "--home", tmp_path / "home", "--format", "table")
+    assert r.exit_code == 0 and f"imported {export}" in r.output, r.output
+    r = invoke("sql", "SELECT '[red]x[/red] [/]' AS s", "--home", tmp_path / "home", "--format", "table")
+    assert r.exit_code == 0 and "[red]x[/red] [/]" in r.output, r.output

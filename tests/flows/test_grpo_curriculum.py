@@ -1,0 +1,37 @@
+"""examples/grpo.yaml on the embedded Prefect server: SFT then GRPO (DAPO) at a curriculum step of
+the sample, GRPO starting from that step's SFT checkpoint, rewards from the replay backend (traced
+data; no Lean runs), replay pass@k and the step's training rewards recorded; a rerun is all Cached."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from storage import catalog
+from storage.store import Store
+from tasks.config import PipelineConfig
+
+from .fixtures import train_states
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "grpo.yaml"
+
+
+def test_sft_then_dapo_per_repository_with_replay_rewards_and_cached_rerun(prefect, tmp_path):
+    from flows.curriculum import curriculum
+
+    cfg = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(tmp_path / "home"), "max_steps": 1},
+                                                            source="the test")
+    first = curriculum(config=cfg)
+    assert train_states(first, "sft") == ["Completed"] and train_states(first, "grpo") == ["Completed"]
+    step = first["steps"][0]["trainers"]
+    assert step["grpo"]["checkpoint"]["parent_id"] == step["sft"]["checkpoint"]["checkpoint_id"]  # init_from: sft
+    rows = catalog.query(Store.open(tmp_path / "home"),
+                         "SELECT split, metric, value FROM metrics WHERE metric LIKE 'replay_pass@%' "
+                         "OR metric LIKE 'train_%'").to_pylist()
+    metrics = {(r["split"], r["metric"]) for r in rows}
+    assert {("val", "replay_pass@1"), ("val", "replay_pass@2"), ("train", "train_reward"),
+            ("train", "train_accepted")} <= metrics
+    assert "replay_pass@1" in Path(first["report"]).read_text()
+
+    second = curriculum(config=cfg)
+    assert train_states(second, "sft") == ["Cached"] and train_states(second, "grpo") == ["Cached"]
+    assert second["steps"][0]["trainers"]["grpo"]["evaluate_state"] == "Cached"

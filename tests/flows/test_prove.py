@@ -1,0 +1,107 @@
+"""`dojoflow prove` against the Lean REPL double (launched by LeanInteract through a fake
+`lake`; no Lean runs here) with tactics from an OpenAI-compatible endpoint double: it
+finds the known proof of a sample `sorry` theorem, records it, and writes a patch that
+applies to a clean checkout. Bad input fails before any search, with nothing written.
+
+    PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python -m pytest tests/flows/test_prove.py -q
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from flows.cli import app
+from storage.proofs import read_proofs
+from storage.sample.content.known_proofs import KNOWN_PROOFS
+from tests.doubles.lean_repl import make_repl_double
+from tests.doubles.openai_endpoint import EndpointDouble
+from tests.doubles.sample_store import sample_store
+
+SQUARE_ADD = next(p for p in KNOWN_PROOFS if p.full_name == "NatBasics.square_add")
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False, env={"COLUMNS": "200"})
+
+
+def known_proof_table() -> dict:
+    """For each state of square_add's known proof, its next tactic (likely) and a wrong one."""
+    table, goals = {}, None
+    states = [None] + [after for _, after in SQUARE_ADD.steps]
+    for (tactic, _), before in zip(SQUARE_ADD.steps, states):
+        key = "⊢ square (a + b)" if before is None else before.split("⊢")[-1].strip()
+        table[key] = [(tactic, [-0.2]), ("rfl", [-1.5])]
+    return table
+
+
+def write_config(path, double, endpoint_url, work_dir, **overrides) -> None:
+    path.write_text(yaml.safe_dump({"proving": {
+        "backend": {"kind": "repl", "repl": double.options(), "work_dir": str(work_dir)},
+        "generator": {"kind": "endpoint", "endpoint": {"url": endpoint_url, "model": "double", "api_key_env": None}},
+        "num_tactics": 2, "max_expansions": 8, "timeout_s": 300, "batch_size": 4, **overrides}}))
+
+
+def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_applies(prefect, tmp_path):
+    home, out = tmp_path / "home", tmp_path / "patches"
+    store = sample_store(home)
+    double = make_repl_double(tmp_path / "double")
+    with EndpointDouble(known_proof_table()) as endpoint:
+        write_config(tmp_path / "prove.yaml", double, endpoint.url, tmp_path / "work")
+        r = invoke("prove", tmp_path / "prove.yaml", "--repo", "NatBasics", "--home", home, "--out", out)
+    assert r.exit_code == 0, r.output
+    assert "proved NatBasics.square_add" in r.output
+
+    rows = read_proofs(store, purpose="sorry")
+    assert [(p["full_name"], p["checker"], p["tactics"]) for p in rows] == [
+        ("NatBasics.square_add", "repl", SQUARE_ADD.tactics)]
+    assert rows[0]["axioms"] == ["propext"]
+    assert '"tactic": "omega"' in double.received()  # the search ran in the double, tactic by tactic
+
+    patch = out / "NatBasics.patch"
+    assert patch.is_file() and "-  sorry" in patch.read_text()
+    assert invoke("samples", tmp_path / "checkout").exit_code == 0  # a clean checkout of the traced commit
+    repo = tmp_path / "checkout" / "NatBasics"
+    subprocess.run(["git", "apply", "--check", str(patch)], cwd=repo, check=True)
+    subprocess.run(["git", "apply", str(patch)], cwd=repo, check=True)
+    text = (repo / "NatBasics" / "Mul.lean").read_text()
+    block = text.split("theorem square_add")[1].split("\n\n")[0]
+    assert "sorry" not in block and all(t in block for t in SQUARE_ADD.tactics)
+
+
+@pytest.mark.parametrize("args, overrides, endpoint_mode, message", [
+    (["--repo", "NoSuchRepo"], {}, "ok", "NoSuchRepo: matches no repository in the store"),
+    (["--theorem", "NatBasics.no_such_theorem"], {}, "ok", "NatBasics.no_such_theorem: no such theorem"),
+    (["--theorem", "NatBasics.add_zero'"], {}, "ok", "has a proof without `sorry`"),
+    ([], {}, "garbage", "not an OpenAI completions response"),
+    ([], {"max_expansions": 0}, "ok", "`proving.max_expansions` Input should be greater than or equal to 1"),
+    ([], {"timeout_s": -5}, "ok", "`proving.timeout_s` Input should be greater than 0"),
+])
+def test_prove_refuses_bad_input_before_any_search(prefect, tmp_path, args, overrides, endpoint_mode, message):
+    home = tmp_path / "home"
+    store = sample_store(home)
+    double = make_repl_double(tmp_path / "double")
+    with EndpointDouble(known_proof_table()) as endpoint:
+        endpoint.mode = endpoint_mode
+        write_config(tmp_path / "prove.yaml", double, endpoint.url, tmp_path / "work", **overrides)
+        r = invoke("prove", tmp_path / "prove.yaml", "--repo", "NatBasics", *args, "--home", home,
+                   "--out", tmp_path / "patches")
+        sent = [q for q in endpoint.requests if q["body"].get("max_tokens") != 1]
+    assert r.exit_code == 2 and message in r.output
+    assert not double.requests() and not sent  # no search started
+    assert read_proofs(store) == [] and not (tmp_path / "patches").exists()
+
+
+def test_prove_refuses_a_checkpoint_that_is_not_a_tactic_generator(prefect, tmp_path):
+    home = tmp_path / "home"
+    sample_store(home)
+    retriever = tmp_path / "retriever-ckpt"
+    retriever.mkdir()
+    (retriever / "dojoflow-checkpoint.json").write_text(json.dumps({"checkpoint": {"trainer": "retriever"}}))
+    (tmp_path / "prove.yaml").write_text(yaml.safe_dump({"proving": {"backend": {"kind": "replay"}}}))
+    r = invoke("prove", tmp_path / "prove.yaml", "--checkpoint", retriever, "--home", home)
+    assert r.exit_code == 2 and "not a tactic generator" in r.output

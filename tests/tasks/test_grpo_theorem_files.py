@@ -1,0 +1,116 @@
+"""lean-grpo compatibility (tasks/grpo/theorem_files.py): theorem file formats, bad lines named by
+number, YAML keys mapped onto GRPOSettings, unknown keys refused, theorems matched to the store."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from storage.errors import InputError
+from tasks.grpo.config import GRPOSettings
+from tasks.grpo.theorem_files import (
+    FILE_REPO_ID,
+    checkable_specs,
+    merge_fields,
+    read_lean_grpo_config,
+    read_theorem_file,
+    settings_from_lean_grpo,
+    theorem_specs,
+)
+from tests.doubles.sample_store import sample_store
+
+ADD_ZERO = {"name": "add_zero", "statement": "theorem add_zero (n : Nat) : n + 0 = n", "context": "",
+            "imports": ["Mathlib"]}
+ADD_COMM = {"name": "add_comm", "statement": "theorem add_comm (n m : Nat) : n + m = m + n"}
+
+
+@pytest.mark.parametrize("text", [
+    "\n".join(json.dumps(t) for t in (ADD_ZERO, ADD_COMM)) + "\n",  # JSONL, lean-grpo's README example
+    json.dumps([ADD_ZERO, ADD_COMM]),  # a JSON list
+    json.dumps({"theorems": [ADD_ZERO, ADD_COMM]}),  # {"theorems": [...]}
+])
+def test_the_three_theorem_file_formats(tmp_path, text):
+    path = tmp_path / "t.jsonl"
+    path.write_text(text)
+    theorems = read_theorem_file(path)
+    assert [t.name for t in theorems] == ["add_zero", "add_comm"]
+    assert theorems[0].imports == ("Mathlib",) and theorems[1].context == ""
+
+
+@pytest.mark.parametrize("lines, where, problem", [
+    ([ADD_ZERO, "{not json"], "line 2", "line 2 is not valid JSON"),
+    ([ADD_ZERO, {"name": "x"}], "line 2", "`statement` is missing"),
+    ([ADD_ZERO, {**ADD_COMM, "proof": "simp"}], "line 2", "unknown keys proof"),
+    ([ADD_ZERO, {**ADD_COMM, "imports": "Mathlib"}], "line 2", "`imports` must be a list"),
+    ([ADD_ZERO, ADD_ZERO], None, "theorem names appear twice: add_zero"),
+])
+def test_a_bad_line_is_named_by_its_number(tmp_path, lines, where, problem):
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    with pytest.raises(InputError) as e:
+        read_theorem_file(path)
+    assert problem in e.value.problem and e.value.where == where and str(path) in str(e.value)
+
+
+def test_missing_and_empty_files(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_theorem_file(tmp_path / "none.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(InputError, match="holds no theorems"):
+        read_theorem_file(tmp_path / "empty.jsonl")
+
+
+def test_lean_grpo_yaml_keys_map_onto_settings(tmp_path):
+    path = tmp_path / "config_dapo.yaml"
+    path.write_text("""
+base_model: builtin:tiny-causal-lm
+algorithm: dapo
+algorithm_config: {population_size: 100, positive_advantage_scale: 1.0, negative_advantage_scale: 0.8}
+num_generations: 4
+learning_rate: 5e-6
+max_completion_length: 64
+beta: 0.0
+temperature: 0.9
+reward_type: shaped
+lora_rank: 8
+lora_alpha: 16
+warmup_ratio: 0.1
+output_dir: out/dapo
+""")
+    fields, cli = read_lean_grpo_config(path)
+    s = GRPOSettings.model_validate(merge_fields({"mode": "proof"}, fields))
+    assert s.algorithm == "dapo" and s.reward_preset == "shaped" and s.reward.error_penalty == -0.05
+    assert s.algorithm_config["negative_advantage_scale"] == 0.8 and s.algorithm_config["beta"] == 0.0
+    assert s.training["num_generations"] == 4 and s.training["temperature"] == 0.9
+    assert s.training["warmup_steps"] == 0.1 and s.lora.r == 8 and s.lora.alpha == 16
+    assert cli == {"output": "out/dapo"}
+
+
+def test_unknown_yaml_key_is_an_error_not_ignored():
+    with pytest.raises(InputError, match="'consensus' is not a lean-grpo config key"):
+        settings_from_lean_grpo({"algorithm": "gspo", "consensus": True})
+
+
+def test_inference_url_selects_trls_vllm_server_mode():
+    fields, _ = settings_from_lean_grpo({"inference_url": "http://gpu:8000"})
+    assert fields["training"] == {"vllm_server_base_url": "http://gpu:8000", "vllm_mode": "server"}
+
+
+def test_merge_fields_merges_sections_later_wins():
+    merged = merge_fields({"training": {"a": 1, "b": 1}, "x": 1}, {"training": {"b": 2}, "x": 2})
+    assert merged == {"training": {"a": 1, "b": 2}, "x": 2}
+
+
+def test_theorems_are_matched_to_the_store_and_replay_refuses_the_rest(tmp_path):
+    from tasks.grpo.theorem_files import FileTheorem
+
+    store = sample_store(tmp_path / "home")
+    file = [FileTheorem("one_mul'", "theorem one_mul' (n : Nat) : 1 * n = n"),
+            FileTheorem("my_lemma", "theorem my_lemma : 1 = 1")]
+    specs = theorem_specs(file, store)
+    assert specs[0].full_name == "NatBasics.one_mul'" and specs[0].repo_id != FILE_REPO_ID
+    assert specs[1].repo_id == FILE_REPO_ID and specs[1].statement == "theorem my_lemma : 1 = 1"
+    with pytest.raises(InputError, match="my_lemma: not in the store"):
+        checkable_specs(GRPOSettings(mode="proof"), file, store)
+    assert len(checkable_specs(GRPOSettings(mode="proof"), file[:1], store)) == 1

@@ -1,0 +1,247 @@
+"""The `repl` backend against the Lean REPL double, which LeanInteract itself launches
+(through `local_repl_path` and a fake `lake`): no Lean runs here, and no test claims
+Lean checked anything. The double answers from the sample's traced transitions and
+known proofs (tests/doubles/lean_world.py).
+
+    PYTHONPATH=$PWD .venv/bin/python -m pytest tests/tasks/test_lean_repl.py -q
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import pytest
+
+from storage.errors import InputError
+from tasks.lean import BackendSettings, judge, open_backend
+from tests.doubles.lean_repl import make_repl_double
+from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
+
+SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]", "omega"]
+
+
+@contextmanager
+def repl_backend(store, double, tmp_path, repl_options: dict | None = None, **settings):
+    """The repl backend pointed at `double`, closed afterwards."""
+    settings.setdefault("work_dir", str(tmp_path / "work"))
+    backend = open_backend(BackendSettings(kind="repl", repl=double.options(**(repl_options or {})), **settings),
+                           store)
+    try:
+        yield backend
+    finally:
+        backend.close()
+
+
+@pytest.fixture
+def double(tmp_path):
+    return make_repl_double(tmp_path / "double")
+
+
+def test_repl_backend_finds_states_and_checks_a_known_proof_against_repl_double(store, theorems, double, tmp_path):
+    with repl_backend(store, double, tmp_path) as backend:
+        theorem = theorems["NatBasics.square_add"]  # `sorry` in the traced data; its proof is known to the double
+        result = backend.start(theorem)
+        assert result.status == "state"
+        assert result.state.goals == "a b : Nat\n⊢ square (a + b) = square a + 2 * a * b + square b"
+        for tactic in SQUARE_ADD[:-1]:
+            result = backend.run_tactic(theorem, result.state, tactic)
+            assert result.status == "state", result
+        assert backend.run_tactic(theorem, result.state, "omega").status == "finished"
+        wrong = backend.run_tactic(theorem, result.state, "rfl")
+        assert wrong.status == "error" and "rfl" in wrong.message
+        check = backend.check_proof(theorem, "\n".join(SQUARE_ADD))
+        assert check.accepted and check.checker == "repl" and check.axioms == ("propext",)
+        assert judge(check, "\n".join(SQUARE_ADD)).proved
+        rejected = backend.check_proof(theorem, "unfold square\nrfl")
+        assert not rejected.accepted and rejected.error is None and any("error" in m for m in rejected.messages)
+    sent = double.received()
+    assert "import NatBasics.Add" in sent  # the theorem's file header, from its checkout
+    assert '"proofState": 0, "tactic": "unfold square"' in sent
+    assert "#print axioms NatBasics.square_add" in sent
+
+
+def test_repl_guard_rejects_sorry_and_native_decide_against_repl_double(store, theorems, double, tmp_path):
+    with repl_backend(store, double, tmp_path) as backend:
+        theorem = theorems["NatBasics.sumTo_formula"]
+        native = backend.check_proof(theorem, "native_decide")
+        assert native.accepted and "Lean.ofReduceBool" in native.axioms
+        assert not judge(native, "native_decide").proved
+        sorry = backend.check_proof(theorem, "sorry")
+        assert "sorryAx" in sorry.axioms and any("declaration uses `sorry`" in m for m in sorry.messages)
+        assert not judge(sorry, "sorry").proved
+        start = backend.start(theorem)
+        assert backend.run_tactic(theorem, start.state, "sorry").status == "error"
+
+
+def test_forbidden_construct_never_reaches_repl_double(store, theorems, double, tmp_path):
+    with repl_backend(store, double, tmp_path) as backend:
+        theorem = theorems["NatBasics.square_add"]
+        start = backend.start(theorem)
+        step = backend.run_tactic(theorem, start.state, "run_tac Lean.Elab.Tactic.evalTactic default")
+        assert step.status == "error" and "not sent to Lean" in step.message
+        check = backend.check_proof(theorem, "unfold square\n#eval IO.Process.run {cmd := \"touch\"}")
+        assert not check.accepted and "not sent to Lean" in check.messages[0]
+        assert not judge(check, "unfold square\n#eval 1").proved
+    sent = double.received()
+    assert sent and "run_tac" not in sent and "#eval" not in sent and "IO.Process" not in sent
+
+
+def test_repl_processes_get_their_own_folder_a_minimal_env_and_a_memory_limit_against_repl_double(
+        store, theorems, double, tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_ACCESS_TOKEN", "secret-token")
+    monkeypatch.setenv("LEAN_SERVER_API_KEY", "secret-key")
+    with repl_backend(store, double, tmp_path, memory_limit_mb=3000) as backend:
+        assert backend.start(theorems["NatBasics.square_add"]).status == "state"
+    first = double.requests()[0]
+    assert "GITHUB_ACCESS_TOKEN" not in first["env_keys"] and "LEAN_SERVER_API_KEY" not in first["env_keys"]
+    assert first["cwd"].startswith(str(tmp_path / "work"))
+    assert "storage/sample" not in first["cwd"]  # not the repository's checkout
+    assert first["memory_limit"] == 3000 * 1024 * 1024
+
+
+def test_crashed_repl_process_is_replaced_and_the_step_retried_against_repl_double(store, theorems, tmp_path):
+    double = make_repl_double(tmp_path / "double", crash_once_on='"tactic": "unfold square"')
+    with repl_backend(store, double, tmp_path) as backend:
+        theorem = theorems["NatBasics.square_add"]
+        start = backend.start(theorem)
+        step = backend.run_tactic(theorem, start.state, "unfold square")
+        assert step.status == "state", step  # the second process answered
+        assert backend.run_tactic(theorem, step.state, SQUARE_ADD[1]).status == "state"
+    pids = {r["pid"] for r in double.requests()}
+    assert len(pids) == 2
+
+
+def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_double(store, theorems, double, tmp_path):
+    with repl_backend(store, double, tmp_path) as backend:
+        theorem = theorems["NatBasics.square_add"]
+        check = backend.check_proof(theorem, "unfold square\ndouble_crash")
+        assert check.error is not None and "crashed" in check.error and not check.accepted
+        verdict = judge(check, "unfold square\ndouble_crash")
+        assert not verdict.proved and verdict.reason.startswith("not checked")
+        start = backend.start(theorem)
+        crashed = backend.run_tactic(theorem, start.state, "double_crash")
+        assert crashed.status == "error" and "crashed" in crashed.message
+        # The replaced process serves the next theorem.
+        assert backend.check_proof(theorem, "\n".join(SQUARE_ADD)).accepted
+    crashes = [r for r in double.requests() if "double_crash" in r["request"]]
+    assert len(crashes) == 4 and len({r["pid"] for r in crashes}) == 4  # each tried twice, each on a new process
+
+
+def test_hanging_repl_process_is_killed_and_reported_against_repl_double(store, theorems, double, tmp_path):
+    with repl_backend(store, double, tmp_path, tactic_timeout_s=3, theorem_timeout_s=6) as backend:
+        theorem = theorems["NatBasics.square_add"]
+        start = backend.start(theorem)
+        hung = backend.run_tactic(theorem, start.state, "double_hang")
+        assert hung.status == "timeout" and "hung" in hung.message
+        check = backend.check_proof(theorem, "double_hang")
+        assert check.error is not None and "hung" in check.error
+        assert backend.run_tactic(theorem, start.state, "unfold square").status == "state"  # rebuilt after the kill
+    hangs = [r for r in double.requests() if "double_hang" in r["request"]]
+    assert len({r["pid"] for r in hangs}) == 4
+
+
+def test_repl_pool_checks_whole_proofs_on_several_processes_against_repl_double(store, theorems, double, tmp_path):
+    with repl_backend(store, double, tmp_path, workers=2) as backend:
+        theorem = theorems["LogicPuzzles.de_morgan_classical"]
+        proof = "intro h\nby_cases hp : p\nexact Or.inr (fun hq => h ⟨hp, hq⟩)\nexact Or.inl hp"
+        check = backend.check_proof(theorem, proof)
+        assert check.accepted and set(check.axioms) == {"propext", "Classical.choice", "Quot.sound"}
+        assert judge(check, proof).proved
+        assert not backend.check_proof(theorem, "intro h\nexact Or.inl hp").accepted
+    launches = [line for line in double.lake_log.read_text().splitlines() if " env " in line]
+    assert len(launches) == 2  # LeanServerPool started two REPLs
+
+
+def test_repl_without_lake_fails_before_any_work(store, tmp_path, monkeypatch):
+    with pytest.raises(InputError, match="lake") as err:
+        open_backend(BackendSettings(kind="repl", repl={"lake_path": str(tmp_path / "no" / "lake")}), store)
+    assert "elan" in str(err.value)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `lake` on PATH
+    with pytest.raises(InputError, match="no `lake`"):
+        open_backend(BackendSettings(kind="repl"), store)
+
+
+def test_repl_for_a_repository_without_a_checkout_says_how_to_configure_it(store, theorems, double, tmp_path):
+    from dataclasses import replace
+
+    with repl_backend(store, double, tmp_path) as backend:
+        foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/other", repo_id="other")
+        result = backend.start(foreign)
+        assert result.status == "error" and "backend.repl.projects" in result.message
+
+
+def test_every_known_proof_is_accepted_and_proved_against_repl_double(store, theorems, double, tmp_path):
+    from storage.sample.content.known_proofs import KNOWN_PROOFS
+
+    with repl_backend(store, double, tmp_path) as backend:
+        for kp in KNOWN_PROOFS:
+            theorem = theorems[kp.full_name]
+            check = backend.check_proof(theorem, kp.proof)
+            assert judge(check, kp.proof).proved, (kp.full_name, check)
+            assert set(check.axioms) == set(kp.axioms)
+            state = backend.start(theorem).state
+            for i, tactic in enumerate(kp.tactics):
+                step = backend.run_tactic(theorem, state, tactic)
+                assert step.status == ("finished" if i == len(kp.tactics) - 1 else "state"), (kp.full_name, step)
+                state = step.state
+
+
+def test_repl_without_lean_interact_says_how_to_install_it(store, double, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "lean_interact", None)  # what Python sees when it is not installed
+    with pytest.raises(InputError, match="lean-interact") as err:
+        open_backend(BackendSettings(kind="repl", repl=double.options()), store)
+    assert "pip install" in str(err.value) and "[lean]" in str(err.value)
+
+
+def test_every_traced_proof_of_the_sample_is_accepted_against_repl_double(store, theorems, double, tmp_path):
+    """The whole path (file headers, `by sorry`, proof commands, `#print axioms`) on every file of the sample."""
+    from tests.doubles.sample_store import traced_proofs
+
+    specs = {(t.repo_id, t.file_path, t.full_name): t for t in theorems.values()}
+    with repl_backend(store, double, tmp_path) as backend:
+        proofs = traced_proofs(store)
+        for key, tactics in proofs.items():
+            assert backend.start(specs[key]).status == "state", key
+            check = backend.check_proof(specs[key], "\n".join(tactics))
+            assert judge(check, "\n".join(tactics)).proved, (key, check)
+    assert len(proofs) > 150
+
+
+def test_repl_refuses_a_checkout_of_another_commit(store, theorems, double, tmp_path):
+    import subprocess
+    from dataclasses import replace
+
+    checkout = tmp_path / "Other"
+    checkout.mkdir()
+    (checkout / "lean-toolchain").write_text("leanprover/lean4:v4.20.0\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=checkout, env=env, check=True)
+    foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/Other", repo_id="Other",
+                      commit="f" * 40)
+    with repl_backend(store, double, tmp_path, repl_options={"projects": {"Other": str(checkout)}}) as backend:
+        result = backend.start(foreign)
+    assert result.status == "error" and "ffffffffffff" in result.message and "git -C" in result.message
+    assert double.requests() == []  # refused before any Lean process started
+
+
+def test_preflight_with_theorems_names_a_repository_without_a_checkout(store, theorems, double):
+    from dataclasses import replace
+
+    from tasks.lean import preflight
+
+    settings = BackendSettings(kind="repl", repl=double.options())
+    preflight(settings, list(theorems.values()))  # the sample's repositories have their sources
+    foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/other", repo_id="other")
+    with pytest.raises(InputError, match="backend.repl.projects"):
+        preflight(settings, [foreign])
+    assert double.requests() == []
+
+
+def test_repl_that_cannot_be_prepared_is_a_clear_error(store, theorems, double, tmp_path):
+    with repl_backend(store, double, tmp_path, repl_options={"repl_path": str(tmp_path / "no-repl")}) as backend:
+        result = backend.start(theorems["NatBasics.square_add"])
+    assert result.status == "error" and "backend.repl" in result.message and "no-repl" in result.message
