@@ -148,6 +148,7 @@ class CurriculumTasks:
     order: Task
     record_run_start: Task
     record_run_end: Task
+    mark_crashed_runs: Task
     report: Task
 
 
