@@ -13,6 +13,7 @@
     dojoflow prove [--repo R] [--checkpoint C] [CONFIG]   prove `sorry` theorems, write patches
     dojoflow migrate                        bring an older store to this version's format
     dojoflow repair                         rebuild a damaged catalog; drop unreadable repositories
+    dojoflow server start|stop|status       a local Prefect server (and UI) kept between runs
 
 The store lives in $DOJOFLOW_HOME (default `.dojoflow/` here), or `--home`. Listings
 print a table on a terminal and CSV when piped (`--format table|csv|json`, docs/cli.md).
@@ -31,7 +32,7 @@ from pydantic import ValidationError
 
 from storage.errors import DojoflowError, InputError
 
-from .output import Format, emit, fail, plain, say
+from .output import Format, console, emit, fail, plain, say
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 app.add_typer(__import__("flows.grpo_cli", fromlist=["app"]).app, name="grpo")  # dojoflow grpo ... (flows/grpo_cli.py)
@@ -276,8 +277,13 @@ def run_cmd(
     config: Annotated[Optional[Path], typer.Argument(help="A YAML PipelineConfig (default: the shipped sample).")] = None,
     home: Home = None,
     max_steps: Annotated[Optional[int], typer.Option(help="Stop after this many curriculum steps.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the libraries' own output (else it goes to the run's log file).")] = False,
 ):
-    """Run the curriculum flow (ingest, order, snapshot, train, evaluate) on the embedded Prefect server."""
+    """Run the curriculum flow (ingest, order, snapshot, train, evaluate).
+
+    Prefect server: $PREFECT_API_URL if set, else one `dojoflow server start` left running
+    for this home, else a temporary one. Ctrl-C (or SIGTERM) stops the run within seconds and
+    marks it cancelled; the next run resumes it. A second Ctrl-C exits at once."""
     from .environment import prepare_prefect_env
 
     try:
@@ -292,16 +298,60 @@ def run_cmd(
         _fail(e)
     cfg = cfg.model_copy(update={"home": str(resolved)})
     prepare_prefect_env(resolved)
-    from .curriculum import curriculum
+    from .run_session import RunSession
 
-    say("Dojoflow home: {}  (store, checkpoints, reports, Prefect database)", resolved)
+    with RunSession(resolved, cfg.name, verbose, console) as session:
+        result = session.run(cfg)
+    if result is None:
+        raise typer.Exit(session.exit_code)
+
+
+server_app = typer.Typer(no_args_is_help=True, help="A local Prefect server kept running between runs, on this home's Prefect database.")
+app.add_typer(server_app, name="server")
+
+
+@server_app.command("start")
+def server_start_cmd(
+    home: Home = None,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 4200,
+):
+    """Start Prefect's server (API and UI) on <home>/prefect, in the background; `dojoflow run`
+    then uses it (no server start per run) and its UI shows every run of this home."""
+    from . import server as servers
+
+    resolved = _home(home)
     try:
-        result = curriculum(config=cfg)
+        found = servers.running(resolved)
+        server = found or servers.start_persistent(resolved, port)
     except DojoflowError as e:
         _fail(e)
-    say("[bold green]done[/]: {} steps; report {}", len(result["steps"]), result["report"])
-    for name, path in result["checkpoints"].items():
-        say("  {} checkpoint: {}", name, path)
+    state = "already running" if found else "started"
+    console.print(f"Prefect server {state}: {server.ui_url} (pid {server.pid}, database in {servers.prefect_home(resolved)})",
+                  soft_wrap=True, markup=False)
+    console.print("`dojoflow run` uses it; open the UI at that address; `dojoflow server stop` stops it",
+                  soft_wrap=True, markup=False)
+
+
+@server_app.command("stop")
+def server_stop_cmd(home: Home = None):
+    """Stop the server `dojoflow server start` started for this home."""
+    from . import server as servers
+
+    stopped = servers.stop_persistent(_home(home))
+    console.print(f"stopped the Prefect server at {stopped.ui_url}" if stopped else "no Prefect server is running for this home",
+                  soft_wrap=True, markup=False)
+
+
+@server_app.command("status")
+def server_status_cmd(home: Home = None):
+    """Say whether a server started by `dojoflow server start` runs for this home (exit 1 if not)."""
+    from . import server as servers
+
+    found = servers.running(_home(home))
+    if found is None:
+        console.print("no Prefect server is running for this home: `dojoflow server start`", soft_wrap=True, markup=False)
+        raise typer.Exit(1)
+    console.print(f"Prefect server running: {found.ui_url} (pid {found.pid})", soft_wrap=True, markup=False)
 
 
 RUNS_TABLE = {

@@ -27,7 +27,7 @@ from .prove import proving_step
 
 
 @flow(name="curriculum", flow_run_name="curriculum[{config.name}]", persist_result=False,
-      on_failure=[ui.mark_run_failed], on_crashed=[ui.mark_run_failed])
+      on_failure=[ui.mark_run_failed], on_crashed=[ui.mark_run_failed], on_cancellation=[ui.mark_run_cancelled])
 def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.home))
@@ -40,6 +40,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = [], []
     for source in config.sources:
+        ui.show(f"ingest {source.label}")
         state = t.pin(source, label=source.label, return_state=True)
         if state.is_completed():
             state = t.ingest(home, state.result(), config.splits, config.tracing, label=source.label,
@@ -63,15 +64,18 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     step_results = []
     for step in steps:
         started = time.perf_counter()
+        ui.show("snapshot", step.step, len(steps), repo=step.name)
         snapshot = t.snapshot(home, step.seen, config.snapshot, step=step.step, repo_name=step.name)
         eval_repos = step.seen if config.evaluation.all_repositories_so_far else step.repo_ids
         this_step: dict[str, CheckpointRef] = {}
         done = {}
         for name, settings in trainers.items():
             starts = StartingPoints(previous=previous, this_step=this_step)
+            ui.show("train", step.step, len(steps), name, step.name)
             with transaction():
                 trained = t.train(home, name, settings, snapshot, config.split_kind, starts,
                                   step=step.step, repo_name=step.name, return_state=True)
+                ui.show("evaluate", step.step, len(steps), name, step.name)
                 evaluated = t.evaluate(home, name, settings, trained.result(), snapshot, config.split_kind,
                                        config.evaluation.splits, eval_repos, step=step.step, repo_name=step.name,
                                        return_state=True)
@@ -88,6 +92,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         ui.publish_metrics_table(home, config.name, run_id)
 
     # 4. Report
+    ui.show("report")
     report = t.report(home, config.name, run_id, [s.model_dump() for s in steps], step_results, failures)
     ui.publish_report(config.name, report)
     t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])

@@ -15,6 +15,7 @@ from pathlib import Path
 def prepare_prefect_env(home: Path) -> None:
     defaults = {
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",  # Prefect's client telemetry (and other tools honouring the convention)
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
         "PREFECT_LOGGING_LEVEL": "INFO",
         "TOKENIZERS_PARALLELISM": "false",

@@ -1,6 +1,11 @@
-"""What a run shows in the Prefect UI (artifacts) and records in the catalog's runs table."""
+"""What a run shows: the Prefect UI (artifacts, the task runs' logs), the terminal's progress
+display when run from `dojoflow run` (flows/terminal.py), and its status in the catalog's
+runs table."""
 
 from __future__ import annotations
+
+import logging
+import os
 
 from prefect.artifacts import (
     create_markdown_artifact,
@@ -12,7 +17,65 @@ from prefect.artifacts import (
 from storage.errors import DojoflowError
 from storage.store import Store, dojoflow_home
 from tasks import runs
-from tasks.report import metrics_rows
+from tasks.report import inline_plot, metrics_rows, rounded
+
+
+PLAIN_LOGIC_LOGGERS = ("tasks", "storage")
+
+
+def _inside_a_run(record: logging.LogRecord) -> bool:
+    from prefect.context import FlowRunContext, TaskRunContext
+
+    return TaskRunContext.get() is not None or FlowRunContext.get() is not None
+
+
+def send_plain_logic_logs_to_prefect() -> None:
+    """Log lines of the plain logic (loggers under `tasks` and `storage`, which import no
+    Prefect) go to the task run's logs in the Prefect UI: Prefect's API handler is attached
+    to them, as PREFECT_LOGGING_EXTRA_LOGGERS would, whatever started the process (the CLI,
+    a worker, a test); records logged outside a run are left to the other handlers."""
+    from prefect.logging.handlers import APILogHandler
+
+    level = logging.getLevelName(os.environ.get("PREFECT_LOGGING_LEVEL", "INFO").upper())
+    for name in PLAIN_LOGIC_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, APILogHandler) for h in logger.handlers):
+            handler = APILogHandler()
+            handler.addFilter(_inside_a_run)
+            logger.addHandler(handler)
+        if logger.level == logging.NOTSET and isinstance(level, int):
+            logger.setLevel(min(level, logging.INFO))
+
+
+send_plain_logic_logs_to_prefect()
+
+_display = None  # the terminal's RunDisplay while `dojoflow run` runs a flow in this process
+_current_run: str | None = None
+
+
+def set_display(display) -> None:
+    """Set by `dojoflow run` around a flow it runs in this process (None after it)."""
+    global _display, _current_run
+    if display is not None:
+        _current_run = None
+    _display = display
+
+
+def current_run_id() -> str | None:
+    """The flow run this process is running (set when the flow shows its first phase)."""
+    return _current_run
+
+
+def show(phase: str, step: int | None = None, total: int | None = None, trainer: str | None = None,
+         repo: str | None = None) -> None:
+    """The flow says what it is doing: shown in the terminal's progress display, if any."""
+    global _current_run
+    if _current_run is None:
+        from prefect.runtime import flow_run
+
+        _current_run = str(flow_run.id) if flow_run.id else None
+    if _display is not None:
+        _display.show(phase, step, total, trainer, repo)
 
 
 def _slug(name: str) -> str:
@@ -37,7 +100,7 @@ def update_progress(artifact_id, done: int, total: int) -> None:
 
 def publish_metrics_table(home: str, name: str, run_id: str) -> None:
     rows = metrics_rows(Store.open(home), run_id)
-    table = [{k: r[k] for k in ("step", "trainer", "repo", "split", "metric", "value", "count")} for r in rows]
+    table = [{k: rounded(r[k]) for k in ("step", "trainer", "repo", "split", "metric", "value", "count")} for r in rows]
     create_table_artifact(key=f"{_slug(name)}-metrics", table=table or [{"note": "no metrics yet"}],
                           description=f"All metrics of `{name}` so far")
 
@@ -51,17 +114,43 @@ def trainer_step_summary(trained, evaluated) -> dict:
 
 
 def publish_report(name: str, report: dict) -> None:
-    create_markdown_artifact(key=f"{_slug(name)}-report", markdown=report["markdown"],
+    create_markdown_artifact(key=f"{_slug(name)}-report", markdown=inline_plot(report["markdown"], report["plot"]),
                              description=f"Run report of `{name}` ({report['path']})")
 
 
-def mark_run_failed(flow, flow_run, state) -> None:
-    """Flow hook (on_failure, on_crashed): a run that raised is `failed` in `dojoflow runs`,
-    not left `running`."""
+def _record_end(flow_run, status: str) -> None:
     config = flow_run.parameters.get("config") or {}
     home = config.get("home") if isinstance(config, dict) else getattr(config, "home", None)
     try:
         store = Store.open(dojoflow_home(home), create=False)
     except DojoflowError:
         return  # failed before the store existed: nothing was recorded
-    runs.record_run_end(store, str(flow_run.id), "failed")
+    runs.record_run_end(store, str(flow_run.id), status)
+
+
+def mark_run_failed(flow, flow_run, state) -> None:
+    """Flow hook (on_failure, on_crashed): a run that raised is `failed` in `dojoflow runs`,
+    not left `running`."""
+    _record_end(flow_run, "failed")
+
+
+def mark_run_cancelled(flow, flow_run, state) -> None:
+    """Flow hook (on_cancellation): a run cancelled from the UI or a stopped worker is
+    `cancelled` in `dojoflow runs`; its finished steps are cached and the next run resumes."""
+    _record_end(flow_run, "cancelled")
+
+
+def mark_cancelled(home: str, run_id: str | None, why: str) -> None:
+    """After Ctrl-C or SIGTERM in `dojoflow run`: the run is `cancelled` in the catalog and in
+    Prefect (the engine has marked it crashed by then), so neither shows it running."""
+    if run_id is None:
+        return
+    from prefect.client.orchestration import get_client
+    from prefect.states import Cancelled
+
+    try:
+        runs.record_run_end(Store.open(home, create=False), run_id, "cancelled")
+    except DojoflowError:
+        pass
+    with get_client(sync_client=True) as client:
+        client.set_flow_run_state(run_id, Cancelled(message=why), force=True)

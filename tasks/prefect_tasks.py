@@ -149,6 +149,7 @@ class CurriculumTasks:
     record_run_start: Task
     mark_crashed_runs: Task
     record_run_end: Task
+    mark_crashed_runs: Task
     report: Task
 
 

@@ -1,21 +1,34 @@
 """The run report: repositories in order, step durations, metrics, checkpoints, and a
 plot of every metric across steps and repositories.
 
-Written to `<home>/reports/<run_id>/report.md` with `metrics.png` beside it; the
-flow also publishes the markdown as a Prefect artifact.
+Written to `<home>/reports/<run_id>/report.md` with `metrics.png` beside it (linked
+relatively, so the folder can be moved or shared). The flow publishes the markdown as a
+Prefect artifact with the plot inlined as a data URI (`inline_plot`): the UI's browser cannot
+load a local file, but renders data-URI images (tests/e2e/test_report_in_ui.py checks it).
 """
 
 from __future__ import annotations
 
+import base64
+import shutil
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
 from storage import atomic, catalog, metrics
+from storage.ids import stable_hash
 from storage.proofs import read_proofs
 
 
 COUNT_METRICS = {"examples", "gold_missing", "proving_errors", "proving_theorems"}
+PLOT_FILE = "metrics.png"
+PLOT_ALT = "metrics across steps"
+SIGNIFICANT_DIGITS = 3
+
+
+def rounded(value):
+    """A metric as a reader wants it: a few significant digits (0.3333333 -> 0.333)."""
+    return float(f"{value:.{SIGNIFICANT_DIGITS}g}") if isinstance(value, float) else value
 
 
 def metrics_rows(store, run_id: str) -> list[dict]:
@@ -25,8 +38,34 @@ def metrics_rows(store, run_id: str) -> list[dict]:
     return sorted(rows, key=lambda r: (r["trainer"], r["metric"], r["step"], r["repo_id"], r["split"]))
 
 
-def plot_metrics(rows: list[dict], path: Path) -> Path | None:
-    """One panel per (trainer, metric, split); x = step, one line per repository."""
+def plot_metrics(rows: list[dict], path: Path, cache: Path | None = None) -> Path | None:
+    """The plot of `metrics_figure`, as a PNG at `path` (None when there is nothing to plot).
+    With `cache` (a folder), a plot of the same points is copied from there instead of
+    drawn again: a cached rerun then imports no matplotlib."""
+    key = stable_hash([[r["trainer"], r["metric"], r["split"], r["repo"] or r["repo_id"], r["step"], r["value"]]
+                       for r in rows if r["metric"] not in COUNT_METRICS], 20)
+    cached = cache / f"{key}.png" if cache is not None else None
+    if cached is not None and cached.is_file():
+        with atomic.atomic_path(path) as tmp:
+            shutil.copyfile(cached, tmp)
+        return path
+    fig = metrics_figure(rows)
+    if fig is None:
+        return None
+    import matplotlib.pyplot as plt
+
+    with atomic.atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=90)
+    plt.close(fig)
+    if cached is not None:
+        with atomic.atomic_path(cached) as tmp:
+            shutil.copyfile(path, tmp)
+    return path
+
+
+def metrics_figure(rows: list[dict]):
+    """One panel per (trainer, metric, split); x = step, one line per repository, each
+    repository in the same colour in every panel."""
     if not rows:
         return None
     import matplotlib
@@ -40,29 +79,39 @@ def plot_metrics(rows: list[dict], path: Path) -> Path | None:
             continue  # sizes, not scores: in the table, not the plot
         panels[(r["trainer"], r["metric"], r["split"])][r["repo"] or r["repo_id"]].append((r["step"], r["value"]))
     keys = sorted(panels)
+    if not keys:
+        return None
+    repos = sorted({repo for lines in panels.values() for repo in lines})
+    palette = plt.get_cmap("tab10" if len(repos) <= 10 else "tab20")
+    colour = {repo: palette(i % palette.N) for i, repo in enumerate(repos)}
     cols = min(3, len(keys))
     nrows = (len(keys) + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.4 * nrows), squeeze=False)
     for ax, key in zip(axes.flat, keys):
         for repo, points in sorted(panels[key].items()):
             points.sort()
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=repo)
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=repo, color=colour[repo])
         ax.set_title(" / ".join(key), fontsize=10)
         ax.set_xlabel("curriculum step")
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_xticks(sorted({p[0] for points in panels[key].values() for p in points}))  # steps, not 0.96
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
     fig.tight_layout()
-    with atomic.atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=90)
-    plt.close(fig)
-    return path
+    return fig
+
+
+def inline_plot(markdown: str, plot: str | Path | None) -> str:
+    """The report's markdown with the plot as a data URI instead of the local file's name."""
+    if not plot or not Path(plot).is_file():
+        return markdown
+    data = base64.b64encode(Path(plot).read_bytes()).decode("ascii")
+    return markdown.replace(f"![{PLOT_ALT}]({PLOT_FILE})", f"![{PLOT_ALT}](data:image/png;base64,{data})")
 
 
 def _table(headers: list[str], rows: list[list]) -> str:
     def cell(v):
-        return f"{v:.4g}" if isinstance(v, float) else str(v)
+        return f"{v:.{SIGNIFICANT_DIGITS}g}" if isinstance(v, float) else str(v)
 
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
@@ -73,7 +122,7 @@ def write_report(store, home: Path, name: str, run_id: str, steps: list[dict], s
                  failures: list[dict]) -> dict:
     folder = Path(home) / "reports" / run_id
     rows = metrics_rows(store, run_id)
-    plot = plot_metrics(rows, folder / "metrics.png")
+    plot = plot_metrics(rows, folder / PLOT_FILE, cache=Path(home) / "reports" / ".plots")
     counts = {r["repo_id"]: r for r in catalog.query(store, """
         SELECT repo_id, count(*) AS theorems, sum(num_tactics) AS tactics FROM theorems GROUP BY repo_id""").to_pylist()}
     parts = [f"# Dojoflow run `{name}`", "",
@@ -95,7 +144,7 @@ def write_report(store, home: Path, name: str, run_id: str, steps: list[dict], s
             [[r["step"], r["trainer"], r["repo"] or r["repo_id"], r["split"], r["metric"], float(r["value"]), r["count"]]
              for r in rows]), ""]
     if plot:
-        parts += [f"![metrics across steps]({plot})", "", f"Plot: `{plot}`", ""]
+        parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
     proofs = read_proofs(store, run_id)
     if proofs:
         parts += ["## Proofs found", "", "Checked by the named checker (`replay` is the traced data, not Lean).", "",

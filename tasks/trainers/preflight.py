@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage.errors import InputError
+from tasks.valid_args_memo import remembered_when_valid
 
 
 def check_model_reference(name: str, field: str) -> None:
@@ -56,4 +57,11 @@ def preflight(trainer: str, settings) -> None:
         if isinstance(name, str):
             check_model_reference(name, f"trainers.{trainer}.{attr}")
     if definition.preflight is not None:
-        load_object(definition.preflight)(settings, f"trainers.{trainer}")
+        check_trainer_settings(definition.preflight, settings, f"trainers.{trainer}")
+
+
+@remembered_when_valid  # the trainer's checks build its TRL/transformers config: imports torch, seconds of every run
+def check_trainer_settings(check: str, settings, field: str) -> None:
+    from .base import load_object
+
+    load_object(check)(settings, field)

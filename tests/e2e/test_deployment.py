@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 PREFECT = str(BIN / "prefect")
 TERMINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+EVENT_CEILING_S = 1800  # waits are for events (health, a run's end); only a hung process reaches this
 
 
 def load_prefect_yaml() -> dict:
@@ -214,7 +215,7 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
         # (whether it would is checked below from the deployment's schedule).
         server = procs.start("server", [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
                              {**env, "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"})
-        wait_for("server health", lambda: get("/health") is True, 90, alive=server, log=lambda: procs.tail("server"))
+        wait_for("server health", lambda: get("/health") is True, EVENT_CEILING_S, alive=server, log=lambda: procs.tail("server"))
         lap("server start")
 
         # The work pool from the shipped template, and every deployment of prefect.yaml
@@ -257,9 +258,9 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
             run = get(f"/flow_runs/{flow_run_id}")
             return run if run and run["state_type"] in TERMINAL else None
 
-        night = wait_for("the nightly run to finish", lambda: finished(night_id), 300, every=2, alive=worker,
+        night = wait_for("the nightly run to finish", lambda: finished(night_id), EVENT_CEILING_S, every=2, alive=worker,
                          log=lambda: procs.tail("worker"))
-        run = wait_for("the curriculum run to finish", lambda: finished(run_id), 300, every=2, alive=worker,
+        run = wait_for("the curriculum run to finish", lambda: finished(run_id), EVENT_CEILING_S, every=2, alive=worker,
                        log=lambda: procs.tail("worker"))
         lap("flow runs (worker poll + nightly + curriculum)")
         assert run["state_type"] == "COMPLETED", f"curriculum ended {run['state_name']}:\n{procs.tail('worker', 8000)}"

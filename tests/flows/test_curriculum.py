@@ -176,6 +176,9 @@ def test_a_failing_source_is_reported_and_skipped_only_where_the_config_allows(p
     assert unknown.exit_code == 2 and "matches no run" in unknown.output
 
 
+EVENT_CEILING_S = 1800  # how long a wait for an event may take before the test calls the run hung
+
+
 def _run_cli(cfg_path: Path, home: Path, env: dict, **popen) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "flows.cli", "run", str(cfg_path), "--home", str(home)],
                             cwd=ROOT, env=env, start_new_session=True, **popen)
@@ -201,8 +204,9 @@ def test_a_run_killed_during_training_resumes_without_retraining_finished_steps(
     cfg = _write_config(tmp_path, slow, n=2)
     proc = _run_cli(cfg, home, _cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 300
-        # wait until step 1 is published and step 2 has saved a Trainer checkpoint
+        deadline = time.monotonic() + EVENT_CEILING_S
+        # wait until step 1 is published and step 2 has saved a Trainer checkpoint (events, not a
+        # deadline: the ceiling is only reached by a run that hangs)
         while time.monotonic() < deadline:
             published = list((home / "checkpoints" / "sft").glob("*/dojoflow-checkpoint.json"))
             partial = list((home / "work" / "sft").rglob("checkpoint-*")) if (home / "work").exists() else []
@@ -239,7 +243,7 @@ def test_two_runs_started_at_once_on_one_store_do_each_step_once(prefect, tmp_pa
     cfg = _write_config(tmp_path, TINY_SFT, n=2)
     env = _cli_env()
     procs = [_run_cli(cfg, home, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
-    outs = [p.communicate(timeout=400)[0] for p in procs]
+    outs = [p.communicate(timeout=EVENT_CEILING_S)[0] for p in procs]  # the event: both exit
     assert [p.returncode for p in procs] == [0, 0], "\n=====\n".join(o[-6000:] for o in outs)
     runs = catalog.query(Store.open(home), "SELECT run_id FROM runs").to_pylist()
     states = task_run_states([r["run_id"] for r in runs], "train-sft")

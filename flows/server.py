@@ -1,0 +1,193 @@
+"""The Prefect server a `dojoflow run` talks to, on the project's Prefect home.
+
+Three cases, in this order (docs/terminal-and-server.md):
+- `PREFECT_API_URL` is set: that server is used as it is.
+- `dojoflow server start` left a server running for this home (`<home>/prefect/server.json`
+  names it and it answers): it is reused, so a run pays no server start.
+- otherwise a temporary server is started for the run and stopped after it.
+
+Every server runs in its own session (process group), so a Ctrl-C in the terminal reaches
+`dojoflow run` only; the run then stops its temporary server itself, after telling it that
+the flow run was cancelled. This module imports no Prefect (starting it is what costs time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from storage import atomic
+from storage.errors import DojoflowError
+
+STARTUP_CEILING_S = 180.0  # a loaded machine migrating a fresh database can take a minute
+
+
+@dataclass
+class Server:
+    url: str  # the API address, ending in /api
+    pid: int | None  # None: started by someone else (PREFECT_API_URL)
+    how: str  # "PREFECT_API_URL", "dojoflow server", "temporary"
+    process: subprocess.Popen | None = None
+
+    @property
+    def ui_url(self) -> str:
+        return self.url.removesuffix("/api")
+
+
+def prefect_home(home: Path) -> Path:
+    return Path(home) / "prefect"
+
+
+def server_file(home: Path) -> Path:
+    return prefect_home(home) / "server.json"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def is_healthy(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout) as r:  # noqa: S310 (a local http URL)
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def server_env(home: Path) -> dict:
+    """The server's environment: the project's Prefect home, no telemetry."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env.update(PREFECT_HOME=str(prefect_home(home)), PREFECT_SERVER_ANALYTICS_ENABLED="false",
+               DO_NOT_TRACK="1")
+    return env
+
+
+def _launch(home: Path, args: list[str], env: dict, log_name: str) -> subprocess.Popen:
+    logs = Path(home) / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    prefect_home(home).mkdir(parents=True, exist_ok=True)
+    with open(logs / log_name, "ab") as log:  # the child keeps its own descriptor
+        return subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+
+
+def start_temporary(home: Path) -> Server:
+    """Start (without waiting) an API-only server for one run: no UI, no background services,
+    the same command Prefect's own temporary server runs."""
+    from importlib.util import find_spec
+
+    prefect_dir = Path(find_spec("prefect").origin).parent  # located, not imported: importing costs seconds
+    port = free_port()
+    env = {**server_env(home), "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
+           "PREFECT__SERVER_FINAL": "1"}
+    args = [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect_dir.parent), "--factory",
+            "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port),
+            "--log-level", "error", "--lifespan", "on"]
+    p = _launch(home, args, env, "prefect-server-temporary.log")
+    return Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="temporary", process=p)
+
+
+def wait_until_up(server: Server, home: Path, ceiling: float = STARTUP_CEILING_S) -> None:
+    deadline = time.monotonic() + ceiling
+    while not is_healthy(server.url):
+        if server.process is not None and server.process.poll() is not None:
+            raise DojoflowError(f"the Prefect server exited ({server.process.returncode}) while starting; "
+                                f"see {Path(home) / 'logs'}")
+        if time.monotonic() > deadline:
+            stop(server)
+            raise DojoflowError(f"the Prefect server at {server.url} did not answer within {ceiling:.0f} s; "
+                                f"see {Path(home) / 'logs'}")
+        time.sleep(0.1)
+
+
+def stop(server: Server, grace: float = 10.0) -> None:
+    """SIGTERM the server's process group, SIGKILL it if it lingers."""
+    if server.pid is None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(server.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if server.process is not None:
+                if server.process.poll() is not None:
+                    break
+            elif not _alive(server.pid):
+                break
+            time.sleep(0.05)
+        else:
+            continue
+        break
+    if server.process is not None and server.process.poll() is None:
+        server.process.wait(5)
+
+
+def kill_now(server: Server | None) -> None:
+    """For a second Ctrl-C: no waiting."""
+    if server is not None and server.how == "temporary" and server.pid is not None:
+        try:
+            os.killpg(server.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def running(home: Path) -> Server | None:
+    """The server `dojoflow server start` left running for this home, if it answers."""
+    path = server_file(home)
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not _alive(int(info.get("pid", -1))) or not is_healthy(info["url"]):
+        return None
+    return Server(url=info["url"], pid=int(info["pid"]), how="dojoflow server")
+
+
+def start_persistent(home: Path, port: int | None = None, ceiling: float = STARTUP_CEILING_S) -> Server:
+    """`dojoflow server start`: the full server (UI, services) on the project's Prefect home,
+    left running; `server.json` names it for later runs and `dojoflow server stop`."""
+    found = running(home)
+    if found is not None:
+        return found
+    port = port or 4200
+    args = [str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1",
+            "--port", str(port)]
+    if not Path(args[0]).exists():
+        args[:1] = [sys.executable, "-m", "prefect"]
+    env = {**server_env(home), "PREFECT_SERVER_API_PORT": str(port),
+           "PREFECT_UI_API_URL": f"http://127.0.0.1:{port}/api"}  # else the UI asks port 4200
+    p = _launch(home, args, env, "prefect-server.log")
+    server = Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="dojoflow server", process=p)
+    wait_until_up(server, home, ceiling)
+    atomic.write_text(server_file(home), json.dumps({"url": server.url, "pid": server.pid}))
+    return server
+
+
+def stop_persistent(home: Path) -> Server | None:
+    server = running(home)
+    if server is not None:
+        stop(server)
+    server_file(home).unlink(missing_ok=True)
+    return server

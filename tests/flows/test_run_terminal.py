@@ -1,0 +1,168 @@
+"""`dojoflow run` as a user runs it: a real subprocess with its own temporary Prefect server
+(no PREFECT_API_URL), its stdout piped. What reaches the terminal is a plain progress display
+and a summary; the libraries' output goes to the run's log file; Ctrl-C and SIGTERM stop the
+run within seconds, mark it cancelled, and the next run resumes it.
+
+Waits are on events (a Trainer checkpoint folder appearing, the process exiting) with
+generous ceilings, so the tests pass on a loaded machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from storage import catalog
+from storage.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+CEILING_S = 900  # only a hung run reaches this
+
+
+def write_config(tmp_path: Path, max_steps: int, save_steps: int) -> Path:
+    cfg = {"name": "term", "sources": [{"sample": "NatBasics"}], "max_steps": 1,
+           "trainers": {"sft": {"model": "builtin:tiny-causal-lm",
+                                "training": {"max_steps": max_steps, "per_device_train_batch_size": 4,
+                                             "logging_steps": 1, "save_steps": save_steps},
+                                "evaluation": {"top_k": 2, "max_new_tokens": 8, "max_eval_examples": 4}},
+                        "retriever": None, "progress": None},
+           "evaluation": {"splits": ["test"]}}
+    path = tmp_path / "term.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def user_env() -> dict:
+    """A user's shell: no Prefect server configured, so the run starts its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DOJOFLOW_"))}
+    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    return env
+
+
+def start_run(cfg: Path, home: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "flows.cli", "run", str(cfg), "--home", str(home)], cwd=ROOT,
+                            env=user_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def wait_for(what: str, check, proc: subprocess.Popen):
+    deadline = time.monotonic() + CEILING_S
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"{what}: the run exited ({proc.returncode}) first\n{out[-3000:]}\n{err[-3000:]}")
+        time.sleep(0.2)
+    pytest.fail(f"{what}: never happened")
+
+
+def finish(proc: subprocess.Popen) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=CEILING_S)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def the_log(out: str) -> Path:
+    return Path(re.search(r"^log: (.+\.log)$", out, re.M).group(1))
+
+
+def test_a_piped_run_prints_plain_progress_and_a_summary_and_the_library_output_goes_to_the_log(tmp_path):
+    home = tmp_path / "home"
+    proc = start_run(write_config(tmp_path, max_steps=2, save_steps=1), home)
+    out, err = finish(proc)
+    assert proc.returncode == 0, f"{out}\n{err}"
+    terminal = out + err
+    assert "\r" not in terminal and not ANSI.search(terminal), terminal
+    for noise in ("TIP", "{'loss'", "Warning", "warn(", "it/s", "Traceback", "INFO", "Loading weights"):
+        assert noise not in terminal, f"{noise!r} reached the terminal:\n{terminal}"
+    assert "step 1/1 NatBasics · sft · train" in out and "step 1/1 NatBasics · sft · evaluate" in out
+    summary = re.search(r"^  step 1 NatBasics \| sft \| trained \| loss [0-9.]+ \| test .*top1_accuracy [0-9.]+.*"
+                        r"\| checkpoint (\S+)$", out, re.M)
+    assert summary, out
+    assert Path(summary.group(1), "dojoflow-checkpoint.json").is_file()
+    report = re.search(r"^report: (\S+)$", out, re.M).group(1)
+    assert Path(report).is_file()
+    log = the_log(out).read_text()
+    assert "{'loss'" in log and "SFT on 95 examples" in log and "Finished in state Completed" in log
+
+
+def prefect_state(home: Path, run_id: str) -> str:
+    with sqlite3.connect(home / "prefect" / "prefect.db") as db:
+        return db.execute("SELECT state_type FROM flow_run WHERE id = ?", [run_id]).fetchone()[0]
+
+
+def interrupt_at_checkpoint(cfg: Path, home: Path, sig: signal.Signals, checkpoint: str) -> tuple[str, str]:
+    proc = start_run(cfg, home)
+    try:
+        wait_for(f"{checkpoint} of step 1", lambda: list((home / "work" / "sft").rglob(checkpoint))
+                 if (home / "work").exists() else None, proc)
+        os.killpg(proc.pid, sig)  # what a terminal's Ctrl-C does: the whole foreground group
+        out, err = proc.communicate(timeout=120)  # "within seconds": a generous ceiling for a loaded machine
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, f"{out}\n{err}"
+    assert "Traceback" not in err and "Traceback" not in out, err
+    assert f"stopped ({sig.name})" in out and "is marked cancelled" in out, out
+    return out, err
+
+
+def test_ctrl_c_then_sigterm_stop_the_run_mark_it_cancelled_and_a_rerun_resumes(tmp_path):
+    home = tmp_path / "home"
+    cfg = write_config(tmp_path, max_steps=12, save_steps=2)
+    interrupt_at_checkpoint(cfg, home, signal.SIGINT, "checkpoint-2")
+    interrupt_at_checkpoint(cfg, home, signal.SIGTERM, "checkpoint-4")
+    runs = catalog.query(Store.open(home), "SELECT run_id, status FROM runs ORDER BY started_at").to_pylist()
+    assert [r["status"] for r in runs] == ["cancelled", "cancelled"]
+    assert [prefect_state(home, r["run_id"]) for r in runs] == ["CANCELLED", "CANCELLED"]
+    assert not [p for p in (home / "checkpoints" / "sft").glob("*") if ".tmp-" not in p.name] \
+        if (home / "checkpoints" / "sft").exists() else True  # nothing half-trained was published
+
+    proc = start_run(cfg, home)
+    out, err = finish(proc)
+    assert proc.returncode == 0, f"{out}\n{err}"
+    checkpoint = re.search(r"\| checkpoint (\S+)$", out, re.M).group(1)
+    manifest = yaml.safe_load(Path(checkpoint, "dojoflow-checkpoint.json").read_text())
+    assert manifest["checkpoint"]["figures"]["resumed_from"], manifest["checkpoint"]["figures"]
+
+
+def test_the_display_is_one_live_line_on_a_terminal_and_plain_lines_otherwise():
+    import io
+
+    from rich.console import Console
+
+    from flows.terminal import RunDisplay
+
+    piped = io.StringIO()
+    display = RunDisplay(Console(file=piped, width=200))
+    display.show("train", 2, 3, "sft", "[red]Lemmas")  # markup-like names are shown as they are
+    display.show("train", 2, 3, "sft", "[red]Lemmas")  # unchanged: no second line
+    display.show("evaluate", 2, 3, "sft", "[red]Lemmas")
+    display.close()
+    lines = piped.getvalue().splitlines()
+    assert [line[7:] for line in lines] == ["step 2/3 [red]Lemmas · sft · train", "step 2/3 [red]Lemmas · sft · evaluate"]
+    assert "\r" not in piped.getvalue() and "\x1b" not in piped.getvalue()
+
+    tty = io.StringIO()
+    display = RunDisplay(Console(file=tty, force_terminal=True, width=200))
+    display.show("train", 2, 3, "sft", "Lemmas")
+    display.progress.refresh()
+    display.show("report")
+    display.progress.refresh()
+    assert display.progress.tasks[0].completed == 3  # the report comes after every step
+    display.close()
+    assert "step 2/3 Lemmas · sft · train" in tty.getvalue() and "1/3" in tty.getvalue()

@@ -1,0 +1,35 @@
+"""Log lines of the plain logic under tasks/ and storage/ (standard `logging`, no Prefect)
+reach the task run's logs in Prefect, where the UI shows them (flows/ui.py)."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from .fixtures import config
+
+
+def task_run_logs(api: str, flow_run_id: str, task_run_prefix: str) -> list[str]:
+    runs = httpx.post(f"{api}/task_runs/filter", json={"flow_runs": {"id": {"any_": [flow_run_id]}}},
+                      timeout=30).raise_for_status().json()
+    ids = [r["id"] for r in runs if r["name"].startswith(task_run_prefix)]
+    assert ids, [r["name"] for r in runs]
+    logs = httpx.post(f"{api}/logs/filter", json={"logs": {"task_run_id": {"any_": ids}}},
+                      timeout=30).raise_for_status().json()
+    return [f"{entry['name']}: {entry['message']}" for entry in logs]
+
+
+def test_a_log_line_of_the_sft_trainer_is_in_the_train_task_runs_logs(prefect, tmp_path):
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.curriculum import curriculum
+
+    result = curriculum(config=config(tmp_path, tmp_path / "home", n=1))
+    deadline, lines = time.monotonic() + 300, []  # the log worker sends in batches: wait for the line
+    while time.monotonic() < deadline:
+        lines = task_run_logs(PREFECT_API_URL.value(), result["run_id"], "train-sft")
+        if any(line.startswith("tasks.sft.train: SFT on ") for line in lines):
+            break
+        time.sleep(0.5)
+    assert any(line.startswith("tasks.sft.train: SFT on ") for line in lines), lines
