@@ -48,7 +48,6 @@ def preflight(trainer: str, settings) -> None:
     """Raise InputError if `settings` of `trainer` cannot run on this machine: every base
     model its declaration names (`TrainerDef.model_fields`), then the trainer's own
     checks (`TrainerDef.preflight`: its `training:` arguments, the hardware)."""
-    from .base import load_object
     from .registry import get
 
     definition = get(trainer)
