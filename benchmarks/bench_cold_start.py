@@ -83,13 +83,23 @@ def main() -> None:
             times["cached/tmp"].append(timed(dojoflow("run", a.config, "--home", str(home))))
             times["imports"].append(timed([sys.executable, "-c", "import flows.curriculum"]))
             times["server"].append(server_start_seconds(home))
-            subprocess.run(dojoflow("server", "start", "--home", str(home), "--port", str(free_port())),
-                           cwd=ROOT, env=env(), check=True, capture_output=True)
+            subprocess.run(
+                dojoflow("server", "start", "--home", str(home), "--port", str(free_port())),
+                cwd=ROOT,
+                env=env(),
+                check=True,
+                capture_output=True,
+            )
             try:
                 times["cached/srv"].append(timed(dojoflow("run", a.config, "--home", str(home))))
             finally:
-                subprocess.run(dojoflow("server", "stop", "--home", str(home)), cwd=ROOT, env=env(), check=False,
-                               capture_output=True)
+                subprocess.run(
+                    dojoflow("server", "stop", "--home", str(home)),
+                    cwd=ROOT,
+                    env=env(),
+                    check=False,
+                    capture_output=True,
+                )
             again = sorted((home / "checkpoints").rglob("dojoflow-checkpoint.json"))
             if again != checkpoints:
                 raise SystemExit("a cached rerun trained again: the figures would not be of cached runs")
@@ -97,17 +107,25 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     med = {k: round(statistics.median(v), 2) for k, v in times.items()}
     result = {
-        "config": str(Path(a.config).resolve().relative_to(ROOT)) if Path(a.config).resolve().is_relative_to(ROOT)
+        "config": str(Path(a.config).resolve().relative_to(ROOT))
+        if Path(a.config).resolve().is_relative_to(ROOT)
         else a.config,
         "repeats": a.repeats,
         "median_seconds": med,
         "all_seconds": {k: [round(x, 2) for x in v] for k, v in times.items()},
-        "cached_over_first": {"tmp": round(med["cached/tmp"] / med["first"], 3),
-                              "srv": round(med["cached/srv"] / med["first"], 3)},
-        "breakdown_cached_tmp": {"imports": med["imports"], "server": med["server"],
-                                 "flow_and_rest": round(med["cached/tmp"] - max(med["imports"], med["server"]), 2)},
-        "breakdown_cached_srv": {"imports": med["imports"],
-                                 "flow_and_rest": round(med["cached/srv"] - med["imports"], 2)},
+        "cached_over_first": {
+            "tmp": round(med["cached/tmp"] / med["first"], 3),
+            "srv": round(med["cached/srv"] / med["first"], 3),
+        },
+        "breakdown_cached_tmp": {
+            "imports": med["imports"],
+            "server": med["server"],
+            "flow_and_rest": round(med["cached/tmp"] - max(med["imports"], med["server"]), 2),
+        },
+        "breakdown_cached_srv": {
+            "imports": med["imports"],
+            "flow_and_rest": round(med["cached/srv"] - med["imports"], 2),
+        },
         "machine": describe_machine(("prefect", "torch", "transformers")),
     }
     text = json.dumps(result, indent=2)

@@ -102,17 +102,31 @@ def main(argv=None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="bench-grpo-"))
     model, tok = load_causal_lm(TINY_CAUSAL_LM, tmp / "models")
     theorem = spec_json(TheoremSpec("bench", "", "", "B.lean", "bench.t", "theorem t (n : Nat) : n + 0 = n"))
-    rows = [{"prompt": [{"role": "user", "content": f"n{i} : ℕ\n⊢ n{i} + 0 = n{i}"}], "theorem": theorem,
-             "prefix": "[]"} for i in range(a.prompts)]
+    rows = [
+        {"prompt": [{"role": "user", "content": f"n{i} : ℕ\n⊢ n{i} + 0 = n{i}"}], "theorem": theorem, "prefix": "[]"}
+        for i in range(a.prompts)
+    ]
     g = a.generations
-    settings = GRPOSettings(algorithm="grpo", algorithm_config={"beta": 0.0}, training={
-        "num_generations": g, "per_device_train_batch_size": a.prompts * g,
-        "max_completion_length": a.max_completion_length, "temperature": 1.5})
+    settings = GRPOSettings(
+        algorithm="grpo",
+        algorithm_config={"beta": 0.0},
+        training={
+            "num_generations": g,
+            "per_device_train_batch_size": a.prompts * g,
+            "max_completion_length": a.max_completion_length,
+            "temperature": 1.5,
+        },
+    )
     double = SlowDouble(a.check_ms / 1000)
     concurrent = Timed(LeanTacticReward(LeanRewarder(double, RewardSettings(workers=a.workers))))
-    trainer = LeanGRPOTrainer(model=model, reward_funcs=[concurrent], args=build_grpo_config(settings, tmp / "out"),
-                              train_dataset=datasets.Dataset.from_list(rows), processing_class=tok,
-                              algorithm=settings.resolved_algorithm())
+    trainer = LeanGRPOTrainer(
+        model=model,
+        reward_funcs=[concurrent],
+        args=build_grpo_config(settings, tmp / "out"),
+        train_dataset=datasets.Dataset.from_list(rows),
+        processing_class=tok,
+        algorithm=settings.resolved_algorithm(),
+    )
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = 1  # set by Trainer's loop, which the benchmark does not run
     inputs = [r for r in rows for _ in range(g)]
@@ -138,16 +152,30 @@ def main(argv=None) -> dict:
             timings[name] = time.perf_counter() - t
             checks = fn.rewarder.stats["checks"]
             fn.rewarder.close()
-        runs.append({"step_reward_s": concurrent.seconds, "step_generation_s": (t1 - t0) - concurrent.seconds,
-                     "step_backward_s": t2 - t1, "reward_sequential_s": timings["sequential"],
-                     "reward_concurrent_s": timings["concurrent"], "distinct_checks": checks})
+        runs.append(
+            {
+                "step_reward_s": concurrent.seconds,
+                "step_generation_s": (t1 - t0) - concurrent.seconds,
+                "step_backward_s": t2 - t1,
+                "reward_sequential_s": timings["sequential"],
+                "reward_concurrent_s": timings["concurrent"],
+                "distinct_checks": checks,
+            }
+        )
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     result = {
         "benchmark": "grpo_step",
         "command": "HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_grpo_step.py " + " ".join(argv or sys.argv[1:]),
-        "sizes": {"prompts": a.prompts, "generations": g, "completions": a.prompts * g,
-                  "max_completion_length": a.max_completion_length, "check_ms": a.check_ms, "workers": a.workers,
-                  "model": TINY_CAUSAL_LM, "repeats": a.repeats},
+        "sizes": {
+            "prompts": a.prompts,
+            "generations": g,
+            "completions": a.prompts * g,
+            "max_completion_length": a.max_completion_length,
+            "check_ms": a.check_ms,
+            "workers": a.workers,
+            "model": TINY_CAUSAL_LM,
+            "repeats": a.repeats,
+        },
         "median_seconds": {k: round(v, 4) for k, v in med.items() if k.endswith("_s")},
         "distinct_checks_median": med["distinct_checks"],
         "reward_speedup_concurrent_vs_sequential": round(med["reward_sequential_s"] / med["reward_concurrent_s"], 2),
@@ -156,8 +184,11 @@ def main(argv=None) -> dict:
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("sizes", "median_seconds", "reward_speedup_concurrent_vs_sequential")},
-                     indent=2))
+    print(
+        json.dumps(
+            {k: result[k] for k in ("sizes", "median_seconds", "reward_speedup_concurrent_vs_sequential")}, indent=2
+        )
+    )
     return result
 
 

@@ -47,8 +47,9 @@ def _task_seconds(flow_run_id) -> tuple[float, float, dict]:
         states[t.state.name] = states.get(t.state.name, 0) + 1
     task_total = sum((t.end_time - t.start_time).total_seconds() for t in trs if t.start_time and t.end_time)
     flow_total = (fr.end_time - fr.start_time).total_seconds()
-    fresh_cached_tasks = sorted(t.name for t in trs if t.state.name != "Cached"
-                                and t.name.split("[")[0].split("-")[0] in CACHED_TASKS)
+    fresh_cached_tasks = sorted(
+        t.name for t in trs if t.state.name != "Cached" and t.name.split("[")[0].split("-")[0] in CACHED_TASKS
+    )
     return flow_total, task_total, states, fresh_cached_tasks
 
 
@@ -68,8 +69,8 @@ def main() -> None:
     os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
     from prefect import flow
 
-    from flows.curriculum import curriculum
     from benchmarks.machine import describe_machine
+    from flows.curriculum import curriculum
     from storage.atomic import write_json
     from tasks.config import PipelineConfig
 
@@ -92,17 +93,32 @@ def main() -> None:
             flow_s, task_s, states, fresh_cached_tasks = _task_seconds(state.state_details.flow_run_id)
             if label == "cached" and fresh_cached_tasks:
                 raise SystemExit(f"the rerun executed cached tasks instead of reusing them: {fresh_cached_tasks}")
-            runs.append({"run": label, "wall_s": wall, "flow_run_s": flow_s, "task_runs_s": task_s,
-                         "prefect_s": wall - task_s, "prefect_share": (wall - task_s) / wall, "task_states": states})
+            runs.append(
+                {
+                    "run": label,
+                    "wall_s": wall,
+                    "flow_run_s": flow_s,
+                    "task_runs_s": task_s,
+                    "prefect_s": wall - task_s,
+                    "prefect_share": (wall - task_s) / wall,
+                    "task_states": states,
+                }
+            )
     finally:
         shutil.rmtree(home, ignore_errors=True)
     machine = describe_machine(("prefect", "torch", "transformers", "trl"))
-    print(f"sample curriculum ({len(cfg.sources)} sources, trainers {list(cfg.trainers.enabled())}); "
-          f"{machine['cpu_model']}, {machine['nproc']} CPUs; embedded server start (not in the runs): {server_start_s:.1f} s")
-    print(f"{'run':<7} {'wall s':>8} {'flow run s':>10} {'in tasks s':>10} {'Prefect s':>9} {'Prefect %':>9}  task states")
+    print(
+        f"sample curriculum ({len(cfg.sources)} sources, trainers {list(cfg.trainers.enabled())}); "
+        f"{machine['cpu_model']}, {machine['nproc']} CPUs; embedded server start (not in the runs): {server_start_s:.1f} s"
+    )
+    print(
+        f"{'run':<7} {'wall s':>8} {'flow run s':>10} {'in tasks s':>10} {'Prefect s':>9} {'Prefect %':>9}  task states"
+    )
     for r in runs:
-        print(f"{r['run']:<7} {r['wall_s']:>8.1f} {r['flow_run_s']:>10.1f} {r['task_runs_s']:>10.1f} "
-              f"{r['prefect_s']:>9.1f} {100 * r['prefect_share']:>8.0f}%  {r['task_states']}")
+        print(
+            f"{r['run']:<7} {r['wall_s']:>8.1f} {r['flow_run_s']:>10.1f} {r['task_runs_s']:>10.1f} "
+            f"{r['prefect_s']:>9.1f} {100 * r['prefect_share']:>8.0f}%  {r['task_states']}"
+        )
     ratio = runs[1]["wall_s"] / runs[0]["wall_s"]
     print(f"cached rerun / first run = {ratio:.3f} (target < 0.2)")
     if a.out:

@@ -46,7 +46,7 @@ def main(argv=None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="bench-generation-"))
     store = sample_store(tmp / "home")
     rows = store.read_table("tactics", columns=["idx", "state_before"]).to_pylist()
-    states = [r["state_before"] for r in rows if r["idx"] == 0][:args.states]
+    states = [r["state_before"] for r in rows if r["idx"] == 0][: args.states]
     queries = [TacticQuery(s) for s in states]
     folder = resolve_model("builtin:tiny-causal-lm", tmp / "models")
     figures, outputs = {}, {}
@@ -58,20 +58,32 @@ def main(argv=None) -> dict:
             started = time.perf_counter()
             outputs[name] = gen.generate(queries, args.k)
             times.append(time.perf_counter() - started)
-        figures[name] = {"batch_size": size, "median_seconds": round(statistics.median(times), 3),
-                         "states_per_second": round(len(states) / statistics.median(times), 2),
-                         "seconds": [round(t, 3) for t in times]}
+        figures[name] = {
+            "batch_size": size,
+            "median_seconds": round(statistics.median(times), 3),
+            "states_per_second": round(len(states) / statistics.median(times), 2),
+            "seconds": [round(t, 3) for t in times],
+        }
     same = sum({t for t, _ in a} == {t for t, _ in b} for a, b in zip(outputs["batched"], outputs["one_at_a_time"]))
-    result = {"benchmark": "batched vs one-state-at-a-time tactic generation (tiny model, beam search)",
-              "states": len(states), "k": args.k, "max_new_tokens": args.max_new_tokens, "repeats": args.repeats,
-              "torch_threads": torch.get_num_threads(), **figures,
-              "speedup": round(figures["one_at_a_time"]["median_seconds"] / figures["batched"]["median_seconds"], 2),
-              "states_with_the_same_tactics": same, "machine": describe_machine(("torch", "transformers"))}
+    result = {
+        "benchmark": "batched vs one-state-at-a-time tactic generation (tiny model, beam search)",
+        "states": len(states),
+        "k": args.k,
+        "max_new_tokens": args.max_new_tokens,
+        "repeats": args.repeats,
+        "torch_threads": torch.get_num_threads(),
+        **figures,
+        "speedup": round(figures["one_at_a_time"]["median_seconds"] / figures["batched"]["median_seconds"], 2),
+        "states_with_the_same_tactics": same,
+        "machine": describe_machine(("torch", "transformers")),
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(f"batched ({args.batch_size}/pass): {figures['batched']['states_per_second']} states/s; one at a time: "
-          f"{figures['one_at_a_time']['states_per_second']} states/s; speedup {result['speedup']}x; "
-          f"same tactics for {same}/{len(states)} states")
+    print(
+        f"batched ({args.batch_size}/pass): {figures['batched']['states_per_second']} states/s; one at a time: "
+        f"{figures['one_at_a_time']['states_per_second']} states/s; speedup {result['speedup']}x; "
+        f"same tactics for {same}/{len(states)} states"
+    )
     return result
 
 

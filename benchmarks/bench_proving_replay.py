@@ -37,26 +37,44 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
 
     from storage.snapshot import build_snapshot
+    from storage.store import Store
     from tasks import checkpoints
     from tasks.proving.config import ProvingSettings
     from tasks.proving.evaluate import prove_theorems, proving_metrics, select_theorems
     from tasks.search import pass_at_k_mean
     from tasks.sft.config import SFTSettings
     from tests.doubles.sample_store import sample_store
-    from storage.store import Store
 
     home = Path(args.home)
     store = Store.open(home) if (home / "store" / "FORMAT_VERSION.json").exists() else sample_store(home)
     snapshot = build_snapshot(store, store.repo_ids())
-    sft = SFTSettings.model_validate({"training": {"max_steps": args.steps, "per_device_train_batch_size": 8,
-                                                   "learning_rate": 3e-3, "logging_steps": 50, "save_steps": 100}})
+    sft = SFTSettings.model_validate(
+        {
+            "training": {
+                "max_steps": args.steps,
+                "per_device_train_batch_size": 8,
+                "learning_rate": 3e-3,
+                "logging_steps": 50,
+                "save_steps": 100,
+            }
+        }
+    )
     started = time.perf_counter()
     checkpoint = checkpoints.train_step(home, store, "sft", sft, snapshot, "random", None)
     train_seconds = time.perf_counter() - started
-    settings = ProvingSettings.model_validate({
-        "backend": {"kind": "replay"}, "generator": {"decoding": "sample", "max_new_tokens": 24, "batch_size": 16},
-        "num_tactics": 8, "max_expansions": 8, "timeout_s": 600, "attempts": args.attempts, "k": 8,
-        "splits": ["train", "test"], "max_theorems": args.max_theorems})
+    settings = ProvingSettings.model_validate(
+        {
+            "backend": {"kind": "replay"},
+            "generator": {"decoding": "sample", "max_new_tokens": 24, "batch_size": 16},
+            "num_tactics": 8,
+            "max_expansions": 8,
+            "timeout_s": 600,
+            "attempts": args.attempts,
+            "k": 8,
+            "splits": ["train", "test"],
+            "max_theorems": args.max_theorems,
+        }
+    )
     theorems = select_theorems(store, store.repo_ids(), "random", settings)
     started = time.perf_counter()
     records = prove_theorems(store, settings, checkpoint.path, theorems, home / "models")
@@ -66,19 +84,34 @@ def main(argv=None) -> dict:
     for split in ("train", "test"):
         recs = [r for r in records if r["split"] == split and not r["errors"]]
         counts = [(r["n"], r["c"]) for r in recs]
-        per_split[split] = {"theorems": len(recs), "replay_pass@1": round(pass_at_k_mean(counts, 1), 4),
-                            "replay_pass@8": round(pass_at_k_mean(counts, 8), 4)}
-    per_repo = [{**m, "repository": names[m["repo_id"]]} for m in proving_metrics(records, settings)
-                if m["metric"].startswith("replay_pass")]
-    result = {"benchmark": "replay pass@1 and pass@8 of the sample's SFT checkpoint (replay figures, not Lean's)",
-              "sft_steps": args.steps, "train_seconds": round(train_seconds, 1), "search_seconds": round(search_seconds, 1),
-              "attempts": args.attempts, "per_split": per_split, "per_repository": per_repo,
-              "errors": sum(r["errors"] > 0 for r in records), "machine": describe_machine(("torch", "transformers", "trl"))}
+        per_split[split] = {
+            "theorems": len(recs),
+            "replay_pass@1": round(pass_at_k_mean(counts, 1), 4),
+            "replay_pass@8": round(pass_at_k_mean(counts, 8), 4),
+        }
+    per_repo = [
+        {**m, "repository": names[m["repo_id"]]}
+        for m in proving_metrics(records, settings)
+        if m["metric"].startswith("replay_pass")
+    ]
+    result = {
+        "benchmark": "replay pass@1 and pass@8 of the sample's SFT checkpoint (replay figures, not Lean's)",
+        "sft_steps": args.steps,
+        "train_seconds": round(train_seconds, 1),
+        "search_seconds": round(search_seconds, 1),
+        "attempts": args.attempts,
+        "per_split": per_split,
+        "per_repository": per_repo,
+        "errors": sum(r["errors"] > 0 for r in records),
+        "machine": describe_machine(("torch", "transformers", "trl")),
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     for split, f in per_split.items():
-        print(f"{split}: replay_pass@1 {f['replay_pass@1']:.3f}, replay_pass@8 {f['replay_pass@8']:.3f} "
-              f"over {f['theorems']} theorems")
+        print(
+            f"{split}: replay_pass@1 {f['replay_pass@1']:.3f}, replay_pass@8 {f['replay_pass@8']:.3f} "
+            f"over {f['theorems']} theorems"
+        )
     return result
 
 

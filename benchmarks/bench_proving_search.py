@@ -44,8 +44,9 @@ class OracleGenerator:
             self.next.setdefault(" ".join(r["state_before"].split()), r["tactic"])
 
     def generate(self, queries, k):
-        return [[("exact wrong_lemma", -0.1), (self.next.get(" ".join(q.goals.split()), "rfl"), -0.2)][:k]
-                for q in queries]
+        return [
+            [("exact wrong_lemma", -0.1), (self.next.get(" ".join(q.goals.split()), "rfl"), -0.2)][:k] for q in queries
+        ]
 
     def generate_proofs(self, queries, n):
         return [[] for _ in queries]
@@ -61,8 +62,11 @@ def theorems_with_traced_proofs(store, count: int):
     from storage.tactic_text import is_sorry
     from tasks.lean import load_theorems
 
-    sorry = {r["full_name"] for r in store.read_table("tactics", columns=["full_name", "tactic"]).to_pylist()
-             if is_sorry(r["tactic"])}
+    sorry = {
+        r["full_name"]
+        for r in store.read_table("tactics", columns=["full_name", "tactic"]).to_pylist()
+        if is_sorry(r["tactic"])
+    }
     specs = [t for t in load_theorems(store, tactic_proofs_only=True) if t.full_name not in sorry]
     return specs[:count]
 
@@ -125,18 +129,33 @@ def main(argv=None) -> dict:
             seconds, proved = run(w, theorems, store, double, tmp)
             times.append(seconds)
         median = statistics.median(times)
-        rows.append({"workers": w, "median_seconds": round(median, 3), "theorems_per_second": round(len(theorems) / median, 3),
-                     "proved": proved, "seconds": [round(t, 3) for t in times]})
+        rows.append(
+            {
+                "workers": w,
+                "median_seconds": round(median, 3),
+                "theorems_per_second": round(len(theorems) / median, 3),
+                "proved": proved,
+                "seconds": [round(t, 3) for t in times],
+            }
+        )
     base = rows[0]["theorems_per_second"] / rows[0]["workers"]
     for r in rows:
         r["parallel_efficiency"] = round(r["theorems_per_second"] / (base * r["workers"]), 3)
-    result = {"benchmark": "proof search throughput against the REPL double", "tactic_delay_ms": args.delay_ms,
-              "theorems": len(theorems), "repeats": args.repeats, "rows": rows, "machine": describe_machine(("lean-interact",))}
+    result = {
+        "benchmark": "proof search throughput against the REPL double",
+        "tactic_delay_ms": args.delay_ms,
+        "theorems": len(theorems),
+        "repeats": args.repeats,
+        "rows": rows,
+        "machine": describe_machine(("lean-interact",)),
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     for r in rows:
-        print(f"{r['workers']} workers: {r['theorems_per_second']:.2f} theorems/s (median {r['median_seconds']:.2f} s, "
-              f"{r['proved']}/{len(theorems)} proved), efficiency {r['parallel_efficiency']:.0%}")
+        print(
+            f"{r['workers']} workers: {r['theorems_per_second']:.2f} theorems/s (median {r['median_seconds']:.2f} s, "
+            f"{r['proved']}/{len(theorems)} proved), efficiency {r['parallel_efficiency']:.0%}"
+        )
     return result
 
 

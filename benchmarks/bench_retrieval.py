@@ -50,8 +50,11 @@ def machine() -> dict:
     try:
         from threadpoolctl import threadpool_info
 
-        info["blas"] = [{k: p.get(k) for k in ("internal_api", "num_threads", "version")} for p in threadpool_info()
-                        if p.get("user_api") == "blas"]
+        info["blas"] = [
+            {k: p.get(k) for k in ("internal_api", "num_threads", "version")}
+            for p in threadpool_info()
+            if p.get("user_api") == "blas"
+        ]
     except ImportError:
         pass
     return info
@@ -68,8 +71,10 @@ def _median_seconds(fn, repeats: int) -> float:
 
 # -- encoding ------------------------------------------------------------------------------------
 def premise_texts(n: int) -> list[str]:
-    return [f"theorem Foo.lemma_{i} (n m : ℕ) (h : n ≤ m + {i}) : n + {i % 7} ≤ m + {i + i % 7} := by omega"
-            for i in range(n)]
+    return [
+        f"theorem Foo.lemma_{i} (n m : ℕ) (h : n ≤ m + {i}) : n + {i % 7} ≤ m + {i + i % 7} := by omega"
+        for i in range(n)
+    ]
 
 
 def bench_encoding(name: str, path: str, n: int, repeats: int, max_seq_len: int, batch_size: int) -> dict:
@@ -82,8 +87,16 @@ def bench_encoding(name: str, path: str, n: int, repeats: int, max_seq_len: int,
     retriever.encode(texts[:batch_size])  # warm-up
     sec = _median_seconds(lambda: retriever.encode(texts), repeats)
     params = sum(p.numel() for p in retriever.encoder.parameters())
-    return {"model": name, "parameters": params, "premises": n, "max_seq_len": max_seq_len,
-            "batch_size": batch_size, "repeats": repeats, "median_s": sec, "premises_per_s": n / sec}
+    return {
+        "model": name,
+        "parameters": params,
+        "premises": n,
+        "max_seq_len": max_seq_len,
+        "batch_size": batch_size,
+        "repeats": repeats,
+        "median_s": sec,
+        "premises_per_s": n / sec,
+    }
 
 
 # -- retrieval -----------------------------------------------------------------------------------
@@ -126,11 +139,21 @@ def bench_retrieval(n: int, repeats: int, baseline_repeats: int, seed: int = 0) 
     project_half = _median_seconds(lambda: search_embeddings(emb, q, K, half), repeats)
     base = _median_seconds(lambda: top_k_python(rows, q_list), baseline_repeats)
     base_rows = _median_seconds(lambda: top_k_numpy_rows(emb, q), baseline_repeats)
-    return {"premises": n, "dim": DIM, "dtype": "float32", "k": K, "embeddings_mib": emb.nbytes / 2**20,
-            "project_median_ms": project * 1e3, "project_half_accessible_median_ms": project_half * 1e3,
-            "python_loop_median_ms": base * 1e3, "numpy_row_loop_median_ms": base_rows * 1e3,
-            "speedup_vs_python_loop": base / project, "repeats": repeats, "baseline_repeats": baseline_repeats,
-            "same_top10": True}
+    return {
+        "premises": n,
+        "dim": DIM,
+        "dtype": "float32",
+        "k": K,
+        "embeddings_mib": emb.nbytes / 2**20,
+        "project_median_ms": project * 1e3,
+        "project_half_accessible_median_ms": project_half * 1e3,
+        "python_loop_median_ms": base * 1e3,
+        "numpy_row_loop_median_ms": base_rows * 1e3,
+        "speedup_vs_python_loop": base / project,
+        "repeats": repeats,
+        "baseline_repeats": baseline_repeats,
+        "same_top10": True,
+    }
 
 
 def main(argv=None) -> dict:
@@ -167,18 +190,24 @@ def main(argv=None) -> dict:
         for name, path in models:
             r = bench_encoding(name, path, a.encode, a.encode_repeats, a.max_seq_len, a.batch_size)
             result["encoding"].append(r)
-            print(f"  {name:28s} {r['parameters'] / 1e6:6.2f}M params  {r['median_s']:7.3f} s  "
-                  f"{r['premises_per_s']:9.1f} premises/s")
+            print(
+                f"  {name:28s} {r['parameters'] / 1e6:6.2f}M params  {r['median_s']:7.3f} s  "
+                f"{r['premises_per_s']:9.1f} premises/s"
+            )
 
     print(f"\ntop-{K} of one query over cached {DIM}-d float32 embeddings, CPU, default threads (medians, ms):")
-    print(f"  {'premises':>9s} {'project':>9s} {'project, half acc.':>19s} {'python loop':>12s} "
-          f"{'numpy-row loop':>15s} {'speedup':>9s}")
+    print(
+        f"  {'premises':>9s} {'project':>9s} {'project, half acc.':>19s} {'python loop':>12s} "
+        f"{'numpy-row loop':>15s} {'speedup':>9s}"
+    )
     for n in a.sizes:
         r = bench_retrieval(n, a.repeats, a.baseline_repeats)
         result["retrieval"].append(r)
-        print(f"  {n:9d} {r['project_median_ms']:9.2f} {r['project_half_accessible_median_ms']:19.2f} "
-              f"{r['python_loop_median_ms']:12.1f} {r['numpy_row_loop_median_ms']:15.1f} "
-              f"{r['speedup_vs_python_loop']:8.0f}x")
+        print(
+            f"  {n:9d} {r['project_median_ms']:9.2f} {r['project_half_accessible_median_ms']:19.2f} "
+            f"{r['python_loop_median_ms']:12.1f} {r['numpy_row_loop_median_ms']:15.1f} "
+            f"{r['speedup_vs_python_loop']:8.0f}x"
+        )
     # Other processes on a small machine stall multi-threaded BLAS by whole scheduler ticks: record the load.
     result["load_average_1m"] = {"start": load_start, "end": os.getloadavg()[0]}
     print(f"load average (1 min): {load_start:.2f} at start, {os.getloadavg()[0]:.2f} at the end")

@@ -60,7 +60,7 @@ def main() -> None:
     def batched():
         out = []
         for i in range(0, len(states), args.batch):
-            out += generate_tactics_batch(model, tokenizer, states[i:i + args.batch], 4, **kw)
+            out += generate_tactics_batch(model, tokenizer, states[i : i + args.batch], 4, **kw)
         return out
 
     timings = {"one_per_call": [], "batched": []}
@@ -73,9 +73,15 @@ def main() -> None:
     same = [[t for t, _ in a] for a in results["one_per_call"]] == [[t for t, _ in b] for b in results["batched"]]
     medians = {k: statistics.median(v) for k, v in timings.items()}
     report = {
-        "states": len(states), "batch": args.batch, "beams": 4, "max_new_tokens": 48, "repeats": args.repeats,
-        "median_seconds": medians, "speedup": medians["one_per_call"] / medians["batched"],
-        "same_tactics": same, "machine": describe_machine(("torch", "transformers")),
+        "states": len(states),
+        "batch": args.batch,
+        "beams": 4,
+        "max_new_tokens": 48,
+        "repeats": args.repeats,
+        "median_seconds": medians,
+        "speedup": medians["one_per_call"] / medians["batched"],
+        "same_tactics": same,
+        "machine": describe_machine(("torch", "transformers")),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")

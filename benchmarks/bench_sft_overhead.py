@@ -79,12 +79,24 @@ def main() -> None:
         snapshot = build_snapshot(store, store.repo_ids())
         cache = work / "models"
         base = resolve_model(TINY_CAUSAL_LM, cache)
-        settings = SFTSettings(training={
-            "max_steps": a.steps, "per_device_train_batch_size": a.batch, "save_strategy": "no",
-            "logging_steps": 10_000, "disable_tqdm": True, "seed": 0, "include_num_input_tokens_seen": "non_padding"})
+        settings = SFTSettings(
+            training={
+                "max_steps": a.steps,
+                "per_device_train_batch_size": a.batch,
+                "save_strategy": "no",
+                "logging_steps": 10_000,
+                "disable_tqdm": True,
+                "seed": 0,
+                "include_num_input_tokens_seen": "non_padding",
+            }
+        )
         tokenizer = PreTrainedTokenizerFast.from_pretrained(base)
-        examples = build_examples(read_tactics(snapshot, "random", "train"), settings.system_prompt,
-                                  tokenizer=tokenizer, max_state_tokens=settings.max_state_tokens)
+        examples = build_examples(
+            read_tactics(snapshot, "random", "train"),
+            settings.system_prompt,
+            tokenizer=tokenizer,
+            max_state_tokens=settings.max_state_tokens,
+        )
         dataset = examples.to_dataset()
 
         def plain(i: int) -> dict:
@@ -103,8 +115,16 @@ def main() -> None:
         def dojoflow(i: int) -> dict:
             cb = Tokens()
             t, c = time.perf_counter(), time.process_time()
-            train_sft(settings, snapshot, "random", None, work / f"dojo-{i}", work / f"dojo-work-{i}",
-                      model_cache_dir=cache, callbacks=[cb])
+            train_sft(
+                settings,
+                snapshot,
+                "random",
+                None,
+                work / f"dojo-{i}",
+                work / f"dojo-work-{i}",
+                model_cache_dir=cache,
+                callbacks=[cb],
+            )
             return {"wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c, **cb.figures()}
 
         plain(-1), dojoflow(-1)  # warm-up: first-call imports and caches, not counted
@@ -120,18 +140,35 @@ def main() -> None:
             for k in ("wall_s", "cpu_s", "loop_s", "loop_cpu_s"):
                 side[f"tokens_per_{k}"] = side["tokens"] / side[k]
         overhead = {k: med["dojoflow"][k] / med["plain"][k] - 1 for k in ("wall_s", "cpu_s", "loop_s", "loop_cpu_s")}
-        print(f"{len(examples)} examples, {a.steps} steps x batch {a.batch}, tiny model, torch {torch.__version__}, "
-              f"{where['cpu_model']}, nproc {where['nproc']}, load {where['loadavg']}; medians of {a.repeat}")
-        print(f"{'':10} {'tokens':>7} | {'end to end: wall s':>18} {'tokens/s':>8} {'CPU s':>6} {'tokens/CPU s':>12} | "
-              f"{'train loop: wall s':>18} {'tokens/s':>8} {'CPU s':>6} {'tokens/CPU s':>12}")
+        print(
+            f"{len(examples)} examples, {a.steps} steps x batch {a.batch}, tiny model, torch {torch.__version__}, "
+            f"{where['cpu_model']}, nproc {where['nproc']}, load {where['loadavg']}; medians of {a.repeat}"
+        )
+        print(
+            f"{'':10} {'tokens':>7} | {'end to end: wall s':>18} {'tokens/s':>8} {'CPU s':>6} {'tokens/CPU s':>12} | "
+            f"{'train loop: wall s':>18} {'tokens/s':>8} {'CPU s':>6} {'tokens/CPU s':>12}"
+        )
         for side, m in med.items():
-            print(f"{side:10} {m['tokens']:>7.0f} | {m['wall_s']:>18.2f} {m['tokens_per_wall_s']:>8.0f} {m['cpu_s']:>6.2f} "
-                  f"{m['tokens_per_cpu_s']:>12.0f} | {m['loop_s']:>18.2f} {m['tokens_per_loop_s']:>8.0f} "
-                  f"{m['loop_cpu_s']:>6.2f} {m['tokens_per_loop_cpu_s']:>12.0f}")
+            print(
+                f"{side:10} {m['tokens']:>7.0f} | {m['wall_s']:>18.2f} {m['tokens_per_wall_s']:>8.0f} {m['cpu_s']:>6.2f} "
+                f"{m['tokens_per_cpu_s']:>12.0f} | {m['loop_s']:>18.2f} {m['tokens_per_loop_s']:>8.0f} "
+                f"{m['loop_cpu_s']:>6.2f} {m['tokens_per_loop_cpu_s']:>12.0f}"
+            )
         print("Dojoflow overhead (time over plain TRL's): " + ", ".join(f"{k} {v:+.1%}" for k, v in overhead.items()))
-        write_json(a.out, {"examples": len(examples), "steps": a.steps, "batch": a.batch, "repeat": a.repeat,
-                           "torch_threads": torch.get_num_threads(), "machine": where, "medians": med,
-                           "overhead": overhead, "runs": runs})
+        write_json(
+            a.out,
+            {
+                "examples": len(examples),
+                "steps": a.steps,
+                "batch": a.batch,
+                "repeat": a.repeat,
+                "torch_threads": torch.get_num_threads(),
+                "machine": where,
+                "medians": med,
+                "overhead": overhead,
+                "runs": runs,
+            },
+        )
         print(f"results: {a.out}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

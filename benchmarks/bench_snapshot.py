@@ -99,9 +99,14 @@ def step_dojoflow(work: Path, k: int) -> dict:
         build_snapshot(store, earlier + [added[0].repo_id])
     t2 = time.perf_counter()
     w2, growth = _wchar(), _dir_bytes(store.root) - before
-    return {"ingest_s": t1 - t0, "snapshot_s": t2 - t1, "growth_bytes": growth,
-            "bytes_written": w2 - w0 if w0 is not None else growth,
-            "snapshot_bytes_written": w2 - w1 if w0 is not None else None, **gc_watch.figures()}
+    return {
+        "ingest_s": t1 - t0,
+        "snapshot_s": t2 - t1,
+        "growth_bytes": growth,
+        "bytes_written": w2 - w0 if w0 is not None else growth,
+        "snapshot_bytes_written": w2 - w1 if w0 is not None else None,
+        **gc_watch.figures(),
+    }
 
 
 def step_json_baseline(work: Path, k: int) -> dict:
@@ -114,8 +119,9 @@ def step_json_baseline(work: Path, k: int) -> dict:
     exp = work / "exports" / f"repo{k}"
     theorems = [t for s in ("train", "val", "test") for t in json.loads((exp / "random" / f"{s}.json").read_text())]
     corpus = [json.loads(x) for x in (exp / "corpus.jsonl").read_text().splitlines()]
-    db["repositories"].append({"url": theorems[0]["url"], "commit": theorems[0]["commit"],
-                               "theorems": theorems, "corpus": corpus})
+    db["repositories"].append(
+        {"url": theorems[0]["url"], "commit": theorems[0]["commit"], "theorems": theorems, "corpus": corpus}
+    )
     db_path.write_text(json.dumps(db))
     gc.collect()  # as on the dojoflow side
     t1, w1 = time.perf_counter(), _wchar()
@@ -124,9 +130,14 @@ def step_json_baseline(work: Path, k: int) -> dict:
         _export_merged_data(db, out)
     t2 = time.perf_counter()
     w2, growth = _wchar(), _dir_bytes(out) + db_path.stat().st_size  # both rewritten whole at every step
-    return {"ingest_s": t1 - t0, "snapshot_s": t2 - t1, "growth_bytes": growth,
-            "bytes_written": w2 - w0 if w0 is not None else growth,
-            "snapshot_bytes_written": w2 - w1 if w0 is not None else None, **gc_watch.figures()}
+    return {
+        "ingest_s": t1 - t0,
+        "snapshot_s": t2 - t1,
+        "growth_bytes": growth,
+        "bytes_written": w2 - w0 if w0 is not None else growth,
+        "snapshot_bytes_written": w2 - w1 if w0 is not None else None,
+        **gc_watch.figures(),
+    }
 
 
 def _export_merged_data(db: dict, out: Path) -> None:
@@ -142,7 +153,7 @@ def _export_merged_data(db: dict, out: Path) -> None:
         order = list(range(len(all_theorems)))
         random.Random(kind).shuffle(order)  # LeanDojo-v2 recomputes the splits at every step
         n = max(1, len(order) // 10)
-        parts = {"val": order[:n], "test": order[n:2 * n], "train": order[2 * n:]}
+        parts = {"val": order[:n], "test": order[n : 2 * n], "train": order[2 * n :]}
         for split, idx in parts.items():
             (out / kind / f"{split}.json").write_text(json.dumps([all_theorems[i] for i in idx]))
     with open(out / "corpus.jsonl", "w") as f:
@@ -155,8 +166,10 @@ def machine() -> dict:
     # Read, not imported: importing pyarrow here would raise every child's peak RSS
     # (Linux carries the parent's high-water mark through fork and exec).
     fmt = re.search(r"^FORMAT_VERSION = (\d+)", (ROOT / "storage" / "schemas.py").read_text(), re.M)
-    return {**describe_machine(("pyarrow", "duckdb", "pydantic")),
-            "store_format_version": int(fmt.group(1)) if fmt else None}
+    return {
+        **describe_machine(("pyarrow", "duckdb", "pydantic")),
+        "store_format_version": int(fmt.group(1)) if fmt else None,
+    }
 
 
 def _child(kind: str, work: str, k: int) -> None:
@@ -166,8 +179,14 @@ def _child(kind: str, work: str, k: int) -> None:
 
 
 def _run_child(kind: str, work: Path, k: int) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", kind, str(work), str(k)], cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(work), str(k)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -177,16 +196,20 @@ def main() -> None:
     ap.add_argument("--theorems", type=int, default=400)
     ap.add_argument("--tactics", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3, help="Whole sequences to run; figures are per-step medians.")
-    ap.add_argument("--out", type=Path, default=None,
-                    help="Where to write the results as JSON (default: benchmarks/results/snapshot-<R>x<T>.json).")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="Where to write the results as JSON (default: benchmarks/results/snapshot-<R>x<T>.json).",
+    )
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         return _child(a.child[0], a.child[1], int(a.child[2]))
 
-    from storage.synthetic import write_synthetic_export
-
     import statistics
+
+    from storage.synthetic import write_synthetic_export
 
     where = machine()  # before the runs: the load average then is the load the runs met
     work = Path(tempfile.mkdtemp(prefix="dojoflow-bench-"))
@@ -194,7 +217,7 @@ def main() -> None:
         for k in range(1, a.repos + 1):
             write_synthetic_export(work / "exports" / f"repo{k}", f"repo{k}", a.theorems, a.tactics, seed=k)
         runs = []
-        for rep in range(a.repeat):
+        for _rep in range(a.repeat):
             for sub in ("home", "baseline"):
                 shutil.rmtree(work / sub, ignore_errors=True)
             runs.append([(_run_child("dojoflow", work, k), _run_child("json", work, k)) for k in range(1, a.repos + 1)])
@@ -205,33 +228,51 @@ def main() -> None:
             return {key: statistics.median(v) if None not in v else None for key, v in values.items()}
 
         rows = []
-        print(f"{a.repos} repositories x {a.theorems} theorems x ~{a.tactics} tactics; medians of {a.repeat} runs; "
-              f"{where['cpu_model']}, nproc {where['nproc']}, load {where['loadavg']}, Python {where['python']}, "
-              f"pyarrow {where['versions']['pyarrow']}, duckdb {where['versions']['duckdb']}")
-        print(f"{'k':>3} {'ingest s':>9} {'snapshot s':>10} {'json db s':>10} {'json export s':>13} "
-              f"{'ratio':>7} {'RSS MiB d/j':>13} {'MiB written d/j':>16} {'GCs d/j':>8}")
+        print(
+            f"{a.repos} repositories x {a.theorems} theorems x ~{a.tactics} tactics; medians of {a.repeat} runs; "
+            f"{where['cpu_model']}, nproc {where['nproc']}, load {where['loadavg']}, Python {where['python']}, "
+            f"pyarrow {where['versions']['pyarrow']}, duckdb {where['versions']['duckdb']}"
+        )
+        print(
+            f"{'k':>3} {'ingest s':>9} {'snapshot s':>10} {'json db s':>10} {'json export s':>13} "
+            f"{'ratio':>7} {'RSS MiB d/j':>13} {'MiB written d/j':>16} {'GCs d/j':>8}"
+        )
         for k in range(1, a.repos + 1):
             d, j = median(0, k), median(1, k)
             ratio = j["snapshot_s"] / d["snapshot_s"]
             rows.append({"k": k, "dojoflow": d, "json": j, "export_over_snapshot": ratio})
-            print(f"{k:>3} {d['ingest_s']:>9.3f} {d['snapshot_s']:>10.3f} {j['ingest_s']:>10.3f} {j['snapshot_s']:>13.3f} "
-                  f"{ratio:>6.1f}x {d['peak_rss_mib']:>6.0f}/{j['peak_rss_mib']:<6.0f} "
-                  f"{d['bytes_written'] / 2**20:>7.1f}/{j['bytes_written'] / 2**20:<7.1f} "
-                  f"{d['snapshot_gc_collections']:>3.0f}/{j['snapshot_gc_collections']:<4.0f}")
+            print(
+                f"{k:>3} {d['ingest_s']:>9.3f} {d['snapshot_s']:>10.3f} {j['ingest_s']:>10.3f} {j['snapshot_s']:>13.3f} "
+                f"{ratio:>6.1f}x {d['peak_rss_mib']:>6.0f}/{j['peak_rss_mib']:<6.0f} "
+                f"{d['bytes_written'] / 2**20:>7.1f}/{j['bytes_written'] / 2**20:<7.1f} "
+                f"{d['snapshot_gc_collections']:>3.0f}/{j['snapshot_gc_collections']:<4.0f}"
+            )
         snaps = [r["dojoflow"]["snapshot_s"] for r in rows]
         # Step 1 also builds the catalog's `snapshots` view (the first manifest): fit the trend from step 2.
         ks, ys = list(range(2, a.repos + 1)), snaps[1:]
         slope = statistics.linear_regression(ks, ys).slope if len(ks) >= 2 else None
-        print(f"snapshot seconds: step 1 {snaps[0]:.3f}, step 2 {snaps[1] if len(snaps) > 1 else float('nan'):.3f}, "
-              f"step {a.repos} {snaps[-1]:.3f}; trend from step 2: "
-              f"{'n/a' if slope is None else f'{slope * 1000:+.1f} ms per added repository'}; "
-              f"JSON export at the last step is {rows[-1]['export_over_snapshot']:.1f}x the snapshot")
+        print(
+            f"snapshot seconds: step 1 {snaps[0]:.3f}, step 2 {snaps[1] if len(snaps) > 1 else float('nan'):.3f}, "
+            f"step {a.repos} {snaps[-1]:.3f}; trend from step 2: "
+            f"{'n/a' if slope is None else f'{slope * 1000:+.1f} ms per added repository'}; "
+            f"JSON export at the last step is {rows[-1]['export_over_snapshot']:.1f}x the snapshot"
+        )
         from storage.atomic import write_json
 
         out = a.out or ROOT / "benchmarks" / "results" / f"snapshot-{a.repos}x{a.theorems}.json"
-        write_json(out, {"repos": a.repos, "theorems": a.theorems, "tactics": a.tactics, "repeat": a.repeat,
-                         "machine": where, "load_after": os.getloadavg() if hasattr(os, "getloadavg") else None,
-                         "snapshot_trend_s_per_repo": slope, "steps": rows})
+        write_json(
+            out,
+            {
+                "repos": a.repos,
+                "theorems": a.theorems,
+                "tactics": a.tactics,
+                "repeat": a.repeat,
+                "machine": where,
+                "load_after": os.getloadavg() if hasattr(os, "getloadavg") else None,
+                "snapshot_trend_s_per_repo": slope,
+                "steps": rows,
+            },
+        )
         print(f"results: {out}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -111,8 +111,11 @@ def one_run(work: Path, repos: int, log=None) -> dict:
         step["store_bytes"] = _dir_bytes(work / "home" / "store")
         steps.append(step)
         if log:
-            print(f"k={k}: LeanDojo-v2 export {peer['export_s']:.2f} s, Dojoflow export {step['export']['wall_s']:.2f} s",
-                  file=log, flush=True)
+            print(
+                f"k={k}: LeanDojo-v2 export {peer['export_s']:.2f} s, Dojoflow export {step['export']['wall_s']:.2f} s",
+                file=log,
+                flush=True,
+            )
     all_in_one = dojoflow("import-all", work, repos)
     serial = dojoflow("import-all-serial", work, repos)
     loads = leandojo_v2(["load", str(work / "dojoflow-export")])
@@ -130,14 +133,23 @@ def summarise(runs: list, a, where: dict, input_bytes: int, out: Path) -> None:
         return med(values)
 
     rows = []
-    print(f"{a.repos} repositories x {a.theorems} theorems x ~{a.tactics} tactics; medians of {len(runs)} runs; "
-          f"{where['cpu_model']}, nproc {where['nproc']}, load at start {where['loadavg']}")
-    print(f"{'k':>3} | {'export s: LDv2 / dojo (x)':>28} | {'CPU s LDv2/dojo':>15} | {'peak MiB LDv2/dojo':>18} | "
-          f"{'ingest k s: LDv2/dojo':>21} | {'snapshot s':>10} | {'MB: store / LDv2 JSON':>21}")
+    print(
+        f"{a.repos} repositories x {a.theorems} theorems x ~{a.tactics} tactics; medians of {len(runs)} runs; "
+        f"{where['cpu_model']}, nproc {where['nproc']}, load at start {where['loadavg']}"
+    )
+    print(
+        f"{'k':>3} | {'export s: LDv2 / dojo (x)':>28} | {'CPU s LDv2/dojo':>15} | {'peak MiB LDv2/dojo':>18} | "
+        f"{'ingest k s: LDv2/dojo':>21} | {'snapshot s':>10} | {'MB: store / LDv2 JSON':>21}"
+    )
     for k in range(1, a.repos + 1):
         row = {"k": k}
-        for side, key in (("leandojo_v2", "export_s"), ("leandojo_v2", "ingest_s"), ("leandojo_v2", "peak_rss_mib"),
-                          ("leandojo_v2", "cpu_s"), ("leandojo_v2", "bytes")):
+        for side, key in (
+            ("leandojo_v2", "export_s"),
+            ("leandojo_v2", "ingest_s"),
+            ("leandojo_v2", "peak_rss_mib"),
+            ("leandojo_v2", "cpu_s"),
+            ("leandojo_v2", "bytes"),
+        ):
             row[f"leandojo_v2_{key}"] = m(k, side, key)
         for op in ("import", "snapshot", "export"):
             for key in ("wall_s", "cpu_s", "peak_rss_mib"):
@@ -146,30 +158,49 @@ def summarise(runs: list, a, where: dict, input_bytes: int, out: Path) -> None:
         row["store_bytes"] = med([r["steps"][k - 1]["store_bytes"] for r in runs])
         row["export_speedup"] = row["leandojo_v2_export_s"] / row["dojoflow_export_wall_s"]
         rows.append(row)
-        print(f"{k:>3} | {row['leandojo_v2_export_s']:>9.2f} / {row['dojoflow_export_wall_s']:>6.2f} "
-              f"({row['export_speedup']:>5.1f}x) | {row['leandojo_v2_cpu_s']:>6.1f}/{row['dojoflow_export_cpu_s']:<6.1f} | "
-              f"{row['leandojo_v2_peak_rss_mib']:>7.0f}/{row['dojoflow_export_peak_rss_mib']:<8.0f} | "
-              f"{row['leandojo_v2_ingest_s']:>9.2f}/{row['dojoflow_import_wall_s']:<9.2f} | "
-              f"{row['dojoflow_snapshot_wall_s']:>10.3f} | {row['store_bytes'] / 1e6:>8.1f} / {row['leandojo_v2_bytes'] / 1e6:<8.1f}")
+        print(
+            f"{k:>3} | {row['leandojo_v2_export_s']:>9.2f} / {row['dojoflow_export_wall_s']:>6.2f} "
+            f"({row['export_speedup']:>5.1f}x) | {row['leandojo_v2_cpu_s']:>6.1f}/{row['dojoflow_export_cpu_s']:<6.1f} | "
+            f"{row['leandojo_v2_peak_rss_mib']:>7.0f}/{row['dojoflow_export_peak_rss_mib']:<8.0f} | "
+            f"{row['leandojo_v2_ingest_s']:>9.2f}/{row['dojoflow_import_wall_s']:<9.2f} | "
+            f"{row['dojoflow_snapshot_wall_s']:>10.3f} | {row['store_bytes'] / 1e6:>8.1f} / {row['leandojo_v2_bytes'] / 1e6:<8.1f}"
+        )
     peer_ingest_all = med([sum(r["steps"][-1]["leandojo_v2"]["ingest_s"]) for r in runs])
     import_all = {key: med([r["import_all"][key] for r in runs]) for key in ("wall_s", "cpu_s", "peak_rss_mib")}
     serial = {key: med([r["import_all_serial"][key] for r in runs]) for key in ("wall_s", "cpu_s", "peak_rss_mib")}
     one_by_one = med([sum(s["import"]["wall_s"] for s in r["steps"]) for r in runs])
-    print(f"ingest of all {a.repos}: LeanDojo-v2 {peer_ingest_all:.2f} s (in memory, nothing written); Dojoflow "
-          f"{import_all['wall_s']:.2f} s in one `import_exports` call (peak {import_all['peak_rss_mib']:.0f} MiB; "
-          f"{serial['wall_s']:.2f} s with one process), "
-          f"{one_by_one:.2f} s as {a.repos} imports")
-    print(f"input exports {input_bytes / 1e6:.1f} MB; store after {a.repos} {rows[-1]['store_bytes'] / 1e6:.1f} MB; "
-          f"LeanDojo-v2 merged JSON {rows[-1]['leandojo_v2_bytes'] / 1e6:.1f} MB; "
-          f"LeanDojo-v2 loads Dojoflow's export: {runs[-1]['peer_loads_dojoflow_export']}")
+    print(
+        f"ingest of all {a.repos}: LeanDojo-v2 {peer_ingest_all:.2f} s (in memory, nothing written); Dojoflow "
+        f"{import_all['wall_s']:.2f} s in one `import_exports` call (peak {import_all['peak_rss_mib']:.0f} MiB; "
+        f"{serial['wall_s']:.2f} s with one process), "
+        f"{one_by_one:.2f} s as {a.repos} imports"
+    )
+    print(
+        f"input exports {input_bytes / 1e6:.1f} MB; store after {a.repos} {rows[-1]['store_bytes'] / 1e6:.1f} MB; "
+        f"LeanDojo-v2 merged JSON {rows[-1]['leandojo_v2_bytes'] / 1e6:.1f} MB; "
+        f"LeanDojo-v2 loads Dojoflow's export: {runs[-1]['peer_loads_dojoflow_export']}"
+    )
     from storage.atomic import write_json
 
-    write_json(out, {"repos": a.repos, "theorems": a.theorems, "tactics": a.tactics, "repeat": len(runs),
-                     "machine": where, "load_after": os.getloadavg(), "input_export_bytes": input_bytes,
-                     "steps": rows, "leandojo_v2_ingest_all_s": peer_ingest_all, "dojoflow_import_all": import_all,
-                     "dojoflow_import_all_one_process": serial,
-                     "dojoflow_import_one_by_one_s": one_by_one,
-                     "leandojo_v2_loads_dojoflow_export": runs[-1]["peer_loads_dojoflow_export"], "runs": runs})
+    write_json(
+        out,
+        {
+            "repos": a.repos,
+            "theorems": a.theorems,
+            "tactics": a.tactics,
+            "repeat": len(runs),
+            "machine": where,
+            "load_after": os.getloadavg(),
+            "input_export_bytes": input_bytes,
+            "steps": rows,
+            "leandojo_v2_ingest_all_s": peer_ingest_all,
+            "dojoflow_import_all": import_all,
+            "dojoflow_import_all_one_process": serial,
+            "dojoflow_import_one_by_one_s": one_by_one,
+            "leandojo_v2_loads_dojoflow_export": runs[-1]["peer_loads_dojoflow_export"],
+            "runs": runs,
+        },
+    )
     print(f"results: {out}", flush=True)
 
 
@@ -179,18 +210,34 @@ def compare_ingest(work: Path, a, where: dict) -> None:
     for _ in range(a.repeat):
         runs["leandojo_v2"].append(leandojo_v2(["ingest-only", str(a.repos), str(work / "exports")]))
         runs["dojoflow"].append(dojoflow("import-all-serial", work, a.repos))
-    med = {side: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "op_cpu_s", "peak_rss_mib")
-                  if k in rs[0]} for side, rs in runs.items()}
-    print(f"ingest of {a.repos} x {a.theorems}: medians of {a.repeat}; {where['cpu_model']}, nproc {where['nproc']}, "
-          f"load at start {where['loadavg']}")
+    med = {
+        side: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "op_cpu_s", "peak_rss_mib") if k in rs[0]}
+        for side, rs in runs.items()
+    }
+    print(
+        f"ingest of {a.repos} x {a.theorems}: medians of {a.repeat}; {where['cpu_model']}, nproc {where['nproc']}, "
+        f"load at start {where['loadavg']}"
+    )
     for side, m in med.items():
-        print(f"{side:12} wall {m['wall_s']:.2f} s, CPU {m['op_cpu_s']:.2f} s" +
-              (f", peak {m['peak_rss_mib']:.0f} MiB" if "peak_rss_mib" in m else ""))
+        print(
+            f"{side:12} wall {m['wall_s']:.2f} s, CPU {m['op_cpu_s']:.2f} s"
+            + (f", peak {m['peak_rss_mib']:.0f} MiB" if "peak_rss_mib" in m else "")
+        )
     from storage.atomic import write_json
 
     out = a.out or ROOT / "benchmarks" / "results" / f"ingest-vs-leandojo-v2-{a.repos}x{a.theorems}.json"
-    write_json(out, {"repos": a.repos, "theorems": a.theorems, "repeat": a.repeat, "machine": where,
-                     "load_after": os.getloadavg(), "medians": med, "runs": runs})
+    write_json(
+        out,
+        {
+            "repos": a.repos,
+            "theorems": a.theorems,
+            "repeat": a.repeat,
+            "machine": where,
+            "load_after": os.getloadavg(),
+            "medians": med,
+            "runs": runs,
+        },
+    )
     print(f"results: {out}", flush=True)
 
 
@@ -201,9 +248,12 @@ def main() -> None:
     ap.add_argument("--tactics", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--ingest-only", action="store_true",
-                    help="Only compare ingesting all repositories: LeanDojo-v2's in-memory ingest against Dojoflow's "
-                         "import_exports in one process, wall and CPU seconds of the operation itself.")
+    ap.add_argument(
+        "--ingest-only",
+        action="store_true",
+        help="Only compare ingesting all repositories: LeanDojo-v2's in-memory ingest against Dojoflow's "
+        "import_exports in one process, wall and CPU seconds of the operation itself.",
+    )
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -225,7 +275,7 @@ def main() -> None:
             return compare_ingest(work, a, where)
         runs = []
         out = a.out or ROOT / "benchmarks" / "results" / f"vs-leandojo-v2-{a.repos}x{a.theorems}.json"
-        for rep in range(a.repeat):
+        for _rep in range(a.repeat):
             runs.append(one_run(work, a.repos, log=sys.stderr))
             # Figures after every run: a long run cut short still leaves the medians so far.
             summarise(runs, a, where, input_bytes, out)

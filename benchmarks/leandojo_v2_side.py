@@ -27,12 +27,19 @@ logger.remove()  # its INFO lines would be timed as part of the export
 def load_repository(export: Path, date: datetime.datetime) -> Repository:
     meta = json.loads((export / "metadata.json").read_text())
     url, commit = meta["from_repo"]["url"], meta["from_repo"]["commit"]
-    return Repository.from_dict({
-        "url": url, "name": url.rstrip("/").split("/")[-1], "commit": commit, "lean_version": "v4.20.0",
-        "lean_dojo_version": meta.get("leandojo_version", "4.20.0"), "metadata": {"date_processed": date},
-        "theorems_folder": str(export / "random"), "premise_files_corpus": str(export / "corpus.jsonl"),
-        "files_traced": str(export / "traced_files.jsonl"),
-    })
+    return Repository.from_dict(
+        {
+            "url": url,
+            "name": url.rstrip("/").split("/")[-1],
+            "commit": commit,
+            "lean_version": "v4.20.0",
+            "lean_dojo_version": meta.get("leandojo_version", "4.20.0"),
+            "metadata": {"date_processed": date},
+            "theorems_folder": str(export / "random"),
+            "premise_files_corpus": str(export / "corpus.jsonl"),
+            "files_traced": str(export / "traced_files.jsonl"),
+        }
+    )
 
 
 def main() -> None:
@@ -50,8 +57,15 @@ def main() -> None:
         repos.append(load_repository(exports / f"repo{i}", datetime.datetime(2026, 1, 1) + datetime.timedelta(days=i)))
         ingest.append(time.perf_counter() - t)
     if op == "ingest-only":
-        print(json.dumps({"wall_s": sum(ingest), "op_cpu_s": time.process_time() - cpu,
-                          "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+        print(
+            json.dumps(
+                {
+                    "wall_s": sum(ingest),
+                    "op_cpu_s": time.process_time() - cpu,
+                    "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                }
+            )
+        )
         return
     out = Path(sys.argv[4])
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,8 +73,15 @@ def main() -> None:
         t = time.perf_counter()
         db.export_merged_data(repos, out)
         export_s = time.perf_counter() - t
-    print(json.dumps({"ingest_s": ingest, "export_s": export_s,
-                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps(
+            {
+                "ingest_s": ingest,
+                "export_s": export_s,
+                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

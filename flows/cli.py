@@ -38,12 +38,15 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split
 app.add_typer(__import__("flows.grpo_cli", fromlist=["app"]).app, name="grpo")  # dojoflow grpo ... (flows/grpo_cli.py)
 
 Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
-FormatOption = Annotated[Optional[Format], typer.Option(
-    "--format", help="table (the default on a terminal), csv (the default when piped) or json.")]
+FormatOption = Annotated[
+    Optional[Format],
+    typer.Option("--format", help="table (the default on a terminal), csv (the default when piped) or json."),
+]
 
 
 def command(name: str | None = None):
     """`app.command`, and every DojoflowError becomes one line and exit code 2."""
+
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args, **kwargs):
@@ -51,7 +54,9 @@ def command(name: str | None = None):
                 return fn(*args, **kwargs)
             except DojoflowError as e:
                 _fail(e)
+
         return app.command(name)(run)
+
     return wrap
 
 
@@ -85,8 +90,9 @@ def _home(home):
             if not p.is_dir():
                 shown = home if home is not None else f"DOJOFLOW_HOME={resolved}"
                 problem = "is a file, not a folder" if p == resolved else f"is inside {p}, which is a file"
-                raise InputError(shown, problem,
-                                 "give --home (or DOJOFLOW_HOME) a folder, new or holding a Dojoflow home")
+                raise InputError(
+                    shown, problem, "give --home (or DOJOFLOW_HOME) a folder, new or holding a Dojoflow home"
+                )
             break
     return resolved
 
@@ -120,8 +126,13 @@ def _added_rows(results) -> list[dict]:
 
 @command("import")
 def import_cmd(
-    paths: Annotated[list[Path], typer.Argument(help="LeanDojo export folders (random/, novel_premises/, corpus.jsonl ...); "
-                                                     "several are imported together, in one commit.")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="LeanDojo export folders (random/, novel_premises/, corpus.jsonl ...); "
+            "several are imported together, in one commit."
+        ),
+    ],
     replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
     val_fraction: Annotated[float, typer.Option(help="Val share for splits the export does not carry.")] = 0.1,
     test_fraction: Annotated[float, typer.Option(help="Test share for splits the export does not carry.")] = 0.1,
@@ -132,8 +143,10 @@ def import_cmd(
     from storage.leandojo import read_exports
     from storage.splits import SplitSettings
 
-    settings = from_options(SplitSettings, {"val_fraction": ("--val-fraction", val_fraction),
-                                            "test_fraction": ("--test-fraction", test_fraction)})
+    settings = from_options(
+        SplitSettings,
+        {"val_fraction": ("--val-fraction", val_fraction), "test_fraction": ("--test-fraction", test_fraction)},
+    )
     repos = read_exports(paths, settings)  # validated before the store is opened (or created)
     results = _store(home).ingest(repos, replace=replace)
     title = f"imported {paths[0]}" if len(paths) == 1 else f"imported {len(paths)} exports"
@@ -151,8 +164,12 @@ def migrate_cmd(home: Home = None):
         return
     for line in report.steps:
         say("  {}", line)
-    say("migrated the store at {} from format version {} to {}", report.store_root, report.from_version,
-        report.to_version)
+    say(
+        "migrated the store at {} from format version {} to {}",
+        report.store_root,
+        report.from_version,
+        report.to_version,
+    )
 
 
 @command("repair")
@@ -178,7 +195,9 @@ def repair_cmd(home: Home = None):
 @command("export")
 def export_cmd(
     out: Annotated[Path, typer.Argument(help="A new folder to write the LeanDojo export into.")],
-    repo: Annotated[Optional[list[str]], typer.Option("--repo", help="URL, URL@COMMIT or repo id; repeat. Default: all.")] = None,
+    repo: Annotated[
+        Optional[list[str]], typer.Option("--repo", help="URL, URL@COMMIT or repo id; repeat. Default: all.")
+    ] = None,
     home: Home = None,
 ):
     """Write repositories from the store in LeanDojo's layout (readable by LeanDojo tooling)."""
@@ -193,7 +212,9 @@ def export_cmd(
 @command("trace")
 def trace_cmd(
     url_or_path: Annotated[str, typer.Argument(help="A git URL or a local Lean 4 repository.")],
-    commit: Annotated[Optional[str], typer.Option(help="The commit to trace (default: HEAD / the remote's default branch).")] = None,
+    commit: Annotated[
+        Optional[str], typer.Option(help="The commit to trace (default: HEAD / the remote's default branch).")
+    ] = None,
     replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
     home: Home = None,
     fmt: FormatOption = None,
@@ -206,9 +227,13 @@ def trace_cmd(
 
 
 REPOS_TABLE = {  # what fits 80 columns; csv and json carry every column
-    "#": lambda r: r["#"], "repository": lambda r: r["name"], "commit": lambda r: r["commit"][:7],
-    "theorems": lambda r: r["theorems"], "tactics": lambda r: r["tactics"],
-    "easy/med/hard": lambda r: f"{r['easy']}/{r['medium']}/{r['hard']}", "easy share": lambda r: r["easy share"],
+    "#": lambda r: r["#"],
+    "repository": lambda r: r["name"],
+    "commit": lambda r: r["commit"][:7],
+    "theorems": lambda r: r["theorems"],
+    "tactics": lambda r: r["tactics"],
+    "easy/med/hard": lambda r: f"{r['easy']}/{r['medium']}/{r['hard']}",
+    "easy share": lambda r: r["easy share"],
 }
 
 
@@ -241,7 +266,12 @@ def samples_cmd(
 
 @command("sql")
 def sql_cmd(
-    query: Annotated[str, typer.Argument(help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots; tables: checkpoints, metrics, runs.")],
+    query: Annotated[
+        str,
+        typer.Argument(
+            help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots; tables: checkpoints, metrics, runs."
+        ),
+    ],
     home: Home = None,
     max_rows: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
     fmt: FormatOption = None,
@@ -258,26 +288,38 @@ def sql_cmd(
     except duckdb.Error as e:
         raise InputError("query", f"does not parse: {e}", "check the SQL") from e
     if kinds - {"SELECT"}:
-        raise InputError("query", f"is a {', '.join(sorted(kinds - {'SELECT'}))} statement",
-                         "`dojoflow sql` runs read-only SELECT queries")
+        raise InputError(
+            "query",
+            f"is a {', '.join(sorted(kinds - {'SELECT'}))} statement",
+            "`dojoflow sql` runs read-only SELECT queries",
+        )
     try:
         result = catalog.query(_store(home, create=False), query)
     except duckdb.PermissionException as e:
-        raise InputError("query", str(e).splitlines()[0],
-                         "`dojoflow sql` reads only the store's own files: query the views and tables "
-                         "(`dojoflow sql \"SHOW TABLES\"`)") from e
+        raise InputError(
+            "query",
+            str(e).splitlines()[0],
+            "`dojoflow sql` reads only the store's own files: query the views and tables "
+            '(`dojoflow sql "SHOW TABLES"`)',
+        ) from e
     except duckdb.Error as e:
-        raise InputError("query", str(e).splitlines()[0],
-                         "check the SQL; `dojoflow sql \"SHOW TABLES\"` lists the tables") from e
+        raise InputError(
+            "query", str(e).splitlines()[0], 'check the SQL; `dojoflow sql "SHOW TABLES"` lists the tables'
+        ) from e
     emit(result.to_pylist(), fmt, max_rows=max_rows)
 
 
 @app.command("run")
 def run_cmd(
-    config: Annotated[Optional[Path], typer.Argument(help="A YAML PipelineConfig (default: the shipped sample).")] = None,
+    config: Annotated[
+        Optional[Path], typer.Argument(help="A YAML PipelineConfig (default: the shipped sample).")
+    ] = None,
     home: Home = None,
     max_steps: Annotated[Optional[int], typer.Option(help="Stop after this many curriculum steps.")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the libraries' own output (else it goes to the run's log file).")] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="Show the libraries' own output (else it goes to the run's log file)."),
+    ] = False,
 ):
     """Run the curriculum flow (ingest, order, snapshot, train, evaluate).
 
@@ -290,7 +332,9 @@ def run_cmd(
         from tasks.config import PipelineConfig
 
         cfg = PipelineConfig.from_yaml(config) if config else PipelineConfig()
-        overrides = {k: v for k, v in (("home", str(home) if home else None), ("max_steps", max_steps)) if v is not None}
+        overrides = {
+            k: v for k, v in (("home", str(home) if home else None), ("max_steps", max_steps)) if v is not None
+        }
         cfg = cfg.with_overrides(overrides, source="the command line")
         cfg.validate_for_run()
         resolved = _home(cfg.home)
@@ -306,7 +350,9 @@ def run_cmd(
         raise typer.Exit(session.exit_code)
 
 
-server_app = typer.Typer(no_args_is_help=True, help="A local Prefect server kept running between runs, on this home's Prefect database.")
+server_app = typer.Typer(
+    no_args_is_help=True, help="A local Prefect server kept running between runs, on this home's Prefect database."
+)
 app.add_typer(server_app, name="server")
 
 
@@ -326,10 +372,16 @@ def server_start_cmd(
     except DojoflowError as e:
         _fail(e)
     state = "already running" if found else "started"
-    console.print(f"Prefect server {state}: {server.ui_url} (pid {server.pid}, database in {servers.prefect_home(resolved)})",
-                  soft_wrap=True, markup=False)
-    console.print("`dojoflow run` uses it; open the UI at that address; `dojoflow server stop` stops it",
-                  soft_wrap=True, markup=False)
+    console.print(
+        f"Prefect server {state}: {server.ui_url} (pid {server.pid}, database in {servers.prefect_home(resolved)})",
+        soft_wrap=True,
+        markup=False,
+    )
+    console.print(
+        "`dojoflow run` uses it; open the UI at that address; `dojoflow server stop` stops it",
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 @server_app.command("stop")
@@ -338,8 +390,11 @@ def server_stop_cmd(home: Home = None):
     from . import server as servers
 
     stopped = servers.stop_persistent(_home(home))
-    console.print(f"stopped the Prefect server at {stopped.ui_url}" if stopped else "no Prefect server is running for this home",
-                  soft_wrap=True, markup=False)
+    console.print(
+        f"stopped the Prefect server at {stopped.ui_url}" if stopped else "no Prefect server is running for this home",
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 @server_app.command("status")
@@ -349,14 +404,19 @@ def server_status_cmd(home: Home = None):
 
     found = servers.running(_home(home))
     if found is None:
-        console.print("no Prefect server is running for this home: `dojoflow server start`", soft_wrap=True, markup=False)
+        console.print(
+            "no Prefect server is running for this home: `dojoflow server start`", soft_wrap=True, markup=False
+        )
         raise typer.Exit(1)
     console.print(f"Prefect server running: {found.ui_url} (pid {found.pid})", soft_wrap=True, markup=False)
 
 
 RUNS_TABLE = {
-    "run": lambda r: r["run_id"][:8], "name": lambda r: r["name"], "status": lambda r: r["status"],
-    "started": lambda r: r["started_at"], "metrics": lambda r: r["metrics"],
+    "run": lambda r: r["run_id"][:8],
+    "name": lambda r: r["name"],
+    "status": lambda r: r["status"],
+    "started": lambda r: r["started_at"],
+    "metrics": lambda r: r["metrics"],
     "checkpoints": lambda r: " ".join(r["checkpoints"]),
 }
 
@@ -364,7 +424,9 @@ RUNS_TABLE = {
 @command("runs")
 def runs_cmd(
     home: Home = None,
-    run: Annotated[Optional[str], typer.Option(help="Show one run (an id or prefix) with its report and checkpoint paths.")] = None,
+    run: Annotated[
+        Optional[str], typer.Option(help="Show one run (an id or prefix) with its report and checkpoint paths.")
+    ] = None,
     fmt: FormatOption = None,
 ):
     """Past runs, newest first, with each trainer's last checkpoint.
@@ -395,8 +457,12 @@ def runs_cmd(
 
 
 METRICS_TABLE = {
-    "step": lambda r: r["step"], "trainer": lambda r: r["trainer"], "repository": lambda r: r["repository"],
-    "split": lambda r: r["split"], "metric": lambda r: r["metric"], "value": lambda r: r["value"],
+    "step": lambda r: r["step"],
+    "trainer": lambda r: r["trainer"],
+    "repository": lambda r: r["repository"],
+    "split": lambda r: r["split"],
+    "metric": lambda r: r["metric"],
+    "value": lambda r: r["value"],
     "n": lambda r: r["count"],
 }
 
@@ -404,7 +470,10 @@ METRICS_TABLE = {
 @command("metrics")
 def metrics_cmd(
     home: Home = None,
-    run: Annotated[Optional[str], typer.Option(help="A run id or prefix from `dojoflow runs` (default: the newest run with metrics).")] = None,
+    run: Annotated[
+        Optional[str],
+        typer.Option(help="A run id or prefix from `dojoflow runs` (default: the newest run with metrics)."),
+    ] = None,
     trainer: Annotated[Optional[str], typer.Option(help="Only this trainer.")] = None,
     split: Annotated[Optional[str], typer.Option(help="Only this split (val, test).")] = None,
     repository: Annotated[Optional[str], typer.Option(help="Only this repository (its name).")] = None,
@@ -418,14 +487,25 @@ def metrics_cmd(
     if run_id is None:
         say("no run has recorded metrics yet: `dojoflow run`")
         return
-    emit(metrics_table(store, run_id, trainer, split, repository), fmt, title=f"metrics of run {run_id}",
-         table_columns=METRICS_TABLE)
+    emit(
+        metrics_table(store, run_id, trainer, split, repository),
+        fmt,
+        title=f"metrics of run {run_id}",
+        table_columns=METRICS_TABLE,
+    )
 
 
 @command("import-progress")
 def import_progress_cmd(
-    path: Annotated[Path, typer.Argument(help="JSONL with one {goal, prefix, tactic, steps_remaining} object per line (LeanDojo-v2's progress format).")],
-    name: Annotated[str, typer.Option("--name", help="Dataset name; list it in trainers.progress.extra_datasets to train on it.")],
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="JSONL with one {goal, prefix, tactic, steps_remaining} object per line (LeanDojo-v2's progress format)."
+        ),
+    ],
+    name: Annotated[
+        str, typer.Option("--name", help="Dataset name; list it in trainers.progress.extra_datasets to train on it.")
+    ],
     home: Home = None,
 ):
     """Import proof-progress rows into the store (<home>/store/progress/NAME.parquet); nothing is written if a line is bad."""
@@ -435,18 +515,36 @@ def import_progress_cmd(
     store = _store(home)
     with store.writer():
         result = import_progress_jsonl(path, store.root, name)
-    say("{}: progress dataset {}, {} rows -> {}", result["status"], repr(result["name"]), result["rows"], result["path"])
+    say(
+        "{}: progress dataset {}, {} rows -> {}", result["status"], repr(result["name"]), result["rows"], result["path"]
+    )
     if result["status"] == "added":
         say("train on it: trainers.progress.extra_datasets: [{}]", result["name"])
 
 
 @app.command("prove")
 def prove_cmd(
-    config: Annotated[Optional[Path], typer.Argument(help="A YAML prove config, or a pipeline config with `evaluation.proving` (default: the Lean REPL backend and the newest SFT checkpoint).")] = None,
-    repo: Annotated[Optional[list[str]], typer.Option("--repo", help="Repository name, repo id, URL or URL@COMMIT; repeat. Default: all.")] = None,
-    theorem: Annotated[Optional[list[str]], typer.Option("--theorem", help="Only this `sorry` theorem (full name); repeat. Default: all of them.")] = None,
-    checkpoint: Annotated[Optional[Path], typer.Option("--checkpoint", help="Tactic generator checkpoint folder (default: the newest SFT checkpoint).")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the patch files (default: <home>/patches/<run id>/).")] = None,
+    config: Annotated[
+        Optional[Path],
+        typer.Argument(
+            help="A YAML prove config, or a pipeline config with `evaluation.proving` (default: the Lean REPL backend and the newest SFT checkpoint)."
+        ),
+    ] = None,
+    repo: Annotated[
+        Optional[list[str]],
+        typer.Option("--repo", help="Repository name, repo id, URL or URL@COMMIT; repeat. Default: all."),
+    ] = None,
+    theorem: Annotated[
+        Optional[list[str]],
+        typer.Option("--theorem", help="Only this `sorry` theorem (full name); repeat. Default: all of them."),
+    ] = None,
+    checkpoint: Annotated[
+        Optional[Path],
+        typer.Option("--checkpoint", help="Tactic generator checkpoint folder (default: the newest SFT checkpoint)."),
+    ] = None,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", help="Folder for the patch files (default: <home>/patches/<run id>/).")
+    ] = None,
     home: Home = None,
 ):
     """Try every theorem whose proof is `sorry`; proofs go to the catalog, one checked patch per repository.
@@ -461,9 +559,13 @@ def prove_cmd(
         from tasks.proving.config import ProveConfig
 
         cfg = ProveConfig.from_yaml(config) if config else ProveConfig()
-        updates = {"home": str(home) if home else cfg.home, "repos": list(repo) if repo else cfg.repos,
-                   "theorems": list(theorem) if theorem else cfg.theorems,
-                   "checkpoint": str(checkpoint) if checkpoint else cfg.checkpoint, "out": str(out) if out else cfg.out}
+        updates = {
+            "home": str(home) if home else cfg.home,
+            "repos": list(repo) if repo else cfg.repos,
+            "theorems": list(theorem) if theorem else cfg.theorems,
+            "checkpoint": str(checkpoint) if checkpoint else cfg.checkpoint,
+            "out": str(out) if out else cfg.out,
+        }
         cfg = ProveConfig.model_validate({**cfg.model_dump(), **updates})
     except DojoflowError as e:
         _fail(e)

@@ -26,8 +26,14 @@ from . import crashed, ui
 from .prove import proving_step
 
 
-@flow(name="curriculum", flow_run_name="curriculum[{config.name}]", persist_result=False,
-      on_failure=[ui.mark_run_failed], on_crashed=[ui.mark_run_failed], on_cancellation=[ui.mark_run_cancelled])
+@flow(
+    name="curriculum",
+    flow_run_name="curriculum[{config.name}]",
+    persist_result=False,
+    on_failure=[ui.mark_run_failed],
+    on_crashed=[ui.mark_run_failed],
+    on_cancellation=[ui.mark_run_cancelled],
+)
 def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.home))
@@ -43,8 +49,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         ui.show(f"ingest {source.label}")
         state = t.pin(source, label=source.label, return_state=True)
         if state.is_completed():
-            state = t.ingest(home, state.result(), config.splits, config.tracing, label=source.label,
-                             return_state=True)
+            state = t.ingest(home, state.result(), config.splits, config.tracing, label=source.label, return_state=True)
         if state.is_completed():
             ingested.append(state.result())
         elif config.continue_on_source_failure:
@@ -73,21 +78,55 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
             starts = StartingPoints(previous=previous, this_step=this_step)
             ui.show("train", step.step, len(steps), name, step.name)
             with transaction():
-                trained = t.train(home, name, settings, snapshot, config.split_kind, starts,
-                                  step=step.step, repo_name=step.name, return_state=True)
+                trained = t.train(
+                    home,
+                    name,
+                    settings,
+                    snapshot,
+                    config.split_kind,
+                    starts,
+                    step=step.step,
+                    repo_name=step.name,
+                    return_state=True,
+                )
                 ui.show("evaluate", step.step, len(steps), name, step.name)
-                evaluated = t.evaluate(home, name, settings, trained.result(), snapshot, config.split_kind,
-                                       config.evaluation.splits, eval_repos, step=step.step, repo_name=step.name,
-                                       return_state=True)
+                evaluated = t.evaluate(
+                    home,
+                    name,
+                    settings,
+                    trained.result(),
+                    snapshot,
+                    config.split_kind,
+                    config.evaluation.splits,
+                    eval_repos,
+                    step=step.step,
+                    repo_name=step.name,
+                    return_state=True,
+                )
             t.record_metrics(home, evaluated.result(), run_id, step.step, step.primary)
             this_step[name] = trained.result()
             if config.evaluation.proving is not None and name in GENERATOR_TRAINERS and this_step[name].has_model:
-                proving_step(home, config.evaluation.proving, this_step[name].to_dict(), eval_repos,
-                             config.split_kind, run_id, step.step, step.primary)
+                proving_step(
+                    home,
+                    config.evaluation.proving,
+                    this_step[name].to_dict(),
+                    eval_repos,
+                    config.split_kind,
+                    run_id,
+                    step.step,
+                    step.primary,
+                )
             done[name] = ui.trainer_step_summary(trained, evaluated)
         previous = {**previous, **this_step}
-        step_results.append({"step": step.step, "name": step.name, "snapshot": snapshot.snapshot_id,
-                             "trainers": done, "wall_seconds": round(time.perf_counter() - started, 2)})
+        step_results.append(
+            {
+                "step": step.step,
+                "name": step.name,
+                "snapshot": snapshot.snapshot_id,
+                "trainers": done,
+                "wall_seconds": round(time.perf_counter() - started, 2),
+            }
+        )
         ui.update_progress(progress, step.step, len(steps))
         ui.publish_metrics_table(home, config.name, run_id)
 
@@ -97,5 +136,10 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     ui.publish_report(config.name, report)
     t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
     log.info("report: %s", report["path"])
-    return {"run_id": run_id, "steps": step_results, "failures": failures, "report": report["path"],
-            "checkpoints": {n: c.path for n, c in previous.items()}}
+    return {
+        "run_id": run_id,
+        "steps": step_results,
+        "failures": failures,
+        "report": report["path"],
+        "checkpoints": {n: c.path for n, c in previous.items()},
+    }

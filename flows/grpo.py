@@ -41,21 +41,36 @@ def checkpoint_fingerprint(path: str) -> str:
 
 
 def _train_key(ctx, p) -> str:
-    return "grpo-train-" + stable_hash({"theorems": file_hash(p["theorem_file"]), "settings": p["settings"],
-                                        "output": str(Path(p["output"]).resolve())}, 20)
+    return "grpo-train-" + stable_hash(
+        {
+            "theorems": file_hash(p["theorem_file"]),
+            "settings": p["settings"],
+            "output": str(Path(p["output"]).resolve()),
+        },
+        20,
+    )
 
 
 def _evaluate_key(ctx, p) -> str:
-    return "grpo-evaluate-" + stable_hash({"theorems": file_hash(p["theorem_file"]), "settings": p["settings"],
-                                           "checkpoint": checkpoint_fingerprint(p["checkpoint"])}, 20)
+    return "grpo-evaluate-" + stable_hash(
+        {
+            "theorems": file_hash(p["theorem_file"]),
+            "settings": p["settings"],
+            "checkpoint": checkpoint_fingerprint(p["checkpoint"]),
+        },
+        20,
+    )
 
 
 def _cached(t, key_fn, home: Path):
     policy = CacheKeyFnPolicy(cache_key_fn=key_fn).configure(
-        key_storage=home / "prefect" / "cache-keys", lock_manager=FlockLockManager(home / "prefect" / "locks"),
-        isolation_level="SERIALIZABLE")
-    return t.with_options(cache_policy=policy, result_storage=home / "prefect" / "results",
-                          result_serializer="json", persist_result=True)
+        key_storage=home / "prefect" / "cache-keys",
+        lock_manager=FlockLockManager(home / "prefect" / "locks"),
+        isolation_level="SERIALIZABLE",
+    )
+    return t.with_options(
+        cache_policy=policy, result_storage=home / "prefect" / "results", result_serializer="json", persist_result=True
+    )
 
 
 @task(name="grpo-train-file", task_run_name="grpo-train[{settings[algorithm]}]")
@@ -63,8 +78,13 @@ def train_file_task(home: str, theorem_file: str, settings: dict, output: str) -
     out = Path(output)
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    figures = train_on_theorem_file(GRPOSettings.model_validate(settings), read_theorem_file(theorem_file), tmp,
-                                    out.with_name(f".{out.name}.work"), Store.open(home))
+    figures = train_on_theorem_file(
+        GRPOSettings.model_validate(settings),
+        read_theorem_file(theorem_file),
+        tmp,
+        out.with_name(f".{out.name}.work"),
+        Store.open(home),
+    )
     shutil.rmtree(out, ignore_errors=True)
     os.replace(tmp, out)
     return {"output": str(out), **figures}
@@ -72,8 +92,9 @@ def train_file_task(home: str, theorem_file: str, settings: dict, output: str) -
 
 @task(name="grpo-evaluate-file", task_run_name="grpo-evaluate[{checkpoint}]")
 def evaluate_file_task(home: str, checkpoint: str, theorem_file: str, settings: dict) -> dict:
-    return evaluate_on_theorem_file(GRPOSettings.model_validate(settings), Path(checkpoint),
-                                    read_theorem_file(theorem_file), Store.open(home))
+    return evaluate_on_theorem_file(
+        GRPOSettings.model_validate(settings), Path(checkpoint), read_theorem_file(theorem_file), Store.open(home)
+    )
 
 
 @flow(name="grpo-train", flow_run_name="grpo-train[{settings[algorithm]}]", persist_result=False)
@@ -87,6 +108,7 @@ def grpo_train(home: str, theorem_file: str, settings: dict, output: str) -> dic
 
 @flow(name="grpo-evaluate", flow_run_name="grpo-evaluate", persist_result=False)
 def grpo_evaluate(home: str, checkpoint: str, theorem_file: str, settings: dict) -> dict:
-    state = _cached(evaluate_file_task, _evaluate_key, Path(home))(home, checkpoint, theorem_file, settings,
-                                                                    return_state=True)
+    state = _cached(evaluate_file_task, _evaluate_key, Path(home))(
+        home, checkpoint, theorem_file, settings, return_state=True
+    )
     return {**state.result(), "cached": state.name == "Cached"}

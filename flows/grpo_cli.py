@@ -22,12 +22,19 @@ from storage.errors import DojoflowError, InputError
 
 from .output import fail, say
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="GRPO, Dr. GRPO, DAPO, GSPO and DGPO with Lean-decided rewards (lean-grpo compatible).")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="GRPO, Dr. GRPO, DAPO, GSPO and DGPO with Lean-decided rewards (lean-grpo compatible).",
+)
 
 Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
-Backend = Annotated[Optional[str], typer.Option("--backend", help="Lean backend: replay (default), repl, kimina, "
-                                                "leandojo; or a JSON object of BackendSettings.")]
+Backend = Annotated[
+    Optional[str],
+    typer.Option(
+        "--backend", help="Lean backend: replay (default), repl, kimina, leandojo; or a JSON object of BackendSettings."
+    ),
+]
 
 
 def _fail(e: Exception) -> None:
@@ -42,7 +49,9 @@ def _backend(value: str | None) -> dict | None:
         try:
             return json.loads(value)
         except json.JSONDecodeError as e:
-            raise InputError("--backend", f"is not valid JSON ({e.msg})", 'e.g. --backend \'{"kind": "repl"}\'') from None
+            raise InputError(
+                "--backend", f"is not valid JSON ({e.msg})", 'e.g. --backend \'{"kind": "repl"}\''
+            ) from None
     return {"kind": value}
 
 
@@ -68,7 +77,9 @@ def _settings(fields: dict):
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "settings"
-        raise InputError(where, first["msg"].removeprefix("Value error, "), "fix that option (dojoflow grpo train --help)")
+        raise InputError(
+            where, first["msg"].removeprefix("Value error, "), "fix that option (dojoflow grpo train --help)"
+        ) from e
     preflight(settings, "grpo")
     return settings
 
@@ -105,19 +116,37 @@ def algorithms_cmd():
 
 @app.command("train")
 def train_cmd(
-    theorems: Annotated[Path, typer.Argument(help="lean-grpo theorem file: JSONL, a JSON list, or {\"theorems\": [...]}.")],
-    algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help="grpo, dr_grpo (drgrpo), dapo, gspo, dgpo.")] = None,
-    algo_config: Annotated[Optional[str], typer.Option("--algo-config", help="JSON object of algorithm options.")] = None,
-    num_generations: Annotated[Optional[int], typer.Option("--num-generations", "-n", help="Completions per theorem (group size).")] = None,
+    theorems: Annotated[
+        Path, typer.Argument(help='lean-grpo theorem file: JSONL, a JSON list, or {"theorems": [...]}.')
+    ],
+    algorithm: Annotated[
+        Optional[str], typer.Option("--algorithm", "-a", help="grpo, dr_grpo (drgrpo), dapo, gspo, dgpo.")
+    ] = None,
+    algo_config: Annotated[
+        Optional[str], typer.Option("--algo-config", help="JSON object of algorithm options.")
+    ] = None,
+    num_generations: Annotated[
+        Optional[int], typer.Option("--num-generations", "-n", help="Completions per theorem (group size).")
+    ] = None,
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="Base model or checkpoint folder.")] = None,
     lr: Annotated[Optional[float], typer.Option("--lr", help="Learning rate.")] = None,
     epochs: Annotated[Optional[float], typer.Option("--epochs", "-e", help="Epochs over the theorems.")] = None,
-    batch_size: Annotated[Optional[int], typer.Option("--batch-size", "-b", help="Completions per device batch (a multiple of -n).")] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Stop after this many optimizer steps.")] = None,
+    batch_size: Annotated[
+        Optional[int], typer.Option("--batch-size", "-b", help="Completions per device batch (a multiple of -n).")
+    ] = None,
+    max_steps: Annotated[
+        Optional[int], typer.Option("--max-steps", help="Stop after this many optimizer steps.")
+    ] = None,
     lora_rank: Annotated[Optional[int], typer.Option("--lora-rank", help="Train a LoRA adapter of this rank.")] = None,
-    reward: Annotated[Optional[str], typer.Option("--reward", "-r", help="Reward preset: binary, shaped, lenient, strict.")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Checkpoint folder (default: <home>/grpo/<algorithm>).")] = None,
-    config: Annotated[Optional[Path], typer.Option("--config", help="lean-grpo YAML config (its keys; unknown keys are errors).")] = None,
+    reward: Annotated[
+        Optional[str], typer.Option("--reward", "-r", help="Reward preset: binary, shaped, lenient, strict.")
+    ] = None,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="Checkpoint folder (default: <home>/grpo/<algorithm>).")
+    ] = None,
+    config: Annotated[
+        Optional[Path], typer.Option("--config", help="lean-grpo YAML config (its keys; unknown keys are errors).")
+    ] = None,
     backend: Backend = None,
     home: Home = None,
 ):
@@ -132,9 +161,17 @@ def train_cmd(
                 flags[key] = value
         if algo_config is not None:
             flags["algorithm_config"] = _json_option("--algo-config", algo_config)
-        training = {k: v for k, v in (("num_generations", num_generations), ("learning_rate", lr),
-                                      ("num_train_epochs", epochs), ("per_device_train_batch_size", batch_size),
-                                      ("max_steps", max_steps)) if v is not None}
+        training = {
+            k: v
+            for k, v in (
+                ("num_generations", num_generations),
+                ("learning_rate", lr),
+                ("num_train_epochs", epochs),
+                ("per_device_train_batch_size", batch_size),
+                ("max_steps", max_steps),
+            )
+            if v is not None
+        }
         if training:
             flags["training"] = training
         if lora_rank is not None:
@@ -157,9 +194,15 @@ def train_cmd(
         result = grpo_train(str(resolved), str(theorems.resolve()), settings.model_dump(mode="json"), str(out))
     except DojoflowError as e:
         _fail(e)
-    say("[bold green]done[/]: {} on {} theorems, {} steps, mean reward {}; checkpoint {}{}", result["algorithm"],
-        result["prompts"], result["steps"], result["reward_mean"], result["output"],
-        " (cached: same theorems, settings and output)" if result["cached"] else "")
+    say(
+        "[bold green]done[/]: {} on {} theorems, {} steps, mean reward {}; checkpoint {}{}",
+        result["algorithm"],
+        result["prompts"],
+        result["steps"],
+        result["reward_mean"],
+        result["output"],
+        " (cached: same theorems, settings and output)" if result["cached"] else "",
+    )
 
 
 @app.command("evaluate")
@@ -187,14 +230,21 @@ def evaluate_cmd(
     from .grpo import grpo_evaluate
 
     try:
-        result = grpo_evaluate(str(resolved), str(checkpoint.resolve()), str(theorems.resolve()),
-                               settings.model_dump(mode="json"))
+        result = grpo_evaluate(
+            str(resolved), str(checkpoint.resolve()), str(theorems.resolve()), settings.model_dump(mode="json")
+        )
     except DojoflowError as e:
         _fail(e)
     checker = result["checker"]
-    say("{}{} theorems, checked by {}: pass@1 {}, pass@{} {}", "(cached) " if result["cached"] else "",
-        result["theorems"], checker, f"{result[f'{checker}_pass@1']:.3f}", result["k"],
-        f"{result[f'{checker}_pass@{k}']:.3f}")
+    say(
+        "{}{} theorems, checked by {}: pass@1 {}, pass@{} {}",
+        "(cached) " if result["cached"] else "",
+        result["theorems"],
+        checker,
+        f"{result[f'{checker}_pass@1']:.3f}",
+        result["k"],
+        f"{result[f'{checker}_pass@{k}']:.3f}",
+    )
     for r in result["results"]:
         if r["proved"]:
             say("  proved {} ({}/{})", r["full_name"], r["proved"], r["n"])

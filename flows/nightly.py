@@ -65,8 +65,11 @@ def nightly(config: NightlyConfig) -> dict:
         log.info("nothing changed in %d watched repositories", len(checked))
 
     # 5. The report, whatever happened
-    create_markdown_artifact(key="nightly-report", markdown=watch.summary_markdown(checked, changed, state, retraining),
-                             description="What the nightly run checked and did")
+    create_markdown_artifact(
+        key="nightly-report",
+        markdown=watch.summary_markdown(checked, changed, state, retraining),
+        description="What the nightly run checked and did",
+    )
 
     # 6. Fail the run if any part of it failed
     watch.raise_for_failures(checked, retraining)

@@ -57,8 +57,13 @@ def _cell(value) -> str:
     return str(value)
 
 
-def emit(rows: list[dict], fmt: Format | None, title: str | None = None, table_columns: dict | None = None,
-         max_rows: int | None = None) -> None:
+def emit(
+    rows: list[dict],
+    fmt: Format | None,
+    title: str | None = None,
+    table_columns: dict | None = None,
+    max_rows: int | None = None,
+) -> None:
     """Print `rows`. `table_columns` maps a table header to a function of the row (the
     short form of a column); by default every column is shown as it is."""
     fmt = resolve_format(fmt)
@@ -66,15 +71,20 @@ def emit(rows: list[dict], fmt: Format | None, title: str | None = None, table_c
     if title and fmt is not Format.table:
         err.print(escape(title))  # for the person at the terminal; stdout stays parseable
     if fmt is Format.json:
-        sys.stdout.write(json.dumps([{k: plain(v) for k, v in r.items()} for r in shown], ensure_ascii=False,
-                                    default=str) + "\n")
+        sys.stdout.write(
+            json.dumps([{k: plain(v) for k, v in r.items()} for r in shown], ensure_ascii=False, default=str) + "\n"
+        )
     elif fmt is Format.csv:
         names = list(rows[0]) if rows else []
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(names)
         for r in shown:
-            writer.writerow([json.dumps(v, default=str) if isinstance(v, (dict, list)) else
-                             ("" if v is None else plain(v)) for v in (r[n] for n in names)])
+            writer.writerow(
+                [
+                    json.dumps(v, default=str) if isinstance(v, (dict, list)) else ("" if v is None else plain(v))
+                    for v in (r[n] for n in names)
+                ]
+            )
     else:
         columns = table_columns or {n: (lambda r, n=n: r[n]) for n in (rows[0] if rows else [])}
         table = Table(title=escape(title) if title else None, box=box.SIMPLE_HEAD, pad_edge=False)

@@ -21,15 +21,25 @@ from tasks.proving.config import ProveConfig, ProvingSettings
 from .proving_tasks import proving_tasks
 
 
-def search_batches(p, home: str, settings: ProvingSettings, checkpoint: dict | None, theorems: list[dict]) -> list[dict]:
+def search_batches(
+    p, home: str, settings: ProvingSettings, checkpoint: dict | None, theorems: list[dict]
+) -> list[dict]:
     """Search `theorems` in batches of `settings.batch_size`, one mapped task each; records in order."""
-    batches = [theorems[i:i + settings.batch_size] for i in range(0, len(theorems), settings.batch_size)]
+    batches = [theorems[i : i + settings.batch_size] for i in range(0, len(theorems), settings.batch_size)]
     futures = p.prove_batch.map(unmapped(home), unmapped(settings), unmapped(checkpoint), batches, range(len(batches)))
     return [record for f in futures for record in f.result()]
 
 
-def proving_step(home: str, settings: ProvingSettings, checkpoint: dict, repo_ids: list[str], split_kind: str,
-                 run_id: str, step: int, step_repo_id: str) -> dict:
+def proving_step(
+    home: str,
+    settings: ProvingSettings,
+    checkpoint: dict,
+    repo_ids: list[str],
+    split_kind: str,
+    run_id: str,
+    step: int,
+    step_repo_id: str,
+) -> dict:
     """The curriculum's proving evaluation of one step's tactic generator: {metrics, searched_by}."""
     p, t = proving_tasks(home), tasks_for(home)
     theorems = p.select(home, repo_ids, split_kind, settings)
@@ -38,19 +48,36 @@ def proving_step(home: str, settings: ProvingSettings, checkpoint: dict, repo_id
     rows = p.metrics(records, settings, checkpoint["checkpoint_id"], split_kind)
     t.record_metrics(home, rows, run_id, step, step_repo_id)
     p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "evaluation")
-    pass_rates = [f"{r['repo_id'].split('-')[0]}/{r['split']} {r['metric']}={r['value']:.3f}" for r in rows if "pass@" in r["metric"]]
+    pass_rates = [
+        f"{r['repo_id'].split('-')[0]}/{r['split']} {r['metric']}={r['value']:.3f}"
+        for r in rows
+        if "pass@" in r["metric"]
+    ]
     get_run_logger().info("proving at step %s: %s", step, "; ".join(pass_rates) or "no theorem was decided")
     return {"metrics": rows, "searched_by": sorted({r["searched_by"] for r in records})}
 
 
 @flow(name="evaluate-proving", persist_result=False)
-def evaluate_proving(home: str, checkpoint: dict, repo_ids: list[str], split_kind: str = "random",
-                     settings: ProvingSettings = ProvingSettings()) -> dict:
+def evaluate_proving(
+    home: str,
+    checkpoint: dict,
+    repo_ids: list[str],
+    split_kind: str = "random",
+    settings: ProvingSettings = ProvingSettings(),
+) -> dict:
     """A checkpoint's proving metrics on `repo_ids` (the curriculum's proving step, on its own):
     {metrics, searched_by (the workers that searched)}."""
     home = str(dojoflow_home(home))
-    return proving_step(home, settings, checkpoint, repo_ids, split_kind, str(flow_run.id or "local"), 0,
-                        repo_ids[0] if repo_ids else "")
+    return proving_step(
+        home,
+        settings,
+        checkpoint,
+        repo_ids,
+        split_kind,
+        str(flow_run.id or "local"),
+        0,
+        repo_ids[0] if repo_ids else "",
+    )
 
 
 @flow(name="prove", flow_run_name="prove[{config.repos}]", persist_result=False)
@@ -80,6 +107,10 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     t.record_run_end(home, run_id, "completed", None)
     for w in written:
         log.info("patch for %s (%d proofs): %s", w["name"], len(w["theorems"]), w["path"])
-    return {"run_id": run_id, "theorems": len(records), "proved": [r["full_name"] for r in proved],
-            "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
-            "patches": written}
+    return {
+        "run_id": run_id,
+        "theorems": len(records),
+        "proved": [r["full_name"] for r in proved],
+        "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
+        "patches": written,
+    }

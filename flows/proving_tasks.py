@@ -36,8 +36,9 @@ def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settin
 
 
 @task(name="resolve-prove-inputs", cache_policy=NO_CACHE)
-def resolve_task(home: str, repos: list[str], theorems: list[str], checkpoint: str | None,
-                 settings) -> tuple[list[dict], dict]:
+def resolve_task(
+    home: str, repos: list[str], theorems: list[str], checkpoint: str | None, settings
+) -> tuple[list[dict], dict]:
     """The `sorry` theorems to try and the generator's checkpoint; bad input fails here."""
     store = Store.open(home, create=False)
     repo_ids = sorry.resolve_repositories(store, repos)
@@ -46,14 +47,17 @@ def resolve_task(home: str, repos: list[str], theorems: list[str], checkpoint: s
 
 @task(name="prove-batch", task_run_name="prove-batch[{batch}]")
 def prove_batch_task(home: str, settings, checkpoint: dict | None, theorems: list[dict], batch: int) -> list[dict]:
-    return evaluate.prove_theorems(Store.open(home), settings, (checkpoint or {}).get("path"), theorems,
-                                   Path(home) / "models")
+    return evaluate.prove_theorems(
+        Store.open(home), settings, (checkpoint or {}).get("path"), theorems, Path(home) / "models"
+    )
 
 
 @task(name="proving-metrics", cache_policy=NO_CACHE)
 def proving_metrics_task(records: list[dict], settings, checkpoint_id: str, split_kind: str) -> list[dict]:
-    return [{**m, "trainer": evaluate.PROVING, "split_kind": split_kind, "checkpoint_id": checkpoint_id}
-            for m in evaluate.proving_metrics(records, settings)]
+    return [
+        {**m, "trainer": evaluate.PROVING, "split_kind": split_kind, "checkpoint_id": checkpoint_id}
+        for m in evaluate.proving_metrics(records, settings)
+    ]
 
 
 @task(name="record-proofs", cache_policy=NO_CACHE)
@@ -72,10 +76,19 @@ def proving_tasks(home: str | Path) -> SimpleNamespace:
     """The proving tasks, `prove_batch` cached under `home` like the curriculum's tasks."""
     home = Path(home)
     policy = CacheKeyFnPolicy(cache_key_fn=_prove_key).configure(
-        key_storage=home / "prefect" / "cache-keys", lock_manager=FlockLockManager(home / "prefect" / "locks"),
-        isolation_level="SERIALIZABLE")
-    prove_batch = prove_batch_task.with_options(cache_policy=policy, result_storage=home / "prefect" / "results",
-                                                result_serializer="json", persist_result=True)
-    return SimpleNamespace(check=check_proving_task, resolve=resolve_task, select=select_theorems_task,
-                           prove_batch=prove_batch, metrics=proving_metrics_task, record_proofs=record_proofs_task,
-                           write_patches=write_patches_task)
+        key_storage=home / "prefect" / "cache-keys",
+        lock_manager=FlockLockManager(home / "prefect" / "locks"),
+        isolation_level="SERIALIZABLE",
+    )
+    prove_batch = prove_batch_task.with_options(
+        cache_policy=policy, result_storage=home / "prefect" / "results", result_serializer="json", persist_result=True
+    )
+    return SimpleNamespace(
+        check=check_proving_task,
+        resolve=resolve_task,
+        select=select_theorems_task,
+        prove_batch=prove_batch,
+        metrics=proving_metrics_task,
+        record_proofs=record_proofs_task,
+        write_patches=write_patches_task,
+    )

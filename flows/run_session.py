@@ -48,8 +48,10 @@ class RunSession:
             self._say(f"Prefect server: {self.server.ui_url} (started by `dojoflow server start`)")
         else:
             self.server = servers.start_temporary(self.home)  # starts while Prefect is imported
-            self._say("Prefect server: a temporary one for this run "
-                      "(`dojoflow server start` keeps one running between runs and shows them in its UI)")
+            self._say(
+                "Prefect server: a temporary one for this run "
+                "(`dojoflow server start` keeps one running between runs and shows them in its UI)"
+            )
         os.environ["PREFECT_API_URL"] = self.server.url
 
     def _say(self, text: str) -> None:
@@ -131,14 +133,22 @@ class RunSession:
             from . import ui
 
             run = ui.current_run_id()
-            out.print(escape(f"stopped ({cancelled}): run {run or '(not started)'} is marked cancelled; "
-                             f"`dojoflow run` again resumes from the last finished step{log_hint}"),
-                      soft_wrap=True, highlight=False)
+            out.print(
+                escape(
+                    f"stopped ({cancelled}): run {run or '(not started)'} is marked cancelled; "
+                    f"`dojoflow run` again resumes from the last finished step{log_hint}"
+                ),
+                soft_wrap=True,
+                highlight=False,
+            )
             self.exit_code = EXIT_INTERRUPTED
             return None
         if error is not None:
-            Console(stderr=True).print(f"[bold red]error:[/] {escape(str(error) or type(error).__name__)}"
-                                       f"{escape(log_hint)}", soft_wrap=True, highlight=False)
+            Console(stderr=True).print(
+                f"[bold red]error:[/] {escape(str(error) or type(error).__name__)}{escape(log_hint)}",
+                soft_wrap=True,
+                highlight=False,
+            )
             self.exit_code = 2 if isinstance(error, DojoflowError) else 1
             return None
         from storage.store import Store

@@ -77,8 +77,7 @@ def _alive(pid: int) -> bool:
 def server_env(home: Path) -> dict:
     """The server's environment: the project's Prefect home, no telemetry."""
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env.update(PREFECT_HOME=str(prefect_home(home)), PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               DO_NOT_TRACK="1")
+    env.update(PREFECT_HOME=str(prefect_home(home)), PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1")
     return env
 
 
@@ -87,8 +86,9 @@ def _launch(home: Path, args: list[str], env: dict, log_name: str) -> subprocess
     logs.mkdir(parents=True, exist_ok=True)
     prefect_home(home).mkdir(parents=True, exist_ok=True)
     with open(logs / log_name, "ab") as log:  # the child keeps its own descriptor
-        return subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        return subprocess.Popen(
+            args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
 
 
 def start_temporary(home: Path) -> Server:
@@ -98,11 +98,29 @@ def start_temporary(home: Path) -> Server:
 
     prefect_dir = Path(find_spec("prefect").origin).parent  # located, not imported: importing costs seconds
     port = free_port()
-    env = {**server_env(home), "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
-           "PREFECT__SERVER_FINAL": "1"}
-    args = [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect_dir.parent), "--factory",
-            "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port),
-            "--log-level", "error", "--lifespan", "on"]
+    env = {
+        **server_env(home),
+        "PREFECT_UI_ENABLED": "0",
+        "PREFECT__SERVER_EPHEMERAL": "1",
+        "PREFECT__SERVER_FINAL": "1",
+    }
+    args = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--app-dir",
+        str(prefect_dir.parent),
+        "--factory",
+        "prefect.server.api.server:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "error",
+        "--lifespan",
+        "on",
+    ]
     p = _launch(home, args, env, "prefect-server-temporary.log")
     return Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="temporary", process=p)
 
@@ -111,12 +129,14 @@ def wait_until_up(server: Server, home: Path, ceiling: float = STARTUP_CEILING_S
     deadline = time.monotonic() + ceiling
     while not is_healthy(server.url):
         if server.process is not None and server.process.poll() is not None:
-            raise DojoflowError(f"the Prefect server exited ({server.process.returncode}) while starting; "
-                                f"see {Path(home) / 'logs'}")
+            raise DojoflowError(
+                f"the Prefect server exited ({server.process.returncode}) while starting; see {Path(home) / 'logs'}"
+            )
         if time.monotonic() > deadline:
             stop(server)
-            raise DojoflowError(f"the Prefect server at {server.url} did not answer within {ceiling:.0f} s; "
-                                f"see {Path(home) / 'logs'}")
+            raise DojoflowError(
+                f"the Prefect server at {server.url} did not answer within {ceiling:.0f} s; see {Path(home) / 'logs'}"
+            )
         time.sleep(0.1)
 
 
@@ -172,12 +192,14 @@ def start_persistent(home: Path, port: int | None = None, ceiling: float = START
     if found is not None:
         return found
     port = port or 4200
-    args = [str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1",
-            "--port", str(port)]
+    args = [str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
     if not Path(args[0]).exists():
         args[:1] = [sys.executable, "-m", "prefect"]
-    env = {**server_env(home), "PREFECT_SERVER_API_PORT": str(port),
-           "PREFECT_UI_API_URL": f"http://127.0.0.1:{port}/api"}  # else the UI asks port 4200
+    env = {
+        **server_env(home),
+        "PREFECT_SERVER_API_PORT": str(port),
+        "PREFECT_UI_API_URL": f"http://127.0.0.1:{port}/api",
+    }  # else the UI asks port 4200
     p = _launch(home, args, env, "prefect-server.log")
     server = Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="dojoflow server", process=p)
     wait_until_up(server, home, ceiling)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -24,7 +24,7 @@ from tasks.report import COUNT_METRICS
 
 
 def log_path(home: Path, name: str) -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     slug = "".join(c if c.isalnum() or c in "-_" else "-" for c in name) or "run"
     return Path(home) / "logs" / f"{stamp}-{slug}-{os.getpid()}.log"
 
@@ -71,14 +71,27 @@ class RunDisplay:
         self.last = ""
         self.progress = None
         if self.live:
-            self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                     MofNCompleteColumn(), TextColumn("steps"), TimeElapsedColumn(),
-                                     console=console, transient=True)
+            self.progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("steps"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
             self.task = self.progress.add_task("starting", total=None)
             self.progress.start()
 
-    def show(self, phase: str, step: int | None = None, total: int | None = None, trainer: str | None = None,
-             repo: str | None = None) -> None:
+    def show(
+        self,
+        phase: str,
+        step: int | None = None,
+        total: int | None = None,
+        trainer: str | None = None,
+        repo: str | None = None,
+    ) -> None:
         where = f"step {step}/{total} {repo or ''}".strip() if step is not None else ""
         text = " · ".join(p for p in (where, trainer, phase) if p)
         if self.progress is not None:
@@ -108,7 +121,8 @@ def summary_lines(result: dict, metric_rows: list[dict]) -> list[str]:
     for r in metric_rows:
         if r["metric"] not in COUNT_METRICS and r["value"] is not None:
             by_step.setdefault((r["step"], r["trainer"]), {}).setdefault((r["split"], r["metric"]), []).append(
-                float(r["value"]))
+                float(r["value"])
+            )
     lines = []
     for s in result["steps"]:
         for trainer, t in s["trainers"].items():
@@ -116,7 +130,9 @@ def summary_lines(result: dict, metric_rows: list[dict]) -> list[str]:
             figures = checkpoint.get("figures") or {}
             loss = next((figures[k] for k in ("train_loss", "loss") if figures.get(k) is not None), None)
             metrics = by_step.get((s["step"], trainer), {})
-            shown = ", ".join(f"{split} {metric} {_fmt(sum(v) / len(v))}" for (split, metric), v in sorted(metrics.items()))
+            shown = ", ".join(
+                f"{split} {metric} {_fmt(sum(v) / len(v))}" for (split, metric), v in sorted(metrics.items())
+            )
             state = "cached" if t.get("train_state") == "Cached" else "trained"
             if checkpoint.get("skipped"):
                 state = f"skipped ({checkpoint['skipped']})"

@@ -19,7 +19,6 @@ from storage.store import Store, dojoflow_home
 from tasks import runs
 from tasks.report import inline_plot, metrics_rows, rounded
 
-
 PLAIN_LOGIC_LOGGERS = ("tasks", "storage")
 
 
@@ -66,8 +65,9 @@ def current_run_id() -> str | None:
     return _current_run
 
 
-def show(phase: str, step: int | None = None, total: int | None = None, trainer: str | None = None,
-         repo: str | None = None) -> None:
+def show(
+    phase: str, step: int | None = None, total: int | None = None, trainer: str | None = None, repo: str | None = None
+) -> None:
     """The flow says what it is doing: shown in the terminal's progress display, if any."""
     global _current_run
     if _current_run is None:
@@ -101,21 +101,32 @@ def update_progress(artifact_id, done: int, total: int) -> None:
 def publish_metrics_table(home: str, name: str, run_id: str) -> None:
     rows = metrics_rows(Store.open(home), run_id)
     table = [{k: rounded(r[k]) for k in ("step", "trainer", "repo", "split", "metric", "value", "count")} for r in rows]
-    create_table_artifact(key=f"{_slug(name)}-metrics", table=table or [{"note": "no metrics yet"}],
-                          description=f"All metrics of `{name}` so far")
+    create_table_artifact(
+        key=f"{_slug(name)}-metrics",
+        table=table or [{"note": "no metrics yet"}],
+        description=f"All metrics of `{name}` so far",
+    )
 
 
 def trainer_step_summary(trained, evaluated) -> dict:
     """What the report says of one trainer at one step: its checkpoint, and whether train
     and evaluate ran or were Cached."""
     checkpoint = trained.result().to_dict()
-    return {"checkpoint": checkpoint, "seconds": checkpoint["figures"].get("seconds", 0.0),
-            "train_state": trained.name, "evaluate_state": evaluated.name, "metrics": len(evaluated.result())}
+    return {
+        "checkpoint": checkpoint,
+        "seconds": checkpoint["figures"].get("seconds", 0.0),
+        "train_state": trained.name,
+        "evaluate_state": evaluated.name,
+        "metrics": len(evaluated.result()),
+    }
 
 
 def publish_report(name: str, report: dict) -> None:
-    create_markdown_artifact(key=f"{_slug(name)}-report", markdown=inline_plot(report["markdown"], report["plot"]),
-                             description=f"Run report of `{name}` ({report['path']})")
+    create_markdown_artifact(
+        key=f"{_slug(name)}-report",
+        markdown=inline_plot(report["markdown"], report["plot"]),
+        description=f"Run report of `{name}` ({report['path']})",
+    )
 
 
 def _record_end(flow_run, status: str) -> None:

@@ -119,8 +119,9 @@ def damaged_file(store: "Store", error: Exception) -> str | None:
         return str(store.catalog_path)
     data = re.escape(str(store.data_dir))
     found = re.search(rf"['\"]({data}/[^'\"]+\.parquet)['\"]", text)
-    if found and any(s in text for s in ("magic bytes", "Corrupt", "corrupt", "too small", "truncated",
-                                         "Invalid Input", "IO Error")):
+    if found and any(
+        s in text for s in ("magic bytes", "Corrupt", "corrupt", "too small", "truncated", "Invalid Input", "IO Error")
+    ):
         return found.group(1)
     return None
 
@@ -143,8 +144,7 @@ def refresh_views(store: "Store") -> None:
 def views_key(store: "Store", folders: dict) -> str:
     """What the views depend on: the listed folders, where the store is, whether any
     snapshot manifest exists (the `snapshots` view is a placeholder until one does)."""
-    return stable_hash([sorted((r, str(f)) for r, f in folders.items()), str(store.root),
-                        has_manifests(store)], 16)
+    return stable_hash([sorted((r, str(f)) for r, f in folders.items()), str(store.root), has_manifests(store)], 16)
 
 
 def has_manifests(store: "Store") -> bool:

@@ -8,8 +8,16 @@ import json
 from . import catalog
 
 
-def register(store, checkpoint_id: str, trainer: str, snapshot_id: str, parent_id: str | None,
-             settings_hash: str, path: str, figures: dict) -> None:
+def register(
+    store,
+    checkpoint_id: str,
+    trainer: str,
+    snapshot_id: str,
+    parent_id: str | None,
+    settings_hash: str,
+    path: str,
+    figures: dict,
+) -> None:
     with catalog.connect(store, write=True) as con:
         con.execute(
             "INSERT OR REPLACE INTO checkpoints (checkpoint_id, trainer, snapshot_id, parent_id, config_hash, path,"
@@ -25,10 +33,13 @@ def unregister(store, checkpoint_id: str) -> None:
 
 def latest_of_runs(store) -> dict[str, dict[str, str]]:
     """Per run, per trainer: the path of the checkpoint of the run's last evaluated step."""
-    rows = catalog.query(store, """
+    rows = catalog.query(
+        store,
+        """
         SELECT m.run_id, m.trainer, arg_max(coalesce(c.path, m.checkpoint_id), m.step) AS path
         FROM metrics m LEFT JOIN checkpoints c USING (checkpoint_id)
-        GROUP BY m.run_id, m.trainer ORDER BY m.run_id, m.trainer""").to_pylist()
+        GROUP BY m.run_id, m.trainer ORDER BY m.run_id, m.trainer""",
+    ).to_pylist()
     out: dict[str, dict[str, str]] = {}
     for r in rows:
         out.setdefault(r["run_id"], {})[r["trainer"]] = r["path"]

@@ -55,8 +55,10 @@ def repo_difficulties(theorems: list[dict]) -> list[RepoDifficulty]:
     p33, p67 = _log_percentile(finite, 1 / 3), _log_percentile(finite, 2 / 3)
     stats: dict[str, dict] = {}
     for t in theorems:
-        s = stats.setdefault(t["repo_id"], {"name": t.get("name", t["repo_id"]), "theorems": 0, "easy": 0,
-                                            "medium": 0, "hard": 0, "sorry": 0})
+        s = stats.setdefault(
+            t["repo_id"],
+            {"name": t.get("name", t["repo_id"]), "theorems": 0, "easy": 0, "medium": 0, "hard": 0, "sorry": 0},
+        )
         s["theorems"] += 1
         d = log_difficulty(t["num_tactics"], t["has_sorry"])
         if math.isinf(d):
@@ -86,17 +88,37 @@ def curriculum_table(store) -> list[dict]:
     (what `dojoflow repos` prints)."""
     from . import catalog
 
-    counts = {r["repo_id"]: r for r in catalog.query(store, """
+    counts = {
+        r["repo_id"]: r
+        for r in catalog.query(
+            store,
+            """
         SELECT r.repo_id, r.url, r.commit,
           (SELECT count(*) FROM files f WHERE f.repo_id = r.repo_id) AS files,
           (SELECT count(*) FROM tactics t WHERE t.repo_id = r.repo_id) AS tactics,
           (SELECT count(*) FROM premises p WHERE p.repo_id = r.repo_id) AS premises
-        FROM repositories r""").to_pylist()}
+        FROM repositories r""",
+        ).to_pylist()
+    }
     rows = []
     for i, d in enumerate(curriculum_order(store), start=1):
         c = counts[d.repo_id]
-        rows.append({"#": i, "repo_id": d.repo_id, "name": d.name, "url": c["url"], "commit": c["commit"][:10],
-                     "files": c["files"], "theorems": d.theorems, "tactics": c["tactics"], "premises": c["premises"],
-                     "easy": d.easy, "medium": d.medium, "hard": d.hard, "sorry": d.sorry,
-                     "easy share": round(d.easy_share, 3)})
+        rows.append(
+            {
+                "#": i,
+                "repo_id": d.repo_id,
+                "name": d.name,
+                "url": c["url"],
+                "commit": c["commit"][:10],
+                "files": c["files"],
+                "theorems": d.theorems,
+                "tactics": c["tactics"],
+                "premises": c["premises"],
+                "easy": d.easy,
+                "medium": d.medium,
+                "hard": d.hard,
+                "sorry": d.sorry,
+                "easy share": round(d.easy_share, 3),
+            }
+        )
     return rows

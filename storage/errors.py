@@ -28,12 +28,16 @@ class StoreLockedError(StoreError):
         self.holder = holder
         self.reader = reader
         if reader:
-            msg = (f"the store at {store_path} is being written by another process ({holder}) and did not "
-                   "become readable in time. Run the command again when that write has finished.")
+            msg = (
+                f"the store at {store_path} is being written by another process ({holder}) and did not "
+                "become readable in time. Run the command again when that write has finished."
+            )
         else:
-            msg = (f"the store at {store_path} is locked by another writer ({holder}). "
-                   "Wait for that process to finish, or, if it is dead, run the command again: "
-                   "a lock left by a dead process is released by the operating system.")
+            msg = (
+                f"the store at {store_path} is locked by another writer ({holder}). "
+                "Wait for that process to finish, or, if it is dead, run the command again: "
+                "a lock left by a dead process is released by the operating system."
+            )
         super().__init__(msg)
 
 
@@ -46,14 +50,17 @@ class FormatVersionError(StoreError):
         self.found = found
         self.supported = supported
         if found > supported:
-            fix = ("upgrade Dojoflow to a release that reads it, or point DOJOFLOW_HOME at another folder "
-                   "(a store is never migrated backwards)")
+            fix = (
+                "upgrade Dojoflow to a release that reads it, or point DOJOFLOW_HOME at another folder "
+                "(a store is never migrated backwards)"
+            )
         else:
-            fix = (f"run `dojoflow migrate --home {_home_of(store_path)}` to bring it to version {supported} "
-                   "(it keeps every repository, snapshot and metric)")
+            fix = (
+                f"run `dojoflow migrate --home {_home_of(store_path)}` to bring it to version {supported} "
+                "(it keeps every repository, snapshot and metric)"
+            )
         super().__init__(
-            f"the store at {store_path} has format version {found}, this Dojoflow reads version "
-            f"{supported}: {fix}."
+            f"the store at {store_path} has format version {found}, this Dojoflow reads version {supported}: {fix}."
         )
 
 
@@ -130,9 +137,13 @@ class DamagedStoreError(StoreError):
         self.problem = problem
         home = _home_of(store_path)
         if self.path.endswith(".duckdb"):
-            fix = (f"run `dojoflow repair --home {home}`: it rebuilds the catalog from the store's Parquet files, "
-                   "keeping the metrics, runs and checkpoints tables where they are still readable")
+            fix = (
+                f"run `dojoflow repair --home {home}`: it rebuilds the catalog from the store's Parquet files, "
+                "keeping the metrics, runs and checkpoints tables where they are still readable"
+            )
         else:
-            fix = (f"run `dojoflow repair --home {home}`: it removes the damaged repository from the store "
-                   "(import it again afterwards) and rebuilds the catalog")
+            fix = (
+                f"run `dojoflow repair --home {home}`: it removes the damaged repository from the store "
+                "(import it again afterwards) and rebuilds the catalog"
+            )
         super().__init__(f"{self.path} is damaged ({problem}). {fix}.")

@@ -13,7 +13,7 @@ import json
 import os
 import re
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -22,7 +22,9 @@ import pyarrow.compute as pc
 
 from . import atomic, schemas
 from .errors import InputError
-from .ids import COMMIT_RE, repo_id as make_repo_id, repo_name, theorem_id as make_theorem_id
+from .ids import COMMIT_RE, repo_name
+from .ids import repo_id as make_repo_id
+from .ids import theorem_id as make_theorem_id
 from .repo_data import RepoData
 from .repo_urls import redact_url, url_credentials
 from .splits import SplitSettings, assign_novel_premises, assign_random
@@ -45,9 +47,13 @@ def _read_text(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise InputError(path, f"is not UTF-8 text (byte {e.start}: {e.reason})",
-                         "re-create the export: LeanDojo writes UTF-8", where=f"line {line}") from e
+        line = data[: e.start].count(b"\n") + 1
+        raise InputError(
+            path,
+            f"is not UTF-8 text (byte {e.start}: {e.reason})",
+            "re-create the export: LeanDojo writes UTF-8",
+            where=f"line {line}",
+        ) from e
 
 
 def _load_json(path: Path):
@@ -55,8 +61,11 @@ def _load_json(path: Path):
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise InputError(path, f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}",
-                         "fix or re-create the file (it must be one JSON document)") from e
+        raise InputError(
+            path,
+            f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}",
+            "fix or re-create the file (it must be one JSON document)",
+        ) from e
     except RecursionError as e:
         raise InputError(path, "JSON nested too deeply to read", _DEEP_FIX) from e
     if _SURROGATE_ESCAPE.search(text):
@@ -76,8 +85,12 @@ def _load_jsonl(path: Path) -> list:
         try:
             out.append(json.loads(line))
         except json.JSONDecodeError as e:
-            raise InputError(path, f"malformed JSON: {e.msg}", "fix or re-create the file (one JSON object per line)",
-                             where=f"line {lineno}") from e
+            raise InputError(
+                path,
+                f"malformed JSON: {e.msg}",
+                "fix or re-create the file (one JSON object per line)",
+                where=f"line {lineno}",
+            ) from e
         except RecursionError as e:
             raise InputError(path, "JSON nested too deeply to read", _DEEP_FIX, where=f"line {lineno}") from e
         if _SURROGATE_ESCAPE.search(line):
@@ -101,8 +114,12 @@ def _check_unicode(value, source, where: str | None) -> None:
                 v.encode("utf-8")
             except UnicodeEncodeError as e:
                 bad = v[e.start].encode("utf-8", "backslashreplace").decode()
-                raise InputError(source, f"field `{field or 'value'}` holds a lone surrogate ({bad}), which is not text",
-                                 "re-create the export (LeanDojo writes valid UTF-8), or remove the escape", where=where) from None
+                raise InputError(
+                    source,
+                    f"field `{field or 'value'}` holds a lone surrogate ({bad}), which is not text",
+                    "re-create the export (LeanDojo writes valid UTF-8), or remove the escape",
+                    where=where,
+                ) from None
         elif isinstance(v, dict):
             for k, x in v.items():
                 stack.append((k, field or "key"))
@@ -113,22 +130,33 @@ def _check_unicode(value, source, where: str | None) -> None:
 
 def _need(rec: dict, key: str, types, source, where: str, nullable: bool = False):
     if not isinstance(rec, dict):
-        raise InputError(source, f"expected a JSON object, found {type(rec).__name__}",
-                         "each record must be an object", where=where)
+        raise InputError(
+            source, f"expected a JSON object, found {type(rec).__name__}", "each record must be an object", where=where
+        )
     if key not in rec:
         raise InputError(source, f"field `{key}` is missing", "add it or re-create the export", where=where)
     value = rec[key]
     if value is None and nullable:
         return None
-    if not isinstance(value, types) or isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        raise InputError(source, f"field `{key}` should be {_type_name(types)}, found {json.dumps(value)[:80]}",
-                         "fix the record or re-create the export", where=where)
+    if (
+        not isinstance(value, types)
+        or isinstance(value, bool)
+        and bool not in (types if isinstance(types, tuple) else (types,))
+    ):
+        raise InputError(
+            source,
+            f"field `{key}` should be {_type_name(types)}, found {json.dumps(value)[:80]}",
+            "fix the record or re-create the export",
+            where=where,
+        )
     return value
 
 
 def _type_name(types) -> str:
     types = types if isinstance(types, tuple) else (types,)
-    return " or ".join({str: "a string", list: "a list", dict: "an object", int: "an integer"}.get(t, t.__name__) for t in types)
+    return " or ".join(
+        {str: "a string", list: "a list", dict: "an object", int: "an integer"}.get(t, t.__name__) for t in types
+    )
 
 
 MAX_POS = 2**63 - 1  # positions are stored as 64-bit integers
@@ -139,32 +167,47 @@ def _pos(rec: dict, key: str, source, where: str, nullable: bool = False):
     if value is None:
         return None
     if len(value) != 2 or not all(type(v) is int and 0 <= v <= MAX_POS for v in value):
-        raise InputError(source, f"field `{key}` should be [line, column] (two integers, 0 or more), "
-                         f"found {json.dumps(value)[:80]}", "fix the record or re-create the export", where=where)
+        raise InputError(
+            source,
+            f"field `{key}` should be [line, column] (two integers, 0 or more), found {json.dumps(value)[:80]}",
+            "fix the record or re-create the export",
+            where=where,
+        )
     return list(value)
 
 
-def _span(rec: dict, start_key: str, end_key: str, source, where: str, nullable: bool = False,
-          optional: bool = False):
+def _span(rec: dict, start_key: str, end_key: str, source, where: str, nullable: bool = False, optional: bool = False):
     """(start, end) positions of a record, `end` not before `start` (`optional`: a
     missing key reads as None)."""
     start = _pos(rec, start_key, source, where, nullable=nullable) if not optional or start_key in rec else None
     end = _pos(rec, end_key, source, where, nullable=nullable) if not optional or end_key in rec else None
     if start is not None and end is not None and end < start:
-        raise InputError(source, f"field `{end_key}` {end} comes before `{start_key}` {start}",
-                         "fix the positions or re-create the export", where=where)
+        raise InputError(
+            source,
+            f"field `{end_key}` {end} comes before `{start_key}` {start}",
+            "fix the positions or re-create the export",
+            where=where,
+        )
     return start, end
 
 
 def _url(rec: dict, source, where: str) -> str:
     url = _need(rec, "url", str, source, where)
     if not url.strip():
-        raise InputError(source, "field `url` is empty", "give the repository's url, as LeanDojo writes it "
-                         "(e.g. https://github.com/owner/repo)", where=where)
+        raise InputError(
+            source,
+            "field `url` is empty",
+            "give the repository's url, as LeanDojo writes it (e.g. https://github.com/owner/repo)",
+            where=where,
+        )
     if url_credentials(url) is not None:  # it would be stored in the catalog and every export
-        raise InputError(source, f"the url {redact_url(url)} holds credentials",
-                         "remove the user info before '@' from the export's urls (credentials belong in a git "
-                         "credential helper, never in a URL)", where=where)
+        raise InputError(
+            source,
+            f"the url {redact_url(url)} holds credentials",
+            "remove the user info before '@' from the export's urls (credentials belong in a git "
+            "credential helper, never in a URL)",
+            where=where,
+        )
     return url
 
 
@@ -178,15 +221,23 @@ def _is_relative_inside(path: str) -> bool:
 
 def check_relative_path(path: str, source, where: str) -> str:
     if not _is_relative_inside(path):
-        raise InputError(source, f"file path {path!r} escapes the repository",
-                         "paths must be relative to the repository root, without `..`", where=where)
+        raise InputError(
+            source,
+            f"file path {path!r} escapes the repository",
+            "paths must be relative to the repository root, without `..`",
+            where=where,
+        )
     return path
 
 
 def check_commit(commit: str, source, where: str | None = None) -> str:
     if not isinstance(commit, str) or not COMMIT_RE.match(commit):
-        raise InputError(source, f"commit {commit!r} is not a commit (expected 40 lowercase hex characters)",
-                         "give the full git commit hash", where=where)
+        raise InputError(
+            source,
+            f"commit {commit!r} is not a commit (expected 40 lowercase hex characters)",
+            "give the full git commit hash",
+            where=where,
+        )
     return commit
 
 
@@ -199,8 +250,15 @@ def _extra(rec: dict, known: set[str], optional: tuple[str, ...] = ()) -> str | 
 
 
 def _is_pos(p) -> bool:
-    return (p is None or type(p) is list and len(p) == 2 and type(p[0]) is int and type(p[1]) is int
-            and 0 <= p[0] <= MAX_POS and 0 <= p[1] <= MAX_POS)
+    return (
+        p is None
+        or type(p) is list
+        and len(p) == 2
+        and type(p[0]) is int
+        and type(p[1]) is int
+        and 0 <= p[0] <= MAX_POS
+        and 0 <= p[1] <= MAX_POS
+    )
 
 
 def _tactic_fast(t) -> dict | None:
@@ -210,36 +268,61 @@ def _tactic_fast(t) -> dict | None:
     if type(t) is not dict or len(t) != 4:
         return None
     tactic, ann, before, after = t.get("tactic"), t.get("annotated_tactic"), t.get("state_before"), t.get("state_after")
-    if not (type(tactic) is str and type(before) is str and type(after) is str and type(ann) is list
-            and len(ann) == 2 and type(ann[0]) is str and type(ann[1]) is list):
+    if not (
+        type(tactic) is str
+        and type(before) is str
+        and type(after) is str
+        and type(ann) is list
+        and len(ann) == 2
+        and type(ann[0]) is str
+        and type(ann[1]) is list
+    ):
         return None
     annotations = []
     for a in ann[1]:
         if type(a) is not dict:
             return None
         name, path, pos, end = a.get("full_name"), a.get("def_path"), a.get("def_pos", 0), a.get("def_end_pos", 0)
-        if not (type(name) is str and type(path) is str and _is_relative_inside(path) and _is_pos(pos)
-                and _is_pos(end) and (pos is None or end is None or end >= pos)):
+        if not (
+            type(name) is str
+            and type(path) is str
+            and _is_relative_inside(path)
+            and _is_pos(pos)
+            and _is_pos(end)
+            and (pos is None or end is None or end >= pos)
+        ):
             return None
         annotations.append({"full_name": name, "def_path": path, "def_pos": pos, "def_end_pos": end})
-    return {"tactic": tactic, "annotated_tactic": ann[0], "annotations": annotations,
-            "state_before": before, "state_after": after, "extra": None}
+    return {
+        "tactic": tactic,
+        "annotated_tactic": ann[0],
+        "annotations": annotations,
+        "state_before": before,
+        "state_after": after,
+        "extra": None,
+    }
 
 
 def _parse_tactic(t, source, where: str) -> dict:
     tactic = _need(t, "tactic", str, source, where)
     ann = _need(t, "annotated_tactic", list, source, where)
     if len(ann) != 2 or not isinstance(ann[0], str) or not isinstance(ann[1], list):
-        raise InputError(source, "field `annotated_tactic` should be [text, [premises]]",
-                         "fix the record or re-create the export", where=where)
+        raise InputError(
+            source,
+            "field `annotated_tactic` should be [text, [premises]]",
+            "fix the record or re-create the export",
+            where=where,
+        )
     annotations = []
     for j, a in enumerate(ann[1]):
         w = f"{where}, annotation {j}"
-        annotations.append({
-            "full_name": _need(a, "full_name", str, source, w),
-            "def_path": check_relative_path(_need(a, "def_path", str, source, w), source, w),
-            **dict(zip(("def_pos", "def_end_pos"), _span(a, "def_pos", "def_end_pos", source, w, nullable=True))),
-        })
+        annotations.append(
+            {
+                "full_name": _need(a, "full_name", str, source, w),
+                "def_path": check_relative_path(_need(a, "def_path", str, source, w), source, w),
+                **dict(zip(("def_pos", "def_end_pos"), _span(a, "def_pos", "def_end_pos", source, w, nullable=True))),
+            }
+        )
     return {
         "tactic": tactic,
         "annotated_tactic": ann[0],
@@ -261,15 +344,21 @@ def _read_split_files(root: Path) -> dict[str, dict[str, list]]:
         for split in schemas.SPLITS:
             f = kind_dir / f"{split}.json"
             if not f.exists():
-                raise InputError(f, "file is missing", f"a LeanDojo export has {kind}/train.json, val.json and test.json")
+                raise InputError(
+                    f, "file is missing", f"a LeanDojo export has {kind}/train.json, val.json and test.json"
+                )
             records = _load_json(f)
             if not isinstance(records, list):
-                raise InputError(f, f"expected a JSON list of theorems, found {type(records).__name__}",
-                                 "re-create the export")
+                raise InputError(
+                    f, f"expected a JSON list of theorems, found {type(records).__name__}", "re-create the export"
+                )
             found[kind][split] = records
     if not found:
-        raise InputError(root, "no split folder found (random/ or novel_premises/)",
-                         "point at the folder of a LeanDojo export (it holds random/ and novel_premises/)")
+        raise InputError(
+            root,
+            "no split folder found (random/ or novel_premises/)",
+            "point at the folder of a LeanDojo export (it holds random/ and novel_premises/)",
+        )
     return found
 
 
@@ -279,8 +368,14 @@ def _identity_fast(rec, valid_repos: set) -> tuple | None:
     if type(rec) is not dict:
         return None
     url, commit, path, name = rec.get("url"), rec.get("commit"), rec.get("file_path"), rec.get("full_name")
-    if (type(url) is str and type(commit) is str and type(path) is str and type(name) is str
-            and (url, commit) in valid_repos and _is_relative_inside(path)):
+    if (
+        type(url) is str
+        and type(commit) is str
+        and type(path) is str
+        and type(name) is str
+        and (url, commit) in valid_repos
+        and _is_relative_inside(path)
+    ):
         return url, commit, path, name
     return None
 
@@ -300,9 +395,21 @@ def _theorem_fast(rec) -> dict | None:
     sends anything else to `_theorem`, which names what is wrong."""
     if len(rec) != len(THEOREM_KEYS):  # all known keys, no unknown one (which `extra` keeps)
         return None
-    start, end, statement, tactics = rec.get("start"), rec.get("end"), rec.get("theorem_statement", 0), rec.get("traced_tactics")
-    if not (start is not None and end is not None and _is_pos(start) and _is_pos(end) and end >= start
-            and (statement is None or type(statement) is str) and type(tactics) is list):
+    start, end, statement, tactics = (
+        rec.get("start"),
+        rec.get("end"),
+        rec.get("theorem_statement", 0),
+        rec.get("traced_tactics"),
+    )
+    if not (
+        start is not None
+        and end is not None
+        and _is_pos(start)
+        and _is_pos(end)
+        and end >= start
+        and (statement is None or type(statement) is str)
+        and type(tactics) is list
+    ):
         return None
     parsed = []
     for t in tactics:
@@ -320,7 +427,8 @@ def _theorem(rec: dict, source, where: str) -> dict:
     start, end = _span(rec, "start", "end", source, where)
     return {
         "theorem_statement": _need(rec, "theorem_statement", str, source, where, nullable=True)
-        if "theorem_statement" in rec else None,
+        if "theorem_statement" in rec
+        else None,
         "start": start,
         "end": end,
         "tactics": [_tactic_fast(t) or _parse_tactic(t, source, f"{where}, tactic {j}") for j, t in enumerate(tactics)],
@@ -355,8 +463,12 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
                 key = _identity_fast(rec, valid_repos) or _identity(rec, source, i)
                 valid_repos.add(key[:2])
                 if key in seen:
-                    raise InputError(source, f"theorem {key[3]} in {key[2]} appears twice in {kind}/",
-                                     "remove the duplicate record", where=f"record {i} ({key[3]})")
+                    raise InputError(
+                        source,
+                        f"theorem {key[3]} in {key[2]} appears twice in {kind}/",
+                        "remove the duplicate record",
+                        where=f"record {i} ({key[3]})",
+                    )
                 seen[key] = split
                 if key not in theorems:
                     theorems[key] = _theorem_fast(rec) or _theorem(rec, source, f"record {i} ({key[3]})")
@@ -368,8 +480,11 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
         a, b = (set(split_of[k]) for k in kinds)
         if a != b:
             missing = next(iter(a ^ b))
-            raise InputError(root, f"theorem {missing[3]} ({missing[2]}) is in one split kind but not the other",
-                             "re-create the export: random/ and novel_premises/ must hold the same theorems")
+            raise InputError(
+                root,
+                f"theorem {missing[3]} ({missing[2]}) is in one split kind but not the other",
+                "re-create the export: random/ and novel_premises/ must hold the same theorems",
+            )
 
     # Repositories in this export, keyed by (url, commit).
     by_repo: dict[tuple[str, str], list[tuple]] = defaultdict(list)
@@ -386,8 +501,11 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
     traced = set()
     if traced_path.exists():
         for i, rec in enumerate(_load_jsonl(traced_path)):
-            traced.add(check_relative_path(_need(rec, "traced_file_path", str, traced_path, f"line {i + 1}"),
-                                           traced_path, f"line {i + 1}"))
+            traced.add(
+                check_relative_path(
+                    _need(rec, "traced_file_path", str, traced_path, f"line {i + 1}"), traced_path, f"line {i + 1}"
+                )
+            )
     owner_of_file: dict[str, tuple] = {}
     for key in theorems:
         owner_of_file.setdefault(key[2], key[:2])
@@ -418,27 +536,38 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
         for j, imp in enumerate(imports):
             w = f"{where}, import {j}"
             if not isinstance(imp, str):
-                raise InputError(corpus_path, f"field `imports` should hold strings, found {json.dumps(imp)[:80]}",
-                                 "fix the record or re-create the export", where=w)
+                raise InputError(
+                    corpus_path,
+                    f"field `imports` should hold strings, found {json.dumps(imp)[:80]}",
+                    "fix the record or re-create the export",
+                    where=w,
+                )
             check_relative_path(imp, corpus_path, w)
         if path in seen_files:
             raise InputError(corpus_path, f"file {path} appears twice", "remove the duplicate line", where=where)
         seen_files.add(path)
         repo = owner(path)
-        files[repo].append({"path": path, "imports": list(imports), "corpus_order": i,
-                            "traced": path in traced})
+        files[repo].append({"path": path, "imports": list(imports), "corpus_order": i, "traced": path in traced})
         for j, p in enumerate(_need(rec, "premises", list, corpus_path, where)):
             w = f"{where}, premise {j}"
-            start, end = _span(p, "start", "end", corpus_path, w, nullable=True, optional=True) if isinstance(p, dict) else (None, None)
-            premises[repo].append({
-                "file_path": path, "full_name": _need(p, "full_name", str, corpus_path, w),
-                "code": _need(p, "code", str, corpus_path, w, nullable=True) if "code" in p else None,
-                "kind": _need(p, "kind", str, corpus_path, w, nullable=True) if "kind" in p else None,
-                "start": start,
-                "end": end,
-                "idx": j, "from_annotation": False,
-                "extra": _extra(p, PREMISE_KEYS, optional=("code", "kind", "start", "end")),
-            })
+            start, end = (
+                _span(p, "start", "end", corpus_path, w, nullable=True, optional=True)
+                if isinstance(p, dict)
+                else (None, None)
+            )
+            premises[repo].append(
+                {
+                    "file_path": path,
+                    "full_name": _need(p, "full_name", str, corpus_path, w),
+                    "code": _need(p, "code", str, corpus_path, w, nullable=True) if "code" in p else None,
+                    "kind": _need(p, "kind", str, corpus_path, w, nullable=True) if "kind" in p else None,
+                    "start": start,
+                    "end": end,
+                    "idx": j,
+                    "from_annotation": False,
+                    "extra": _extra(p, PREMISE_KEYS, optional=("code", "kind", "start", "end")),
+                }
+            )
     for path in sorted(traced - seen_files):
         files[owner(path)].append({"path": path, "imports": [], "corpus_order": None, "traced": True})
         seen_files.add(path)
@@ -455,14 +584,26 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
                     if (a["def_path"], a["full_name"]) in known:
                         continue
                     known.add((a["def_path"], a["full_name"]))
-                    repo = owner(a["def_path"]) if a["def_path"] in owner_of_file or _PACKAGE_RE.match(a["def_path"]) else key[:2]
-                    premises[repo].append({
-                        "file_path": a["def_path"], "full_name": a["full_name"], "code": None, "kind": None,
-                        "start": a["def_pos"], "end": a["def_end_pos"], "idx": len(premises[repo]),
-                        "from_annotation": True, "extra": None,
-                    })
+                    repo = (
+                        owner(a["def_path"])
+                        if a["def_path"] in owner_of_file or _PACKAGE_RE.match(a["def_path"])
+                        else key[:2]
+                    )
+                    premises[repo].append(
+                        {
+                            "file_path": a["def_path"],
+                            "full_name": a["full_name"],
+                            "code": None,
+                            "kind": None,
+                            "start": a["def_pos"],
+                            "end": a["def_end_pos"],
+                            "idx": len(premises[repo]),
+                            "from_annotation": True,
+                            "extra": None,
+                        }
+                    )
 
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     lean_version = metadata.get("lean_version") or (metadata.get("from_repo") or {}).get("lean_version")
     out = []
     for (url, commit), keys in by_repo.items():
@@ -473,15 +614,24 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
             thm = theorems[key]
             tid = make_theorem_id(rid, key[2], key[3])
             for idx, t in enumerate(thm["tactics"]):
-                tac_rows.append({"repo_id": rid, "theorem_id": tid, "file_path": key[2], "full_name": key[3],
-                                 "idx": idx, **t})
-            th_rows.append({
-                "repo_id": rid, "theorem_id": tid, "file_path": key[2], "full_name": key[3],
-                "theorem_statement": thm["theorem_statement"], "start": thm["start"], "end": thm["end"],
-                "num_tactics": len(thm["tactics"]),
-                "has_sorry": any(is_sorry(t["tactic"]) for t in thm["tactics"]),
-                "export_order": thm["order"], "extra": thm["extra"],
-            })
+                tac_rows.append(
+                    {"repo_id": rid, "theorem_id": tid, "file_path": key[2], "full_name": key[3], "idx": idx, **t}
+                )
+            th_rows.append(
+                {
+                    "repo_id": rid,
+                    "theorem_id": tid,
+                    "file_path": key[2],
+                    "full_name": key[3],
+                    "theorem_statement": thm["theorem_statement"],
+                    "start": thm["start"],
+                    "end": thm["end"],
+                    "num_tactics": len(thm["tactics"]),
+                    "has_sorry": any(is_sorry(t["tactic"]) for t in thm["tactics"]),
+                    "export_order": thm["order"],
+                    "extra": thm["extra"],
+                }
+            )
         ident = [(url, k[2], k[3]) for k in keys]
         if splits_assigned and "random" in split_of:
             random_split = [split_of["random"][k] for k in keys]
@@ -496,24 +646,32 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
             row["split_random"], row["split_novel_premises"] = r, n
         repo_files = [{"repo_id": rid, **f} for f in files.get((url, commit), [])]
         repo_premises = [{"repo_id": rid, **p} for p in premises.get((url, commit), [])]
-        split_record = {"kept_from_export": [k for k in schemas.SPLIT_KINDS if splits_assigned and k in split_of],
-                        **settings.model_dump()}
+        split_record = {
+            "kept_from_export": [k for k in schemas.SPLIT_KINDS if splits_assigned and k in split_of],
+            **settings.model_dump(),
+        }
         repository = {
-            "repo_id": rid, "url": url, "commit": commit, "name": repo_name(url),
+            "repo_id": rid,
+            "url": url,
+            "commit": commit,
+            "name": repo_name(url),
             "lean_version": lean_version if (url, commit) == main else None,
-            "source": metadata.get("dojoflow_source", "leandojo_export"), "source_path": str(root.resolve()),
+            "source": metadata.get("dojoflow_source", "leandojo_export"),
+            "source_path": str(root.resolve()),
             "commit_time": _parse_time(metadata.get("commit_time")) if (url, commit) == main else None,
             "ingested_at": now,
             "split_settings": json.dumps(split_record, sort_keys=True),
             "metadata": json.dumps(metadata, sort_keys=True, ensure_ascii=False) if (url, commit) == main else None,
         }
-        out.append(RepoData(
-            repository=repository,
-            files=pa.Table.from_pylist(repo_files, schema=schemas.FILES),
-            theorems=pa.Table.from_pylist(th_rows, schema=schemas.THEOREMS),
-            tactics=pa.Table.from_pylist(tac_rows, schema=schemas.TACTICS),
-            premises=pa.Table.from_pylist(repo_premises, schema=schemas.PREMISES),
-        ))
+        out.append(
+            RepoData(
+                repository=repository,
+                files=pa.Table.from_pylist(repo_files, schema=schemas.FILES),
+                theorems=pa.Table.from_pylist(th_rows, schema=schemas.THEOREMS),
+                tactics=pa.Table.from_pylist(tac_rows, schema=schemas.TACTICS),
+                premises=pa.Table.from_pylist(repo_premises, schema=schemas.PREMISES),
+            )
+        )
     out.sort(key=lambda d: (d.repository["url"], d.repository["commit"]) != main)
     return out
 
@@ -525,26 +683,38 @@ def _parse_time(value) -> datetime | None:
         t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         return None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-def import_export(store, path: str | Path, split_settings: SplitSettings | None = None,
-                  replace: bool = False, lock_timeout: float = 0.0) -> list:
+def import_export(
+    store,
+    path: str | Path,
+    split_settings: SplitSettings | None = None,
+    replace: bool = False,
+    lock_timeout: float = 0.0,
+) -> list:
     """Read, validate, then write every repository of an export. Nothing is written
     unless the whole export is valid and no repository conflicts; all of them appear
     together, in one rename (`Store.add_repositories`)."""
     return import_exports(store, [path], split_settings, replace=replace, lock_timeout=lock_timeout)
 
 
-def import_exports(store, paths: list[str | Path], split_settings: SplitSettings | None = None,
-                   replace: bool = False, lock_timeout: float = 0.0, workers: int | None = None) -> list:
+def import_exports(
+    store,
+    paths: list[str | Path],
+    split_settings: SplitSettings | None = None,
+    replace: bool = False,
+    lock_timeout: float = 0.0,
+    workers: int | None = None,
+) -> list:
     """Import several exports as one change (one process, one commit): all of their
     repositories appear together, or, if any export is invalid or conflicts, none."""
     return store.ingest(read_exports(paths, split_settings, workers), replace=replace, lock_timeout=lock_timeout)
 
 
-def read_exports(paths: list[str | Path], split_settings: SplitSettings | None = None,
-                 workers: int | None = None) -> list[RepoData]:
+def read_exports(
+    paths: list[str | Path], split_settings: SplitSettings | None = None, workers: int | None = None
+) -> list[RepoData]:
     """`read_export` of each path, in parallel processes when there are several exports
     and cores to spare; the repositories of all of them, the first export's first.
 
@@ -578,9 +748,11 @@ def read_exports(paths: list[str | Path], split_settings: SplitSettings | None =
             if data.repo_id not in out:
                 out[data.repo_id] = (data, path)
             elif out[data.repo_id][0].content_hash() != data.content_hash():
-                raise InputError(path, f"repository {data.repo_id} is also in {out[data.repo_id][1]}, "
-                                 "with different content", "import the two exports separately (with --replace "
-                                 "for the one that should win)")
+                raise InputError(
+                    path,
+                    f"repository {data.repo_id} is also in {out[data.repo_id][1]}, with different content",
+                    "import the two exports separately (with --replace for the one that should win)",
+                )
     return [data for data, _ in out.values()]
 
 
@@ -665,8 +837,9 @@ def _duckdb():
     """An in-memory DuckDB connection that reads only the Parquet paths it is given."""
     import duckdb
 
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False,
-                                 "threads": 1})
+    con = duckdb.connect(
+        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False, "threads": 1}
+    )
     return con
 
 
@@ -679,8 +852,15 @@ def _corpus_order(files: pa.Table, repo_rank: dict[str, int]) -> tuple[list, lis
     path listed twice. Files come in their corpus order (one export's order is kept
     exactly), each after the files it imports, which those loaders also require.
     """
-    rows = sorted(zip(files["corpus_order"].to_pylist(), (repo_rank[r] for r in files["repo_id"].to_pylist()),
-                      files["repo_id"].to_pylist(), files["path"].to_pylist(), files["imports"].to_pylist()))
+    rows = sorted(
+        zip(
+            files["corpus_order"].to_pylist(),
+            (repo_rank[r] for r in files["repo_id"].to_pylist()),
+            files["repo_id"].to_pylist(),
+            files["path"].to_pylist(),
+            files["imports"].to_pylist(),
+        )
+    )
     first: dict[str, tuple[str, list]] = {}
     for _, _, rid, path, imports in rows:
         first.setdefault(path, (rid, imports))
@@ -708,8 +888,11 @@ def check_export_target(store, out: Path) -> None:
     """Refuse to export into the store's own folders (or around them)."""
     target, root = out.resolve(), store.root.resolve()
     if target == root or root in target.parents or target in root.parents:
-        raise InputError(out, f"is inside the store's own folders ({root})",
-                         "export to a folder outside the store, e.g. ./leandojo-export")
+        raise InputError(
+            out,
+            f"is inside the store's own folders ({root})",
+            "export to a folder outside the store, e.g. ./leandojo-export",
+        )
 
 
 def export_metadata(repos: list[dict]) -> dict:
@@ -726,16 +909,22 @@ def export_metadata(repos: list[dict]) -> dict:
     meta = {k: v for k, v in sources[main_at].items() if k != "dojoflow_splits"}
     from_repo = meta.get("from_repo") if isinstance(meta.get("from_repo"), dict) else {}
     created = meta.get("creation_time") if len(repos) == 1 else None
-    meta.update({
-        "creation_time": created or max(r["ingested_at"] for r in repos).isoformat(timespec="seconds"),
-        "from_repo": {**from_repo, "url": main["url"], "commit": main["commit"]},
-        "leandojo_version": meta.get("leandojo_version", "dojoflow"),
-        "exported_by": "dojoflow",
-        "repositories": [
-            {"url": r["url"], "commit": r["commit"],
-             **{k: m[k] for k in ("dataset_name", "leandojo_version", "from_repo") if k in m}}
-            for r, m in zip(repos, sources)],
-    })
+    meta.update(
+        {
+            "creation_time": created or max(r["ingested_at"] for r in repos).isoformat(timespec="seconds"),
+            "from_repo": {**from_repo, "url": main["url"], "commit": main["commit"]},
+            "leandojo_version": meta.get("leandojo_version", "dojoflow"),
+            "exported_by": "dojoflow",
+            "repositories": [
+                {
+                    "url": r["url"],
+                    "commit": r["commit"],
+                    **{k: m[k] for k in ("dataset_name", "leandojo_version", "from_repo") if k in m},
+                }
+                for r, m in zip(repos, sources)
+            ],
+        }
+    )
     return meta
 
 
@@ -769,15 +958,23 @@ def write_export(store, out_dir: str | Path, repo_ids: list[str]) -> Path:
                 splits[kind, split] = [f, ""]
         try:
             for rid, repo in zip(repo_ids, repos):
-                rel = con.sql(_THEOREMS_SQL, params={
-                    "url": repo["url"], "commit": repo["commit"],
-                    "theorems": str(folders[rid] / "theorems.parquet"), "tactics": str(folders[rid] / "tactics.parquet")})
+                rel = con.sql(
+                    _THEOREMS_SQL,
+                    params={
+                        "url": repo["url"],
+                        "commit": repo["commit"],
+                        "theorems": str(folders[rid] / "theorems.parquet"),
+                        "tactics": str(folders[rid] / "tactics.parquet"),
+                    },
+                )
                 for batch in rel.to_arrow_reader(_BATCH_ROWS):
                     recs = batch.column("rec").to_pylist()
                     extras, tactic_extras = batch.column("extra"), batch.column("tactic_extras")
                     if extras.null_count < len(extras) or tactic_extras.null_count < len(tactic_extras):
-                        recs = [r if e is None and te is None else _with_extra(r, e, "traced_tactics", te)
-                                for r, e, te in zip(recs, extras.to_pylist(), tactic_extras.to_pylist())]
+                        recs = [
+                            r if e is None and te is None else _with_extra(r, e, "traced_tactics", te)
+                            for r, e, te in zip(recs, extras.to_pylist(), tactic_extras.to_pylist())
+                        ]
                     num_theorems += len(recs)
                     for kind in schemas.SPLIT_KINDS:
                         by_split = defaultdict(list)
@@ -803,23 +1000,36 @@ def write_export(store, out_dir: str | Path, repo_ids: list[str]) -> Path:
 
 def _write_corpus(con, tmp: Path, folders: list[Path], repo_rank: dict[str, int]) -> None:
     """corpus.jsonl (each file once, imports first) and traced_files.jsonl."""
-    files = con.sql("SELECT repo_id, path, imports, corpus_order, traced FROM read_parquet($f)",
-                    params={"f": [str(f / "files.parquet") for f in folders]}).to_arrow_table()
+    files = con.sql(
+        "SELECT repo_id, path, imports, corpus_order, traced FROM read_parquet($f)",
+        params={"f": [str(f / "files.parquet") for f in folders]},
+    ).to_arrow_table()
     in_corpus = files.filter(pc.is_valid(files["corpus_order"]))
     if in_corpus.num_rows:
         order = _corpus_order(in_corpus, repo_rank)  # passed as lists: registering an Arrow table costs ~30 MB
-        rel = con.sql(_CORPUS_SQL, params={"files": [str(f / "files.parquet") for f in folders],
-                                           "premises": [str(f / "premises.parquet") for f in folders],
-                                           "order_repo": order[0], "order_path": order[1], "order_pos": order[2]})
+        rel = con.sql(
+            _CORPUS_SQL,
+            params={
+                "files": [str(f / "files.parquet") for f in folders],
+                "premises": [str(f / "premises.parquet") for f in folders],
+                "order_repo": order[0],
+                "order_path": order[1],
+                "order_pos": order[2],
+            },
+        )
         with open(tmp / "corpus.jsonl", "w", encoding="utf-8") as f:
             for batch in rel.to_arrow_reader(_BATCH_ROWS):
                 recs, extras = batch.column("rec").to_pylist(), batch.column("premise_extras")
                 if extras.null_count < len(extras):
-                    recs = [r if e is None else _with_extra(r, None, "premises", e)
-                            for r, e in zip(recs, extras.to_pylist())]
+                    recs = [
+                        r if e is None else _with_extra(r, None, "premises", e)
+                        for r, e in zip(recs, extras.to_pylist())
+                    ]
                 f.write("\n".join(recs) + "\n")
-    traced = sorted(zip(files["corpus_order"].to_pylist(), files["path"].to_pylist(), files["traced"].to_pylist()),
-                    key=lambda t: (t[0] is None, t[0] or 0, t[1]))
+    traced = sorted(
+        zip(files["corpus_order"].to_pylist(), files["path"].to_pylist(), files["traced"].to_pylist()),
+        key=lambda t: (t[0] is None, t[0] or 0, t[1]),
+    )
     paths = list(dict.fromkeys(p for _, p, is_traced in traced if is_traced))
     if paths:
         with open(tmp / "traced_files.jsonl", "w", encoding="utf-8") as f:

@@ -14,39 +14,63 @@ def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -
         con.executemany(
             "INSERT OR REPLACE INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric,"
             " value, count, checkpoint_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[run_id, step, step_repo_id, r["repo_id"], r["trainer"], r["split_kind"], r["split"], r["metric"],
-              float(r["value"]), int(r.get("count", 0)), r["checkpoint_id"]] for r in rows],
+            [
+                [
+                    run_id,
+                    step,
+                    step_repo_id,
+                    r["repo_id"],
+                    r["trainer"],
+                    r["split_kind"],
+                    r["split"],
+                    r["metric"],
+                    float(r["value"]),
+                    int(r.get("count", 0)),
+                    r["checkpoint_id"],
+                ]
+                for r in rows
+            ],
         )
     return len(rows)
 
 
-def of_run(store, run_id: str, trainer: str | None = None, split: str | None = None,
-           repository: str | None = None) -> list[dict]:
+def of_run(
+    store, run_id: str, trainer: str | None = None, split: str | None = None, repository: str | None = None
+) -> list[dict]:
     """A run's metric rows (optionally one trainer, split or repository name), with the
     repository's name, ordered by trainer, step, repository, split and metric."""
-    return catalog.query(store, """
+    return catalog.query(
+        store,
+        """
         SELECT m.step, m.step_repo_id, coalesce(r.name, m.repo_id) AS repository, m.repo_id, m.trainer,
                m.split_kind, m.split, m.metric, m.value, m.count, m.checkpoint_id
         FROM metrics m LEFT JOIN repositories r USING (repo_id)
         WHERE m.run_id = $run AND ($trainer IS NULL OR m.trainer = $trainer) AND ($split IS NULL OR m.split = $split)
               AND ($repo IS NULL OR coalesce(r.name, m.repo_id) = $repo OR m.repo_id = $repo)
         ORDER BY m.trainer, m.step, repository, m.split, m.metric""",
-        params={"run": run_id, "trainer": trainer, "split": split, "repo": repository}).to_pylist()
+        params={"run": run_id, "trainer": trainer, "split": split, "repo": repository},
+    ).to_pylist()
 
 
 def choices(store, run_id: str) -> dict[str, list[str]]:
     """The trainers, splits and repository names a run has metrics for."""
-    rows = catalog.query(store, """
+    rows = catalog.query(
+        store,
+        """
         SELECT list(DISTINCT m.trainer ORDER BY m.trainer) AS trainer, list(DISTINCT m.split ORDER BY m.split) AS split,
                list(DISTINCT coalesce(r.name, m.repo_id) ORDER BY coalesce(r.name, m.repo_id)) AS repository
         FROM metrics m LEFT JOIN repositories r USING (repo_id) WHERE m.run_id = $run""",
-        params={"run": run_id}).to_pylist()[0]
+        params={"run": run_id},
+    ).to_pylist()[0]
     return {k: v or [] for k, v in rows.items()}
 
 
 def newest_run(store) -> str | None:
     """The newest run that recorded metrics."""
-    rows = catalog.query(store, """
+    rows = catalog.query(
+        store,
+        """
         SELECT m.run_id FROM metrics m LEFT JOIN runs r USING (run_id)
-        GROUP BY m.run_id ORDER BY max(coalesce(r.started_at, m.recorded_at)) DESC LIMIT 1""").to_pylist()
+        GROUP BY m.run_id ORDER BY max(coalesce(r.started_at, m.recorded_at)) DESC LIMIT 1""",
+    ).to_pylist()
     return rows[0]["run_id"] if rows else None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from . import atomic, catalog, schemas
 from .errors import DojoflowError, FormatVersionError, MigrationError, StoreError
@@ -69,8 +69,10 @@ def migrate(home: str | os.PathLike | None = None, lock_timeout: float = 0.0) ->
     target = schemas.FORMAT_VERSION
     store = Store(dojoflow_home(home) / "store")
     if not (store.root / FORMAT_FILE).exists():
-        raise StoreError(f"no Dojoflow store at {store.root}: nothing to migrate. Pass --home (or set "
-                         "DOJOFLOW_HOME) to the folder that holds the store")
+        raise StoreError(
+            f"no Dojoflow store at {store.root}: nothing to migrate. Pass --home (or set "
+            "DOJOFLOW_HOME) to the folder that holds the store"
+        )
     # The writer lock itself, not `store.writer()`: its clean-up reads REPOSITORIES.json,
     # which a version 1 store lacks until the first step writes it.
     with file_lock(store.root / ".lock", timeout=lock_timeout):
@@ -98,10 +100,14 @@ def _record(store: Store, m: Migration) -> None:
     """The version bump, written only once the step is complete."""
     meta = store.format_meta()
     meta["format_version"] = m.to_version
-    meta.setdefault("migrations", []).append({
-        "from": m.from_version, "to": m.to_version, "description": m.description,
-        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    })
+    meta.setdefault("migrations", []).append(
+        {
+            "from": m.from_version,
+            "to": m.to_version,
+            "description": m.description,
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+    )
     atomic.write_json(store.root / FORMAT_FILE, meta)
 
 
@@ -114,8 +120,9 @@ _METRICS_V2 = """
         recorded_at TIMESTAMPTZ DEFAULT now(),
         PRIMARY KEY (run_id, checkpoint_id, repo_id, split_kind, split, metric))"""
 _METRICS_V2_KEY = ["run_id", "checkpoint_id", "repo_id", "split_kind", "split", "metric"]
-_METRICS_COLUMNS = ("step, step_repo_id, repo_id, trainer, split_kind, split, metric, value, count, "
-                    "checkpoint_id, recorded_at")
+_METRICS_COLUMNS = (
+    "step, step_repo_id, repo_id, trainer, split_kind, split, metric, value, count, checkpoint_id, recorded_at"
+)
 
 
 @step(1, "metrics keep every run (run_id joins their key); REPOSITORIES.json lists the repositories")
@@ -139,8 +146,10 @@ def _v1_to_v2(store: Store) -> None:
                 con.execute("BEGIN TRANSACTION")
                 con.execute("DROP TABLE IF EXISTS metrics_v2")
                 con.execute(_METRICS_V2)
-                con.execute(f"INSERT INTO metrics_v2 (run_id, {_METRICS_COLUMNS}) "
-                            f"SELECT coalesce(run_id, ''), {_METRICS_COLUMNS} FROM metrics")
+                con.execute(
+                    f"INSERT INTO metrics_v2 (run_id, {_METRICS_COLUMNS}) "
+                    f"SELECT coalesce(run_id, ''), {_METRICS_COLUMNS} FROM metrics"
+                )
                 con.execute("DROP TABLE metrics")
                 con.execute("ALTER TABLE metrics_v2 RENAME TO metrics")
                 con.execute("COMMIT")

@@ -14,8 +14,23 @@ import json
 from . import catalog
 from .ids import stable_hash
 
-COLUMNS = ("run_id", "checkpoint_id", "repo_id", "theorem_id", "proof_id", "file_path", "full_name", "split",
-           "purpose", "tactics", "proof", "checker", "axioms", "expansions", "seconds")
+COLUMNS = (
+    "run_id",
+    "checkpoint_id",
+    "repo_id",
+    "theorem_id",
+    "proof_id",
+    "file_path",
+    "full_name",
+    "split",
+    "purpose",
+    "tactics",
+    "proof",
+    "checker",
+    "axioms",
+    "expansions",
+    "seconds",
+)
 
 
 def proof_id(theorem_id: str, proof: str, checker: str) -> str:
@@ -29,13 +44,18 @@ def record_proofs(store, rows: list[dict]) -> int:
     values = []
     for r in rows:
         pid = proof_id(r["theorem_id"], r["proof"], r["checker"])
-        values.append([pid if c == "proof_id" else json.dumps(list(r[c])) if c in ("tactics", "axioms") else r.get(c)
-                       for c in COLUMNS])
+        values.append(
+            [
+                pid if c == "proof_id" else json.dumps(list(r[c])) if c in ("tactics", "axioms") else r.get(c)
+                for c in COLUMNS
+            ]
+        )
     with catalog.connect(store, write=True) as con:
         con.execute(catalog.RECORD_TABLES["proofs"])  # a store created before this table existed gains it here
         con.execute("BEGIN TRANSACTION")
-        con.executemany(f"INSERT OR REPLACE INTO proofs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                        values)
+        con.executemany(
+            f"INSERT OR REPLACE INTO proofs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values
+        )
         con.execute("COMMIT")
     return len(values)
 
@@ -49,10 +69,14 @@ def read_proofs(store, run_id: str | None = None, purpose: str | None = None) ->
     """Proof rows, oldest first, of one run (or all), with the repository's name."""
     if not _has_table(store):
         return []
-    rows = catalog.query(store, """
+    rows = catalog.query(
+        store,
+        """
         SELECT p.*, r.name AS repo FROM proofs p LEFT JOIN repositories r USING (repo_id)
         WHERE ($run IS NULL OR p.run_id = $run) AND ($purpose IS NULL OR p.purpose = $purpose)
-        ORDER BY p.found_at, p.repo_id, p.full_name""", params={"run": run_id, "purpose": purpose}).to_pylist()
+        ORDER BY p.found_at, p.repo_id, p.full_name""",
+        params={"run": run_id, "purpose": purpose},
+    ).to_pylist()
     for r in rows:
         r["tactics"], r["axioms"] = json.loads(r["tactics"]), json.loads(r["axioms"])
     return rows

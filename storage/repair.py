@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -76,7 +76,7 @@ def repair(home) -> RepairReport:
     report = RepairReport(store.root)
     with store.writer(timeout=60), file_lock(store.root / "catalog.lock", timeout=120):
         saved = _read_records(store, report)
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         for suffix in ("", ".wal"):
             old = Path(str(store.catalog_path) + suffix)
             if old.exists():

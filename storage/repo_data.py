@@ -44,7 +44,9 @@ class RepoData:
         for key in ("url", "commit", "lean_version", "split_settings"):
             h.update(f"{key}={r.get(key)}\x1f".encode())
         for name, table in self.tables().items():
-            table = table.cast(schemas.TABLES[name]).sort_by([(k, "ascending") for k in _SORT_KEYS[name]]).combine_chunks()
+            table = (
+                table.cast(schemas.TABLES[name]).sort_by([(k, "ascending") for k in _SORT_KEYS[name]]).combine_chunks()
+            )
             sink = pa.BufferOutputStream()
             with pa.ipc.new_stream(sink, table.schema) as writer:
                 writer.write_table(table)

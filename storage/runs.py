@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from . import catalog
 
@@ -20,25 +20,31 @@ def record_start(store, run_id: str, flow: str, config: dict, pid: int | None = 
     """A `running` row for `run_id`, owned by process `pid` (default: this one) on this host."""
     with catalog.connect(store, write=True) as con:
         catalog.add_columns(con)  # a catalog from before pid and host were recorded
-        con.execute("INSERT OR REPLACE INTO runs (run_id, flow, config, status, started_at, pid, host)"
-                    " VALUES (?, ?, ?, 'running', ?, ?, ?)",
-                    [run_id, flow, json.dumps(config), datetime.now(timezone.utc), pid or os.getpid(),
-                     socket.gethostname()])
+        con.execute(
+            "INSERT OR REPLACE INTO runs (run_id, flow, config, status, started_at, pid, host)"
+            " VALUES (?, ?, ?, 'running', ?, ?, ?)",
+            [run_id, flow, json.dumps(config), datetime.now(UTC), pid or os.getpid(), socket.gethostname()],
+        )
 
 
 def record_end(store, run_id: str, status: str, report_path: str | None = None) -> None:
     """Close a run's row; a failed run keeps the report path it never wrote as NULL."""
     with catalog.connect(store, write=True) as con:
-        con.execute("UPDATE runs SET status = ?, finished_at = ?, report_path = coalesce(?, report_path)"
-                    " WHERE run_id = ?", [status, datetime.now(timezone.utc), report_path, run_id])
+        con.execute(
+            "UPDATE runs SET status = ?, finished_at = ?, report_path = coalesce(?, report_path) WHERE run_id = ?",
+            [status, datetime.now(UTC), report_path, run_id],
+        )
 
 
 def all_runs(store) -> list[dict]:
     """Every run, newest first, with the number of metric rows it recorded."""
-    return catalog.query(store, """
+    return catalog.query(
+        store,
+        """
         SELECT r.run_id, r.flow, r.config ->> 'name' AS name, r.status, r.started_at, r.finished_at,
                (SELECT count(*) FROM metrics m WHERE m.run_id = r.run_id) AS metrics, r.report_path
-        FROM runs r ORDER BY r.started_at DESC""").to_pylist()
+        FROM runs r ORDER BY r.started_at DESC""",
+    ).to_pylist()
 
 
 def resolve(store, prefix: str) -> list[str]:
@@ -74,8 +80,11 @@ def crashed_runs(store) -> list[str]:
     """Runs still `running` whose process on this host is gone."""
     rows = catalog.query(store, "SELECT * FROM runs WHERE status = 'running'").to_pylist()
     here = socket.gethostname()
-    return [r["run_id"] for r in rows
-            if r.get("pid") and r.get("host") == here and not process_alive(int(r["pid"]), r["started_at"])]
+    return [
+        r["run_id"]
+        for r in rows
+        if r.get("pid") and r.get("host") == here and not process_alive(int(r["pid"]), r["started_at"])
+    ]
 
 
 def mark_crashed(store, run_ids: list[str]) -> None:
@@ -83,5 +92,7 @@ def mark_crashed(store, run_ids: list[str]) -> None:
     if not run_ids:
         return
     with catalog.connect(store, write=True) as con:
-        con.execute("UPDATE runs SET status = 'crashed', finished_at = ?"
-                    " WHERE status = 'running' AND list_contains(?, run_id)", [datetime.now(timezone.utc), run_ids])
+        con.execute(
+            "UPDATE runs SET status = 'crashed', finished_at = ? WHERE status = 'running' AND list_contains(?, run_id)",
+            [datetime.now(UTC), run_ids],
+        )

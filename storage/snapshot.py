@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from hashlib import blake2b
 from pathlib import Path
 
@@ -40,9 +40,9 @@ from . import atomic, catalog, schemas
 from .errors import InputError
 from .ids import stable_hash
 from .repo_urls import normalize_url
-from .tactic_text import is_sorry
 from .snapshot_ref import SnapshotRef
 from .store import _read_repository
+from .tactic_text import is_sorry
 
 
 class SnapshotSettings(BaseModel):
@@ -52,10 +52,13 @@ class SnapshotSettings(BaseModel):
 
     drop_sorry: bool = Field(True, description="Drop `sorry`/`admit` tactics from training rows.")
     drop_no_goals: bool = Field(True, description="Drop tactics whose state before is `no goals`.")
-    dedupe: bool = Field(True, description="Keep a theorem (file path, full name) once when several repositories hold it.")
+    dedupe: bool = Field(
+        True, description="Keep a theorem (file path, full name) once when several repositories hold it."
+    )
     newest_commit_wins: bool = Field(
-        True, description="When one url appears at several commits, keep only the newest: by commit time when "
-        "every one of them has it, else by ingestion time (the last imported wins)."
+        True,
+        description="When one url appears at several commits, keep only the newest: by commit time when "
+        "every one of them has it, else by ingestion time (the last imported wins).",
     )
 
 
@@ -83,8 +86,13 @@ def theorem_keys(file_paths: list[str], full_names: list[str]) -> pa.Array:
     repositories from one integer column per repository. Equal hashes only make
     rows candidates: de-duplication compares the strings themselves.
     """
-    return pa.array([int.from_bytes(blake2b(f"{p}\x00{n}".encode(), digest_size=8).digest(), "big")
-                     for p, n in zip(file_paths, full_names)], pa.uint64())
+    return pa.array(
+        [
+            int.from_bytes(blake2b(f"{p}\x00{n}".encode(), digest_size=8).digest(), "big")
+            for p, n in zip(file_paths, full_names)
+        ],
+        pa.uint64(),
+    )
 
 
 def _not_sorry(tactic: pa.ChunkedArray | pa.Array) -> pa.Array:
@@ -129,8 +137,9 @@ def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
     rows = pc.take(per.field("counts"), pc.index_in(theorems["theorem_id"], value_set=per.field("values")))
     index = theorems.select(["repo_id", "theorem_id", "file_path", "full_name", "split_random", "split_novel_premises"])
     index = index.append_column("rows", pc.fill_null(rows, 0).cast(pa.int64()))
-    index = index.append_column("key", theorem_keys(theorems["file_path"].to_pylist(),
-                                                    theorems["full_name"].to_pylist()))
+    index = index.append_column(
+        "key", theorem_keys(theorems["file_path"].to_pylist(), theorems["full_name"].to_pylist())
+    )
     counts = {}
     with atomic.atomic_path(part) as tmp:
         tmp.mkdir(parents=True)
@@ -144,8 +153,11 @@ def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
                 th = theorems.filter(pc.equal(col, split))
                 tac = tactics.filter(pc.is_in(tactics["theorem_id"], value_set=th["theorem_id"]))
                 pq.write_table(th, d / "theorems.parquet", compression="zstd")
-                pq.write_table(tac.select(schemas.SNAPSHOT_TACTICS.names).cast(schemas.SNAPSHOT_TACTICS), d / "tactics.parquet",
-                               compression="zstd")
+                pq.write_table(
+                    tac.select(schemas.SNAPSHOT_TACTICS.names).cast(schemas.SNAPSHOT_TACTICS),
+                    d / "tactics.parquet",
+                    compression="zstd",
+                )
                 counts[kind][split] = {"theorems": th.num_rows, "tactics": tac.num_rows}
         summary = {**counts, "file_paths": sorted(pc.unique(theorems["file_path"]).to_pylist())}
         (tmp / "_SUCCESS").write_text(json.dumps(summary))
@@ -224,7 +236,9 @@ def _folders(store, repo_ids: list[str]) -> dict[str, Path]:
     listed = store.folders()
     missing = [r for r in repo_ids if r not in listed]
     if missing:
-        raise InputError(", ".join(missing), "not in the store", "ingest them first (`dojoflow import` or `dojoflow trace`)")
+        raise InputError(
+            ", ".join(missing), "not in the store", "ingest them first (`dojoflow import` or `dojoflow trace`)"
+        )
     return {r: listed[r] for r in sorted(set(repo_ids))}
 
 
@@ -252,8 +266,9 @@ def sharing_file_paths(summaries: dict[str, dict]) -> set[str]:
     return {r for r, ps in paths.items() if not shared.isdisjoint(ps)} if shared else set()
 
 
-def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None = None,
-                   lock_timeout: float = 600.0) -> SnapshotRef:
+def build_snapshot(
+    store, repo_ids: list[str], settings: SnapshotSettings | None = None, lock_timeout: float = 600.0
+) -> SnapshotRef:
     """The snapshot of `repo_ids` under `settings`; returns at once if it exists."""
     settings = settings or SnapshotSettings()
     if not repo_ids:
@@ -280,9 +295,13 @@ def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None
         part = {r: _part_rel(repos[r], skey) for r in kept}
         # Ingestion builds the parts for the default settings: then this only reads their summaries.
         summaries = {r: build_parts(store, repos[r], settings) for r in kept}
-        counts = {kind: {split: {name: sum(c[kind][split][name] for c in summaries.values())
-                                 for name in ("theorems", "tactics")}
-                         for split in schemas.SPLITS} for kind in schemas.SPLIT_KINDS}
+        counts = {
+            kind: {
+                split: {name: sum(c[kind][split][name] for c in summaries.values()) for name in ("theorems", "tactics")}
+                for split in schemas.SPLITS
+            }
+            for kind in schemas.SPLIT_KINDS
+        }
         folder = {r: str(folders[r].relative_to(store.root)) for r in kept}
 
         excluded_rel = None
@@ -294,15 +313,23 @@ def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None
             dropped = duplicate_theorems([store.root / part[r] / "index.parquet" for r in newest_first])
             if dropped is not None:
                 for kind in schemas.SPLIT_KINDS:
-                    by_split = dropped.group_by(f"split_{kind}", use_threads=False).aggregate(
-                        [("theorem_id", "count"), ("rows", "sum")]).to_pydict()
-                    for split, n, rows in zip(by_split[f"split_{kind}"], by_split["theorem_id_count"],
-                                              by_split["rows_sum"]):
+                    by_split = (
+                        dropped.group_by(f"split_{kind}", use_threads=False)
+                        .aggregate([("theorem_id", "count"), ("rows", "sum")])
+                        .to_pydict()
+                    )
+                    for split, n, rows in zip(
+                        by_split[f"split_{kind}"], by_split["theorem_id_count"], by_split["rows_sum"]
+                    ):
                         counts[kind][split]["theorems"] -= n
                         counts[kind][split]["tactics"] -= rows
                 excluded_rel = f"snapshots/{sid}/excluded.parquet"
-                atomic.write_parquet(store.root / excluded_rel, dropped.select(["repo_id", "theorem_id"]).cast(
-                    pa.schema([("repo_id", pa.string()), ("theorem_id", pa.string())])))
+                atomic.write_parquet(
+                    store.root / excluded_rel,
+                    dropped.select(["repo_id", "theorem_id"]).cast(
+                        pa.schema([("repo_id", pa.string()), ("theorem_id", pa.string())])
+                    ),
+                )
 
         manifest = {
             "snapshot_id": sid,
@@ -310,10 +337,14 @@ def build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None
             "kept_repo_ids": kept,
             "settings": settings.model_dump(),
             "format_version": schemas.FORMAT_VERSION,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "parts": {kind: {split: {t: [f"{part[r]}/{kind}/{split}/{t}.parquet" for r in kept]
-                                     for t in ("theorems", "tactics")}
-                             for split in schemas.SPLITS} for kind in schemas.SPLIT_KINDS},
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "parts": {
+                kind: {
+                    split: {t: [f"{part[r]}/{kind}/{split}/{t}.parquet" for r in kept] for t in ("theorems", "tactics")}
+                    for split in schemas.SPLITS
+                }
+                for kind in schemas.SPLIT_KINDS
+            },
             "corpus": {t: [f"{folder[r]}/{t}.parquet" for r in kept] for t in ("premises", "files")},
             "excluded": excluded_rel,
             "counts": counts,

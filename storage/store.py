@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -150,8 +150,10 @@ class Store:
                 ) from None
             return {"generation": 0, "repositories": {}}
         except (ValueError, KeyError, TypeError) as e:
-            raise StoreError(f"{self.index_path} is unreadable ({e}): restore it from a backup, "
-                             "or move the store aside and import again") from e
+            raise StoreError(
+                f"{self.index_path} is unreadable ({e}): restore it from a backup, "
+                "or move the store aside and import again"
+            ) from e
 
     def _write_index(self, index: dict) -> None:
         """The commit point of every change to the set of repositories: one rename."""
@@ -279,7 +281,7 @@ class Store:
         row = dict(data.repository)
         row["content_hash"] = content_hash
         row["format_version"] = schemas.FORMAT_VERSION
-        row.setdefault("ingested_at", datetime.now(timezone.utc).replace(microsecond=0))
+        row.setdefault("ingested_at", datetime.now(UTC).replace(microsecond=0))
         repo_table = pa.Table.from_pylist([row], schema=schemas.REPOSITORIES)
         # An unlisted folder of this name, left by a killed import, is gone already
         # (`writer` removes unlisted folders), and atomic_path would replace it anyway.

@@ -19,8 +19,15 @@ def synthetic_commit(name: str, seed: int) -> str:
     return hashlib.sha1(f"{name}:{seed}".encode()).hexdigest()
 
 
-def synthetic_records(name: str, num_theorems: int, tactics_per_theorem: int = 4, seed: int = 0,
-                      num_files: int = 8, url: str | None = None, commit: str | None = None):
+def synthetic_records(
+    name: str,
+    num_theorems: int,
+    tactics_per_theorem: int = 4,
+    seed: int = 0,
+    num_files: int = 8,
+    url: str | None = None,
+    commit: str | None = None,
+):
     """Return (theorem records, corpus lines) of one synthetic repository."""
     rng = random.Random(f"{name}:{seed}")
     url = url or f"https://dojoflow.invalid/synthetic/{name}"
@@ -32,15 +39,22 @@ def synthetic_records(name: str, num_theorems: int, tactics_per_theorem: int = 4
         for j in range(6):
             line = 3 + 4 * j
             full = f"{name.capitalize()}.f{i}_lemma{j}"
-            prem.append({"full_name": full, "code": f"theorem f{i}_lemma{j} (n : Nat) : n + {j} = {j} + n := by omega",
-                         "start": [line, 1], "end": [line + 1, 20], "kind": "theorem"})
+            prem.append(
+                {
+                    "full_name": full,
+                    "code": f"theorem f{i}_lemma{j} (n : Nat) : n + {j} = {j} + n := by omega",
+                    "start": [line, 1],
+                    "end": [line + 1, 20],
+                    "kind": "theorem",
+                }
+            )
         premises_by_file[path] = prem
-        corpus.append({"path": path, "imports": files[max(0, i - 2):i], "premises": prem})
+        corpus.append({"path": path, "imports": files[max(0, i - 2) : i], "premises": prem})
     theorems = []
     for k in range(num_theorems):
         path = files[k % num_files]
         i = files.index(path)
-        accessible = [p for f in files[max(0, i - 2):i + 1] for p in premises_by_file[f]]
+        accessible = [p for f in files[max(0, i - 2) : i + 1] for p in premises_by_file[f]]
         n_tac = max(1, tactics_per_theorem + rng.randint(-1, 1)) if rng.random() > 0.05 else 0
         tactics = []
         for t in range(n_tac):
@@ -48,26 +62,45 @@ def synthetic_records(name: str, num_theorems: int, tactics_per_theorem: int = 4
             def_path = next(f for f, ps in premises_by_file.items() if p in ps)
             goal = f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t} ≤ m + {k + t}"
             tac = "sorry" if (k % 37 == 0 and t == n_tac - 1) else f"rw [{p['full_name']}]"
-            tactics.append({
-                "tactic": tac,
-                "annotated_tactic": [f"rw [<a>{p['full_name']}</a>]", [
-                    {"full_name": p["full_name"], "def_path": def_path, "def_pos": p["start"], "def_end_pos": p["end"]}]],
-                "state_before": goal,
-                "state_after": "no goals" if t == n_tac - 1 else f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t + 1} ≤ m + {k + t + 1}",
-            })
+            tactics.append(
+                {
+                    "tactic": tac,
+                    "annotated_tactic": [
+                        f"rw [<a>{p['full_name']}</a>]",
+                        [
+                            {
+                                "full_name": p["full_name"],
+                                "def_path": def_path,
+                                "def_pos": p["start"],
+                                "def_end_pos": p["end"],
+                            }
+                        ],
+                    ],
+                    "state_before": goal,
+                    "state_after": "no goals"
+                    if t == n_tac - 1
+                    else f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t + 1} ≤ m + {k + t + 1}",
+                }
+            )
         line = 40 + 5 * k
-        theorems.append({
-            "url": url, "commit": commit, "file_path": path,
-            "full_name": f"{name.capitalize()}.thm{k}",
-            "theorem_statement": f"theorem thm{k} (n m : Nat) (h : n ≤ m + {k}) : n ≤ m + {k}",
-            "start": [line, 1], "end": [line + n_tac + 1, 10],
-            "traced_tactics": tactics,
-        })
+        theorems.append(
+            {
+                "url": url,
+                "commit": commit,
+                "file_path": path,
+                "full_name": f"{name.capitalize()}.thm{k}",
+                "theorem_statement": f"theorem thm{k} (n m : Nat) (h : n ≤ m + {k}) : n ≤ m + {k}",
+                "start": [line, 1],
+                "end": [line + n_tac + 1, 10],
+                "traced_tactics": tactics,
+            }
+        )
     return theorems, corpus, url, commit
 
 
-def write_synthetic_export(out: Path, name: str, num_theorems: int, tactics_per_theorem: int = 4,
-                           seed: int = 0, extra_repos: list[tuple] = ()) -> Path:
+def write_synthetic_export(
+    out: Path, name: str, num_theorems: int, tactics_per_theorem: int = 4, seed: int = 0, extra_repos: list[tuple] = ()
+) -> Path:
     """Write one export; `extra_repos` are (theorems, corpus) of dependencies to include."""
     out = Path(out)
     theorems, corpus, url, commit = synthetic_records(name, num_theorems, tactics_per_theorem, seed)
@@ -84,7 +117,9 @@ def write_synthetic_export(out: Path, name: str, num_theorems: int, tactics_per_
     for kind in ("random", "novel_premises"):
         (out / kind).mkdir(parents=True, exist_ok=True)
         for split in ("train", "val", "test"):
-            recs = [t for i, t in enumerate(theorems) if split_of[(i + (kind == "novel_premises")) % len(theorems)] == split]
+            recs = [
+                t for i, t in enumerate(theorems) if split_of[(i + (kind == "novel_premises")) % len(theorems)] == split
+            ]
             (out / kind / f"{split}.json").write_text(json.dumps(recs, ensure_ascii=False))
     with open(out / "corpus.jsonl", "w") as f:
         for line in corpus:
@@ -92,9 +127,15 @@ def write_synthetic_export(out: Path, name: str, num_theorems: int, tactics_per_
     with open(out / "traced_files.jsonl", "w") as f:
         for line in corpus:
             f.write(json.dumps({"traced_file_path": line["path"]}) + "\n")
-    (out / "metadata.json").write_text(json.dumps({
-        "creation_time": "2026-01-01T00:00:00", "from_repo": {"url": url, "commit": commit},
-        "leandojo_version": "4.20.0"}))
+    (out / "metadata.json").write_text(
+        json.dumps(
+            {
+                "creation_time": "2026-01-01T00:00:00",
+                "from_repo": {"url": url, "commit": commit},
+                "leandojo_version": "4.20.0",
+            }
+        )
+    )
     return out
 
 

@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +84,29 @@ class StepPlan(BaseModel):
 
 
 # Trainer arguments (trl/transformers) that change how a run is logged or saved, not the model.
-BOOKKEEPING_TRAINING_ARGS = frozenset({
-    "logging_steps", "logging_strategy", "logging_first_step", "logging_dir", "logging_nan_inf_filter",
-    "save_steps", "save_strategy", "save_total_limit", "save_only_model", "report_to", "run_name",
-    "disable_tqdm", "log_level", "push_to_hub", "hub_model_id", "hub_strategy",
-    "per_device_eval_batch_size", "eval_steps", "dataloader_num_workers",
-})
+BOOKKEEPING_TRAINING_ARGS = frozenset(
+    {
+        "logging_steps",
+        "logging_strategy",
+        "logging_first_step",
+        "logging_dir",
+        "logging_nan_inf_filter",
+        "save_steps",
+        "save_strategy",
+        "save_total_limit",
+        "save_only_model",
+        "report_to",
+        "run_name",
+        "disable_tqdm",
+        "log_level",
+        "push_to_hub",
+        "hub_model_id",
+        "hub_strategy",
+        "per_device_eval_batch_size",
+        "eval_steps",
+        "dataloader_num_workers",
+    }
+)
 
 
 def settings_hash(settings) -> str:
@@ -102,8 +119,9 @@ def _identity_dump(model: BaseModel) -> dict:
         if isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get(NOT_IN_ID) is False:
             continue
         value = getattr(model, name)
-        out[name] = _identity_dump(value) if isinstance(value, BaseModel) else \
-            TypeAdapter(Any).dump_python(value, mode="json")
+        out[name] = (
+            _identity_dump(value) if isinstance(value, BaseModel) else TypeAdapter(Any).dump_python(value, mode="json")
+        )
     return out
 
 
@@ -134,8 +152,13 @@ def code_version() -> dict:
     root = Path(__file__).resolve().parents[1]
     if (root / ".git").exists():
         try:
-            out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                 timeout=10, env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"})
+            out = subprocess.run(
+                ["git", "-C", str(root), "rev-parse", "HEAD"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"},
+            )
             commit = out.stdout.strip() or None
         except (OSError, subprocess.SubprocessError):
             commit = None
@@ -173,15 +196,27 @@ def plan_step(trainer: str, settings, snapshot_id: str, starts: StartingPoints |
     if source is not None:
         parent = starts.this_step.get(source)
         if parent is None:
-            raise InputError(f"trainers.{trainer}", f"starts from the {source} checkpoint of this step, which was "
-                             "not trained first", f"enable trainers.{source}")
+            raise InputError(
+                f"trainers.{trainer}",
+                f"starts from the {source} checkpoint of this step, which was not trained first",
+                f"enable trainers.{source}",
+            )
     elif getattr(settings, "restart_from_base", False):
         parent = None
     else:
         parent = starts.previous.get(trainer)
     parent_id = parent.checkpoint_id if parent is not None else None
-    cid = stable_hash({"trainer": trainer, "settings": training_identity(trainer, settings), "snapshot": snapshot_id,
-                       "parent": parent_id, "starts_from": source, "code": code_version()["package"]}, 20)
+    cid = stable_hash(
+        {
+            "trainer": trainer,
+            "settings": training_identity(trainer, settings),
+            "snapshot": snapshot_id,
+            "parent": parent_id,
+            "starts_from": source,
+            "code": code_version()["package"],
+        },
+        20,
+    )
     return StepPlan(checkpoint_id=cid, parent=parent, starts_from=source)
 
 
@@ -201,8 +236,15 @@ def load_published(home: Path, trainer: str, cid: str) -> CheckpointRef | None:
     return CheckpointRef.from_dict(json.loads(path.read_text())["checkpoint"])
 
 
-def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef, split_kind: str,
-               starts: StartingPoints | None = None) -> CheckpointRef:
+def train_step(
+    home: Path,
+    store,
+    trainer: str,
+    settings,
+    snapshot: SnapshotRef,
+    split_kind: str,
+    starts: StartingPoints | None = None,
+) -> CheckpointRef:
     """Train one curriculum step of `trainer` and publish its checkpoint atomically."""
     home = Path(home)
     plan = plan_step(trainer, settings, snapshot.snapshot_id, starts)
@@ -223,8 +265,11 @@ def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef,
     with atomic.atomic_path(out) as tmp:
         tmp.mkdir(parents=True)
         try:
-            figures = dict(train_fn(settings, snapshot, split_kind, parent_dir, tmp, work_dir,
-                                    model_cache_dir=default_model_cache(home)))
+            figures = dict(
+                train_fn(
+                    settings, snapshot, split_kind, parent_dir, tmp, work_dir, model_cache_dir=default_model_cache(home)
+                )
+            )
         except SkipTraining as e:
             # Nothing to learn at this step: the parent's model is carried forward unchanged;
             # with no parent, the checkpoint is a manifest that says why (nothing to evaluate).
@@ -234,24 +279,36 @@ def train_step(home: Path, store, trainer: str, settings, snapshot: SnapshotRef,
                 shutil.copytree(parent_dir, tmp)
                 (tmp / MANIFEST).unlink(missing_ok=True)
         figures["seconds"] = round(time.perf_counter() - started, 3)
-        ref = CheckpointRef(checkpoint_id=cid, trainer=trainer, path=str(out), snapshot_id=snapshot.snapshot_id,
-                            parent_id=parent.checkpoint_id if parent else None, settings_hash=settings_hash(settings),
-                            figures=figures, skipped=skipped, has_model=has_model)
-        atomic.write_json(tmp / MANIFEST, {
-            "format": MANIFEST_FORMAT,
-            "checkpoint": ref.to_dict(),
-            "holds": definition.holds,
-            "starts_from": plan.starts_from,
-            "parent_path": parent.path if parent else None,
-            "settings": settings.model_dump(mode="json"),
-            "snapshot_repo_ids": list(snapshot.repo_ids),
-            "split_kind": split_kind,
-            "code": code_version(),
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        })
+        ref = CheckpointRef(
+            checkpoint_id=cid,
+            trainer=trainer,
+            path=str(out),
+            snapshot_id=snapshot.snapshot_id,
+            parent_id=parent.checkpoint_id if parent else None,
+            settings_hash=settings_hash(settings),
+            figures=figures,
+            skipped=skipped,
+            has_model=has_model,
+        )
+        atomic.write_json(
+            tmp / MANIFEST,
+            {
+                "format": MANIFEST_FORMAT,
+                "checkpoint": ref.to_dict(),
+                "holds": definition.holds,
+                "starts_from": plan.starts_from,
+                "parent_path": parent.path if parent else None,
+                "settings": settings.model_dump(mode="json"),
+                "snapshot_repo_ids": list(snapshot.repo_ids),
+                "split_kind": split_kind,
+                "code": code_version(),
+                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            },
+        )
     remove_tree(work_dir)
-    checkpoint_registry.register(store, cid, trainer, snapshot.snapshot_id, ref.parent_id, ref.settings_hash, str(out),
-                                 figures)
+    checkpoint_registry.register(
+        store, cid, trainer, snapshot.snapshot_id, ref.parent_id, ref.settings_hash, str(out), figures
+    )
     return ref
 
 

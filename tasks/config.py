@@ -19,9 +19,9 @@ from storage.sample import SAMPLE_REPOS
 from storage.snapshot import SnapshotSettings
 from storage.splits import SplitSettings
 from tasks.git import refuse_credentials
+from tasks.proving.config import ProvingSettings
 from tasks.trainers import registry
 from tasks.yaml_config import load_yaml_mapping, resolve_local
-from tasks.proving.config import ProvingSettings
 
 
 class SourceConfig(BaseModel):
@@ -30,10 +30,20 @@ class SourceConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    export: Optional[str] = Field(None, min_length=1, description="Path of a LeanDojo Benchmark export folder to import.")
-    repo: Optional[str] = Field(None, min_length=1, description="A git URL or a local path of a Lean 4 repository to trace with lean-dojo.")
-    commit: Optional[str] = Field(None, description="Commit of `repo` to trace (default: HEAD of the local repo or the remote's default branch, read when the run starts).")
-    sample: Optional[Literal[SAMPLE_REPOS]] = Field(None, description="A sample repository that ships with Dojoflow, imported from its LeanDojo export (no Lean needed).")
+    export: Optional[str] = Field(
+        None, min_length=1, description="Path of a LeanDojo Benchmark export folder to import."
+    )
+    repo: Optional[str] = Field(
+        None, min_length=1, description="A git URL or a local path of a Lean 4 repository to trace with lean-dojo."
+    )
+    commit: Optional[str] = Field(
+        None,
+        description="Commit of `repo` to trace (default: HEAD of the local repo or the remote's default branch, read when the run starts).",
+    )
+    sample: Optional[Literal[SAMPLE_REPOS]] = Field(
+        None,
+        description="A sample repository that ships with Dojoflow, imported from its LeanDojo export (no Lean needed).",
+    )
     name: Optional[str] = Field(None, description="A label for reports (default: the repository's name).")
 
     @field_validator("repo")
@@ -45,8 +55,10 @@ class SourceConfig(BaseModel):
     @model_validator(mode="after")
     def _one_kind(self):
         if sum(v is not None for v in (self.export, self.repo, self.sample)) != 1:
-            raise ValueError("give exactly one of `export` (a LeanDojo export folder), `repo` (a Lean repository "
-                             f"to trace) or `sample` (one of {', '.join(SAMPLE_REPOS)})")
+            raise ValueError(
+                "give exactly one of `export` (a LeanDojo export folder), `repo` (a Lean repository "
+                f"to trace) or `sample` (one of {', '.join(SAMPLE_REPOS)})"
+            )
         if self.commit is not None and self.repo is None:
             raise ValueError("`commit` goes with `repo`; an export carries its own commits")
         return self
@@ -88,8 +100,11 @@ class _TrainersBase(BaseModel):
 def _trainers_model() -> type[_TrainersBase]:
     fields = {}
     for name, d in registry.trainers().items():
-        default = (Field(default_factory=d.settings, description=d.description) if d.enabled_by_default
-                   else Field(None, description=d.description))
+        default = (
+            Field(default_factory=d.settings, description=d.description)
+            if d.enabled_by_default
+            else Field(None, description=d.description)
+        )
         fields[name] = (Optional[d.settings], default)
     return create_model("TrainersConfig", __base__=_TrainersBase, __module__=__name__, **fields)
 
@@ -102,10 +117,23 @@ class TracingConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    num_procs: Optional[int] = Field(None, ge=1, le=512, description="lean-dojo's parallelism (its NUM_PROCS): lower it when tracing a large repository runs out of memory. Default: the CPU count, at most 32.")
-    timeout_s: Optional[float] = Field(None, gt=0, description="Give up on a trace after this many seconds (default: no limit).")
-    build_deps: bool = Field(True, description="Also trace the repository's dependencies (lean-dojo's build_deps), so their premises are in the corpus.")
-    extra_pythonpath: list[str] = Field(default_factory=list, description="Folders to put on the tracing worker's PYTHONPATH, where lean-dojo is installed if it is not in Dojoflow's environment.")
+    num_procs: Optional[int] = Field(
+        None,
+        ge=1,
+        le=512,
+        description="lean-dojo's parallelism (its NUM_PROCS): lower it when tracing a large repository runs out of memory. Default: the CPU count, at most 32.",
+    )
+    timeout_s: Optional[float] = Field(
+        None, gt=0, description="Give up on a trace after this many seconds (default: no limit)."
+    )
+    build_deps: bool = Field(
+        True,
+        description="Also trace the repository's dependencies (lean-dojo's build_deps), so their premises are in the corpus.",
+    )
+    extra_pythonpath: list[str] = Field(
+        default_factory=list,
+        description="Folders to put on the tracing worker's PYTHONPATH, where lean-dojo is installed if it is not in Dojoflow's environment.",
+    )
 
 
 class EvaluationConfig(BaseModel):
@@ -114,11 +142,18 @@ class EvaluationConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     splits: list[Literal["train", "val", "test"]] = Field(
-        ["train", "val", "test"], min_length=1,
+        ["train", "val", "test"],
+        min_length=1,
         description="Splits to evaluate on, for every repository seen so far (`train` shows what was learned; "
-                    "val and test, what generalises).")
-    all_repositories_so_far: bool = Field(True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest.")
-    proving: Optional[ProvingSettings] = Field(None, description="Proof search after the tactic generator trains: its checkpoint tries the theorems of `proving.splits` of every repository seen so far; pass@k per repository and split (tasks/proving/config.py, docs/proving.md). null: off.")
+        "val and test, what generalises).",
+    )
+    all_repositories_so_far: bool = Field(
+        True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest."
+    )
+    proving: Optional[ProvingSettings] = Field(
+        None,
+        description="Proof search after the tactic generator trains: its checkpoint tries the theorems of `proving.splits` of every repository seen so far; pass@k per repository and split (tasks/proving/config.py, docs/proving.md). null: off.",
+    )
 
 
 class PipelineConfig(BaseModel):
@@ -127,17 +162,36 @@ class PipelineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("sample", description="A name for this pipeline, shown in run names and reports.")
-    home: Optional[str] = Field(None, description="Dojoflow home (store, checkpoints, Prefect results). Default: $DOJOFLOW_HOME or ./.dojoflow.")
-    sources: list[SourceConfig] = Field(default_factory=sample_sources, description="Where repositories come from. Default: the sample that ships with Dojoflow.")
-    split_kind: Literal["random", "novel_premises"] = Field("random", description="Which split kind to train and evaluate on.")
-    splits: SplitSettings = Field(default_factory=SplitSettings, description="How theorems of traced repositories are assigned to splits at ingestion.")
-    snapshot: SnapshotSettings = Field(default_factory=SnapshotSettings, description="What each step's merged dataset keeps.")
-    order: Literal["curriculum", "as_given"] = Field("curriculum", description="`curriculum`: easiest repository first (LeanAgent's rule); `as_given`: the order of `sources`.")
-    max_steps: Optional[int] = Field(None, ge=1, description="Stop after this many curriculum steps (default: one per source).")
+    home: Optional[str] = Field(
+        None, description="Dojoflow home (store, checkpoints, Prefect results). Default: $DOJOFLOW_HOME or ./.dojoflow."
+    )
+    sources: list[SourceConfig] = Field(
+        default_factory=sample_sources,
+        description="Where repositories come from. Default: the sample that ships with Dojoflow.",
+    )
+    split_kind: Literal["random", "novel_premises"] = Field(
+        "random", description="Which split kind to train and evaluate on."
+    )
+    splits: SplitSettings = Field(
+        default_factory=SplitSettings,
+        description="How theorems of traced repositories are assigned to splits at ingestion.",
+    )
+    snapshot: SnapshotSettings = Field(
+        default_factory=SnapshotSettings, description="What each step's merged dataset keeps."
+    )
+    order: Literal["curriculum", "as_given"] = Field(
+        "curriculum",
+        description="`curriculum`: easiest repository first (LeanAgent's rule); `as_given`: the order of `sources`.",
+    )
+    max_steps: Optional[int] = Field(
+        None, ge=1, description="Stop after this many curriculum steps (default: one per source)."
+    )
     trainers: TrainersConfig = Field(default_factory=TrainersConfig, description="Trainers to run at each step.")
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig, description="Evaluation after each step.")
     tracing: TracingConfig = Field(default_factory=TracingConfig, description="How `repo` sources are traced.")
-    continue_on_source_failure: bool = Field(False, description="If a source fails to import or trace, go on with the others (its error is in the report).")
+    continue_on_source_failure: bool = Field(
+        False, description="If a source fails to import or trace, go on with the others (its error is in the report)."
+    )
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "PipelineConfig":
@@ -146,7 +200,9 @@ class PipelineConfig(BaseModel):
         try:
             return cls.model_validate(raw)
         except ValidationError as e:
-            raise InputError(path, _first_error(e), "fix the field (`dojoflow run --help` and examples/ show valid configs)") from e
+            raise InputError(
+                path, _first_error(e), "fix the field (`dojoflow run --help` and examples/ show valid configs)"
+            ) from e
 
     def with_overrides(self, overrides: dict, source: str) -> "PipelineConfig":
         """A copy with `overrides` applied and validated like the rest (model_copy would not)."""
@@ -159,7 +215,9 @@ class PipelineConfig(BaseModel):
         """Checks that need more than types (trainers' settings, paths); before any training."""
         for i, s in enumerate(self.sources):
             if s.export_path is not None and not Path(s.export_path).is_dir():
-                raise InputError(f"sources[{i}].export", f"{s.export_path} is not a folder", "give the path of a LeanDojo export")
+                raise InputError(
+                    f"sources[{i}].export", f"{s.export_path} is not a folder", "give the path of a LeanDojo export"
+                )
         if not self.sources:
             raise InputError("sources", "is empty", "list at least one export or repository")
         from .trainers.preflight import preflight

@@ -18,15 +18,32 @@ from .models.loading import default_model_cache
 from .trainers import registry
 
 
-def evaluate_step(home: Path, trainer: str, settings, checkpoint: CheckpointRef, snapshot: SnapshotRef,
-                  split_kind: str, splits: list[str], repo_ids: list[str]) -> list[dict]:
+def evaluate_step(
+    home: Path,
+    trainer: str,
+    settings,
+    checkpoint: CheckpointRef,
+    snapshot: SnapshotRef,
+    split_kind: str,
+    splits: list[str],
+    repo_ids: list[str],
+) -> list[dict]:
     if not checkpoint.has_model:
         return []  # skipped with nothing to carry forward; the report says why
     evaluate_fn = registry.get(trainer).evaluate_fn()
-    metrics = evaluate_fn(settings, Path(checkpoint.path), snapshot, split_kind, list(splits), list(repo_ids),
-                          model_cache_dir=default_model_cache(home))
-    return [{**m.to_dict(), "trainer": trainer, "split_kind": split_kind, "checkpoint_id": checkpoint.checkpoint_id}
-            for m in metrics]
+    metrics = evaluate_fn(
+        settings,
+        Path(checkpoint.path),
+        snapshot,
+        split_kind,
+        list(splits),
+        list(repo_ids),
+        model_cache_dir=default_model_cache(home),
+    )
+    return [
+        {**m.to_dict(), "trainer": trainer, "split_kind": split_kind, "checkpoint_id": checkpoint.checkpoint_id}
+        for m in metrics
+    ]
 
 
 def record_metrics(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:

@@ -57,21 +57,47 @@ GIT_TIMEOUT_S = 120.0
 SHA_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 # What git may inherit: enough to run and to check TLS certificates.
-PASS_THROUGH_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT",
-                    "SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO")
+PASS_THROUGH_ENV = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "SYSTEMROOT",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "GIT_SSL_CAINFO",
+)
 # Set for git and for every program that may start git (lake clones dependencies): no prompt,
 # no credential helper (GIT_CONFIG_COUNT needs git 2.31; older git ignores it, and the `-c`
 # of run_git still applies to Dojoflow's own calls).
 NO_PROMPT_ENV = {
-    "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GCM_INTERACTIVE": "never",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+    "SSH_ASKPASS": "",
+    "GCM_INTERACTIVE": "never",
     "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=30",
-    "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "credential.helper", "GIT_CONFIG_VALUE_0": "",
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "credential.helper",
+    "GIT_CONFIG_VALUE_0": "",
 }
 _TRANSIENT_MARKS = (
-    "could not resolve host", "temporary failure in name resolution", "connection timed out",
-    "connection refused", "connection reset", "failed to connect", "early eof", "rpc failed",
-    "operation timed out", "network is unreachable", "the remote end hung up unexpectedly",
-    "tls connection was non-properly terminated", "gnutls_handshake", "ssl_connect",
+    "could not resolve host",
+    "temporary failure in name resolution",
+    "connection timed out",
+    "connection refused",
+    "connection reset",
+    "failed to connect",
+    "early eof",
+    "rpc failed",
+    "operation timed out",
+    "network is unreachable",
+    "the remote end hung up unexpectedly",
+    "tls connection was non-properly terminated",
+    "gnutls_handshake",
+    "ssl_connect",
 )
 _HTTP_5XX_RE = re.compile(r"returned error: 5\d\d")
 
@@ -96,8 +122,9 @@ def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_git(args: Sequence[str], cwd: str | Path | None = None,
-            timeout: float = GIT_TIMEOUT_S) -> subprocess.CompletedProcess:
+def run_git(
+    args: Sequence[str], cwd: str | Path | None = None, timeout: float = GIT_TIMEOUT_S
+) -> subprocess.CompletedProcess:
     """Run `git ARGS` in `git_env()` (text output captured, never raising on a non-zero exit).
 
     Raises ToolchainMissingError when git is absent and subprocess.TimeoutExpired after
@@ -105,8 +132,16 @@ def run_git(args: Sequence[str], cwd: str | Path | None = None,
     """
     cmd = ["git", "-c", "credential.helper=", *args]
     try:
-        return subprocess.run(cmd, cwd=None if cwd is None else str(cwd), env=git_env(), capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+        return subprocess.run(
+            cmd,
+            cwd=None if cwd is None else str(cwd),
+            env=git_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except FileNotFoundError:
         raise ToolchainMissingError("git", f"{GIT_INSTALL}.") from None
 
@@ -126,8 +161,9 @@ def looks_transient(text: str) -> bool:
     return any(mark in low for mark in _TRANSIENT_MARKS) or bool(_HTTP_5XX_RE.search(low))
 
 
-def run_git_network(args: Sequence[str], cwd: str | Path | None = None,
-                    timeout: float = GIT_TIMEOUT_S) -> subprocess.CompletedProcess:
+def run_git_network(
+    args: Sequence[str], cwd: str | Path | None = None, timeout: float = GIT_TIMEOUT_S
+) -> subprocess.CompletedProcess:
     """A git command that talks to a remote: GitFailed (transient or not) unless it succeeds."""
     command = " ".join(a for a in args[:2] if not a.startswith("-"))
     try:
@@ -155,8 +191,11 @@ def refuse_credentials(url_or_path: str, field: str) -> str:
     (shown redacted). Call it wherever a repository URL enters Dojoflow."""
     if url_credentials(url_or_path) is None:
         return url_or_path
-    raise InputError(redact_url(url_or_path), "holds credentials (user info before '@'), which would be written to "
-                     "logs, the catalog and Prefect's database",
-                     "remove them from the URL. For a private repository, let git keep the secret: clone it "
-                     "yourself with a credential helper or an SSH key (https://git-scm.com/docs/gitcredentials) "
-                     "and give the clone's local path", where=field)
+    raise InputError(
+        redact_url(url_or_path),
+        "holds credentials (user info before '@'), which would be written to logs, the catalog and Prefect's database",
+        "remove them from the URL. For a private repository, let git keep the secret: clone it "
+        "yourself with a credential helper or an SSH key (https://git-scm.com/docs/gitcredentials) "
+        "and give the clone's local path",
+        where=field,
+    )

@@ -57,23 +57,47 @@ def source_fingerprint(source) -> str:
     return h.hexdigest()[:20]
 
 
-def ingest_source(store, source, split_settings: SplitSettings, home: Path, tracing=None, replace: bool = False,
-                  lock_timeout: float = 600.0) -> dict:
+def ingest_source(
+    store,
+    source,
+    split_settings: SplitSettings,
+    home: Path,
+    tracing=None,
+    replace: bool = False,
+    lock_timeout: float = 600.0,
+) -> dict:
     """Import or trace one source (`tracing`: a TracingConfig for `repo` sources).
     Returns {"repo_ids": [...], "statuses": {...}, "counts": {...}}."""
     if source.export_path is not None:
         results = import_export(store, source.export_path, split_settings, replace=replace, lock_timeout=lock_timeout)
     else:
-        results = trace_and_import(store, source.repo, source.commit, split_settings=split_settings,
-                                   replace=replace, home=home, lock_timeout=lock_timeout,
-                                   trace_options=tracing.model_dump() if tracing is not None else {})
-    return {"repo_ids": [r.repo_id for r in results], "statuses": {r.repo_id: r.status for r in results},
-            "counts": {r.repo_id: r.counts for r in results}}
+        results = trace_and_import(
+            store,
+            source.repo,
+            source.commit,
+            split_settings=split_settings,
+            replace=replace,
+            home=home,
+            lock_timeout=lock_timeout,
+            trace_options=tracing.model_dump() if tracing is not None else {},
+        )
+    return {
+        "repo_ids": [r.repo_id for r in results],
+        "statuses": {r.repo_id: r.status for r in results},
+        "counts": {r.repo_id: r.counts for r in results},
+    }
 
 
-def trace_and_import(store, url_or_path: str, commit: str | None, split_settings: SplitSettings | None = None,
-                     replace: bool = False, home: Path | None = None, lock_timeout: float = 0.0,
-                     trace_options: dict | None = None):
+def trace_and_import(
+    store,
+    url_or_path: str,
+    commit: str | None,
+    split_settings: SplitSettings | None = None,
+    replace: bool = False,
+    home: Path | None = None,
+    lock_timeout: float = 0.0,
+    trace_options: dict | None = None,
+):
     """Trace with lean-dojo into `<home>/traces/`, then import that export. `trace_options`:
     keyword arguments of trace_repository (num_procs, timeout_s, build_deps, extra_pythonpath)."""
     from storage.store import dojoflow_home
@@ -83,6 +107,7 @@ def trace_and_import(store, url_or_path: str, commit: str | None, split_settings
     home = Path(home) if home else dojoflow_home(os.environ.get("DOJOFLOW_HOME"))
     traces = home / "traces"
     name = f"{Path(url_or_path.rstrip('/')).name}-{stable_hash([url_or_path, commit], 10)}"
-    export_dir = trace_repository(url_or_path, commit, out_dir=traces / "exports" / name, work_dir=traces / "work",
-                                  **(trace_options or {}))
+    export_dir = trace_repository(
+        url_or_path, commit, out_dir=traces / "exports" / name, work_dir=traces / "work", **(trace_options or {})
+    )
     return import_export(store, export_dir, split_settings, replace=replace, lock_timeout=lock_timeout)

@@ -25,15 +25,17 @@ class Step(BaseModel):
     seen: list[str]
 
 
-def plan_steps(store, ingested: list[dict], order: str, max_steps: int | None,
-               failures: list[dict] = ()) -> list[Step]:
+def plan_steps(store, ingested: list[dict], order: str, max_steps: int | None, failures: list[dict] = ()) -> list[Step]:
     """`ingested`: ingest results (repo_ids, own repository first) -> ordered steps, each with
     the repositories it adds (`repo_ids`) and every repository seen up to it (`seen`).
     `failures`: the sources that could not be ingested, named in the error when none could."""
     if not ingested:
         why = "; ".join(f"{f['source']}: {f['error']}" for f in failures) or "no sources"
-        raise InputError("sources", f"none could be imported or traced, so there is nothing to train on ({why})",
-                         "fix each source's error and run again")
+        raise InputError(
+            "sources",
+            f"none could be imported or traced, so there is nothing to train on ({why})",
+            "fix each source's error and run again",
+        )
     steps, seen = [], set()
     for result in ingested:
         new = [r for r in result["repo_ids"] if r not in seen]

@@ -47,8 +47,9 @@ class FlockLockManager:
             os.close(fd)
             return None
 
-    def acquire_lock(self, key: str, holder: str, acquire_timeout: float | None = None,
-                     hold_timeout: float | None = None) -> bool:
+    def acquire_lock(
+        self, key: str, holder: str, acquire_timeout: float | None = None, hold_timeout: float | None = None
+    ) -> bool:
         with self._mutex:
             if key in self._held and self._held[key][1] == holder:
                 return True
@@ -63,8 +64,9 @@ class FlockLockManager:
                 return False
             time.sleep(self.poll)
 
-    async def aacquire_lock(self, key: str, holder: str, acquire_timeout: float | None = None,
-                            hold_timeout: float | None = None) -> bool:
+    async def aacquire_lock(
+        self, key: str, holder: str, acquire_timeout: float | None = None, hold_timeout: float | None = None
+    ) -> bool:
         return await asyncio.to_thread(self.acquire_lock, key, holder, acquire_timeout, hold_timeout)
 
     def release_lock(self, key: str, holder: str) -> None:

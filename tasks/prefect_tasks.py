@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prefect import task
-from prefect.tasks import Task
 from prefect.cache_policies import NO_CACHE, CacheKeyFnPolicy
+from prefect.tasks import Task
 from prefect.transactions import get_transaction
 
 from storage.ids import stable_hash
@@ -34,7 +34,10 @@ def _store(home: str) -> Store:
 # -- cache keys: content ids only ----------------------------------------------------
 def _ingest_key(ctx, p) -> str:
     store = _store(p["home"])
-    what = {"splits": p["split_settings"].model_dump(), "build_deps": p["tracing"].build_deps}  # parallelism is not content
+    what = {
+        "splits": p["split_settings"].model_dump(),
+        "build_deps": p["tracing"].build_deps,
+    }  # parallelism is not content
     return f"ingest-{store.instance_id}-{ingest.source_fingerprint(p['source'])}-{stable_hash(what, 8)}"
 
 
@@ -49,8 +52,12 @@ def _train_key(ctx, p) -> str:
 
 
 def _evaluate_key(ctx, p) -> str:
-    what = {"splits": p["splits"], "repos": sorted(p["repo_ids"]), "kind": p["split_kind"],
-            "settings": checkpoints.settings_hash(p["settings"])}  # evaluation settings are not in the checkpoint id
+    what = {
+        "splits": p["splits"],
+        "repos": sorted(p["repo_ids"]),
+        "kind": p["split_kind"],
+        "settings": checkpoints.settings_hash(p["settings"]),
+    }  # evaluation settings are not in the checkpoint id
     return f"evaluate-{_store(p['home']).instance_id}-{p['checkpoint'].checkpoint_id}-{stable_hash(what, 12)}"
 
 
@@ -64,8 +71,14 @@ def _transient(task, task_run, state) -> bool:
     return False
 
 
-@task(name="pin-source", task_run_name="pin-source[{label}]", cache_policy=NO_CACHE,  # asks git afresh each run
-      retries=2, retry_delay_seconds=10, retry_condition_fn=_transient)
+@task(
+    name="pin-source",
+    task_run_name="pin-source[{label}]",
+    cache_policy=NO_CACHE,  # asks git afresh each run
+    retries=2,
+    retry_delay_seconds=10,
+    retry_condition_fn=_transient,
+)
 def pin_task(source, label: str):
     return ingest.pin_source(source)
 
@@ -81,8 +94,16 @@ def snapshot_task(home: str, repo_ids: list[str], settings: SnapshotSettings, st
 
 
 @task(name="train", task_run_name="train-{trainer}[step {step}: {repo_name}]")
-def train_task(home: str, trainer: str, settings, snapshot: SnapshotRef, split_kind: str,
-               starts: checkpoints.StartingPoints, step: int, repo_name: str) -> checkpoints.CheckpointRef:
+def train_task(
+    home: str,
+    trainer: str,
+    settings,
+    snapshot: SnapshotRef,
+    split_kind: str,
+    starts: checkpoints.StartingPoints,
+    step: int,
+    repo_name: str,
+) -> checkpoints.CheckpointRef:
     ref = checkpoints.train_step(Path(home), _store(home), trainer, settings, snapshot, split_kind, starts)
     txn = get_transaction()
     if txn is not None:
@@ -99,14 +120,25 @@ def _discard_rolled_back_checkpoint(txn) -> None:
 
 
 @task(name="evaluate", task_run_name="evaluate-{trainer}[step {step}: {repo_name}]")
-def evaluate_task(home: str, trainer: str, settings, checkpoint: checkpoints.CheckpointRef, snapshot: SnapshotRef,
-                  split_kind: str, splits: list[str], repo_ids: list[str], step: int, repo_name: str) -> list[dict]:
+def evaluate_task(
+    home: str,
+    trainer: str,
+    settings,
+    checkpoint: checkpoints.CheckpointRef,
+    snapshot: SnapshotRef,
+    split_kind: str,
+    splits: list[str],
+    repo_ids: list[str],
+    step: int,
+    repo_name: str,
+) -> list[dict]:
     return evaluation.evaluate_step(Path(home), trainer, settings, checkpoint, snapshot, split_kind, splits, repo_ids)
 
 
 @task(name="order-repositories")
-def order_task(home: str, ingested: list[dict], order: str, max_steps: int | None,
-               failures: list[dict]) -> list[plan.Step]:
+def order_task(
+    home: str, ingested: list[dict], order: str, max_steps: int | None, failures: list[dict]
+) -> list[plan.Step]:
     return plan.plan_steps(_store(home), ingested, order, max_steps, failures)
 
 
@@ -131,7 +163,9 @@ def record_run_end_task(home: str, run_id: str, status: str, report_path: str | 
 
 
 @task(name="write-report", task_run_name="write-report[{name}]")
-def report_task(home: str, name: str, run_id: str, steps: list[dict], step_results: list[dict], failures: list[dict]) -> dict:
+def report_task(
+    home: str, name: str, run_id: str, steps: list[dict], step_results: list[dict], failures: list[dict]
+) -> dict:
     return report.write_report(_store(home), Path(home), name, run_id, steps, step_results, failures)
 
 
@@ -162,9 +196,11 @@ def tasks_for(home: Path) -> CurriculumTasks:
 
     def cached(t, key_fn):
         policy = CacheKeyFnPolicy(cache_key_fn=key_fn).configure(
-            key_storage=keys, lock_manager=locks, isolation_level="SERIALIZABLE")
-        return t.with_options(cache_policy=policy, result_storage=storage, result_serializer="json",
-                              persist_result=True)
+            key_storage=keys, lock_manager=locks, isolation_level="SERIALIZABLE"
+        )
+        return t.with_options(
+            cache_policy=policy, result_storage=storage, result_serializer="json", persist_result=True
+        )
 
     return CurriculumTasks(
         pin=pin_task,
@@ -186,8 +222,14 @@ def tasks_for(home: Path) -> CurriculumTasks:
 # cached: every night asks git afresh and reads the state file as it is now.
 
 
-@task(name="check-repository", task_run_name="check[{repo.label}]", cache_policy=NO_CACHE,
-      retries=2, retry_delay_seconds=30, retry_condition_fn=_transient)
+@task(
+    name="check-repository",
+    task_run_name="check[{repo.label}]",
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=30,
+    retry_condition_fn=_transient,
+)
 def check_repository_task(repo: watch.WatchedRepo) -> str:
     return watch.latest_commit(repo)
 

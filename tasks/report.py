@@ -12,13 +12,12 @@ from __future__ import annotations
 import base64
 import shutil
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from storage import atomic, catalog, metrics
 from storage.ids import stable_hash
 from storage.proofs import read_proofs
-
 
 COUNT_METRICS = {"examples", "gold_missing", "proving_errors", "proving_theorems"}
 PLOT_FILE = "metrics.png"
@@ -42,8 +41,14 @@ def plot_metrics(rows: list[dict], path: Path, cache: Path | None = None) -> Pat
     """The plot of `metrics_figure`, as a PNG at `path` (None when there is nothing to plot).
     With `cache` (a folder), a plot of the same points is copied from there instead of
     drawn again: a cached rerun then imports no matplotlib."""
-    key = stable_hash([[r["trainer"], r["metric"], r["split"], r["repo"] or r["repo_id"], r["step"], r["value"]]
-                       for r in rows if r["metric"] not in COUNT_METRICS], 20)
+    key = stable_hash(
+        [
+            [r["trainer"], r["metric"], r["split"], r["repo"] or r["repo_id"], r["step"], r["value"]]
+            for r in rows
+            if r["metric"] not in COUNT_METRICS
+        ],
+        20,
+    )
     cached = cache / f"{key}.png" if cache is not None else None
     if cached is not None and cached.is_file():
         with atomic.atomic_path(path) as tmp:
@@ -95,7 +100,7 @@ def metrics_figure(rows: list[dict]):
         ax.set_xlabel("curriculum step")
         ax.set_xticks(sorted({p[0] for points in panels[key].values() for p in points}))  # steps, not 0.96
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(keys):]:
+    for ax in list(axes.flat)[len(keys) :]:
         ax.axis("off")
     fig.tight_layout()
     return fig
@@ -118,43 +123,119 @@ def _table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(out)
 
 
-def write_report(store, home: Path, name: str, run_id: str, steps: list[dict], step_results: list[dict],
-                 failures: list[dict]) -> dict:
+def write_report(
+    store, home: Path, name: str, run_id: str, steps: list[dict], step_results: list[dict], failures: list[dict]
+) -> dict:
     folder = Path(home) / "reports" / run_id
     rows = metrics_rows(store, run_id)
     plot = plot_metrics(rows, folder / PLOT_FILE, cache=Path(home) / "reports" / ".plots")
-    counts = {r["repo_id"]: r for r in catalog.query(store, """
-        SELECT repo_id, count(*) AS theorems, sum(num_tactics) AS tactics FROM theorems GROUP BY repo_id""").to_pylist()}
-    parts = [f"# Dojoflow run `{name}`", "",
-             f"Run `{run_id}`, finished {datetime.now(timezone.utc).isoformat(timespec='seconds')}.", ""]
-    parts += ["## Repositories in curriculum order", "", _table(
-        ["step", "repository", "repo ids", "theorems", "traced tactics"],
-        [[s["step"], s["name"], ", ".join(s["repo_ids"]),
-          sum(counts.get(r, {}).get("theorems", 0) for r in s["repo_ids"]),
-          sum(counts.get(r, {}).get("tactics", 0) or 0 for r in s["repo_ids"])] for s in steps]), ""]
-    parts += ["## Steps", "", _table(
-        ["step", "trainer", "train", "evaluate", "train seconds", "step wall seconds", "checkpoint", "notes"],
-        [[s["step"], tr, t.get("train_state", ""), t.get("evaluate_state", ""), f"{t['seconds']:.1f}",
-          f"{s.get('wall_seconds', 0.0):.1f}", f"`{t['checkpoint']['path']}`",
-          ("skipped: " + t["checkpoint"]["skipped"]) if t["checkpoint"].get("skipped") else ""]
-         for s in step_results for tr, t in s["trainers"].items()]), ""]
+    counts = {
+        r["repo_id"]: r
+        for r in catalog.query(
+            store,
+            """
+        SELECT repo_id, count(*) AS theorems, sum(num_tactics) AS tactics FROM theorems GROUP BY repo_id""",
+        ).to_pylist()
+    }
+    parts = [
+        f"# Dojoflow run `{name}`",
+        "",
+        f"Run `{run_id}`, finished {datetime.now(UTC).isoformat(timespec='seconds')}.",
+        "",
+    ]
+    parts += [
+        "## Repositories in curriculum order",
+        "",
+        _table(
+            ["step", "repository", "repo ids", "theorems", "traced tactics"],
+            [
+                [
+                    s["step"],
+                    s["name"],
+                    ", ".join(s["repo_ids"]),
+                    sum(counts.get(r, {}).get("theorems", 0) for r in s["repo_ids"]),
+                    sum(counts.get(r, {}).get("tactics", 0) or 0 for r in s["repo_ids"]),
+                ]
+                for s in steps
+            ],
+        ),
+        "",
+    ]
+    parts += [
+        "## Steps",
+        "",
+        _table(
+            ["step", "trainer", "train", "evaluate", "train seconds", "step wall seconds", "checkpoint", "notes"],
+            [
+                [
+                    s["step"],
+                    tr,
+                    t.get("train_state", ""),
+                    t.get("evaluate_state", ""),
+                    f"{t['seconds']:.1f}",
+                    f"{s.get('wall_seconds', 0.0):.1f}",
+                    f"`{t['checkpoint']['path']}`",
+                    ("skipped: " + t["checkpoint"]["skipped"]) if t["checkpoint"].get("skipped") else "",
+                ]
+                for s in step_results
+                for tr, t in s["trainers"].items()
+            ],
+        ),
+        "",
+    ]
     if rows:
-        parts += ["## Metrics", "", _table(
-            ["step", "trainer", "repository", "split", "metric", "value", "n"],
-            [[r["step"], r["trainer"], r["repo"] or r["repo_id"], r["split"], r["metric"], float(r["value"]), r["count"]]
-             for r in rows]), ""]
+        parts += [
+            "## Metrics",
+            "",
+            _table(
+                ["step", "trainer", "repository", "split", "metric", "value", "n"],
+                [
+                    [
+                        r["step"],
+                        r["trainer"],
+                        r["repo"] or r["repo_id"],
+                        r["split"],
+                        r["metric"],
+                        float(r["value"]),
+                        r["count"],
+                    ]
+                    for r in rows
+                ],
+            ),
+            "",
+        ]
     if plot:
         parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
     proofs = read_proofs(store, run_id)
     if proofs:
-        parts += ["## Proofs found", "", "Checked by the named checker (`replay` is the traced data, not Lean).", "",
-                  _table(["repository", "split", "theorem", "checker", "axioms", "proof"],
-                         [[p["repo"] or p["repo_id"], p["split"] or p["purpose"], p["full_name"], p["checker"],
-                           ", ".join(p["axioms"]) or "none", "`" + "; ".join(p["tactics"]).replace("|", "\\|") + "`"]
-                          for p in proofs]), ""]
+        parts += [
+            "## Proofs found",
+            "",
+            "Checked by the named checker (`replay` is the traced data, not Lean).",
+            "",
+            _table(
+                ["repository", "split", "theorem", "checker", "axioms", "proof"],
+                [
+                    [
+                        p["repo"] or p["repo_id"],
+                        p["split"] or p["purpose"],
+                        p["full_name"],
+                        p["checker"],
+                        ", ".join(p["axioms"]) or "none",
+                        "`" + "; ".join(p["tactics"]).replace("|", "\\|") + "`",
+                    ]
+                    for p in proofs
+                ],
+            ),
+            "",
+        ]
     if failures:
         parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
     markdown = "\n".join(parts)
     atomic.write_text(folder / "report.md", markdown)
-    return {"markdown": markdown, "path": str(folder / "report.md"), "plot": str(plot) if plot else None,
-            "metrics": len(rows)}
+    return {
+        "markdown": markdown,
+        "path": str(folder / "report.md"),
+        "plot": str(plot) if plot else None,
+        "metrics": len(rows),
+    }

@@ -49,14 +49,19 @@ def resolve_run(store, run: str | None) -> str | None:
     return found[0]
 
 
-def metrics_table(store, run_id: str, trainer: str | None = None, split: str | None = None,
-                  repository: str | None = None) -> list[dict]:
+def metrics_table(
+    store, run_id: str, trainer: str | None = None, split: str | None = None, repository: str | None = None
+) -> list[dict]:
     """Metric rows of one run, per step, trainer, repository and split. A filter that
     names nothing the run recorded is an error listing what it did record."""
     valid = metrics.choices(store, run_id)
     for option, value in (("--trainer", trainer), ("--split", split), ("--repository", repository)):
         allowed = valid[option.lstrip("-")]
         if value is not None and value not in allowed:
-            raise InputError(value, f"is not a {option.lstrip('-')} of run {run_id}",
-                             f"use one of: {', '.join(allowed) or '(none)'}", where=option)
+            raise InputError(
+                value,
+                f"is not a {option.lstrip('-')} of run {run_id}",
+                f"use one of: {', '.join(allowed) or '(none)'}",
+                where=option,
+            )
     return metrics.of_run(store, run_id, trainer, split, repository)

@@ -43,8 +43,11 @@ def _versions() -> dict[str, str | None]:
 def _machine() -> dict:
     """What a check of mixed precision or devices depends on, without importing torch."""
     gpus = Path("/proc/driver/nvidia/gpus")
-    return {"host": platform.node(), "cuda_visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
-            "gpus": sorted(p.name for p in gpus.iterdir()) if gpus.is_dir() else []}
+    return {
+        "host": platform.node(),
+        "cuda_visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "gpus": sorted(p.name for p in gpus.iterdir()) if gpus.is_dir() else [],
+    }
 
 
 def _jsonable(value):
@@ -75,10 +78,19 @@ def remembered_when_valid(fn):
     @functools.wraps(fn)
     def check(*args, **kwargs):
         try:
-            key = hashlib.sha256(json.dumps(
-                {"fn": f"{fn.__module__}.{fn.__qualname__}", "args": [_jsonable(a) for a in args],
-                 "kwargs": {k: _jsonable(v) for k, v in kwargs.items()}, "versions": _versions(),
-                 "machine": _machine(), "code": _code_hash()}, sort_keys=True).encode()).hexdigest()
+            key = hashlib.sha256(
+                json.dumps(
+                    {
+                        "fn": f"{fn.__module__}.{fn.__qualname__}",
+                        "args": [_jsonable(a) for a in args],
+                        "kwargs": {k: _jsonable(v) for k, v in kwargs.items()},
+                        "versions": _versions(),
+                        "machine": _machine(),
+                        "code": _code_hash(),
+                    },
+                    sort_keys=True,
+                ).encode()
+            ).hexdigest()
         except (TypeError, ValueError):
             return fn(*args, **kwargs)
         memo = _load()

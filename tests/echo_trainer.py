@@ -35,7 +35,13 @@ def echo_preflight(settings, field):
         raise InputError(f"{field}.scale", "is too large", "use at most 100")
 
 
-ECHO = TrainerDef(name="echo", settings=EchoSettings, train="tests.echo_trainer:echo_train",
-                  evaluate="tests.echo_trainer:echo_evaluate", description="A test trainer.",
-                  holds="started_from.txt", preflight="tests.echo_trainer:echo_preflight",
-                  starts_from="sft")
+ECHO = TrainerDef(
+    name="echo",
+    settings=EchoSettings,
+    train="tests.echo_trainer:echo_train",
+    evaluate="tests.echo_trainer:echo_evaluate",
+    description="A test trainer.",
+    holds="started_from.txt",
+    preflight="tests.echo_trainer:echo_preflight",
+    starts_from="sft",
+)

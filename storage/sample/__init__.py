@@ -44,10 +44,17 @@ def write_sample_repositories(out: Path) -> list[Path]:
         if dest.exists():
             raise FileExistsError(f"{dest} already exists: choose another folder, or remove it")
         shutil.copytree(src, dest)
-        env = {"GIT_AUTHOR_NAME": "Dojoflow sample", "GIT_AUTHOR_EMAIL": "sample@dojoflow.invalid",
-               "GIT_COMMITTER_NAME": "Dojoflow sample", "GIT_COMMITTER_EMAIL": "sample@dojoflow.invalid",
-               "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-               "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(dest), "GIT_CONFIG_NOSYSTEM": "1"}
+        env = {
+            "GIT_AUTHOR_NAME": "Dojoflow sample",
+            "GIT_AUTHOR_EMAIL": "sample@dojoflow.invalid",
+            "GIT_COMMITTER_NAME": "Dojoflow sample",
+            "GIT_COMMITTER_EMAIL": "sample@dojoflow.invalid",
+            "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+            "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(dest),
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
         for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", f"{src.name} sample"]):
             subprocess.run(["git", *args], cwd=dest, env=env, check=True, capture_output=True)
         made.append(dest)

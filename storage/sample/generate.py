@@ -107,8 +107,9 @@ CORE_PREMISES: dict[str, CorePremise] = {
 }
 
 # In an order that is not the curriculum order (NatBasics, the easiest, comes last).
-REPOS: tuple[LeanRepo, ...] = tuple(sorted(
-    (nat_basics.repo(), list_lemmas.repo(), logic_puzzles.repo()), key=lambda r: r.name))
+REPOS: tuple[LeanRepo, ...] = tuple(
+    sorted((nat_basics.repo(), list_lemmas.repo(), logic_puzzles.repo()), key=lambda r: r.name)
+)
 
 
 @dataclass(frozen=True)
@@ -175,19 +176,35 @@ def _trace_repo(repo: LeanRepo, rendered: list[RenderedFile], url: str, commit: 
             if isinstance(p.item, Theorem):
                 scope = Scope(f.namespace, dict(visible), premises, constructors, CORE_PREMISES)
                 where = f"{repo.name} {f.path} {p.full_name}"
-                records.append({
-                    "url": url, "commit": commit, "file_path": f.path, "full_name": p.full_name,
-                    "theorem_statement": _theorem_statement(p.item, p.full_name),
-                    "start": list(p.start), "end": list(p.end),
-                    "traced_tactics": trace_theorem(p.item, scope, where),
-                })
+                records.append(
+                    {
+                        "url": url,
+                        "commit": commit,
+                        "file_path": f.path,
+                        "full_name": p.full_name,
+                        "theorem_statement": _theorem_statement(p.item, p.full_name),
+                        "start": list(p.start),
+                        "end": list(p.end),
+                        "traced_tactics": trace_theorem(p.item, scope, where),
+                    }
+                )
             visible[p.full_name] = p
-        corpus.append({
-            "path": f.path,
-            "imports": [by_module[m].file.path for m in f.imports],
-            "premises": [{"full_name": p.full_name, "code": p.code, "start": list(p.start), "end": list(p.end),
-                          "kind": p.kind} for p in r.placed],
-        })
+        corpus.append(
+            {
+                "path": f.path,
+                "imports": [by_module[m].file.path for m in f.imports],
+                "premises": [
+                    {
+                        "full_name": p.full_name,
+                        "code": p.code,
+                        "start": list(p.start),
+                        "end": list(p.end),
+                        "kind": p.kind,
+                    }
+                    for p in r.placed
+                ],
+            }
+        )
     return records, corpus
 
 
@@ -201,8 +218,11 @@ def split_random(records: list[dict]) -> dict[str, list[dict]]:
     num_val, num_test = _counts(len(records))
     shuffled = list(records)
     random.Random(SEED).shuffle(shuffled)
-    return {"train": shuffled[num_val + num_test:], "val": shuffled[:num_val],
-            "test": shuffled[num_val:num_val + num_test]}
+    return {
+        "train": shuffled[num_val + num_test :],
+        "val": shuffled[:num_val],
+        "test": shuffled[num_val : num_val + num_test],
+    }
 
 
 def premises_used(record: dict) -> list[str]:
@@ -231,8 +251,11 @@ def split_novel_premises(records: list[dict]) -> dict[str, list[dict]]:
             chosen.setdefault(i, None)
     held_out = [records[i] for i in chosen]
     random.Random(SEED).shuffle(held_out)
-    return {"train": [r for i, r in enumerate(records) if i not in chosen], "val": held_out[:num_val],
-            "test": held_out[num_val:]}
+    return {
+        "train": [r for i, r in enumerate(records) if i not in chosen],
+        "val": held_out[:num_val],
+        "test": held_out[num_val:],
+    }
 
 
 # -- writing ---------------------------------------------------------------------------------------
@@ -250,8 +273,13 @@ def build(repo: LeanRepo) -> tuple[dict[str, str], dict[str, str], RepoSummary]:
     url, commit = URL_PREFIX + repo.name, source_commit(sources)
     records, corpus = _trace_repo(repo, rendered, url, commit)
     export = {
-        "metadata.json": _json({"creation_time": CREATION_TIME, "from_repo": {"url": url, "commit": commit},
-                                "leandojo_version": LEANDOJO_VERSION}),
+        "metadata.json": _json(
+            {
+                "creation_time": CREATION_TIME,
+                "from_repo": {"url": url, "commit": commit},
+                "leandojo_version": LEANDOJO_VERSION,
+            }
+        ),
         "corpus.jsonl": _jsonl(corpus),
         "traced_files.jsonl": _jsonl([{"traced_file_path": r.file.path} for r in rendered]),
     }
@@ -259,7 +287,11 @@ def build(repo: LeanRepo) -> tuple[dict[str, str], dict[str, str], RepoSummary]:
         for name, part in split(records).items():
             export[f"{kind}/{name}.json"] = _json(part)
     summary = RepoSummary(
-        name=repo.name, url=url, commit=commit, files=len(rendered), theorems=len(records),
+        name=repo.name,
+        url=url,
+        commit=commit,
+        files=len(rendered),
+        theorems=len(records),
         tactics=sum(len(r["traced_tactics"]) for r in records),
         sorry_theorems=sum(any(t["tactic"] == "sorry" for t in r["traced_tactics"]) for r in records),
         term_mode_theorems=sum(not r["traced_tactics"] for r in records),
@@ -291,15 +323,17 @@ def generate(out: Path | None = None) -> list[RepoSummary]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=None,
-                        help="folder to write lean/ and leandojo/ into (default: storage/sample/)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="folder to write lean/ and leandojo/ into (default: storage/sample/)"
+    )
     args = parser.parse_args(argv)
     summaries = generate(args.out)
     for s in summaries:
-        print(f"{s.name:13} {s.theorems:4} theorems {s.tactics:4} tactics {s.sorry_theorems:2} sorry "
-              f"{s.term_mode_theorems:3} term-mode  commit {s.commit[:12]}")
-    print(f"{'total':13} {sum(s.theorems for s in summaries):4} theorems "
-          f"{sum(s.tactics for s in summaries):4} tactics")
+        print(
+            f"{s.name:13} {s.theorems:4} theorems {s.tactics:4} tactics {s.sorry_theorems:2} sorry "
+            f"{s.term_mode_theorems:3} term-mode  commit {s.commit[:12]}"
+        )
+    print(f"{'total':13} {sum(s.theorems for s in summaries):4} theorems {sum(s.tactics for s in summaries):4} tactics")
 
 
 if __name__ == "__main__":

@@ -298,8 +298,9 @@ def render_file(f: LeanFile) -> RenderedFile:
             continue
         prefix = f"{f.namespace}." if f.namespace else ""
         kind = "theorem" if isinstance(item, Theorem) else item.kind
-        out.placed.append(Placed(item, prefix + item.name, kind, text, (first, 1),
-                                 (first + len(body) - 1, len(body[-1]) + 1), f))
+        out.placed.append(
+            Placed(item, prefix + item.name, kind, text, (first, 1), (first + len(body) - 1, len(body[-1]) + 1), f)
+        )
     if f.namespace:
         lines += ["", f"end {f.namespace}"]
     out.text = "\n".join(lines) + "\n"
@@ -360,11 +361,23 @@ def annotate(tactic: str, scope: Scope, where: str) -> tuple[str, list[dict]]:
         parts += [tactic[last : m.start()], f"<a>{m.group(1)}</a>"]
         last = m.end()
         if isinstance(prem, Placed):
-            annotations.append({"full_name": name, "def_path": prem.file.path,
-                                "def_pos": list(prem.start), "def_end_pos": list(prem.end)})
+            annotations.append(
+                {
+                    "full_name": name,
+                    "def_path": prem.file.path,
+                    "def_pos": list(prem.start),
+                    "def_end_pos": list(prem.end),
+                }
+            )
         else:
-            annotations.append({"full_name": name, "def_path": prem.def_path,
-                                "def_pos": list(prem.def_pos), "def_end_pos": list(prem.def_end_pos)})
+            annotations.append(
+                {
+                    "full_name": name,
+                    "def_path": prem.def_path,
+                    "def_pos": list(prem.def_pos),
+                    "def_end_pos": list(prem.def_end_pos),
+                }
+            )
     parts.append(tactic[last:])
     return "".join(parts), annotations
 
@@ -412,6 +425,7 @@ def trace_theorem(t: Theorem, scope: Scope, where: str) -> list[dict]:
             raise ValueError(f"{where}: tactic {text!r} is traced twice with the same states")
         seen.add((before, text, after))
         annotated, annotations = annotate(text, scope, where)
-        out.append({"tactic": text, "annotated_tactic": [annotated, annotations],
-                    "state_before": before, "state_after": after})
+        out.append(
+            {"tactic": text, "annotated_tactic": [annotated, annotations], "state_before": before, "state_after": after}
+        )
     return out

@@ -52,12 +52,18 @@ def checkpoint_prompt_settings(path: Path) -> dict:
     ref = data.get("checkpoint", {})
     trainer = ref.get("trainer")
     if trainer not in GENERATOR_TRAINERS:
-        raise NotAGeneratorError(path, f"is a `{trainer}` checkpoint, not a tactic generator",
-                                 f"give a checkpoint of one of the trainers {', '.join(GENERATOR_TRAINERS)} "
-                                 "(`dojoflow sql \"SELECT path FROM checkpoints WHERE trainer='sft'\"`)")
+        raise NotAGeneratorError(
+            path,
+            f"is a `{trainer}` checkpoint, not a tactic generator",
+            f"give a checkpoint of one of the trainers {', '.join(GENERATOR_TRAINERS)} "
+            "(`dojoflow sql \"SELECT path FROM checkpoints WHERE trainer='sft'\"`)",
+        )
     if ref.get("has_model") is False:
-        raise NotAGeneratorError(path, f"holds no model (training was skipped: {ref.get('skipped')})",
-                                 "give a checkpoint of a step that trained")
+        raise NotAGeneratorError(
+            path,
+            f"holds no model (training was skipped: {ref.get('skipped')})",
+            "give a checkpoint of a step that trained",
+        )
     return data.get("settings") or {}
 
 
@@ -66,19 +72,28 @@ def check_causal_lm(path: Path) -> None:
     from tasks.models.loading import is_adapter_dir
 
     if not path.is_dir():
-        raise NotAGeneratorError(path, "does not exist or is not a folder", "give a checkpoint folder (save_pretrained layout)")
+        raise NotAGeneratorError(
+            path, "does not exist or is not a folder", "give a checkpoint folder (save_pretrained layout)"
+        )
     if is_adapter_dir(path):
         task = json.loads((path / "adapter_config.json").read_text()).get("task_type")
         if task not in (None, "CAUSAL_LM"):
-            raise NotAGeneratorError(path, f"is a {task} adapter, not a causal LM one", "give a tactic generator's adapter")
+            raise NotAGeneratorError(
+                path, f"is a {task} adapter, not a causal LM one", "give a tactic generator's adapter"
+            )
         return
     config = path / "config.json"
     if not config.is_file():
-        raise NotAGeneratorError(path, "holds no config.json: it is not a model folder", "give a tactic generator checkpoint")
+        raise NotAGeneratorError(
+            path, "holds no config.json: it is not a model folder", "give a tactic generator checkpoint"
+        )
     archs = json.loads(config.read_text()).get("architectures") or []
     if not any(a.endswith("ForCausalLM") for a in archs):
-        raise NotAGeneratorError(path, f"is a {', '.join(archs) or 'model of unknown architecture'}, not a causal "
-                                 "language model", "give a tactic generator (an SFT or GRPO checkpoint)")
+        raise NotAGeneratorError(
+            path,
+            f"is a {', '.join(archs) or 'model of unknown architecture'}, not a causal language model",
+            "give a tactic generator (an SFT or GRPO checkpoint)",
+        )
 
 
 @dataclass(frozen=True)
@@ -95,8 +110,13 @@ class CheckpointGenerator:
     name: str = "checkpoint"
 
     @classmethod
-    def load(cls, path: str | Path, settings: GeneratorSettings, model_cache_dir: str | Path | None = None,
-             device: str | None = None) -> "CheckpointGenerator":
+    def load(
+        cls,
+        path: str | Path,
+        settings: GeneratorSettings,
+        model_cache_dir: str | Path | None = None,
+        device: str | None = None,
+    ) -> "CheckpointGenerator":
         import torch
 
         from tasks.sft.config import SFTSettings
@@ -106,11 +126,20 @@ class CheckpointGenerator:
             raise NotAGeneratorError(path, "does not exist or is not a folder", "give a checkpoint folder")
         trained = checkpoint_prompt_settings(path)  # refuses a retriever's or progress model's checkpoint
         check_causal_lm(path)
-        sft = SFTSettings.model_validate({k: v for k, v in trained.items() if k in ("system_prompt", "max_state_tokens")})
+        sft = SFTSettings.model_validate(
+            {k: v for k, v in trained.items() if k in ("system_prompt", "max_state_tokens")}
+        )
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         model, tokenizer = _shared_model(path, model_cache_dir, device)
-        return cls(model=model, tokenizer=tokenizer, settings=settings, system_prompt=sft.system_prompt,
-                   max_state_tokens=sft.max_state_tokens, path=str(path), seed=[0])
+        return cls(
+            model=model,
+            tokenizer=tokenizer,
+            settings=settings,
+            system_prompt=sft.system_prompt,
+            max_state_tokens=sft.max_state_tokens,
+            path=str(path),
+            seed=[0],
+        )
 
     def _run(self, states: list[str], k: int, whole: bool, max_new_tokens: int) -> list[Candidates]:
         """Generation in chunks of `batch_size`; a sampled chunk draws from an RNG seeded by
@@ -123,14 +152,22 @@ class CheckpointGenerator:
         out: list[Candidates] = []
         size = self.settings.batch_size
         for b in range(0, len(states), size):
-            chunk = states[b:b + size]
+            chunk = states[b : b + size]
             devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
             with _LOCK, torch.random.fork_rng(devices=devices):
                 torch.manual_seed(int(stable_hash([self.seed[0], chunk, k, whole], 12), 16))
                 out += generate_tactics_batch(
-                    self.model, self.tokenizer, chunk, k, system_prompt=self.system_prompt,
-                    max_new_tokens=max_new_tokens, decoding=self.settings.decoding,
-                    temperature=self.settings.temperature, max_state_tokens=self.max_state_tokens, whole_text=whole)
+                    self.model,
+                    self.tokenizer,
+                    chunk,
+                    k,
+                    system_prompt=self.system_prompt,
+                    max_new_tokens=max_new_tokens,
+                    decoding=self.settings.decoding,
+                    temperature=self.settings.temperature,
+                    max_state_tokens=self.max_state_tokens,
+                    whole_text=whole,
+                )
         return out
 
     def generate(self, queries: Sequence[TacticQuery], k: int) -> list[Candidates]:

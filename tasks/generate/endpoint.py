@@ -24,8 +24,10 @@ from pydantic import BaseModel, ValidationError
 from .base import Candidates, EndpointError, TacticQuery
 from .config import EndpointSettings, GeneratorSettings
 
-_FIX_GARBAGE = ("point `endpoint.url` at an OpenAI-compatible server (vLLM `vllm serve`, TGI) that answers "
-                "/v1/completions with `logprobs`")
+_FIX_GARBAGE = (
+    "point `endpoint.url` at an OpenAI-compatible server (vLLM `vllm serve`, TGI) that answers "
+    "/v1/completions with `logprobs`"
+)
 
 
 class _Logprobs(BaseModel):
@@ -94,20 +96,33 @@ class EndpointGenerator:
                 last = f"HTTP {response.status_code}"
                 continue
             if response.status_code != 200:
-                raise EndpointError(url, f"answered HTTP {response.status_code}: {response.text[:200]!r}",
-                                    "check `endpoint.model` and the server's logs")
+                raise EndpointError(
+                    url,
+                    f"answered HTTP {response.status_code}: {response.text[:200]!r}",
+                    "check `endpoint.model` and the server's logs",
+                )
             try:
                 return response.json()
             except ValueError:
-                raise EndpointError(url, f"answered something that is not JSON: {response.text[:120]!r}",
-                                    _FIX_GARBAGE) from None
-        raise EndpointError(url, f"failed after {self.endpoint.retries + 1} tries (last: {last})",
-                            "check that the server is up and not overloaded, or raise `endpoint.timeout_s` / "
-                            "`endpoint.retries`", transient=True)
+                raise EndpointError(
+                    url, f"answered something that is not JSON: {response.text[:120]!r}", _FIX_GARBAGE
+                ) from None
+        raise EndpointError(
+            url,
+            f"failed after {self.endpoint.retries + 1} tries (last: {last})",
+            "check that the server is up and not overloaded, or raise `endpoint.timeout_s` / `endpoint.retries`",
+            transient=True,
+        )
 
     def _complete(self, prompts: list[str], n: int, max_tokens: int, stop: list[str] | None) -> list[Candidates]:
-        body = {"model": self.endpoint.model, "prompt": prompts, "n": n, "max_tokens": max_tokens,
-                "temperature": self.settings.temperature, "logprobs": 1}
+        body = {
+            "model": self.endpoint.model,
+            "prompt": prompts,
+            "n": n,
+            "max_tokens": max_tokens,
+            "temperature": self.settings.temperature,
+            "logprobs": 1,
+        }
         if stop:
             body["stop"] = stop
         if self.seed[0] is not None:
@@ -118,14 +133,19 @@ class EndpointGenerator:
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(x) for x in first["loc"])
-            raise EndpointError(url, f"answered something that is not an OpenAI completions response with logprobs "
-                                f"(`{where}`: {first['msg']})", _FIX_GARBAGE) from None
+            raise EndpointError(
+                url,
+                f"answered something that is not an OpenAI completions response with logprobs "
+                f"(`{where}`: {first['msg']})",
+                _FIX_GARBAGE,
+            ) from None
         out: list[dict[str, tuple[str, float]]] = [{} for _ in prompts]
         for choice in parsed.choices:
             slot = choice.index // n
             if not 0 <= slot < len(prompts):
-                raise EndpointError(url, f"answered choice index {choice.index} for {len(prompts)} prompts × n={n}",
-                                    _FIX_GARBAGE)
+                raise EndpointError(
+                    url, f"answered choice index {choice.index} for {len(prompts)} prompts × n={n}", _FIX_GARBAGE
+                )
             text = choice.text.strip() if stop is None else choice.text.strip().split("\n")[0].strip()
             if text:
                 key = " ".join(text.split())
@@ -143,8 +163,12 @@ class EndpointGenerator:
     def generate_proofs(self, queries: Sequence[TacticQuery], n: int) -> list[Candidates]:
         if not queries:
             return []
-        prompts = [self.endpoint.proof_prompt_template.format(
-            goals=q.goals, statement=getattr(q.theorem, "statement", "") or "") for q in queries]
+        prompts = [
+            self.endpoint.proof_prompt_template.format(
+                goals=q.goals, statement=getattr(q.theorem, "statement", "") or ""
+            )
+            for q in queries
+        ]
         return self._complete(prompts, n, self.settings.max_proof_tokens, stop=None)
 
     def reseed(self, seed: int) -> None:

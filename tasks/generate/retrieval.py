@@ -51,8 +51,10 @@ class RetrievalGenerator:
         return out
 
     def _augmented(self, queries: Sequence[TacticQuery]) -> list[TacticQuery]:
-        return [replace(q, goals="\n".join(premises) + "\n\n" + q.goals if premises else q.goals)
-                for q, premises in zip(queries, self.premises_for(queries))]
+        return [
+            replace(q, goals="\n".join(premises) + "\n\n" + q.goals if premises else q.goals)
+            for q, premises in zip(queries, self.premises_for(queries))
+        ]
 
     def generate(self, queries: Sequence[TacticQuery], k: int) -> list[Candidates]:
         return self.inner.generate(self._augmented(queries), k)

@@ -23,5 +23,12 @@ def evaluate_grpo(*args, **kwargs):
     return _evaluate(*args, **kwargs)
 
 
-__all__ = ["ALGORITHMS", "GRPOSettings", "algorithms", "canonical_algorithm", "evaluate_grpo", "resolve_algorithm",
-           "train_grpo"]
+__all__ = [
+    "ALGORITHMS",
+    "GRPOSettings",
+    "algorithms",
+    "canonical_algorithm",
+    "evaluate_grpo",
+    "resolve_algorithm",
+    "train_grpo",
+]

@@ -61,8 +61,13 @@ _ALGORITHMS = (
         "the token sum divided by the constant G·L_max",
         "Liu et al. 2025, Understanding R1-Zero-Like Training (arXiv 2503.20783)",
         {"loss_type": "dr_grpo", "scale_rewards": "none", "importance_sampling_level": "token"},
-        {"epsilon": 0.2, "epsilon_high": 0.2, "beta": 0.0, "mask_truncated_completions": False,
-         **{k: v for k, v in ADVANTAGE_OPTIONS.items() if k not in ("population_size", "winsor_quantile")}},
+        {
+            "epsilon": 0.2,
+            "epsilon_high": 0.2,
+            "beta": 0.0,
+            "mask_truncated_completions": False,
+            **{k: v for k, v in ADVANTAGE_OPTIONS.items() if k not in ("population_size", "winsor_quantile")},
+        },
         "advantage_norm must stay 'standard' (R − mean R): dividing by any spread is what Dr. GRPO removes.",
     ),
     Algorithm(
@@ -71,8 +76,15 @@ _ALGORITHMS = (
         "only groups with 0 < #correct < G (dynamic sampling), overlong filtering and soft punishment",
         "Yu et al. 2025, DAPO (arXiv 2503.14476)",
         {"loss_type": "dapo", "scale_rewards": "group", "importance_sampling_level": "token"},
-        {"epsilon": 0.2, "epsilon_high": 0.28, "beta": 0.0, "mask_truncated_completions": True,
-         "dynamic_sampling": True, "max_resample_rounds": 4, **ADVANTAGE_OPTIONS},
+        {
+            "epsilon": 0.2,
+            "epsilon_high": 0.28,
+            "beta": 0.0,
+            "mask_truncated_completions": True,
+            "dynamic_sampling": True,
+            "max_resample_rounds": 4,
+            **ADVANTAGE_OPTIONS,
+        },
     ),
     Algorithm(
         "gspo",
@@ -89,8 +101,17 @@ _ALGORITHMS = (
         "−log σ(β_dpo·[(log π − log π_ref)(winner) − (log π − log π_ref)(loser)])",
         "lean-grpo's Direct GRPO: GRPO (arXiv 2402.03300) plus DPO (Rafailov et al. 2023, arXiv 2305.18290)",
         {"loss_type": "grpo", "scale_rewards": "group", "importance_sampling_level": "token"},
-        {"epsilon": 0.2, "epsilon_high": 0.2, "beta": 0.04, "mask_truncated_completions": False,
-         "dpo_beta": 0.1, "dpo_coef": 0.5, "use_dpo_loss": True, "verified_reward": 1.0, **ADVANTAGE_OPTIONS},
+        {
+            "epsilon": 0.2,
+            "epsilon_high": 0.2,
+            "beta": 0.04,
+            "mask_truncated_completions": False,
+            "dpo_beta": 0.1,
+            "dpo_coef": 0.5,
+            "use_dpo_loss": True,
+            "verified_reward": 1.0,
+            **ADVANTAGE_OPTIONS,
+        },
         "A completion is verified when the Lean reward (lean_tactic or lean_proof) reaches verified_reward.",
     ),
 )
@@ -110,7 +131,8 @@ def canonical_algorithm(name: str) -> str:
     key = ALIASES.get(key, key)
     if key not in ALGORITHMS:
         raise InputError(
-            "algorithm", f"unknown algorithm {name!r}",
+            "algorithm",
+            f"unknown algorithm {name!r}",
             f"Use one of {', '.join(ALGORITHMS)} (lean-grpo's drgrpo and DGPO are accepted too).",
         )
     return key
@@ -127,9 +149,11 @@ class ResolvedAlgorithm:
     @property
     def custom_advantages(self) -> bool:
         o = self.options
-        return (o.get("advantage_norm", "standard") != "standard"
-                or o.get("positive_advantage_scale", 1.0) != 1.0
-                or o.get("negative_advantage_scale", 1.0) != 1.0)
+        return (
+            o.get("advantage_norm", "standard") != "standard"
+            or o.get("positive_advantage_scale", 1.0) != 1.0
+            or o.get("negative_advantage_scale", 1.0) != 1.0
+        )
 
     @property
     def dynamic_sampling(self) -> bool:
@@ -149,7 +173,8 @@ def resolve_algorithm(name: str, config: dict[str, Any] | None, where: str = "al
     unknown = sorted(set(config) - set(algo.options))
     if unknown:
         raise InputError(
-            where, f"{', '.join(map(repr, unknown))} is not an option of algorithm {algo.name!r}",
+            where,
+            f"{', '.join(map(repr, unknown))} is not an option of algorithm {algo.name!r}",
             f"Use only these keys: {', '.join(sorted(algo.options))}.",
         )
     merged = {**algo.options, **config}
@@ -167,15 +192,27 @@ def _check_options(algo: Algorithm, o: dict[str, Any], where: str) -> None:
     if norm not in ADVANTAGE_NORMS:
         raise bad("advantage_norm", "is not an advantage normalisation", f"Use one of {', '.join(ADVANTAGE_NORMS)}.")
     if algo.name == "dr_grpo" and norm != "standard":
-        raise bad("advantage_norm", "changes Dr. GRPO's advantage R − mean R",
-                  "Leave advantage_norm at 'standard' for dr_grpo, or pick another algorithm.")
-    for key in ("epsilon", "epsilon_high", "beta", "dpo_beta", "dpo_coef",
-                "positive_advantage_scale", "negative_advantage_scale"):
+        raise bad(
+            "advantage_norm",
+            "changes Dr. GRPO's advantage R − mean R",
+            "Leave advantage_norm at 'standard' for dr_grpo, or pick another algorithm.",
+        )
+    for key in (
+        "epsilon",
+        "epsilon_high",
+        "beta",
+        "dpo_beta",
+        "dpo_coef",
+        "positive_advantage_scale",
+        "negative_advantage_scale",
+    ):
         if key in o and (not isinstance(o[key], (int, float)) or isinstance(o[key], bool) or o[key] < 0):
             raise bad(key, "must be a number ≥ 0", f"Set {key} to a non-negative number.")
     if "population_size" in o and (not isinstance(o["population_size"], int) or o["population_size"] < 2):
         raise bad("population_size", "must be an integer ≥ 2", "Set population_size to 2 or more.")
-    if "winsor_quantile" in o and not (isinstance(o["winsor_quantile"], (int, float)) and 0 <= o["winsor_quantile"] < 0.5):
+    if "winsor_quantile" in o and not (
+        isinstance(o["winsor_quantile"], (int, float)) and 0 <= o["winsor_quantile"] < 0.5
+    ):
         raise bad("winsor_quantile", "must be in [0, 0.5)", "Set winsor_quantile to e.g. 0.1.")
     if "max_resample_rounds" in o and (not isinstance(o["max_resample_rounds"], int) or o["max_resample_rounds"] < 0):
         raise bad("max_resample_rounds", "must be an integer ≥ 0", "Set max_resample_rounds to e.g. 4.")
@@ -252,8 +289,9 @@ def advantages_for(rewards, group_size: int, options: dict[str, Any], history: S
         adv = population_advantages(rewards, history)
     else:
         adv = group_advantages(rewards, group_size, scale=options.get("scale_std", True))
-    return scale_advantages(adv, options.get("positive_advantage_scale", 1.0),
-                            options.get("negative_advantage_scale", 1.0))
+    return scale_advantages(
+        adv, options.get("positive_advantage_scale", 1.0), options.get("negative_advantage_scale", 1.0)
+    )
 
 
 # -- DAPO's dynamic sampling ------------------------------------------------------------
@@ -314,8 +352,16 @@ def dpo_loss(policy_logps, ref_logps, pairs: list[tuple[int, int]], beta: float)
 
 
 def clipped_objective(
-    logps, old_logps, advantages, mask, *, eps_low: float, eps_high: float,
-    level: str = "token", aggregation: str = "sequence_mean", max_completion_length: int | None = None,
+    logps,
+    old_logps,
+    advantages,
+    mask,
+    *,
+    eps_low: float,
+    eps_high: float,
+    level: str = "token",
+    aggregation: str = "sequence_mean",
+    max_completion_length: int | None = None,
 ):
     """The clipped surrogate loss of the family, written out from the papers (no KL term).
 

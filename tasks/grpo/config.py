@@ -50,33 +50,72 @@ class RewardSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    finished: float = Field(1.0, description="Reward of a tactic that finishes the proof, or of a whole proof that "
-                            "Lean accepts and the axiom guard passes.")
+    finished: float = Field(
+        1.0,
+        description="Reward of a tactic that finishes the proof, or of a whole proof that "
+        "Lean accepts and the axiom guard passes.",
+    )
     valid_step: float = Field(0.1, description="lean_tactic: reward of a valid tactic that changes the proof state.")
     goal_drop_bonus: float = Field(0.1, description="lean_tactic: extra reward per goal closed by a valid tactic.")
-    error_penalty: float = Field(-0.1, le=0.0, description="Reward of a tactic or proof Lean rejects (≤ 0); also "
-                                 "what a completion the guard refuses (sorry, new axiom, forbidden construct) gets.")
+    error_penalty: float = Field(
+        -0.1,
+        le=0.0,
+        description="Reward of a tactic or proof Lean rejects (≤ 0); also "
+        "what a completion the guard refuses (sorry, new axiom, forbidden construct) gets.",
+    )
     timeout_penalty: float = Field(-0.05, le=0.0, description="Reward of a tactic or proof that timed out (≤ 0).")
-    partial_credit: bool = Field(False, description="lean_proof: when a proof is not accepted, pay partial_step for "
-                                 "each tactic that ran before the first error.")
+    partial_credit: bool = Field(
+        False,
+        description="lean_proof: when a proof is not accepted, pay partial_step for "
+        "each tactic that ran before the first error.",
+    )
     partial_step: float = Field(0.02, ge=0.0, description="lean_proof: partial credit per tactic that ran.")
-    overlong_buffer: int = Field(0, ge=0, description="overlong: DAPO's soft punishment starts this many tokens "
-                                 "before max_completion_length (L_cache); 0 punishes only truncated completions.")
-    progress_checkpoint: str | None = Field(None, description="progress: folder of a trained progress model "
-                                            "(tasks/progress); needed when the progress reward is used.")
+    overlong_buffer: int = Field(
+        0,
+        ge=0,
+        description="overlong: DAPO's soft punishment starts this many tokens "
+        "before max_completion_length (L_cache); 0 punishes only truncated completions.",
+    )
+    progress_checkpoint: str | None = Field(
+        None,
+        description="progress: folder of a trained progress model "
+        "(tasks/progress); needed when the progress reward is used.",
+    )
     workers: int = Field(8, ge=1, le=256, description="Completions checked at the same time through the backend.")
 
 
 # lean-grpo's presets (docs/grpo.md): the fields each one sets.
 PRESET_VALUES: dict[str, dict[str, Any]] = {
-    "binary": {"valid_step": 0.0, "goal_drop_bonus": 0.0, "error_penalty": 0.0, "timeout_penalty": 0.0,
-               "partial_credit": False},
-    "shaped": {"valid_step": 0.02, "goal_drop_bonus": 0.1, "error_penalty": -0.05, "timeout_penalty": -0.02,
-               "partial_credit": True, "partial_step": 0.02},
-    "lenient": {"valid_step": 0.1, "goal_drop_bonus": 0.1, "error_penalty": 0.0, "timeout_penalty": 0.0,
-                "partial_credit": True, "partial_step": 0.05},
-    "strict": {"valid_step": 0.0, "goal_drop_bonus": 0.0, "error_penalty": -0.1, "timeout_penalty": -0.1,
-               "partial_credit": False},
+    "binary": {
+        "valid_step": 0.0,
+        "goal_drop_bonus": 0.0,
+        "error_penalty": 0.0,
+        "timeout_penalty": 0.0,
+        "partial_credit": False,
+    },
+    "shaped": {
+        "valid_step": 0.02,
+        "goal_drop_bonus": 0.1,
+        "error_penalty": -0.05,
+        "timeout_penalty": -0.02,
+        "partial_credit": True,
+        "partial_step": 0.02,
+    },
+    "lenient": {
+        "valid_step": 0.1,
+        "goal_drop_bonus": 0.1,
+        "error_penalty": 0.0,
+        "timeout_penalty": 0.0,
+        "partial_credit": True,
+        "partial_step": 0.05,
+    },
+    "strict": {
+        "valid_step": 0.0,
+        "goal_drop_bonus": 0.0,
+        "error_penalty": -0.1,
+        "timeout_penalty": -0.1,
+        "partial_credit": False,
+    },
 }
 
 
@@ -103,44 +142,69 @@ class GRPOSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(DEFAULT_MODEL, description="Base model when there is no parent checkpoint: a builtin name, "
-                       "a local save_pretrained folder, or a hub id.")
+    model: str = Field(
+        DEFAULT_MODEL,
+        description="Base model when there is no parent checkpoint: a builtin name, "
+        "a local save_pretrained folder, or a hub id.",
+    )
     init_from: Literal["self", "sft"] = Field(
-        "self", description="Starting point of step k: 'self' continues from this trainer's checkpoint of step k-1; "
-        "'sft' starts from the SFT trainer's checkpoint of the same step (SFT then GRPO per repository).")
+        "self",
+        description="Starting point of step k: 'self' continues from this trainer's checkpoint of step k-1; "
+        "'sft' starts from the SFT trainer's checkpoint of the same step (SFT then GRPO per repository).",
+    )
     model_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
-        "auto", description="dtype the model weights are loaded in.")
+        "auto", description="dtype the model weights are loaded in."
+    )
     restart_from_base: bool = Field(False, description="Ignore the parent checkpoint and start from `model`.")
     mode: Literal["tactic", "proof"] = Field(
-        "tactic", description="'tactic': prompt = a proof state of the training split, completion = one tactic; "
-        "'proof': prompt = a theorem statement, completion = a whole tactic proof.")
-    algorithm: str = Field("grpo", description="One of grpo, dr_grpo, dapo, gspo, dgpo (lean-grpo's drgrpo, DGPO "
-                           "accepted); `dojoflow grpo algorithms` lists them with their objectives.")
+        "tactic",
+        description="'tactic': prompt = a proof state of the training split, completion = one tactic; "
+        "'proof': prompt = a theorem statement, completion = a whole tactic proof.",
+    )
+    algorithm: str = Field(
+        "grpo",
+        description="One of grpo, dr_grpo, dapo, gspo, dgpo (lean-grpo's drgrpo, DGPO "
+        "accepted); `dojoflow grpo algorithms` lists them with their objectives.",
+    )
     algorithm_config: dict[str, Any] = Field(
-        default_factory=dict, description="Options of the algorithm (epsilon, epsilon_high, beta, dpo_coef, "
-        "advantage_norm, ...); unknown keys are an error that lists the accepted ones.")
+        default_factory=dict,
+        description="Options of the algorithm (epsilon, epsilon_high, beta, dpo_coef, "
+        "advantage_norm, ...); unknown keys are an error that lists the accepted ones.",
+    )
     rewards: dict[str, float] = Field(
-        default_factory=dict, description="Reward functions and their weights, from lean_tactic, lean_proof, "
-        "progress, format, overlong. Empty: {lean_tactic: 1} in tactic mode, {lean_proof: 1} in proof mode.")
+        default_factory=dict,
+        description="Reward functions and their weights, from lean_tactic, lean_proof, "
+        "progress, format, overlong. Empty: {lean_tactic: 1} in tactic mode, {lean_proof: 1} in proof mode.",
+    )
     reward_preset: Literal["binary", "shaped", "lenient", "strict"] | None = Field(
-        None, description="lean-grpo's reward presets; they set the `reward` fields they name (docs/grpo.md).")
+        None, description="lean-grpo's reward presets; they set the `reward` fields they name (docs/grpo.md)."
+    )
     reward: RewardSettings = Field(default_factory=RewardSettings, description="What each reward pays.")
     backend: dict[str, Any] = Field(
         default_factory=lambda: {"kind": "replay"},
         description="The Lean backend rewards come from (tasks/lean/config.py BackendSettings: kind repl, kimina, "
-        "leandojo or replay, and its options). Default replay: traced transitions only, offline.")
+        "leandojo or replay, and its options). Default replay: traced transitions only, offline.",
+    )
     system_prompt: str | None = Field(None, description="System message of every prompt; None: the mode's default.")
     max_state_tokens: int | None = Field(512, ge=8, description="Longest proof state in a prompt, in tokens.")
-    max_prompts: int | None = Field(256, ge=1, description="Most prompts drawn from the training split per step "
-                                    "(by a fixed hash, so reruns see the same ones); None: all.")
+    max_prompts: int | None = Field(
+        256,
+        ge=1,
+        description="Most prompts drawn from the training split per step "
+        "(by a fixed hash, so reruns see the same ones); None: all.",
+    )
     lora: LoraSettings | None = Field(None, description="LoRA adapter settings; None trains all weights.")
     training: dict[str, Any] = Field(
-        default_factory=dict, description="Arguments of trl.GRPOConfig (learning_rate, max_steps, num_generations, "
+        default_factory=dict,
+        description="Arguments of trl.GRPOConfig (learning_rate, max_steps, num_generations, "
         "per_device_train_batch_size, max_completion_length, temperature, use_vllm, ...). Unset ones get Dojoflow's "
-        "defaults for the machine (CPU: use_cpu, no bf16, no gradient checkpointing).")
+        "defaults for the machine (CPU: use_cpu, no bf16, no gradient checkpointing).",
+    )
     evaluation: GRPOEvalSettings = Field(
-        default_factory=GRPOEvalSettings, description="How checkpoints are scored (changes re-evaluate, never "
-        "retrain).", json_schema_extra={"checkpoint_id": False})
+        default_factory=GRPOEvalSettings,
+        description="How checkpoints are scored (changes re-evaluate, never retrain).",
+        json_schema_extra={"checkpoint_id": False},
+    )
 
     @field_validator("algorithm")
     @classmethod
@@ -193,7 +257,9 @@ class GRPOSettings(BaseModel):
         if self.mode == "proof" and ("lean_tactic" in self.rewards or "progress" in self.rewards):
             raise ValueError("rewards.lean_tactic and rewards.progress score one tactic: use them with mode 'tactic'.")
         if "progress" in self.rewards and not self.reward.progress_checkpoint:
-            raise ValueError("rewards.progress needs reward.progress_checkpoint, the folder of a trained progress model.")
+            raise ValueError(
+                "rewards.progress needs reward.progress_checkpoint, the folder of a trained progress model."
+            )
         return self
 
     # -- derived -----------------------------------------------------------------------
@@ -221,17 +287,28 @@ class GRPOSettings(BaseModel):
 
 # Dojoflow's GRPOConfig values under the user's `training` (machine-independent part).
 GRPO_DEFAULTS: dict[str, Any] = {
-    "report_to": "none", "num_train_epochs": 1, "per_device_train_batch_size": 4, "num_generations": 4,
-    "max_completion_length": 32, "learning_rate": 1e-5, "logging_steps": 1, "save_strategy": "steps",
-    "save_steps": 50, "save_total_limit": 2, "disable_tqdm": True,
+    "report_to": "none",
+    "num_train_epochs": 1,
+    "per_device_train_batch_size": 4,
+    "num_generations": 4,
+    "max_completion_length": 32,
+    "learning_rate": 1e-5,
+    "logging_steps": 1,
+    "save_strategy": "steps",
+    "save_steps": 50,
+    "save_total_limit": 2,
+    "disable_tqdm": True,
 }
 
 
 def default_training_args(user: dict[str, Any], cuda: bool, bf16_ok: bool) -> dict[str, Any]:
     """Dojoflow's defaults for the GRPOConfig arguments the user left unset, on this machine.
     GRPOConfig defaults to bf16 and gradient checkpointing, which fail or only slow down on CPU."""
-    machine = ({"bf16": bf16_ok, "fp16": False} if cuda
-               else {"use_cpu": True, "bf16": False, "fp16": False, "gradient_checkpointing": False})
+    machine = (
+        {"bf16": bf16_ok, "fp16": False}
+        if cuda
+        else {"use_cpu": True, "bf16": False, "fp16": False, "gradient_checkpointing": False}
+    )
     return {k: v for k, v in {**GRPO_DEFAULTS, **machine}.items() if k not in user}
 
 
@@ -254,21 +331,32 @@ def check_training_keys(training: dict[str, Any], field: str = "training") -> di
     merged = {**default_training_args(training, False, False), **training}
     n = merged.get("num_generations")
     if isinstance(n, int) and n < 2:
-        raise InputError(f"{field}.num_generations", f"{n}: GRPO compares completions within a group, so it needs "
-                         "at least 2", "set num_generations to 2 or more")
+        raise InputError(
+            f"{field}.num_generations",
+            f"{n}: GRPO compares completions within a group, so it needs at least 2",
+            "set num_generations to 2 or more",
+        )
     per_device = merged.get("per_device_train_batch_size")
     steps = merged.get("steps_per_generation") or merged.get("gradient_accumulation_steps", 1)
-    batch = merged.get("generation_batch_size") or (per_device * steps if isinstance(per_device, int)
-                                                    and isinstance(steps, int) else None)
+    batch = merged.get("generation_batch_size") or (
+        per_device * steps if isinstance(per_device, int) and isinstance(steps, int) else None
+    )
     if isinstance(n, int) and isinstance(batch, int) and batch % n:
-        raise InputError(f"{field}.num_generations", f"{n} does not divide the generation batch ({batch} = "
-                         "per_device_train_batch_size × steps_per_generation, or generation_batch_size)",
-                         f"make per_device_train_batch_size a multiple of {n}, or change num_generations")
+        raise InputError(
+            f"{field}.num_generations",
+            f"{n} does not divide the generation batch ({batch} = "
+            "per_device_train_batch_size × steps_per_generation, or generation_batch_size)",
+            f"make per_device_train_batch_size a multiple of {n}, or change num_generations",
+        )
     if training.get("use_vllm"):
         problem = vllm_problem()
         if problem:
-            raise InputError(f"{field}.use_vllm", f"true but {problem}", "set use_vllm to false (generation then "
-                             "uses transformers), or run on a GPU machine with the vLLM environment of docs/grpo.md")
+            raise InputError(
+                f"{field}.use_vllm",
+                f"true but {problem}",
+                "set use_vllm to false (generation then "
+                "uses transformers), or run on a GPU machine with the vLLM environment of docs/grpo.md",
+            )
     return training
 
 
@@ -278,8 +366,14 @@ def preflight(settings: GRPOSettings, field: str) -> None:
         build_grpo_config(settings, tmp, field=f"{field}.training")
 
 
-def build_grpo_config(settings: GRPOSettings, output_dir: str | os.PathLike, *, cuda: bool | None = None,
-                      bf16_ok: bool | None = None, field: str = "training"):
+def build_grpo_config(
+    settings: GRPOSettings,
+    output_dir: str | os.PathLike,
+    *,
+    cuda: bool | None = None,
+    bf16_ok: bool | None = None,
+    field: str = "training",
+):
     """The `trl.GRPOConfig` for a training step on this machine: Dojoflow's defaults, the user's
     `training` (checked by `tasks.trainers.training_args`), the algorithm's settings, the reward weights."""
     import warnings
@@ -301,5 +395,14 @@ def build_grpo_config(settings: GRPOSettings, output_dir: str | os.PathLike, *, 
         return GRPOConfig(output_dir=os.fspath(output_dir), **{**defaults, **user, **fixed})
 
 
-__all__ = ["ALGORITHMS", "GRPOSettings", "GRPOEvalSettings", "RewardSettings", "build_grpo_config",
-           "check_training_keys", "preflight", "PRESET_VALUES", "REWARD_NAMES"]
+__all__ = [
+    "ALGORITHMS",
+    "GRPOSettings",
+    "GRPOEvalSettings",
+    "RewardSettings",
+    "build_grpo_config",
+    "check_training_keys",
+    "preflight",
+    "PRESET_VALUES",
+    "REWARD_NAMES",
+]

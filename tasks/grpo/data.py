@@ -59,11 +59,21 @@ def _specs(store, repo_ids) -> dict[tuple[str, str, str], object]:
     return {(s.repo_id, s.file_path, s.full_name): s for s in load_theorems(store, list(repo_ids))}
 
 
-def tactic_rows(snapshot: SnapshotRef, split_kind: str, system_prompt: str, *, tokenizer=None,
-                max_state_tokens: int | None = None, max_prompts: int | None = None, store=None) -> list[dict]:
+def tactic_rows(
+    snapshot: SnapshotRef,
+    split_kind: str,
+    system_prompt: str,
+    *,
+    tokenizer=None,
+    max_state_tokens: int | None = None,
+    max_prompts: int | None = None,
+    store=None,
+) -> list[dict]:
     """One row per traced tactic of the training split whose state is reachable without `sorry`."""
     table = read_tactics(snapshot, split_kind, "train")
-    cols = table.select(["repo_id", "file_path", "full_name", "idx", "state_before", "tactic", "state_after"]).to_pylist()
+    cols = table.select(
+        ["repo_id", "file_path", "full_name", "idx", "state_before", "tactic", "state_after"]
+    ).to_pylist()
     by_theorem: dict[tuple, list[dict]] = defaultdict(list)
     for r in cols:
         by_theorem[(r["repo_id"], r["file_path"], r["full_name"])].append(r)
@@ -81,33 +91,50 @@ def tactic_rows(snapshot: SnapshotRef, split_kind: str, system_prompt: str, *, t
                 continue  # a nested tactic (inside a `·` block): not reachable by the top-level chain
             if is_sorry(step["tactic"]):
                 break  # later states are reached through sorry
-            rows.append({
-                "prompt": prompt_messages(system_prompt, fit_state(step["state_before"], tokenizer, max_state_tokens)),
-                "theorem": spec_json(spec), "prefix": json.dumps(prefix, ensure_ascii=False),
-                "goals": step["state_before"], "tactic": step["tactic"].strip(), "repo_id": key[0],
-            })
+            rows.append(
+                {
+                    "prompt": prompt_messages(
+                        system_prompt, fit_state(step["state_before"], tokenizer, max_state_tokens)
+                    ),
+                    "theorem": spec_json(spec),
+                    "prefix": json.dumps(prefix, ensure_ascii=False),
+                    "goals": step["state_before"],
+                    "tactic": step["tactic"].strip(),
+                    "repo_id": key[0],
+                }
+            )
             prefix = prefix + [step["tactic"]]
             state = step["state_after"]
     return _keep(rows, max_prompts, lambda r: (r["theorem"], r["prefix"]))
 
 
-def proof_rows(specs, system_prompt: str, *, contexts: dict[str, str] | None = None,
-               max_prompts: int | None = None) -> list[dict]:
+def proof_rows(
+    specs, system_prompt: str, *, contexts: dict[str, str] | None = None, max_prompts: int | None = None
+) -> list[dict]:
     """One row per theorem: the prompt asks for a whole proof of its statement."""
     contexts = contexts or {}
-    rows = [{
-        "prompt": prompt_messages(system_prompt, proof_prompt(s.statement, contexts.get(s.full_name, ""))),
-        "theorem": spec_json(s), "prefix": "[]", "goals": "", "tactic": "", "repo_id": s.repo_id,
-    } for s in specs]
+    rows = [
+        {
+            "prompt": prompt_messages(system_prompt, proof_prompt(s.statement, contexts.get(s.full_name, ""))),
+            "theorem": spec_json(s),
+            "prefix": "[]",
+            "goals": "",
+            "tactic": "",
+            "repo_id": s.repo_id,
+        }
+        for s in specs
+    ]
     return _keep(rows, max_prompts, lambda r: (r["theorem"],))
 
 
 def snapshot_theorems(snapshot: SnapshotRef, split_kind: str, split: str, repo_ids=None, store=None) -> list:
     """TheoremSpecs of the snapshot's theorems of one split that have a traced tactic proof and no sorry."""
     table = snapshot.theorems(split_kind, split, repo_ids=repo_ids)
-    wanted = {(r["repo_id"], r["file_path"], r["full_name"])
-              for r in table.select(["repo_id", "file_path", "full_name", "num_tactics", "has_sorry"]).to_pylist()
-              if r["num_tactics"] > 0 and not r["has_sorry"]}
+    wanted = {
+        (r["repo_id"], r["file_path"], r["full_name"])
+        for r in table.select(["repo_id", "file_path", "full_name", "num_tactics", "has_sorry"]).to_pylist()
+        if r["num_tactics"] > 0 and not r["has_sorry"]
+    }
     if not wanted:
         return []
     specs = _specs(store or _store(snapshot), sorted({k[0] for k in wanted}))

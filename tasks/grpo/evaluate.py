@@ -32,38 +32,74 @@ from .data import proof_prompt
 from .rewards import completion_text, proof_of, refusal
 
 
-def sample_proofs(model, tokenizer, prompts: list[str], k: int, *, max_new_tokens: int, temperature: float,
-                  system_prompt: str = PROOF_SYSTEM_PROMPT) -> list[list[str]]:
+def sample_proofs(
+    model,
+    tokenizer,
+    prompts: list[str],
+    k: int,
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    system_prompt: str = PROOF_SYSTEM_PROMPT,
+) -> list[list[str]]:
     """`k` sampled proofs for each user prompt (chat template, generation prompt added)."""
     import torch
 
-    texts = [tokenizer.apply_chat_template([{"role": "system", "content": system_prompt},
-                                            {"role": "user", "content": p}], tokenize=False,
-                                           add_generation_prompt=True) for p in prompts]
+    texts = [
+        tokenizer.apply_chat_template(
+            [{"role": "system", "content": system_prompt}, {"role": "user", "content": p}],
+            tokenize=False,
+            add_generation_prompt=True,
+        )
+        for p in prompts
+    ]
     tokenizer.padding_side = "left"
     batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
     model.eval()
     with torch.no_grad():
-        out = model.generate(**batch, do_sample=True, temperature=temperature, num_return_sequences=k,
-                             max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id)
-    gen = out[:, batch["input_ids"].shape[1]:]
+        out = model.generate(
+            **batch,
+            do_sample=True,
+            temperature=temperature,
+            num_return_sequences=k,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    gen = out[:, batch["input_ids"].shape[1] :]
     decoded = tokenizer.batch_decode(gen, skip_special_tokens=True)
-    return [decoded[i * k:(i + 1) * k] for i in range(len(prompts))]
+    return [decoded[i * k : (i + 1) * k] for i in range(len(prompts))]
 
 
-def prove_theorems(model, tokenizer, specs: list, backend, *, k: int, max_new_tokens: int, temperature: float,
-                   contexts: dict[str, str] | None = None, system_prompt: str = PROOF_SYSTEM_PROMPT,
-                   batch_size: int = 4) -> list[dict]:
+def prove_theorems(
+    model,
+    tokenizer,
+    specs: list,
+    backend,
+    *,
+    k: int,
+    max_new_tokens: int,
+    temperature: float,
+    contexts: dict[str, str] | None = None,
+    system_prompt: str = PROOF_SYSTEM_PROMPT,
+    batch_size: int = 4,
+) -> list[dict]:
     """For each theorem: how many of `k` sampled proofs were proved (guard included), and one proof if any."""
     from tasks.lean.guard import judge
 
     contexts = contexts or {}
     results = []
     for start in range(0, len(specs), batch_size):
-        chunk = specs[start:start + batch_size]
+        chunk = specs[start : start + batch_size]
         prompts = [proof_prompt(s.statement, contexts.get(s.full_name, "")) for s in chunk]
-        proofs = sample_proofs(model, tokenizer, prompts, k, max_new_tokens=max_new_tokens,
-                               temperature=temperature, system_prompt=system_prompt)
+        proofs = sample_proofs(
+            model,
+            tokenizer,
+            prompts,
+            k,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            system_prompt=system_prompt,
+        )
         for spec, attempts in zip(chunk, proofs):
             proved, example = 0, None
             for text in attempts:
@@ -74,8 +110,15 @@ def prove_theorems(model, tokenizer, specs: list, backend, *, k: int, max_new_to
                 if check.error is None and judge(check, proof).proved:
                     proved += 1
                     example = example or proof
-            results.append({"repo_id": spec.repo_id, "full_name": spec.full_name, "n": len(attempts),
-                            "proved": proved, "proof": example})
+            results.append(
+                {
+                    "repo_id": spec.repo_id,
+                    "full_name": spec.full_name,
+                    "n": len(attempts),
+                    "proved": proved,
+                    "proof": example,
+                }
+            )
     return results
 
 
@@ -83,8 +126,16 @@ def pass_at(results: list[dict], k: int) -> float:
     return sum(unbiased_pass_at_k(r["n"], r["proved"], k) for r in results) / len(results) if results else 0.0
 
 
-def evaluate_grpo(settings: GRPOSettings | dict, checkpoint_dir: Path, snapshot: SnapshotRef, split_kind: str,
-                  splits: list[str], repo_ids: list[str], *, model_cache_dir: Path | None = None) -> list[Metric]:
+def evaluate_grpo(
+    settings: GRPOSettings | dict,
+    checkpoint_dir: Path,
+    snapshot: SnapshotRef,
+    split_kind: str,
+    splits: list[str],
+    repo_ids: list[str],
+    *,
+    model_cache_dir: Path | None = None,
+) -> list[Metric]:
     """pass@1 and pass@k of whole-proof sampling per (repository, split), named by the checker."""
     import torch
 
@@ -107,7 +158,9 @@ def evaluate_grpo(settings: GRPOSettings | dict, checkpoint_dir: Path, snapshot:
             for spec in snapshot_theorems(snapshot, split_kind, split, repo_ids=list(repo_ids), store=store):
                 by_repo[spec.repo_id].append(spec)
             for repo in repo_ids:
-                specs = sorted(by_repo.get(repo, []), key=lambda s: unit_interval("grpo-eval", s.file_path, s.full_name))
+                specs = sorted(
+                    by_repo.get(repo, []), key=lambda s: unit_interval("grpo-eval", s.file_path, s.full_name)
+                )
                 specs = specs[: ev.max_theorems] if ev.max_theorems else specs
                 if not specs:
                     continue
@@ -115,8 +168,15 @@ def evaluate_grpo(settings: GRPOSettings | dict, checkpoint_dir: Path, snapshot:
                     model, tokenizer = load_causal_lm(checkpoint_dir, cache, dtype=settings.model_dtype)
                 with torch.random.fork_rng():
                     torch.manual_seed(ev.seed)
-                    results = prove_theorems(model, tokenizer, specs, backend, k=ev.k, temperature=ev.temperature,
-                                             max_new_tokens=ev.max_new_tokens)
+                    results = prove_theorems(
+                        model,
+                        tokenizer,
+                        specs,
+                        backend,
+                        k=ev.k,
+                        temperature=ev.temperature,
+                        max_new_tokens=ev.max_new_tokens,
+                    )
                 checker, n = backend.name, len(results)
                 metrics.append(Metric(repo, split, f"{checker}_pass@1", pass_at(results, 1), n))
                 if ev.k > 1:

@@ -38,8 +38,14 @@ from .algorithms import (
 
 # Row-aligned keys TRL's output holds, and how each is padded when batches are joined.
 _LEFT_PADDED = ("prompt_ids", "prompt_mask")
-_RIGHT_PADDED = ("completion_ids", "completion_mask", "old_per_token_logps", "ref_per_token_logps",
-                 "sampling_per_token_logps", "tool_mask")
+_RIGHT_PADDED = (
+    "completion_ids",
+    "completion_mask",
+    "old_per_token_logps",
+    "ref_per_token_logps",
+    "sampling_per_token_logps",
+    "tool_mask",
+)
 
 
 def _pad_to(t: torch.Tensor, width: int, left: bool, value) -> torch.Tensor:
@@ -94,13 +100,16 @@ class LeanGRPOTrainer(GRPOTrainer):
         self._rewards_per_func: torch.Tensor | None = None
         self._refill_order: list[int] = []
         self._refill_generator = torch.Generator().manual_seed(self.args.seed)
-        self._verified_index = (self.reward_func_names.index(verified_reward)
-                                if verified_reward in self.reward_func_names else None)
+        self._verified_index = (
+            self.reward_func_names.index(verified_reward) if verified_reward in self.reward_func_names else None
+        )
         self._dpo_reference = None
         if algorithm.dpo_coef > 0:
             if self._verified_index is None:
-                raise ValueError("dgpo needs a Lean reward (lean_tactic or lean_proof) to tell verified completions "
-                                 "from failed ones; add one to `rewards`.")
+                raise ValueError(
+                    "dgpo needs a Lean reward (lean_tactic or lean_proof) to tell verified completions "
+                    "from failed ones; add one to `rewards`."
+                )
             from accelerate.utils import is_peft_model
 
             if self.beta == 0.0 and not is_peft_model(self.accelerator.unwrap_model(self.model)):
@@ -125,9 +134,9 @@ class LeanGRPOTrainer(GRPOTrainer):
         rewards = self._weighted_rewards(per_func)
         if self.algorithm.custom_advantages:
             options = {**self.algorithm.options, "scale_std": self.scale_rewards != "none"}
-            output["advantages"] = advantages_for(
-                rewards.cpu(), self.num_generations, options, list(self._history)
-            ).to(output["advantages"].device)
+            output["advantages"] = advantages_for(rewards.cpu(), self.num_generations, options, list(self._history)).to(
+                output["advantages"].device
+            )
         self._history.extend(rewards.tolist())
         return output, rewards, per_func
 
@@ -136,8 +145,7 @@ class LeanGRPOTrainer(GRPOTrainer):
         rows = []
         for _ in range(groups):
             if not self._refill_order:
-                self._refill_order = torch.randperm(len(self.train_dataset),
-                                                    generator=self._refill_generator).tolist()
+                self._refill_order = torch.randperm(len(self.train_dataset), generator=self._refill_generator).tolist()
             rows.append(self.train_dataset[self._refill_order.pop()])
         return [row for row in rows for _ in range(self.num_generations)]
 
@@ -180,7 +188,7 @@ class LeanGRPOTrainer(GRPOTrainer):
             pad_rows = torch.zeros(len(rows), dtype=torch.bool)
             for k, grp in enumerate(chosen):
                 if grp in padding:
-                    pad_rows[k * g:(k + 1) * g] = True
+                    pad_rows[k * g : (k + 1) * g] = True
             out["completion_mask"] = out["completion_mask"] * (~pad_rows).unsqueeze(1).to(out["completion_mask"])
             out["advantages"] = out["advantages"].masked_fill(pad_rows.to(out["advantages"].device), 0.0)
         out["num_items_in_batch"] = out["completion_mask"].sum()
@@ -236,8 +244,12 @@ class LeanGRPOTrainer(GRPOTrainer):
         attention = torch.cat([inputs["prompt_mask"], mask], dim=1)
         logps, _, _ = self._get_per_token_logps_and_entropies(model, input_ids, attention, mask.size(1))
         ref = inputs.get("ref_per_token_logps", inputs.get("dgpo_ref_logps"))
-        term = dpo_loss(sequence_logps(logps, mask), sequence_logps(ref, mask), pairs,
-                        float(self.algorithm.options.get("dpo_beta", 0.1)))
+        term = dpo_loss(
+            sequence_logps(logps, mask),
+            sequence_logps(ref, mask),
+            pairs,
+            float(self.algorithm.options.get("dpo_beta", 0.1)),
+        )
         self._metrics[mode]["dgpo/dpo_loss"].append(term.item())
         accumulation = self.current_gradient_accumulation_steps if mode == "train" else 1.0
         return loss + coef * term / accumulation

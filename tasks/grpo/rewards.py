@@ -70,7 +70,7 @@ def proof_of(text: str) -> str:
     body = text.strip()
     for lead in (":= by", "by"):
         if body.startswith(lead) and (len(body) == len(lead) or body[len(lead)] in " \n\t"):
-            return body[len(lead):].lstrip(" \t").lstrip("\n").rstrip()
+            return body[len(lead) :].lstrip(" \t").lstrip("\n").rstrip()
     return body.rstrip()
 
 
@@ -349,8 +349,9 @@ class OverlongReward:
         return self._punish(completion_ids=completion_ids)
 
 
-def build_reward_functions(names: Sequence[str], mode: str, rewarder: LeanRewarder | None,
-                           settings: RewardSettings, max_completion_length: int) -> list:
+def build_reward_functions(
+    names: Sequence[str], mode: str, rewarder: LeanRewarder | None, settings: RewardSettings, max_completion_length: int
+) -> list:
     """The reward callables for `names`, in that order (their weights are GRPOConfig.reward_weights)."""
     funcs = []
     for name in names:

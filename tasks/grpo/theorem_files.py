@@ -45,23 +45,30 @@ class FileTheorem:
 
 def _theorem(obj: Any, path: Path, where: str) -> FileTheorem:
     if not isinstance(obj, dict):
-        raise InputError(path, f"expected an object with name and statement, got {type(obj).__name__}",
-                         'write {"name": ..., "statement": ...}', where=where)
+        raise InputError(
+            path,
+            f"expected an object with name and statement, got {type(obj).__name__}",
+            'write {"name": ..., "statement": ...}',
+            where=where,
+        )
     unknown = sorted(set(obj) - {"name", "statement", "context", "imports"})
     if unknown:
-        raise InputError(path, f"unknown keys {', '.join(unknown)}", "use only name, statement, context, imports",
-                         where=where)
+        raise InputError(
+            path, f"unknown keys {', '.join(unknown)}", "use only name, statement, context, imports", where=where
+        )
     for key in ("name", "statement"):
         if not isinstance(obj.get(key), str) or not obj[key].strip():
-            raise InputError(path, f"`{key}` is missing or not a non-empty string", f"give every theorem a {key}",
-                             where=where)
+            raise InputError(
+                path, f"`{key}` is missing or not a non-empty string", f"give every theorem a {key}", where=where
+            )
     imports = obj.get("imports") or []
     if not isinstance(imports, list) or not all(isinstance(i, str) for i in imports):
         raise InputError(path, "`imports` must be a list of module names", 'e.g. "imports": ["Mathlib"]', where=where)
     context = obj.get("context") or ""
     if not isinstance(context, str):
-        raise InputError(path, "`context` must be a string", "give the Lean text the statement needs, or omit it",
-                         where=where)
+        raise InputError(
+            path, "`context` must be a string", "give the Lean text the statement needs, or omit it", where=where
+        )
     return FileTheorem(obj["name"].strip(), obj["statement"].strip(), context, tuple(imports))
 
 
@@ -92,8 +99,12 @@ def read_theorem_file(path: str | Path) -> list[FileTheorem]:
             try:
                 items.append((json.loads(line), f"line {n}"))
             except json.JSONDecodeError as e:
-                raise InputError(path, f"line {n} is not valid JSON ({e.msg} at column {e.colno})",
-                                 "fix that line: one JSON object per line", where=f"line {n}") from None
+                raise InputError(
+                    path,
+                    f"line {n} is not valid JSON ({e.msg} at column {e.colno})",
+                    "fix that line: one JSON object per line",
+                    where=f"line {n}",
+                ) from None
     theorems = [_theorem(obj, path, where) for obj, where in items]
     if not theorems:
         raise InputError(path, "holds no theorems", "add one JSON object per theorem")
@@ -140,8 +151,11 @@ def settings_from_lean_grpo(config: dict[str, Any], source: str = "config") -> t
     """(GRPOSettings fields, command options) from lean-grpo's YAML keys; unknown keys are an error."""
     unknown = sorted(set(config) - set(YAML_KEYS))
     if unknown:
-        raise InputError(source, f"{', '.join(map(repr, unknown))} is not a lean-grpo config key",
-                         f"use only: {', '.join(YAML_KEYS)}")
+        raise InputError(
+            source,
+            f"{', '.join(map(repr, unknown))} is not a lean-grpo config key",
+            f"use only: {', '.join(YAML_KEYS)}",
+        )
     fields: dict[str, Any] = {}
     cli: dict[str, Any] = {}
     for key, value in config.items():
@@ -207,10 +221,14 @@ def theorem_specs(theorems: list[FileTheorem], store=None) -> list:
             out.append(matches[0])
         else:
             if len(matches) > 1:
-                log.warning("theorem %s matches %d theorems in the store; using the file's statement", t.name,
-                            len(matches))
-            out.append(TheoremSpec(repo_id=FILE_REPO_ID, url="", commit="", file_path="", full_name=t.name,
-                                   statement=t.statement))
+                log.warning(
+                    "theorem %s matches %d theorems in the store; using the file's statement", t.name, len(matches)
+                )
+            out.append(
+                TheoremSpec(
+                    repo_id=FILE_REPO_ID, url="", commit="", file_path="", full_name=t.name, statement=t.statement
+                )
+            )
     return out
 
 
@@ -219,14 +237,24 @@ def checkable_specs(settings: GRPOSettings, theorems: list[FileTheorem], store) 
     specs = theorem_specs(theorems, store)
     unknown = [s.full_name for s in specs if s.repo_id == FILE_REPO_ID]
     if unknown and settings.backend.get("kind", "replay") == "replay":
-        raise InputError(", ".join(unknown), "not in the store, so the replay backend cannot check them",
-                         "import the repository that traces them (dojoflow import), remove them from the file, or "
-                         "use --backend repl or kimina, which check the statement itself")
+        raise InputError(
+            ", ".join(unknown),
+            "not in the store, so the replay backend cannot check them",
+            "import the repository that traces them (dojoflow import), remove them from the file, or "
+            "use --backend repl or kimina, which check the statement itself",
+        )
     return specs
 
 
-def train_on_theorem_file(settings: GRPOSettings, theorems: list[FileTheorem], out_dir: Path, work_dir: Path,
-                          store, *, model_cache_dir: Path | None = None) -> dict:
+def train_on_theorem_file(
+    settings: GRPOSettings,
+    theorems: list[FileTheorem],
+    out_dir: Path,
+    work_dir: Path,
+    store,
+    *,
+    model_cache_dir: Path | None = None,
+) -> dict:
     """`dojoflow grpo train`: whole-proof GRPO on the file's theorems (proof mode)."""
     from .data import proof_rows
     from .train import open_reward_backend, run_grpo
@@ -236,16 +264,25 @@ def train_on_theorem_file(settings: GRPOSettings, theorems: list[FileTheorem], o
     rows = proof_rows(specs, settings.prompt(), contexts=contexts, max_prompts=settings.max_prompts)
     backend = open_reward_backend(settings, store)
     try:
-        figures = run_grpo(settings, rows, None, out_dir, work_dir, backend=backend, model_cache_dir=model_cache_dir,
-                           provenance={"theorem_count": len(theorems)})
+        figures = run_grpo(
+            settings,
+            rows,
+            None,
+            out_dir,
+            work_dir,
+            backend=backend,
+            model_cache_dir=model_cache_dir,
+            provenance={"theorem_count": len(theorems)},
+        )
     finally:
         backend.close()
     figures["matched_in_store"] = sum(s.repo_id != FILE_REPO_ID for s in specs)
     return figures
 
 
-def evaluate_on_theorem_file(settings: GRPOSettings, checkpoint: Path, theorems: list[FileTheorem], store, *,
-                             model_cache_dir: Path | None = None) -> dict:
+def evaluate_on_theorem_file(
+    settings: GRPOSettings, checkpoint: Path, theorems: list[FileTheorem], store, *, model_cache_dir: Path | None = None
+) -> dict:
     """`dojoflow grpo evaluate`: pass@1 and pass@k of whole-proof sampling, named by the checker."""
     import torch
 
@@ -263,11 +300,25 @@ def evaluate_on_theorem_file(settings: GRPOSettings, checkpoint: Path, theorems:
     try:
         with torch.random.fork_rng():
             torch.manual_seed(ev.seed)
-            results = prove_theorems(model, tokenizer, specs, backend, k=ev.k, max_new_tokens=ev.max_new_tokens,
-                                     temperature=ev.temperature, contexts=contexts, system_prompt=settings.prompt())
+            results = prove_theorems(
+                model,
+                tokenizer,
+                specs,
+                backend,
+                k=ev.k,
+                max_new_tokens=ev.max_new_tokens,
+                temperature=ev.temperature,
+                contexts=contexts,
+                system_prompt=settings.prompt(),
+            )
     finally:
         backend.close()
     checker = backend.name
-    return {"checker": checker, "k": ev.k, "theorems": len(results),
-            f"{checker}_pass@1": pass_at(results, 1), f"{checker}_pass@{ev.k}": pass_at(results, ev.k),
-            "results": results}
+    return {
+        "checker": checker,
+        "k": ev.k,
+        "theorems": len(results),
+        f"{checker}_pass@1": pass_at(results, 1),
+        f"{checker}_pass@{ev.k}": pass_at(results, ev.k),
+        "results": results,
+    }

@@ -37,9 +37,20 @@ from .rewards import LeanRewarder, build_reward_functions
 log = logging.getLogger(__name__)
 
 HISTORY_FILE = "grpo_history.json"
-_STEP_KEYS = ("loss", "reward", "reward_std", "frac_reward_zero_std", "kl", "entropy", "clip_ratio/region_mean",
-              "clip_ratio/low_mean", "clip_ratio/high_mean", "completions/mean_length",
-              "completions/clipped_ratio", "num_tokens")
+_STEP_KEYS = (
+    "loss",
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "kl",
+    "entropy",
+    "clip_ratio/region_mean",
+    "clip_ratio/low_mean",
+    "clip_ratio/high_mean",
+    "completions/mean_length",
+    "completions/clipped_ratio",
+    "num_tokens",
+)
 _STEP_PREFIXES = ("rewards/", "lean/", "dapo/", "dgpo/")
 LEAN_REWARDS = ("lean_tactic", "lean_proof")
 
@@ -59,8 +70,11 @@ def open_reward_backend(settings: GRPOSettings, store):
     except InputError:
         raise
     except (OSError, RuntimeError, ImportError) as e:
-        raise InputError("GRPOSettings.backend", f"the {backend_settings.kind} backend cannot be opened: {e}",
-                         "Start the backend (or its server), fix backend options, or use backend kind 'replay'.") from e
+        raise InputError(
+            "GRPOSettings.backend",
+            f"the {backend_settings.kind} backend cannot be opened: {e}",
+            "Start the backend (or its server), fix backend options, or use backend kind 'replay'.",
+        ) from e
 
 
 def step_history(log_history: list[dict]) -> list[dict]:
@@ -69,8 +83,11 @@ def step_history(log_history: list[dict]) -> list[dict]:
     for entry in log_history:
         if "step" not in entry or "train_runtime" in entry:
             continue
-        kept = {k: float(v) for k, v in entry.items()
-                if (k in _STEP_KEYS or k.startswith(_STEP_PREFIXES)) and isinstance(v, (int, float))}
+        kept = {
+            k: float(v)
+            for k, v in entry.items()
+            if (k in _STEP_KEYS or k.startswith(_STEP_PREFIXES)) and isinstance(v, (int, float))
+        }
         if kept:
             steps.append({"step": int(entry["step"]), **kept})
     return steps
@@ -81,9 +98,18 @@ def _mean(history: list[dict], key: str) -> float | None:
     return round(sum(values) / len(values), 6) if values else None
 
 
-def run_grpo(settings: GRPOSettings | dict, rows: list[dict], parent_dir: Path | None, out_dir: Path,
-             work_dir: Path, *, backend, model_cache_dir: Path | None = None, callbacks: list | None = None,
-             provenance: dict | None = None) -> dict:
+def run_grpo(
+    settings: GRPOSettings | dict,
+    rows: list[dict],
+    parent_dir: Path | None,
+    out_dir: Path,
+    work_dir: Path,
+    *,
+    backend,
+    model_cache_dir: Path | None = None,
+    callbacks: list | None = None,
+    provenance: dict | None = None,
+) -> dict:
     """Train on prompt `rows` (`tasks.grpo.data`) with rewards through `backend`; write `out_dir`."""
     settings = as_settings(settings)
     started = time.monotonic()
@@ -98,27 +124,45 @@ def run_grpo(settings: GRPOSettings | dict, rows: list[dict], parent_dir: Path |
 
     start = _starting_point(settings, Path(parent_dir) if parent_dir is not None else None, cache)
     model, tokenizer = start["model"], start["tokenizer"]
-    if args.beta != 0.0 and start["kind"] == "full" and parent_dir is not None and is_adapter_dir(parent_dir) \
-            and not settings.restart_from_base:
+    if (
+        args.beta != 0.0
+        and start["kind"] == "full"
+        and parent_dir is not None
+        and is_adapter_dir(parent_dir)
+        and not settings.restart_from_base
+    ):
         # TRL reloads the KL reference from the config's name_or_path, which for an adapter merged
         # into its base names the base: save the merged starting point and point there instead.
         reference = work_dir / "reference"
         model.save_pretrained(reference)
         model.config._name_or_path = str(reference)
     rewarder = LeanRewarder(backend, settings.reward) if set(weights) & {*LEAN_REWARDS} else None
-    funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward,
-                                   args.max_completion_length)
+    funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward, args.max_completion_length)
     lean = next((n for n in weights if n in LEAN_REWARDS), None)
 
     from .lean_trainer import LeanGRPOTrainer
 
     resume = latest_trainer_checkpoint(trainer_dir)
-    log.info("GRPO (%s, %s mode) on %d prompts, from %s, %s, resume=%s", algorithm.name, settings.mode, len(rows),
-             start["started_from"], start["kind"], resume)
+    log.info(
+        "GRPO (%s, %s mode) on %d prompts, from %s, %s, resume=%s",
+        algorithm.name,
+        settings.mode,
+        len(rows),
+        start["started_from"],
+        start["kind"],
+        resume,
+    )
     try:
         trainer = LeanGRPOTrainer(
-            model=model, reward_funcs=funcs, args=args, train_dataset=to_dataset(rows), processing_class=tokenizer,
-            peft_config=start["peft_config"], callbacks=callbacks, algorithm=algorithm, verified_reward=lean,
+            model=model,
+            reward_funcs=funcs,
+            args=args,
+            train_dataset=to_dataset(rows),
+            processing_class=tokenizer,
+            peft_config=start["peft_config"],
+            callbacks=callbacks,
+            algorithm=algorithm,
+            verified_reward=lean,
         )
         finished = _finished_state(resume)
         if finished is None:
@@ -155,17 +199,35 @@ def run_grpo(settings: GRPOSettings | dict, rows: list[dict], parent_dir: Path |
         "started_from": start["started_from"],
         "resumed_from": resume.name if resume else None,
         **({f"{lean}_accepted": _mean(history, f"lean/{lean}_accepted")} if lean else {}),
-        **({"reward_cache_hits": rewarder.stats["cache_hits"], "reward_checks": rewarder.stats["checks"]}
-           if rewarder else {}),
+        **(
+            {"reward_cache_hits": rewarder.stats["cache_hits"], "reward_checks": rewarder.stats["checks"]}
+            if rewarder
+            else {}
+        ),
     }
-    write_model_info(out_dir, start["kind"], start["base_model"], trainer="grpo",
-                     settings=settings.model_dump(mode="json"), figures=figures, **(provenance or {}))
+    write_model_info(
+        out_dir,
+        start["kind"],
+        start["base_model"],
+        trainer="grpo",
+        settings=settings.model_dump(mode="json"),
+        figures=figures,
+        **(provenance or {}),
+    )
     return figures
 
 
-def train_grpo(settings: GRPOSettings | dict, snapshot: SnapshotRef, split_kind: str, parent_dir: Path | None,
-               out_dir: Path, work_dir: Path, *, model_cache_dir: Path | None = None,
-               callbacks: list | None = None) -> dict:
+def train_grpo(
+    settings: GRPOSettings | dict,
+    snapshot: SnapshotRef,
+    split_kind: str,
+    parent_dir: Path | None,
+    out_dir: Path,
+    work_dir: Path,
+    *,
+    model_cache_dir: Path | None = None,
+    callbacks: list | None = None,
+) -> dict:
     """One curriculum step of GRPO on `snapshot`'s training split (module docstring)."""
     from storage.store import Store
     from tasks.models.loading import load_tokenizer
@@ -178,18 +240,37 @@ def train_grpo(settings: GRPOSettings | dict, snapshot: SnapshotRef, split_kind:
             cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
             source = parent_dir if parent_dir is not None and not settings.restart_from_base else settings.model
             tokenizer = load_tokenizer(source, cache) if settings.max_state_tokens else None
-            rows = tactic_rows(snapshot, split_kind, settings.prompt(), tokenizer=tokenizer,
-                               max_state_tokens=settings.max_state_tokens, max_prompts=settings.max_prompts,
-                               store=store)
+            rows = tactic_rows(
+                snapshot,
+                split_kind,
+                settings.prompt(),
+                tokenizer=tokenizer,
+                max_state_tokens=settings.max_state_tokens,
+                max_prompts=settings.max_prompts,
+                store=store,
+            )
         else:
             specs = snapshot_theorems(snapshot, split_kind, "train", store=store)
             rows = proof_rows(specs, settings.prompt(), max_prompts=settings.max_prompts)
         if not rows:
-            raise SkipTraining(f"snapshot {snapshot.snapshot_id} has no {settings.mode} prompts in its "
-                               f"{split_kind}/train split (repositories: {', '.join(snapshot.repo_ids) or 'none'})")
-        return run_grpo(settings, rows, parent_dir, out_dir, work_dir, backend=backend,
-                        model_cache_dir=model_cache_dir, callbacks=callbacks,
-                        provenance={"snapshot_id": snapshot.snapshot_id, "split_kind": split_kind,
-                                    "parent_dir": str(parent_dir) if parent_dir is not None else None})
+            raise SkipTraining(
+                f"snapshot {snapshot.snapshot_id} has no {settings.mode} prompts in its "
+                f"{split_kind}/train split (repositories: {', '.join(snapshot.repo_ids) or 'none'})"
+            )
+        return run_grpo(
+            settings,
+            rows,
+            parent_dir,
+            out_dir,
+            work_dir,
+            backend=backend,
+            model_cache_dir=model_cache_dir,
+            callbacks=callbacks,
+            provenance={
+                "snapshot_id": snapshot.snapshot_id,
+                "split_kind": split_kind,
+                "parent_dir": str(parent_dir) if parent_dir is not None else None,
+            },
+        )
     finally:
         backend.close()

@@ -14,9 +14,21 @@ from .guard import DEFAULT_ALLOWED_AXIOMS, Verdict, forbidden_construct, judge
 from .theorems import load_theorems, theorem_spec
 
 __all__ = [
-    "BackendSettings", "DEFAULT_ALLOWED_AXIOMS", "LeanBackend", "ProofCheck", "ProofState", "TacticResult",
-    "TheoremSpec", "Verdict", "check_proofs", "forbidden_construct", "judge", "load_theorems", "open_backend",
-    "preflight", "theorem_spec",
+    "BackendSettings",
+    "DEFAULT_ALLOWED_AXIOMS",
+    "LeanBackend",
+    "ProofCheck",
+    "ProofState",
+    "TacticResult",
+    "TheoremSpec",
+    "Verdict",
+    "check_proofs",
+    "forbidden_construct",
+    "judge",
+    "load_theorems",
+    "open_backend",
+    "preflight",
+    "theorem_spec",
 ]
 
 
@@ -49,8 +61,11 @@ def open_backend(settings: BackendSettings, store) -> LeanBackend:
         if store is None:
             from storage.errors import InputError
 
-            raise InputError("backend.kind: replay", "the replay backend answers from a store, and none was given",
-                             "open the store first (`Store.open(home)`) and pass it")
+            raise InputError(
+                "backend.kind: replay",
+                "the replay backend answers from a store, and none was given",
+                "open the store first (`Store.open(home)`) and pass it",
+            )
         return ReplayBackend(store)
     if settings.kind == "repl":
         from .repl import ReplBackend

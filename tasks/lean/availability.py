@@ -12,8 +12,10 @@ from storage.errors import DojoflowError, InputError
 from .config import BackendSettings
 
 LEAN_EXTRA = "pip install -e '.[lean]' in a Dojoflow checkout, or pip install 'dojoflow[lean]'"
-ELAN = ("install Lean's toolchain manager elan (`curl https://raw.githubusercontent.com/leanprover/elan/master/"
-        "elan-init.sh -sSf | sh`) and open a new shell, or set backend.repl.lake_path to your `lake`")
+ELAN = (
+    "install Lean's toolchain manager elan (`curl https://raw.githubusercontent.com/leanprover/elan/master/"
+    "elan-init.sh -sSf | sh`) and open a new shell, or set backend.repl.lake_path to your `lake`"
+)
 
 
 def _module_missing(module: str) -> bool:
@@ -36,15 +38,20 @@ def check_available(settings: BackendSettings) -> None:
         return
     if kind == "repl":
         if _module_missing("lean_interact"):
-            raise InputError("backend.kind: repl", "the Python package lean-interact is not installed",
-                             LEAN_EXTRA)
+            raise InputError("backend.kind: repl", "the Python package lean-interact is not installed", LEAN_EXTRA)
         if find_lake(settings.repl.lake_path) is None:
-            raise InputError("backend.repl.lake_path", f"no `lake` executable at {settings.repl.lake_path!r} "
-                             "(the REPL backend runs Lean through lake)", ELAN)
+            raise InputError(
+                "backend.repl.lake_path",
+                f"no `lake` executable at {settings.repl.lake_path!r} (the REPL backend runs Lean through lake)",
+                ELAN,
+            )
         for repo, folder in settings.repl.projects.items():
             if not os.path.isdir(folder):
-                raise InputError(f"backend.repl.projects[{repo}]", f"{folder} is not a folder",
-                                 "give the local checkout of the traced repository at its traced commit")
+                raise InputError(
+                    f"backend.repl.projects[{repo}]",
+                    f"{folder} is not a folder",
+                    "give the local checkout of the traced repository at its traced commit",
+                )
         return
     if kind == "kimina":
         from .kimina import check_server

@@ -29,37 +29,37 @@ class TheoremSpec:
     repo_id: str
     url: str
     commit: str
-    file_path: str          # path inside the repository, e.g. "NatBasics/Add.lean"
-    full_name: str          # e.g. "NatBasics.add_zero'"
-    statement: str          # Lean text of the declaration up to `:=`, e.g. "theorem add_zero' (n : Nat) : n + 0 = n"
-    start: tuple[int, int] | None = None   # (line, column) of the declaration, when known
+    file_path: str  # path inside the repository, e.g. "NatBasics/Add.lean"
+    full_name: str  # e.g. "NatBasics.add_zero'"
+    statement: str  # Lean text of the declaration up to `:=`, e.g. "theorem add_zero' (n : Nat) : n + 0 = n"
+    start: tuple[int, int] | None = None  # (line, column) of the declaration, when known
 
 
 @dataclass(frozen=True)
 class ProofState:
-    key: str                # the backend's handle: REPL proofState id, Dojo state id, replay state hash (as str)
-    goals: str              # pretty-printed goals, LeanDojo's `pp` form (goals separated by blank lines)
+    key: str  # the backend's handle: REPL proofState id, Dojo state id, replay state hash (as str)
+    goals: str  # pretty-printed goals, LeanDojo's `pp` form (goals separated by blank lines)
 
 
 @dataclass(frozen=True)
 class TacticResult:
     status: Literal["state", "finished", "error", "timeout"]
-    state: ProofState | None = None      # set when status == "state"
-    message: str = ""                    # Lean's error, or why it timed out
+    state: ProofState | None = None  # set when status == "state"
+    message: str = ""  # Lean's error, or why it timed out
 
 
 @dataclass(frozen=True)
 class ProofCheck:
-    accepted: bool                       # Lean (or replay) accepted the proof; the axiom guard is applied separately
-    checker: str                         # "repl" | "kimina" | "leandojo" | "replay"
-    messages: tuple[str, ...] = ()       # Lean's messages (errors, warnings such as "declaration uses `sorry`")
-    axioms: tuple[str, ...] = ()         # from `#print axioms` (empty when not available)
-    error: str | None = None             # infrastructure failure (crash, hang, unreachable): not a rejection
+    accepted: bool  # Lean (or replay) accepted the proof; the axiom guard is applied separately
+    checker: str  # "repl" | "kimina" | "leandojo" | "replay"
+    messages: tuple[str, ...] = ()  # Lean's messages (errors, warnings such as "declaration uses `sorry`")
+    axioms: tuple[str, ...] = ()  # from `#print axioms` (empty when not available)
+    error: str | None = None  # infrastructure failure (crash, hang, unreachable): not a rejection
 
 
 @runtime_checkable
 class LeanBackend(Protocol):
-    name: str                            # "repl" | "kimina" | "leandojo" | "replay"
+    name: str  # "repl" | "kimina" | "leandojo" | "replay"
 
     def start(self, theorem: TheoremSpec) -> TacticResult: ...
 

@@ -23,15 +23,21 @@ class ReplOptions(BaseModel):
     projects: dict[str, str] = Field(
         default_factory=dict,
         description="{repo_id or repository name: local checkout (a Lake project at the traced commit)}. The "
-        "sample's repositories default to their sources under storage/sample/lean/.")
+        "sample's repositories default to their sources under storage/sample/lean/.",
+    )
     lake_path: str = Field("lake", description="The `lake` executable (a name looked up on PATH, or a path).")
     repl_path: str | None = Field(
-        None, description="A local checkout of leanprover-community/repl (LeanInteract's `local_repl_path`); "
-        "default: LeanInteract clones and builds the REPL for the project's Lean version.")
+        None,
+        description="A local checkout of leanprover-community/repl (LeanInteract's `local_repl_path`); "
+        "default: LeanInteract clones and builds the REPL for the project's Lean version.",
+    )
     build_repl: bool = Field(True, description="Let LeanInteract run `lake build` in the REPL checkout.")
-    repl_rev: str | None = Field(None, description="REPL revision to use (LeanInteract's `repl_rev`); default: LeanInteract's.")
+    repl_rev: str | None = Field(
+        None, description="REPL revision to use (LeanInteract's `repl_rev`); default: LeanInteract's."
+    )
     build_project: bool = Field(
-        True, description="Let LeanInteract run `lake exe cache get` and `lake build` in each project first.")
+        True, description="Let LeanInteract run `lake exe cache get` and `lake build` in each project first."
+    )
     cache_dir: str | None = Field(None, description="LeanInteract's cache folder (REPL builds); default: its own.")
 
 
@@ -42,16 +48,24 @@ class KiminaOptions(BaseModel):
 
     url: str = Field("http://localhost:8000", description="Base URL of the server (it answers /health and /api/check).")
     api_key_env: str = Field(
-        "LEAN_SERVER_API_KEY", description="Environment variable holding the API key, sent as a Bearer token "
-        "(the key itself is never written in a config or a log).")
+        "LEAN_SERVER_API_KEY",
+        description="Environment variable holding the API key, sent as a Bearer token "
+        "(the key itself is never written in a config or a log).",
+    )
     header: str = Field(
-        "", description="Lean text put before every snippet: the imports and `open`s the theorems need, "
-        "e.g. 'import Mathlib'. Default: the theorem's file up to the theorem, when its checkout is known.")
+        "",
+        description="Lean text put before every snippet: the imports and `open`s the theorems need, "
+        "e.g. 'import Mathlib'. Default: the theorem's file up to the theorem, when its checkout is known.",
+    )
     projects: dict[str, str] = Field(
-        default_factory=dict, description="{repo_id or repository name: local checkout}, to read each "
-        "theorem's file header from (as for `repl`).")
+        default_factory=dict,
+        description="{repo_id or repository name: local checkout}, to read each "
+        "theorem's file header from (as for `repl`).",
+    )
     batch_size: int = Field(8, ge=1, le=1024, description="Snippets per /api/check request.")
-    max_retries: int = Field(3, ge=0, le=20, description="Retries of a request answered 429 (no free REPL), 5xx, or not at all.")
+    max_retries: int = Field(
+        3, ge=0, le=20, description="Retries of a request answered 429 (no free REPL), 5xx, or not at all."
+    )
     retry_backoff_s: float = Field(1.0, ge=0, description="First wait before a retry; doubled at each retry.")
     http_timeout_s: float = Field(600.0, gt=0, description="Time limit of one HTTP request.")
 
@@ -61,14 +75,20 @@ class LeanDojoOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    additional_imports: list[str] = Field(default_factory=list, description="Extra imports for Dojo's file (its `additional_imports`).")
+    additional_imports: list[str] = Field(
+        default_factory=list, description="Extra imports for Dojo's file (its `additional_imports`)."
+    )
     build_deps: bool = Field(False, description="Dojo's `build_deps`: rebuild the dependencies too.")
     cache_dir: str | None = Field(
-        None, description="lean-dojo's cache (its CACHE_DIR), where tracing left the traced and built repository; "
-        "default: $CACHE_DIR, else lean-dojo's own (~/.cache/lean_dojo).")
+        None,
+        description="lean-dojo's cache (its CACHE_DIR), where tracing left the traced and built repository; "
+        "default: $CACHE_DIR, else lean-dojo's own (~/.cache/lean_dojo).",
+    )
     extra_pythonpath: list[str] = Field(
-        default_factory=list, description="Folders to put on the Dojo worker's PYTHONPATH, where lean-dojo is "
-        "installed if it is not in Dojoflow's environment.")
+        default_factory=list,
+        description="Folders to put on the Dojo worker's PYTHONPATH, where lean-dojo is "
+        "installed if it is not in Dojoflow's environment.",
+    )
 
 
 class BackendSettings(BaseModel):
@@ -77,17 +97,26 @@ class BackendSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: BackendKind = Field(
-        "replay", description="`repl` (Lean REPL via LeanInteract; the default for real work), `kimina` "
+        "replay",
+        description="`repl` (Lean REPL via LeanInteract; the default for real work), `kimina` "
         "(kimina-lean-server, whole proofs), `leandojo` (lean-dojo's Dojo), `replay` (traced transitions "
-        "from the store, no Lean: a lower bound of what Lean accepts).")
+        "from the store, no Lean: a lower bound of what Lean accepts).",
+    )
     tactic_timeout_s: float = Field(60.0, gt=0, description="Wall-clock limit of one tactic.")
-    theorem_timeout_s: float = Field(600.0, gt=0, description="Wall-clock limit of one theorem: starting it, or checking a whole proof.")
-    memory_limit_mb: int | None = Field(8192, ge=256, description="Memory limit of each Lean process (address space), MiB; null: none.")
+    theorem_timeout_s: float = Field(
+        600.0, gt=0, description="Wall-clock limit of one theorem: starting it, or checking a whole proof."
+    )
+    memory_limit_mb: int | None = Field(
+        8192, ge=256, description="Memory limit of each Lean process (address space), MiB; null: none."
+    )
     workers: int = Field(1, ge=1, le=256, description="Lean processes (repl) or concurrent requests (kimina) to use.")
-    work_dir: str | None = Field(None, description="Where each Lean process gets a working folder of its own; default: a new temporary folder.")
+    work_dir: str | None = Field(
+        None, description="Where each Lean process gets a working folder of its own; default: a new temporary folder."
+    )
     allowed_axioms: list[str] = Field(
         default_factory=lambda: list(DEFAULT_ALLOWED_AXIOMS),
-        description="Axioms a proof may depend on and still count as proved (`sorryAx` and `Lean.ofReduceBool` never should).")
+        description="Axioms a proof may depend on and still count as proved (`sorryAx` and `Lean.ofReduceBool` never should).",
+    )
     repl: ReplOptions = Field(default_factory=ReplOptions, description="Options of the `repl` backend.")
     kimina: KiminaOptions = Field(default_factory=KiminaOptions, description="Options of the `kimina` backend.")
     leandojo: LeanDojoOptions = Field(default_factory=LeanDojoOptions, description="Options of the `leandojo` backend.")

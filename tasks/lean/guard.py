@@ -19,23 +19,86 @@ DEFAULT_ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.
 """The axioms of Lean's core logic; `sorryAx` and `Lean.ofReduceBool` (native_decide) are outside."""
 
 # A token is a Lean identifier (dotted names, primes, `!`/`?` suffixes) or a `#command`.
-_TOKEN = re.compile(r"#?[A-Za-z_\u00c0-\u024f\u0370-\u03ff][A-Za-z0-9_'!?\u00c0-\u024f\u0370-\u03ff]*"
-                    r"(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*")
+_TOKEN = re.compile(
+    r"#?[A-Za-z_\u00c0-\u024f\u0370-\u03ff][A-Za-z0-9_'!?\u00c0-\u024f\u0370-\u03ff]*"
+    r"(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*"
+)
 
 # Words that begin a new command (the text would leave the theorem's tactic block) or
 # run code at elaboration time. Matched as whole tokens, so `List.length_append` or
 # `inferInstance` never match.
 _COMMANDS = {
-    "theorem", "lemma", "def", "example", "axiom", "axioms", "abbrev", "instance", "structure", "class",
-    "inductive", "coinductive", "opaque", "namespace", "section", "end", "import", "universe",
-    "variable", "export", "attribute", "mutual", "deriving", "noncomputable", "private", "protected",
-    "partial", "unsafe", "set_option", "notation", "infix", "infixl", "infixr", "prefix", "postfix",
-    "syntax", "declare_syntax_cat", "macro", "macro_rules", "elab", "elab_rules", "initialize",
-    "builtin_initialize", "run_cmd", "run_elab", "run_meta", "run_tac", "by_elab", "implemented_by",
-    "extern", "omit", "include", "register_simp_attr", "declare_config_elab", "add_decl_doc",
+    "theorem",
+    "lemma",
+    "def",
+    "example",
+    "axiom",
+    "axioms",
+    "abbrev",
+    "instance",
+    "structure",
+    "class",
+    "inductive",
+    "coinductive",
+    "opaque",
+    "namespace",
+    "section",
+    "end",
+    "import",
+    "universe",
+    "variable",
+    "export",
+    "attribute",
+    "mutual",
+    "deriving",
+    "noncomputable",
+    "private",
+    "protected",
+    "partial",
+    "unsafe",
+    "set_option",
+    "notation",
+    "infix",
+    "infixl",
+    "infixr",
+    "prefix",
+    "postfix",
+    "syntax",
+    "declare_syntax_cat",
+    "macro",
+    "macro_rules",
+    "elab",
+    "elab_rules",
+    "initialize",
+    "builtin_initialize",
+    "run_cmd",
+    "run_elab",
+    "run_meta",
+    "run_tac",
+    "by_elab",
+    "implemented_by",
+    "extern",
+    "omit",
+    "include",
+    "register_simp_attr",
+    "declare_config_elab",
+    "add_decl_doc",
 }
-_CODE_PREFIXES = ("IO", "EIO", "BaseIO", "System", "unsafe", "Lean.Elab", "Lean.Meta", "Lean.Environment",
-                  "Lean.addDecl", "Lean.Compiler", "dbg_trace", "dbgTrace", "panic")
+_CODE_PREFIXES = (
+    "IO",
+    "EIO",
+    "BaseIO",
+    "System",
+    "unsafe",
+    "Lean.Elab",
+    "Lean.Meta",
+    "Lean.Environment",
+    "Lean.addDecl",
+    "Lean.Compiler",
+    "dbg_trace",
+    "dbgTrace",
+    "panic",
+)
 
 
 def forbidden_construct(text: str) -> str | None:
@@ -71,8 +134,12 @@ def _unbalanced_quotes(text: str) -> bool:
 
 _SORRY_TOKENS = {"sorry", "admit", "sorryAx"}
 _NATIVE_TOKENS = {"native_decide", "Lean.ofReduceBool", "ofReduceBool", "Lean.reduceBool"}
-_SORRY_WARNINGS = ("declaration uses `sorry`", "declaration uses 'sorry'", "proof contains `sorry`",
-                   "proof contains 'sorry'")
+_SORRY_WARNINGS = (
+    "declaration uses `sorry`",
+    "declaration uses 'sorry'",
+    "proof contains `sorry`",
+    "proof contains 'sorry'",
+)
 
 
 @dataclass(frozen=True)
@@ -104,8 +171,9 @@ def judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXIOMS) 
     outside = [a for a in check.axioms if a not in set(allowed_axioms)]
     if outside:
         return Verdict(False, f"depends on axioms outside the allow-list: {', '.join(outside)}")
-    return Verdict(True, f"accepted by {check.checker}" + (f"; axioms: {', '.join(check.axioms)}" if check.axioms
-                                                          else ""))
+    return Verdict(
+        True, f"accepted by {check.checker}" + (f"; axioms: {', '.join(check.axioms)}" if check.axioms else "")
+    )
 
 
 # Names may end in primes (`'add_zero''`), so the name is everything up to the last `' `.

@@ -47,14 +47,23 @@ def check_server(opts: KiminaOptions, timeout_s: float = 10.0) -> None:
     try:
         res = httpx.get(opts.url.rstrip("/") + "/health", headers=_headers(opts), timeout=timeout_s)
     except httpx.HTTPError as e:
-        raise InputError("backend.kimina.url", f"the kimina-lean-server at {opts.url} is not reachable "
-                         f"({type(e).__name__})", "start the server (see docs/lean-backends.md) or fix the URL") from None
+        raise InputError(
+            "backend.kimina.url",
+            f"the kimina-lean-server at {opts.url} is not reachable ({type(e).__name__})",
+            "start the server (see docs/lean-backends.md) or fix the URL",
+        ) from None
     if res.status_code in (401, 403):
-        raise InputError("backend.kimina.url", f"the server at {opts.url} refused the API key (HTTP {res.status_code})",
-                         f"set the environment variable {opts.api_key_env} to a valid key")
+        raise InputError(
+            "backend.kimina.url",
+            f"the server at {opts.url} refused the API key (HTTP {res.status_code})",
+            f"set the environment variable {opts.api_key_env} to a valid key",
+        )
     if not res.is_success:
-        raise InputError("backend.kimina.url", f"{opts.url}/health answered HTTP {res.status_code}",
-                         "check that the URL points at a kimina-lean-server")
+        raise InputError(
+            "backend.kimina.url",
+            f"{opts.url}/health answered HTTP {res.status_code}",
+            "check that the URL points at a kimina-lean-server",
+        )
 
 
 def declared_name(statement: str) -> str:
@@ -69,12 +78,16 @@ class KiminaBackend:
     def __init__(self, settings: BackendSettings):
         self.settings = settings
         self.opts = settings.kimina
-        self.client = httpx.Client(base_url=self.opts.url.rstrip("/"), headers=_headers(self.opts),
-                                   timeout=self.opts.http_timeout_s)
+        self.client = httpx.Client(
+            base_url=self.opts.url.rstrip("/"), headers=_headers(self.opts), timeout=self.opts.http_timeout_s
+        )
 
     def start(self, theorem: TheoremSpec) -> TacticResult:
-        return TacticResult("error", message="the kimina backend checks whole proofs only: use whole-proof search, "
-                                             "or the repl backend for tactic-by-tactic search")
+        return TacticResult(
+            "error",
+            message="the kimina backend checks whole proofs only: use whole-proof search, "
+            "or the repl backend for tactic-by-tactic search",
+        )
 
     def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
         return self.start(theorem)
@@ -98,7 +111,7 @@ class KiminaBackend:
                 continue
             pending.append((i, {"id": f"{i}-{uuid.uuid4().hex[:8]}", "code": code}, axioms_of))
         size = self.opts.batch_size
-        batches = [pending[k:k + size] for k in range(0, len(pending), size)]
+        batches = [pending[k : k + size] for k in range(0, len(pending), size)]
         with ThreadPoolExecutor(max_workers=max(1, min(self.settings.workers, len(batches) or 1))) as pool:
             for batch, checks in zip(batches, pool.map(self._check_batch, batches)):
                 for (i, _, _), check in zip(batch, checks):
@@ -130,7 +143,9 @@ class KiminaBackend:
                 _, snippet, name = item
                 answer = answers.get(snippet["id"])
                 if answer is None:
-                    checks[snippet["id"]] = ProofCheck(False, self.name, error="the server's reply has no result for it")
+                    checks[snippet["id"]] = ProofCheck(
+                        False, self.name, error="the server's reply has no result for it"
+                    )
                 elif answer.get("error") is not None:
                     checks[snippet["id"]] = ProofCheck(False, self.name, error=str(answer["error"]))
                     retry.append(item)
@@ -169,8 +184,16 @@ class KiminaBackend:
         texts = tuple(f"{m.get('severity')}: {m.get('data')}" for m in messages)
         if any(m.get("severity") == "error" for m in messages):
             return ProofCheck(False, self.name, texts)
-        axioms = next((parsed[1] for m in messages if m.get("severity") == "info"
-                       for parsed in [parse_print_axioms(m.get("data") or "")] if parsed), None)
+        axioms = next(
+            (
+                parsed[1]
+                for m in messages
+                if m.get("severity") == "info"
+                for parsed in [parse_print_axioms(m.get("data") or "")]
+                if parsed
+            ),
+            None,
+        )
         if axioms is None:
             return ProofCheck(False, self.name, texts + (f"error: `#print axioms {name}` gave no axiom list",))
         return ProofCheck(True, self.name, texts, axioms)

@@ -29,13 +29,19 @@ from pathlib import Path
 from tasks.tracing.toolchain import minimal_env
 
 from .backend import (
-    SORRY_TACTIC, ProofCheck, ProofState, TacticResult, TheoremSpec, crash_message, forbidden_message,
+    SORRY_TACTIC,
+    ProofCheck,
+    ProofState,
+    TacticResult,
+    TheoremSpec,
+    crash_message,
+    forbidden_message,
 )
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
-from .states import ProofStates, failure_result
 from .guard import forbidden_construct
 from .sandbox import limit_memory
+from .states import ProofStates, failure_result
 
 DOJOFLOW_ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,9 +67,18 @@ class _DojoProcess:
         memory = self.settings.memory_limit_mb
         self.log = open(cwd / "worker.log", "w", encoding="utf-8")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tasks.lean.leandojo_worker"], cwd=cwd, env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=self.log, text=True, encoding="utf-8", bufsize=1,
-            start_new_session=True, preexec_fn=lambda: limit_memory(memory))
+            [sys.executable, "-m", "tasks.lean.leandojo_worker"],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
+            start_new_session=True,
+            preexec_fn=lambda: limit_memory(memory),
+        )
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True).start()
         self.generation += 1
@@ -134,7 +149,7 @@ class LeanDojoBackend:
         self.work_root.mkdir(parents=True, exist_ok=True)
         self.process = _DojoProcess(settings, self.work_root)
         self._states = ProofStates()
-        self._opened: dict[str, tuple[int, int, str]] = {}   # theorem key -> (generation, s0 id, pp)
+        self._opened: dict[str, tuple[int, int, str]] = {}  # theorem key -> (generation, s0 id, pp)
 
     @staticmethod
     def _key(theorem: TheoremSpec) -> str:
@@ -147,12 +162,22 @@ class LeanDojoBackend:
         if opened is not None and opened[0] == self.process.current_generation():
             return opened
         opts = self.settings.leandojo
-        reply = self.process.request({
-            "op": "start", "key": key, "timeout": self.settings.tactic_timeout_s,
-            "theorem": {"url": theorem.url, "commit": theorem.commit, "file_path": theorem.file_path,
-                        "full_name": theorem.full_name},
-            "additional_imports": opts.additional_imports, "build_deps": opts.build_deps,
-        }, self.settings.theorem_timeout_s)
+        reply = self.process.request(
+            {
+                "op": "start",
+                "key": key,
+                "timeout": self.settings.tactic_timeout_s,
+                "theorem": {
+                    "url": theorem.url,
+                    "commit": theorem.commit,
+                    "file_path": theorem.file_path,
+                    "full_name": theorem.full_name,
+                },
+                "additional_imports": opts.additional_imports,
+                "build_deps": opts.build_deps,
+            },
+            self.settings.theorem_timeout_s,
+        )
         if reply["status"] != "state":
             raise RuntimeError(reply.get("message", "Dojo could not start the theorem"))
         self._opened[key] = (self.process.generation, reply["id"], reply["pp"])
@@ -170,9 +195,11 @@ class LeanDojoBackend:
         return _State(state.theorem_key, generation, dojo_id, state.path, state.goals)
 
     def _tac(self, theorem: TheoremSpec, dojo_id: int, tactic: str) -> dict:
-        return self.process.request({"op": "run_tac", "key": self._key(theorem), "id": dojo_id, "tactic": tactic},
-                                    # Dojo enforces the tactic limit itself; this is the backstop for a hung worker.
-                                    max(2 * self.settings.tactic_timeout_s, self.settings.tactic_timeout_s + 5))
+        return self.process.request(
+            {"op": "run_tac", "key": self._key(theorem), "id": dojo_id, "tactic": tactic},
+            # Dojo enforces the tactic limit itself; this is the backstop for a hung worker.
+            max(2 * self.settings.tactic_timeout_s, self.settings.tactic_timeout_s + 5),
+        )
 
     def start(self, theorem: TheoremSpec) -> TacticResult:
         try:

@@ -26,8 +26,12 @@ def _answer(dojos: dict, req: dict) -> dict:
     if op == "start":
         t = req["theorem"]
         theorem = ld.Theorem(ld.LeanGitRepo(t["url"], t["commit"]), t["file_path"], t["full_name"])
-        ctx = ld.Dojo(theorem, timeout=req["timeout"], additional_imports=req.get("additional_imports", []),
-                      build_deps=req.get("build_deps", False))
+        ctx = ld.Dojo(
+            theorem,
+            timeout=req["timeout"],
+            additional_imports=req.get("additional_imports", []),
+            build_deps=req.get("build_deps", False),
+        )
         try:
             dojo, s0 = ctx.__enter__()
         except ld.DojoInitError as e:

@@ -28,14 +28,20 @@ from tasks.tracing.toolchain import minimal_env
 
 from .availability import find_lake
 from .backend import (
-    SORRY_TACTIC, ProofCheck, ProofState, TacticResult, TheoremSpec, crash_message, forbidden_message,
+    SORRY_TACTIC,
+    ProofCheck,
+    ProofState,
+    TacticResult,
+    TheoremSpec,
+    crash_message,
+    forbidden_message,
 )
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
-from .states import ProofStates, failure_result
 from .guard import forbidden_construct, parse_print_axioms
 from .sandbox import SandboxSpec, write_launcher
 from .source import check_checkout, file_header, print_axioms_command, project_dir, proof_command, sorry_command
+from .states import ProofStates, failure_result
 
 # What LeanInteract raises when the process died, hung (it kills it), or answered garbage.
 CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSONDecodeError, MemoryError, OSError)
@@ -43,7 +49,7 @@ CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSON
 
 @dataclass
 class _Worker:
-    server: object                       # lean_interact.AutoLeanServer
+    server: object  # lean_interact.AutoLeanServer
     headers: dict = field(default_factory=dict)  # (pid, file, line) -> env id of the file header
     busy: int = 0
 
@@ -58,7 +64,7 @@ class _StateRecord:
     worker: _Worker
     pid: int | None
     repl_id: int
-    path: tuple[str, ...]                # tactics from the initial state
+    path: tuple[str, ...]  # tactics from the initial state
     goals: str
 
 
@@ -73,9 +79,16 @@ class _Project:
         opts = settings.repl
         real_lake = find_lake(opts.lake_path) or opts.lake_path
         launcher_dir = Path(tempfile.mkdtemp(prefix="launcher-", dir=work_root))
-        self.launcher = write_launcher(SandboxSpec(
-            lake=str(Path(real_lake).resolve()), project=str(directory), work_root=str(work_root / "processes"),
-            env=minimal_env(), memory_limit_mb=settings.memory_limit_mb), launcher_dir)
+        self.launcher = write_launcher(
+            SandboxSpec(
+                lake=str(Path(real_lake).resolve()),
+                project=str(directory),
+                work_root=str(work_root / "processes"),
+                env=minimal_env(),
+                memory_limit_mb=settings.memory_limit_mb,
+            ),
+            launcher_dir,
+        )
         if opts.build_project:
             self._build()
         kwargs = {"cache_dir": opts.cache_dir} if opts.cache_dir else {}
@@ -83,8 +96,12 @@ class _Project:
             kwargs["repl_rev"] = opts.repl_rev
         self.config = LeanREPLConfig(
             project=LocalProject(directory=str(directory), lake_path=str(self.launcher), auto_build=False),
-            local_repl_path=opts.repl_path, build_repl=opts.build_repl, lake_path=str(self.launcher),
-            memory_hard_limit_mb=settings.memory_limit_mb, **kwargs)
+            local_repl_path=opts.repl_path,
+            build_repl=opts.build_repl,
+            lake_path=str(self.launcher),
+            memory_hard_limit_mb=settings.memory_limit_mb,
+            **kwargs,
+        )
         self.workers: list[_Worker] = []
         self.pool = None
         self._turn = 0
@@ -95,8 +112,11 @@ class _Project:
         for args, must in ((["exe", "cache", "get"], False), (["build"], True)):
             res = subprocess.run([str(self.launcher), *args], cwd=self.directory, capture_output=True, text=True)
             if must and res.returncode != 0:
-                raise InputError(str(self.directory), f"`lake {' '.join(args)}` failed: {res.stderr.strip()[-2000:]}",
-                                 "build the project yourself, or set backend.repl.build_project: false")
+                raise InputError(
+                    str(self.directory),
+                    f"`lake {' '.join(args)}` failed: {res.stderr.strip()[-2000:]}",
+                    "build the project yourself, or set backend.repl.build_project: false",
+                )
 
     def worker(self) -> _Worker:
         """A tactic-mode server: a new one while fewer than `workers` exist, else the next in turn
@@ -159,9 +179,12 @@ class ReplBackend:
                 except InputError:
                     raise
                 except Exception as e:  # noqa: BLE001 (LeanInteract raises ValueError, RuntimeError, git errors)
-                    raise InputError("backend.repl", f"LeanInteract could not prepare the REPL for {directory}: "
-                                     f"{type(e).__name__}: {e}", "check backend.repl.repl_path and lake_path, or "
-                                     "that the REPL can be cloned and built (it needs the network once)") from None
+                    raise InputError(
+                        "backend.repl",
+                        f"LeanInteract could not prepare the REPL for {directory}: {type(e).__name__}: {e}",
+                        "check backend.repl.repl_path and lake_path, or "
+                        "that the REPL can be cloned and built (it needs the network once)",
+                    ) from None
             return self._projects[directory]
 
     def _run(self, server, request, timeout: float):
@@ -170,11 +193,11 @@ class ReplBackend:
         try:
             return server.run(request, timeout=timeout)
         except TimeoutError as e:
-            raise LeanProcessFailure(crash_message("hung", f"no answer in {timeout:g} s: {_first_line(e)}"),
-                                     True) from None
+            raise LeanProcessFailure(
+                crash_message("hung", f"no answer in {timeout:g} s: {_first_line(e)}"), True
+            ) from None
         except CRASHES as e:
-            raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"),
-                                     False) from None
+            raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"), False) from None
 
     def _header_env(self, worker: _Worker, theorem: TheoremSpec, project: _Project) -> int | None:
         """The env of the theorem's file header in this worker's current process (cached per process)."""
@@ -216,8 +239,9 @@ class ReplBackend:
             return record
         repl_id = self._open(record.worker, theorem, project).repl_id
         for tactic in record.path:
-            reply = self._run(record.worker.server, ProofStep(tactic=tactic, proof_state=repl_id),
-                              self.settings.tactic_timeout_s)
+            reply = self._run(
+                record.worker.server, ProofStep(tactic=tactic, proof_state=repl_id), self.settings.tactic_timeout_s
+            )
             if isinstance(reply, LeanError):
                 raise RuntimeError(f"replaying `{tactic}` after a restart failed: {reply.message}")
             repl_id = reply.proof_state
@@ -284,7 +308,9 @@ class ReplBackend:
         except InputError as e:
             return ProofCheck(False, self.name, (), (), error=str(e))
         except CRASHES as e:
-            return ProofCheck(False, self.name, (), (), error=crash_message("did not start", f"{type(e).__name__}: {e}"))
+            return ProofCheck(
+                False, self.name, (), (), error=crash_message("did not start", f"{type(e).__name__}: {e}")
+            )
         try:
             return retry_once(lambda: self._check(theorem, proof, project, pool, worker))
         except (LeanProcessFailure, RuntimeError) as e:
@@ -318,8 +344,11 @@ class ReplBackend:
                 if parsed is not None:
                     axioms = parsed[1]
         if axioms is None:
-            return ProofCheck(False, self.name, messages + (
-                f"error: `{print_axioms_command(theorem)}` gave no axiom list: {_reply_text(printed)}",))
+            return ProofCheck(
+                False,
+                self.name,
+                messages + (f"error: `{print_axioms_command(theorem)}` gave no axiom list: {_reply_text(printed)}",),
+            )
         return ProofCheck(True, self.name, messages, axioms)
 
     def close(self) -> None:

@@ -54,7 +54,7 @@ class TheoremTransitions:
                 if rest.startswith(tac) and (len(rest) == len(tac) or rest[len(tac)] in " ;"):
                     used.append(self.tactics[normalize(state)][tac])
                     state = self.steps[normalize(state)][tac]
-                    rest = rest[len(tac):].lstrip(" ;")
+                    rest = rest[len(tac) :].lstrip(" ;")
                     break
             else:
                 return None
@@ -72,12 +72,16 @@ class ReplayBackend:
 
     def transitions(self, theorem: TheoremSpec) -> TheoremTransitions:
         if theorem.repo_id not in self._by_repo:
-            table = self.store.read_table("tactics", [theorem.repo_id], columns=[
-                "file_path", "full_name", "idx", "tactic", "state_before", "state_after"])
+            table = self.store.read_table(
+                "tactics",
+                [theorem.repo_id],
+                columns=["file_path", "full_name", "idx", "tactic", "state_before", "state_after"],
+            )
             by_theorem: dict[tuple[str, str], TheoremTransitions] = {}
             for row in sorted(table.to_pylist(), key=lambda r: (r["file_path"], r["full_name"], r["idx"])):
                 by_theorem.setdefault((row["file_path"], row["full_name"]), TheoremTransitions()).add(
-                    row["state_before"], row["tactic"], row["state_after"])
+                    row["state_before"], row["tactic"], row["state_after"]
+                )
             self._by_repo[theorem.repo_id] = by_theorem
         return self._by_repo[theorem.repo_id].get((theorem.file_path, theorem.full_name), TheoremTransitions())
 

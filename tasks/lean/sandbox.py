@@ -30,11 +30,11 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class SandboxSpec:
-    lake: str                     # the real `lake` executable
-    project: str                  # the Lake project whose packages Lean sees
-    work_root: str                # each Lean process gets a new folder under it
-    env: dict[str, str]           # the whole environment of the Lean process
-    memory_limit_mb: int | None   # address-space limit; None: none
+    lake: str  # the real `lake` executable
+    project: str  # the Lake project whose packages Lean sees
+    work_root: str  # each Lean process gets a new folder under it
+    env: dict[str, str]  # the whole environment of the Lean process
+    memory_limit_mb: int | None  # address-space limit; None: none
 
 
 def write_launcher(spec: SandboxSpec, folder: Path) -> Path:
@@ -43,8 +43,11 @@ def write_launcher(spec: SandboxSpec, folder: Path) -> Path:
     spec_path = folder / "sandbox.json"
     spec_path.write_text(json.dumps(asdict(spec)))
     launcher = folder / "lake"
-    launcher.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(p) for p in (
-        sys.executable, "-I", str(Path(__file__).resolve()), str(spec_path))) + ' "$@"\n')
+    launcher.write_text(
+        "#!/bin/sh\nexec "
+        + " ".join(shlex.quote(p) for p in (sys.executable, "-I", str(Path(__file__).resolve()), str(spec_path)))
+        + ' "$@"\n'
+    )
     launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP)
     return launcher
 

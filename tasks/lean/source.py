@@ -28,8 +28,11 @@ def project_dir(theorem: TheoremSpec, projects: dict[str, str], option: str) -> 
     name = repo_name(theorem)
     if theorem.url.startswith(SAMPLE_URL_PREFIX) and name in SAMPLE_REPOS:
         return SAMPLE_ROOT / "lean" / name
-    raise InputError(option, f"no local checkout is configured for repository {theorem.repo_id} ({theorem.url})",
-                     f"add `{option}: {{{name}: /path/to/its/checkout}}` (a Lake project at commit {theorem.commit[:12]})")
+    raise InputError(
+        option,
+        f"no local checkout is configured for repository {theorem.repo_id} ({theorem.url})",
+        f"add `{option}: {{{name}: /path/to/its/checkout}}` (a Lake project at commit {theorem.commit[:12]})",
+    )
 
 
 def check_checkout(theorem: TheoremSpec, directory: Path, option: str) -> None:
@@ -43,14 +46,17 @@ def check_checkout(theorem: TheoremSpec, directory: Path, option: str) -> None:
     if theorem.url.startswith(SAMPLE_URL_PREFIX) or not (directory / ".git").exists():
         return
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True,
-                              env=minimal_env(), timeout=60).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True, env=minimal_env(), timeout=60
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return
     if head and head != theorem.commit:
-        raise InputError(f"{option}[{repo_name(theorem)}]", f"{directory} is at commit {head[:12]}, and the store "
-                         f"traced {theorem.repo_id} at {theorem.commit[:12]}",
-                         f"run `git -C {directory} checkout {theorem.commit}` (or point the option at such a checkout)")
+        raise InputError(
+            f"{option}[{repo_name(theorem)}]",
+            f"{directory} is at commit {head[:12]}, and the store traced {theorem.repo_id} at {theorem.commit[:12]}",
+            f"run `git -C {directory} checkout {theorem.commit}` (or point the option at such a checkout)",
+        )
 
 
 def file_header(theorem: TheoremSpec, project: Path) -> str:
@@ -60,11 +66,15 @@ def file_header(theorem: TheoremSpec, project: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise InputError(str(path), f"cannot read the theorem's file ({e})",
-                         "check that the checkout holds the traced commit") from e
+        raise InputError(
+            str(path), f"cannot read the theorem's file ({e})", "check that the checkout holds the traced commit"
+        ) from e
     if theorem.start is None:
-        raise InputError(theorem.full_name, "the store does not say where the theorem starts",
-                         "import a LeanDojo export that has theorem positions")
+        raise InputError(
+            theorem.full_name,
+            "the store does not say where the theorem starts",
+            "import a LeanDojo export that has theorem positions",
+        )
     lines = text.splitlines(keepends=True)
     return "".join(lines[: theorem.start[0] - 1])
 

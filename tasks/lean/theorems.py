@@ -12,8 +12,18 @@ from storage.errors import InputError
 
 from .backend import TheoremSpec
 
-_THEOREM_COLUMNS = ["repo_id", "theorem_id", "file_path", "full_name", "theorem_statement", "start", "has_sorry",
-                    "num_tactics", "split_random", "split_novel_premises"]
+_THEOREM_COLUMNS = [
+    "repo_id",
+    "theorem_id",
+    "file_path",
+    "full_name",
+    "theorem_statement",
+    "start",
+    "has_sorry",
+    "num_tactics",
+    "split_random",
+    "split_novel_premises",
+]
 
 
 def statement_from_code(code: str) -> str | None:
@@ -24,9 +34,16 @@ def statement_from_code(code: str) -> str | None:
     return " ".join(head.split()) if sep else None
 
 
-def load_theorems(store, repo_ids: list[str] | None = None, *, full_names: list[str] | None = None,
-                  sorry_only: bool = False, split: str | None = None, split_kind: str = "random",
-                  tactic_proofs_only: bool = False) -> list[TheoremSpec]:
+def load_theorems(
+    store,
+    repo_ids: list[str] | None = None,
+    *,
+    full_names: list[str] | None = None,
+    sorry_only: bool = False,
+    split: str | None = None,
+    split_kind: str = "random",
+    tactic_proofs_only: bool = False,
+) -> list[TheoremSpec]:
     """TheoremSpecs of the store's theorems (in store order), filtered as asked.
 
     `full_names` that are not in the store raise InputError naming them.
@@ -50,8 +67,11 @@ def load_theorems(store, repo_ids: list[str] | None = None, *, full_names: list[
         wanted = set(full_names)
         missing = sorted(wanted - {r["full_name"] for r in rows})
         if missing:
-            raise InputError(", ".join(missing), f"no such theorem in repositories {', '.join(ids)}",
-                             "check the name (`dojoflow theorems` lists them) or import the repository first")
+            raise InputError(
+                ", ".join(missing),
+                f"no such theorem in repositories {', '.join(ids)}",
+                "check the name (`dojoflow theorems` lists them) or import the repository first",
+            )
         rows = [r for r in rows if r["full_name"] in wanted]
     codes = _codes(store, ids, {(r["repo_id"], r["full_name"]) for r in rows if not r["theorem_statement"]})
     out, unstated = [], []
@@ -62,12 +82,23 @@ def load_theorems(store, repo_ids: list[str] | None = None, *, full_names: list[
             unstated.append(r["full_name"])  # neither the export nor its corpus says what it states
             continue
         repo = repos[r["repo_id"]]
-        out.append(TheoremSpec(repo_id=r["repo_id"], url=repo["url"], commit=repo["commit"], file_path=r["file_path"],
-                               full_name=r["full_name"], statement=statement,
-                               start=tuple(r["start"]) if r["start"] else None))
+        out.append(
+            TheoremSpec(
+                repo_id=r["repo_id"],
+                url=repo["url"],
+                commit=repo["commit"],
+                file_path=r["file_path"],
+                full_name=r["full_name"],
+                statement=statement,
+                start=tuple(r["start"]) if r["start"] else None,
+            )
+        )
     if full_names is not None and unstated:
-        raise InputError(", ".join(unstated), "the store does not hold the theorem's statement (no "
-                         "`theorem_statement` and no corpus entry)", "trace the repository again with lean-dojo")
+        raise InputError(
+            ", ".join(unstated),
+            "the store does not hold the theorem's statement (no `theorem_statement` and no corpus entry)",
+            "trace the repository again with lean-dojo",
+        )
     return out
 
 
@@ -80,5 +111,8 @@ def _codes(store, repo_ids: list[str], wanted: set[tuple[str, str]]) -> dict[tup
     if not wanted:
         return {}
     premises = store.read_table("premises", sorted({r for r, _ in wanted}), columns=["repo_id", "full_name", "code"])
-    return {(p["repo_id"], p["full_name"]): p["code"] or "" for p in premises.to_pylist()
-            if (p["repo_id"], p["full_name"]) in wanted}
+    return {
+        (p["repo_id"], p["full_name"]): p["code"] or ""
+        for p in premises.to_pylist()
+        if (p["repo_id"], p["full_name"]) in wanted
+    }

@@ -71,9 +71,11 @@ def packaged_model_path(name: str) -> Path:
     no model files.
     """
     name = canonical_name(name)
-    which = name[len(BUILTIN_PREFIX):] if is_builtin(name) else name
+    which = name[len(BUILTIN_PREFIX) :] if is_builtin(name) else name
     if which not in PACKAGED:
-        raise InputError(name, "is not a packaged model", f"Use one of: {', '.join(BUILTIN_PREFIX + k for k in PACKAGED)}.")
+        raise InputError(
+            name, "is not a packaged model", f"Use one of: {', '.join(BUILTIN_PREFIX + k for k in PACKAGED)}."
+        )
     module, pip_name = PACKAGED[which]
     try:
         package = importlib.import_module(module)
@@ -86,8 +88,11 @@ def packaged_model_path(name: str) -> Path:
     getter = getattr(package, "get_model_path", None)
     path = Path(getter()) if getter else Path(package.__file__).parent / "model"
     if not (path / "config.json").is_file():
-        raise InputError(path, f"the package `{pip_name}` holds no model files (no config.json)",
-                         f"Reinstall it: `pip install --force-reinstall {pip_name}`.")
+        raise InputError(
+            path,
+            f"the package `{pip_name}` holds no model files (no config.json)",
+            f"Reinstall it: `pip install --force-reinstall {pip_name}`.",
+        )
     return path
 
 
@@ -195,7 +200,7 @@ def adapter_base(path: str | os.PathLike) -> str:
         raise InputError(
             Path(path) / ADAPTER_CONFIG,
             "names no base model (base_model_name_or_path is empty)",
-            f"Add the base model to {MODEL_INFO} as {{\"kind\": \"lora\", \"base_model\": NAME}}.",
+            f'Add the base model to {MODEL_INFO} as {{"kind": "lora", "base_model": NAME}}.',
         )
     return base
 
@@ -238,8 +243,11 @@ def load_tokenizer(path_or_name: str | os.PathLike, cache_dir: str | os.PathLike
                 tokenizer.pad_token = candidate
                 break
         else:
-            raise InputError(path_or_name, "the tokenizer has no pad token and nothing to use as one",
-                             "add a pad token to the tokenizer and save it with the model")
+            raise InputError(
+                path_or_name,
+                "the tokenizer has no pad token and nothing to use as one",
+                "add a pad token to the tokenizer and save it with the model",
+            )
     return tokenizer
 
 

@@ -45,7 +45,6 @@ DEFAULT_TRAINING: dict[str, Any] = {
 }
 
 
-
 class ProgressSettings(BaseModel):
     """Settings of one proof-progress training step (and of its evaluation)."""
 
@@ -101,7 +100,12 @@ class ProgressSettings(BaseModel):
         ),
         json_schema_extra={"checkpoint_id": False},
     )
-    eval_batch_size: int = Field(32, ge=1, description="Inputs per forward pass when evaluating and scoring.", json_schema_extra={"checkpoint_id": False})
+    eval_batch_size: int = Field(
+        32,
+        ge=1,
+        description="Inputs per forward pass when evaluating and scoring.",
+        json_schema_extra={"checkpoint_id": False},
+    )
     extra_datasets: list[str] = Field(
         default_factory=list,
         description=(

@@ -189,7 +189,9 @@ def read_progress_jsonl(path: str | Path) -> list[ProgressExample]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as e:
-                raise InputError(path, f"not valid JSON ({e.msg} at column {e.colno})", "Fix the line.", where) from None
+                raise InputError(
+                    path, f"not valid JSON ({e.msg} at column {e.colno})", "Fix the line.", where
+                ) from None
             if not isinstance(obj, dict):
                 raise InputError(path, f"expected a JSON object, found {type(obj).__name__}", "Fix the line.", where)
             for name in ("goal", "tactic", "steps_remaining"):

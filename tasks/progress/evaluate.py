@@ -123,8 +123,9 @@ def evaluate_progress(
             by_repo.setdefault(e.repo_id, []).append(e)
         for repo_id in repo_ids:
             rows = sample_examples(by_repo.get(repo_id, []), settings.max_eval_examples)
-            metrics.append(Metric(repo_id=repo_id, split=split, metric=EXAMPLES, value=float(len(rows)),
-                                  count=len(rows)))
+            metrics.append(
+                Metric(repo_id=repo_id, split=split, metric=EXAMPLES, value=float(len(rows)), count=len(rows))
+            )
             if not rows:
                 continue
             if scorer is None:

@@ -32,23 +32,29 @@ PROGRESS_DIR = "progress"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 _NAME_RE = re.compile(NAME_PATTERN)
 
-SCHEMA = pa.schema([
-    pa.field("goal", pa.string(), nullable=False),
-    pa.field("prefix", pa.string(), nullable=False),
-    pa.field("tactic", pa.string(), nullable=False),
-    pa.field("steps_remaining", pa.int64(), nullable=False),
-    pa.field("repo_id", pa.string()),
-    pa.field("theorem_id", pa.string()),
-    pa.field("idx", pa.int64()),
-])
+SCHEMA = pa.schema(
+    [
+        pa.field("goal", pa.string(), nullable=False),
+        pa.field("prefix", pa.string(), nullable=False),
+        pa.field("tactic", pa.string(), nullable=False),
+        pa.field("steps_remaining", pa.int64(), nullable=False),
+        pa.field("repo_id", pa.string()),
+        pa.field("theorem_id", pa.string()),
+        pa.field("idx", pa.int64()),
+    ]
+)
 
 
 def check_name(name: str, source: str = "--name") -> str:
     """`name` if it is a valid dataset name (letters, digits, `_.-`, not starting with a symbol)."""
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name.endswith(".parquet"):  # `$` would let "x\n" through
-        raise InputError(source, f"{name!r} is not a valid progress dataset name",
-                         "Use 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit, "
-                         "without the .parquet suffix.")
+    if (
+        not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name.endswith(".parquet")
+    ):  # `$` would let "x\n" through
+        raise InputError(
+            source,
+            f"{name!r} is not a valid progress dataset name",
+            "Use 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit, without the .parquet suffix.",
+        )
     return name
 
 
@@ -59,8 +65,18 @@ def dataset_path(store_root: str | Path, name: str) -> Path:
 
 def to_table(examples: list[ProgressExample]) -> pa.Table:
     return pa.Table.from_pylist(
-        [{"goal": e.goal, "prefix": e.prefix, "tactic": e.tactic, "steps_remaining": e.steps_remaining,
-          "repo_id": e.repo_id, "theorem_id": e.theorem_id, "idx": e.idx} for e in examples],
+        [
+            {
+                "goal": e.goal,
+                "prefix": e.prefix,
+                "tactic": e.tactic,
+                "steps_remaining": e.steps_remaining,
+                "repo_id": e.repo_id,
+                "theorem_id": e.theorem_id,
+                "idx": e.idx,
+            }
+            for e in examples
+        ],
         schema=SCHEMA,
     )
 
@@ -118,10 +134,18 @@ def read_imported(store_root: str | Path, name: str) -> list[ProgressExample]:
     missing = [f.name for f in SCHEMA if f.name not in table.column_names]
     if missing:
         raise InputError(path, f"lacks the columns {missing}", "Re-import the dataset under a new name.")
-    return [ProgressExample(goal=r["goal"], prefix=r["prefix"], tactic=r["tactic"],
-                            steps_remaining=int(r["steps_remaining"]), repo_id=r["repo_id"],
-                            theorem_id=r["theorem_id"], idx=r["idx"])
-            for r in table.select([f.name for f in SCHEMA]).to_pylist()]
+    return [
+        ProgressExample(
+            goal=r["goal"],
+            prefix=r["prefix"],
+            tactic=r["tactic"],
+            steps_remaining=int(r["steps_remaining"]),
+            repo_id=r["repo_id"],
+            theorem_id=r["theorem_id"],
+            idx=r["idx"],
+        )
+        for r in table.select([f.name for f in SCHEMA]).to_pylist()
+    ]
 
 
 def extra_examples(store_root: str | Path, names: list[str]) -> tuple[list[ProgressExample], dict[str, int]]:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .data import ProgressExample, join_prefix
 from tasks.models.loading import load_tokenizer
 
+from .data import ProgressExample, join_prefix
 from .model import encode_rows, features, load_regression_model, read_meta
 
 

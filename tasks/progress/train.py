@@ -49,6 +49,7 @@ from .model import (
 
 log = logging.getLogger(__name__)
 
+
 def check_parent_model(settings: ProgressSettings, parent_dir: Path, cache_dir: Path) -> dict:
     """Check that `settings.model` can continue from the progress checkpoint `parent_dir`.
 
@@ -68,15 +69,23 @@ def check_parent_model(settings: ProgressSettings, parent_dir: Path, cache_dir: 
         parent_arch = architecture_of(parent_dir)
     except (OSError, ValueError) as e:
         raise InputError(parent_dir, f"its config.json cannot be read ({e})", "Retrain the parent step.") from e
-    record = {"model": settings.model, "parent_model": parent_model, "parent_architecture": list(parent_arch),
-              "used": "parent weights"}
+    record = {
+        "model": settings.model,
+        "parent_model": parent_model,
+        "parent_architecture": list(parent_arch),
+        "used": "parent weights",
+    }
     arch, status = configured_architecture(settings.model, parent_model, parent_dir, cache_dir)
     if status != COMPARED:
         return {**record, "status": status}
     if arch != parent_arch:
         raise ModelMismatchError(settings.model, arch, parent_dir, parent_arch)
-    log.info("model %r differs from the parent's %r but has its architecture %s; continuing from the parent",
-             settings.model, parent_model, parent_arch)
+    log.info(
+        "model %r differs from the parent's %r but has its architecture %s; continuing from the parent",
+        settings.model,
+        parent_model,
+        parent_arch,
+    )
     return {**record, "status": "another model of the parent's architecture and hidden size"}
 
 
@@ -144,8 +153,10 @@ def train_progress(
 
             val_examples = sample_examples(val_examples, settings.max_eval_examples)
         if not val_examples:
-            log.warning("eval_strategy=%s but the val split has no progress rows: training without evaluation",
-                        getattr(args.eval_strategy, "value", args.eval_strategy))
+            log.warning(
+                "eval_strategy=%s but the val split has no progress rows: training without evaluation",
+                getattr(args.eval_strategy, "value", args.eval_strategy),
+            )
             args = training_arguments(settings, trainer_dir, eval_strategy="no", load_best_model_at_end=False)
 
     # Seed before the model is built: a fresh regression head is drawn from torch's generator.
@@ -212,7 +223,10 @@ def train_progress(
         return figures
     tokenizer.save_pretrained(str(out_dir))
     write_model_info(
-        out_dir, "full", None, trainer="progress",
+        out_dir,
+        "full",
+        None,
+        trainer="progress",
         **{
             "format_version": META_FORMAT_VERSION,
             "settings": settings.model_dump(mode="json"),

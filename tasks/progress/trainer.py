@@ -11,6 +11,6 @@ TRAINER = TrainerDef(
     evaluate="tasks.progress.evaluate:evaluate_progress",
     description="Proof-progress model (regression of steps remaining); null turns it off.",
     holds="a one-output regression encoder in save_pretrained layout, its tokenizer and dojoflow_model.json "
-          "(input template, target convention)",
+    "(input template, target convention)",
     preflight="tasks.progress.config:preflight",
 )

@@ -20,17 +20,53 @@ class ProvingSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: BackendSettings = Field(default_factory=BackendSettings, description="The Lean backend that checks tactics and proofs (tasks/lean/config.py). `replay` needs no Lean and is labelled `replay` in every metric.")
-    generator: GeneratorSettings = Field(default_factory=GeneratorSettings, description="Where tactics come from: the step's checkpoint (default), retrieval-augmented, or an OpenAI-compatible endpoint.")
-    mode: Literal["best_first", "whole_proof"] = Field("best_first", description="`best_first`: ReProver's search over tactic states; `whole_proof`: sample `num_tactics` complete proofs per attempt and check each.")
-    num_tactics: int = Field(8, ge=1, le=1024, description="Tactics generated per expanded state (best_first), or proofs sampled per attempt (whole_proof).")
-    max_expansions: Optional[int] = Field(32, ge=1, description="States expanded per search at most (null: only the time budget limits it).")
+    backend: BackendSettings = Field(
+        default_factory=BackendSettings,
+        description="The Lean backend that checks tactics and proofs (tasks/lean/config.py). `replay` needs no Lean and is labelled `replay` in every metric.",
+    )
+    generator: GeneratorSettings = Field(
+        default_factory=GeneratorSettings,
+        description="Where tactics come from: the step's checkpoint (default), retrieval-augmented, or an OpenAI-compatible endpoint.",
+    )
+    mode: Literal["best_first", "whole_proof"] = Field(
+        "best_first",
+        description="`best_first`: ReProver's search over tactic states; `whole_proof`: sample `num_tactics` complete proofs per attempt and check each.",
+    )
+    num_tactics: int = Field(
+        8,
+        ge=1,
+        le=1024,
+        description="Tactics generated per expanded state (best_first), or proofs sampled per attempt (whole_proof).",
+    )
+    max_expansions: Optional[int] = Field(
+        32, ge=1, description="States expanded per search at most (null: only the time budget limits it)."
+    )
     timeout_s: float = Field(60.0, gt=0, description="Wall-clock seconds per search of one theorem.")
-    attempts: int = Field(1, ge=1, le=1024, description="Independent searches per theorem (best_first; each with its own sampling seed). pass@k needs at least k attempts; whole_proof counts every sampled proof as an attempt.")
-    k: int = Field(1, ge=1, description="pass@k is reported for this k (and pass@1), with the unbiased estimator of Chen et al. 2021.")
-    splits: list[Literal["train", "val", "test"]] = Field(["test"], description="Splits whose theorems are tried, for every repository seen so far.")
-    max_theorems: Optional[int] = Field(20, ge=1, description="Theorems per repository and split at most (a fixed hash chooses them, so steps try the same ones); null: all.")
-    batch_size: int = Field(8, ge=1, le=10000, description="Theorems per Prefect task: the unit a task runner (threads, Dask, Ray) spreads over workers.")
+    attempts: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        description="Independent searches per theorem (best_first; each with its own sampling seed). pass@k needs at least k attempts; whole_proof counts every sampled proof as an attempt.",
+    )
+    k: int = Field(
+        1,
+        ge=1,
+        description="pass@k is reported for this k (and pass@1), with the unbiased estimator of Chen et al. 2021.",
+    )
+    splits: list[Literal["train", "val", "test"]] = Field(
+        ["test"], description="Splits whose theorems are tried, for every repository seen so far."
+    )
+    max_theorems: Optional[int] = Field(
+        20,
+        ge=1,
+        description="Theorems per repository and split at most (a fixed hash chooses them, so steps try the same ones); null: all.",
+    )
+    batch_size: int = Field(
+        8,
+        ge=1,
+        le=10000,
+        description="Theorems per Prefect task: the unit a task runner (threads, Dask, Ray) spreads over workers.",
+    )
     seed: int = Field(0, description="Sampling seed of attempt 0; attempt i uses seed + i.")
 
     @property
@@ -42,11 +78,15 @@ class ProvingSettings(BaseModel):
     def _check(self):
         n = self.samples_per_theorem
         if self.k > n:
-            raise ValueError(f"k={self.k} needs at least {self.k} attempts per theorem, but {n} are made: raise "
-                             f"`attempts` (best_first) or `num_tactics` (whole_proof), or lower `k`")
+            raise ValueError(
+                f"k={self.k} needs at least {self.k} attempts per theorem, but {n} are made: raise "
+                f"`attempts` (best_first) or `num_tactics` (whole_proof), or lower `k`"
+            )
         if self.attempts > 1 and self.generator.decoding == "beam" and self.generator.kind != "endpoint":
-            raise ValueError(f"attempts={self.attempts} with beam decoding would repeat one search: set "
-                             "`generator.decoding: sample`, or `attempts: 1`")
+            raise ValueError(
+                f"attempts={self.attempts} with beam decoding would repeat one search: set "
+                "`generator.decoding: sample`, or `attempts: 1`"
+            )
         return self
 
 
@@ -55,12 +95,28 @@ class ProveConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    home: Optional[str] = Field(None, description="Dojoflow home (store, checkpoints). Default: $DOJOFLOW_HOME or ./.dojoflow.")
-    repos: list[str] = Field(default_factory=list, description="Repositories to prove in (repo id, URL or URL@COMMIT, or a repository name); empty: every repository in the store.")
-    theorems: list[str] = Field(default_factory=list, description="Only these `sorry` theorems (full names); empty: every `sorry` theorem of `repos`.")
-    checkpoint: Optional[str] = Field(None, description="The tactic generator's checkpoint folder. Default: the newest SFT checkpoint in the catalog (not needed with an endpoint generator).")
-    proving: ProvingSettings = Field(default_factory=lambda: ProvingSettings(backend=BackendSettings(kind="repl")), description="Backend, generator and budgets (as `evaluation.proving`; the default backend here is the Lean REPL).")
-    out: Optional[str] = Field(None, description="Folder for the patch files (one per repository). Default: <home>/patches/<run id>/.")
+    home: Optional[str] = Field(
+        None, description="Dojoflow home (store, checkpoints). Default: $DOJOFLOW_HOME or ./.dojoflow."
+    )
+    repos: list[str] = Field(
+        default_factory=list,
+        description="Repositories to prove in (repo id, URL or URL@COMMIT, or a repository name); empty: every repository in the store.",
+    )
+    theorems: list[str] = Field(
+        default_factory=list,
+        description="Only these `sorry` theorems (full names); empty: every `sorry` theorem of `repos`.",
+    )
+    checkpoint: Optional[str] = Field(
+        None,
+        description="The tactic generator's checkpoint folder. Default: the newest SFT checkpoint in the catalog (not needed with an endpoint generator).",
+    )
+    proving: ProvingSettings = Field(
+        default_factory=lambda: ProvingSettings(backend=BackendSettings(kind="repl")),
+        description="Backend, generator and budgets (as `evaluation.proving`; the default backend here is the Lean REPL).",
+    )
+    out: Optional[str] = Field(
+        None, description="Folder for the patch files (one per repository). Default: <home>/patches/<run id>/."
+    )
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "ProveConfig":
@@ -68,7 +124,9 @@ class ProveConfig(BaseModel):
         try:
             raw = yaml.safe_load(Path(path).read_text())
         except (FileNotFoundError, IsADirectoryError):
-            raise InputError(path, "does not exist", "give the path of a YAML config (see examples/proving.yaml)") from None
+            raise InputError(
+                path, "does not exist", "give the path of a YAML config (see examples/proving.yaml)"
+            ) from None
         except yaml.YAMLError as e:
             raise InputError(path, f"is not valid YAML ({e})", "fix the YAML syntax") from e
         if isinstance(raw, dict) and {"evaluation", "trainers", "sources"} & set(raw):

@@ -60,33 +60,49 @@ def select_theorems(store, repo_ids: list[str], split_kind: str, settings: Provi
     """The theorems a proving evaluation tries, as records (see the module doc)."""
     from tasks.lean import load_theorems
 
-    sorry = {(r["repo_id"], r["full_name"]) for r in store.read_table(
-        "theorems", repo_ids, columns=["repo_id", "full_name", "has_sorry"]).filter(pc.field("has_sorry")).to_pylist()}
+    sorry = {
+        (r["repo_id"], r["full_name"])
+        for r in store.read_table("theorems", repo_ids, columns=["repo_id", "full_name", "has_sorry"])
+        .filter(pc.field("has_sorry"))
+        .to_pylist()
+    }
     goals = initial_goals(store, repo_ids)
     out = []
     for split in settings.splits:
-        specs = load_theorems(store, repo_ids, split=split, split_kind=split_kind,
-                              tactic_proofs_only=settings.backend.kind == "replay")
+        specs = load_theorems(
+            store, repo_ids, split=split, split_kind=split_kind, tactic_proofs_only=settings.backend.kind == "replay"
+        )
         by_repo: dict[str, list[TheoremSpec]] = defaultdict(list)
         for s in specs:
             if (s.repo_id, s.full_name) not in sorry:
                 by_repo[s.repo_id].append(s)
         for repo in repo_ids:
-            chosen = sorted(by_repo.get(repo, []), key=lambda s: unit_interval(theorem_id(s.repo_id, s.file_path, s.full_name)))
+            chosen = sorted(
+                by_repo.get(repo, []), key=lambda s: unit_interval(theorem_id(s.repo_id, s.file_path, s.full_name))
+            )
             if settings.max_theorems is not None:
-                chosen = chosen[:settings.max_theorems]
+                chosen = chosen[: settings.max_theorems]
             for s in sorted(chosen, key=lambda s: (s.file_path, s.start or (0, 0), s.full_name)):
                 out.append(_record(s, split, goals.get((s.repo_id, s.file_path, s.full_name), "")))
     return out
 
 
 def search_budget(settings: ProvingSettings) -> SearchBudget:
-    return SearchBudget(num_tactics=settings.num_tactics, max_expansions=settings.max_expansions,
-                        timeout_s=settings.timeout_s, allowed_axioms=tuple(settings.backend.allowed_axioms))
+    return SearchBudget(
+        num_tactics=settings.num_tactics,
+        max_expansions=settings.max_expansions,
+        timeout_s=settings.timeout_s,
+        allowed_axioms=tuple(settings.backend.allowed_axioms),
+    )
 
 
-def open_search_tools(store, settings: ProvingSettings, checkpoint_dir: str | None, repo_ids: list[str],
-                      model_cache_dir: str | Path | None = None):
+def open_search_tools(
+    store,
+    settings: ProvingSettings,
+    checkpoint_dir: str | None,
+    repo_ids: list[str],
+    model_cache_dir: str | Path | None = None,
+):
     """(backend, generator) for a batch; each fails with a clear error if it cannot work."""
     from tasks.generate import open_generator
     from tasks.lean import open_backend
@@ -105,15 +121,21 @@ def open_search_tools(store, settings: ProvingSettings, checkpoint_dir: str | No
     return backend, generator
 
 
-def prove_theorems(store, settings: ProvingSettings, checkpoint_dir: str | None, theorems: list[dict],
-                   model_cache_dir: str | Path | None = None) -> list[dict]:
+def prove_theorems(
+    store,
+    settings: ProvingSettings,
+    checkpoint_dir: str | None,
+    theorems: list[dict],
+    model_cache_dir: str | Path | None = None,
+) -> list[dict]:
     """Search every theorem record `settings.attempts` times; one result record per theorem."""
     if not theorems:
         return []
     budget = search_budget(settings)
     specs = [spec_of(t) for t in theorems]
-    backend, generator = open_search_tools(store, settings, checkpoint_dir, sorted({s.repo_id for s in specs}),
-                                           model_cache_dir)
+    backend, generator = open_search_tools(
+        store, settings, checkpoint_dir, sorted({s.repo_id for s in specs}), model_cache_dir
+    )
     runs: list[list] = [[] for _ in specs]
     try:
         for attempt in range(settings.attempts):
@@ -121,8 +143,10 @@ def prove_theorems(store, settings: ProvingSettings, checkpoint_dir: str | None,
             if settings.mode == "best_first":
                 results = best_first_search_many(specs, backend, generator, budget)
             else:
-                results = [whole_proof_search(s, backend, generator, budget, goals=t.get("goals", ""))
-                           for s, t in zip(specs, theorems)]
+                results = [
+                    whole_proof_search(s, backend, generator, budget, goals=t.get("goals", ""))
+                    for s, t in zip(specs, theorems)
+                ]
             for i, r in enumerate(results):
                 runs[i].append(r)
     finally:
@@ -133,18 +157,25 @@ def prove_theorems(store, settings: ProvingSettings, checkpoint_dir: str | None,
     for t, results in zip(theorems, runs):
         proved = next((r for r in results if r.proved), None)
         errors = [r.error for r in results if r.stopped == "error"]
-        out.append({
-            **t, "checker": backend.name, "generator": generator.name,
-            "n": sum(r.attempts for r in results), "c": sum(r.successes for r in results),
-            "errors": len(errors), "error": errors[0] if errors else None,
-            "expansions": sum(r.expansions for r in results) / len(results),
-            "seconds": sum(r.seconds for r in results) / len(results),
-            "stopped": [r.stopped for r in results],
-            "proof": list(proved.proof) if proved else None, "axioms": list(proved.axioms) if proved else [],
-            "proof_expansions": proved.expansions if proved else None,
-            "proof_seconds": proved.seconds if proved else None,
-            "searched_by": searched_by,
-        })
+        out.append(
+            {
+                **t,
+                "checker": backend.name,
+                "generator": generator.name,
+                "n": sum(r.attempts for r in results),
+                "c": sum(r.successes for r in results),
+                "errors": len(errors),
+                "error": errors[0] if errors else None,
+                "expansions": sum(r.expansions for r in results) / len(results),
+                "seconds": sum(r.seconds for r in results) / len(results),
+                "stopped": [r.stopped for r in results],
+                "proof": list(proved.proof) if proved else None,
+                "axioms": list(proved.axioms) if proved else [],
+                "proof_expansions": proved.expansions if proved else None,
+                "proof_seconds": proved.seconds if proved else None,
+                "searched_by": searched_by,
+            }
+        )
     return out
 
 
@@ -173,8 +204,23 @@ def proving_metrics(records: list[dict], settings: ProvingSettings) -> list[dict
 
 def proof_rows(records: list[dict], run_id: str, checkpoint_id: str, purpose: str) -> list[dict]:
     """Rows for the catalog's `proofs` table (storage/proofs.py), one per theorem proved."""
-    return [{"run_id": run_id, "checkpoint_id": checkpoint_id, "repo_id": r["repo_id"], "theorem_id": r["theorem_id"],
-             "file_path": r["file_path"], "full_name": r["full_name"], "split": r["split"], "purpose": purpose,
-             "tactics": r["proof"], "proof": "\n".join(r["proof"]), "checker": r["checker"], "axioms": r["axioms"],
-             "expansions": r["proof_expansions"], "seconds": r["proof_seconds"]}
-            for r in records if r["proof"]]
+    return [
+        {
+            "run_id": run_id,
+            "checkpoint_id": checkpoint_id,
+            "repo_id": r["repo_id"],
+            "theorem_id": r["theorem_id"],
+            "file_path": r["file_path"],
+            "full_name": r["full_name"],
+            "split": r["split"],
+            "purpose": purpose,
+            "tactics": r["proof"],
+            "proof": "\n".join(r["proof"]),
+            "checker": r["checker"],
+            "axioms": r["axioms"],
+            "expansions": r["proof_expansions"],
+            "seconds": r["proof_seconds"],
+        }
+        for r in records
+        if r["proof"]
+    ]

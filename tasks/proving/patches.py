@@ -25,9 +25,16 @@ from storage import atomic
 from storage.errors import InputError
 
 SAMPLE_URL_PREFIX = "https://dojoflow.invalid/samples/"
-_GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C",
-            "GIT_TERMINAL_PROMPT": "0", "GIT_AUTHOR_NAME": "dojoflow", "GIT_AUTHOR_EMAIL": "dojoflow@invalid",
-            "GIT_COMMITTER_NAME": "dojoflow", "GIT_COMMITTER_EMAIL": "dojoflow@invalid"}
+_GIT_ENV = {
+    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "LC_ALL": "C",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_AUTHOR_NAME": "dojoflow",
+    "GIT_AUTHOR_EMAIL": "dojoflow@invalid",
+    "GIT_COMMITTER_NAME": "dojoflow",
+    "GIT_COMMITTER_EMAIL": "dojoflow@invalid",
+}
 
 
 def _git(args: list[str], cwd: Path) -> str:
@@ -45,14 +52,17 @@ def clean_checkout(repository: dict, dest: Path) -> Path:
         from storage.sample.generate import source_commit
 
         made = {p.name: p for p in write_sample_repositories(dest / "samples")}
-        path = made.get(url[len(SAMPLE_URL_PREFIX):])
+        path = made.get(url[len(SAMPLE_URL_PREFIX) :])
         if path is None:
             raise InputError(url, "names no sample repository", "import the sample again (`dojoflow run`)")
         files = [f for f in path.rglob("*") if f.is_file() and ".git" not in f.relative_to(path).parts]
         found = source_commit({str(f.relative_to(path)): f.read_text() for f in files})
         if found != commit:
-            raise InputError(name, f"the sample shipped with this Dojoflow is at {found[:12]}, the store holds "
-                             f"{commit[:12]}", "re-import the sample with this version (`dojoflow import --replace`)")
+            raise InputError(
+                name,
+                f"the sample shipped with this Dojoflow is at {found[:12]}, the store holds {commit[:12]}",
+                "re-import the sample with this version (`dojoflow import --replace`)",
+            )
         return path
     source = repository.get("source_path") if repository.get("source") == "trace" else None
     path = dest / name
@@ -60,8 +70,11 @@ def clean_checkout(repository: dict, dest: Path) -> Path:
         _git(["clone", "--quiet", "--no-checkout", source or url, str(path)], dest)
         _git(["checkout", "--quiet", commit], path)
     except RuntimeError as e:
-        raise InputError(url, f"cannot be checked out at {commit[:12]} ({e})",
-                         "make the repository reachable (its URL, or the local path it was traced from)") from e
+        raise InputError(
+            url,
+            f"cannot be checked out at {commit[:12]} ({e})",
+            "make the repository reachable (its URL, or the local path it was traced from)",
+        ) from e
     return path
 
 
@@ -77,18 +90,24 @@ def replace_proof(text: str, start: tuple[int, int], end: tuple[int, int], proof
     region = text[begin:stop]
     at = region.find(":= by")
     if at < 0:
-        raise InputError(region.split("\n")[0][:80], "has no `:= by` tactic block to put a proof in",
-                         "only tactic proofs (`:= by ...`) can be patched")
+        raise InputError(
+            region.split("\n")[0][:80],
+            "has no `:= by` tactic block to put a proof in",
+            "only tactic proofs (`:= by ...`) can be patched",
+        )
     indent = " " * (start[1] - 1 + 2)
     body = "\n".join(indent + line for tactic in proof for line in tactic.split("\n"))
-    return text[:begin] + region[:at + len(":= by")] + "\n" + body + text[stop:]
+    return text[:begin] + region[: at + len(":= by")] + "\n" + body + text[stop:]
 
 
 def write_patches(store, proofs: list[dict], out_dir: Path) -> list[dict]:
     """One checked patch per repository holding proofs; returns {repo_id, name, path, theorems}."""
-    positions = {(r["repo_id"], r["full_name"]): (tuple(r["start"]), tuple(r["end"]))
-                 for r in store.read_table("theorems", sorted({p["repo_id"] for p in proofs}),
-                                           columns=["repo_id", "full_name", "start", "end"]).to_pylist()}
+    positions = {
+        (r["repo_id"], r["full_name"]): (tuple(r["start"]), tuple(r["end"]))
+        for r in store.read_table(
+            "theorems", sorted({p["repo_id"] for p in proofs}), columns=["repo_id", "full_name", "start", "end"]
+        ).to_pylist()
+    }
     by_repo: dict[str, list[dict]] = defaultdict(list)
     for p in proofs:
         by_repo[p["repo_id"]].append(p)
@@ -116,6 +135,12 @@ def write_patches(store, proofs: list[dict], out_dir: Path) -> list[dict]:
             target = Path(out_dir) / f"{repository['name']}.patch"
             atomic.write_text(target, patch)
             shutil.rmtree(checkout, ignore_errors=True)
-        written.append({"repo_id": repo_id, "name": repository["name"], "path": str(target),
-                        "theorems": sorted(p["full_name"] for p in found)})
+        written.append(
+            {
+                "repo_id": repo_id,
+                "name": repository["name"],
+                "path": str(target),
+                "theorems": sorted(p["full_name"] for p in found),
+            }
+        )
     return written

@@ -26,7 +26,9 @@ def check_proving(store, settings: ProvingSettings, checkpoint_dir: str | None, 
         EndpointGenerator.open(gen.endpoint, gen).close()  # a probe request: garbage fails here
     else:
         if checkpoint_dir is None:
-            raise InputError("checkpoint", "is not given", "give a tactic generator's checkpoint, or use an endpoint generator")
+            raise InputError(
+                "checkpoint", "is not given", "give a tactic generator's checkpoint, or use an endpoint generator"
+            )
         path = Path(checkpoint_dir)
         if not path.is_dir():
             raise InputError(path, "does not exist", "give a tactic generator's checkpoint folder")

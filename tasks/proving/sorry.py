@@ -42,9 +42,12 @@ def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | No
         load_theorems(store, repo_ids, full_names=list(full_names))  # InputError for a theorem not in the store
         proved_already = sorted(set(full_names) - {s.full_name for s in specs})
         if proved_already:
-            raise InputError(", ".join(proved_already), "has a proof without `sorry` in the store",
-                             "name theorems whose proof is `sorry` (`dojoflow sql \"SELECT full_name FROM theorems "
-                             "WHERE has_sorry\"`)")
+            raise InputError(
+                ", ".join(proved_already),
+                "has a proof without `sorry` in the store",
+                'name theorems whose proof is `sorry` (`dojoflow sql "SELECT full_name FROM theorems '
+                'WHERE has_sorry"`)',
+            )
         specs = [s for s in specs if s.full_name in set(full_names)]
     goals = initial_goals(store, repo_ids)
     return [_record(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
@@ -55,13 +58,19 @@ def newest_generator_checkpoint(store) -> str:
     from storage import catalog
     from tasks.generate.checkpoint import GENERATOR_TRAINERS
 
-    rows = catalog.query(store, "SELECT path FROM checkpoints WHERE list_contains($t, trainer) ORDER BY created_at DESC",
-                         params={"t": list(GENERATOR_TRAINERS)}).to_pylist()
+    rows = catalog.query(
+        store,
+        "SELECT path FROM checkpoints WHERE list_contains($t, trainer) ORDER BY created_at DESC",
+        params={"t": list(GENERATOR_TRAINERS)},
+    ).to_pylist()
     for r in rows:
         if (Path(r["path"]) / "config.json").is_file() or (Path(r["path"]) / "adapter_config.json").is_file():
             return r["path"]
-    raise InputError("--checkpoint", "is not given and the catalog holds no tactic generator checkpoint",
-                     "train one (`dojoflow run`), or pass `--checkpoint FOLDER` or an endpoint generator")
+    raise InputError(
+        "--checkpoint",
+        "is not given and the catalog holds no tactic generator checkpoint",
+        "train one (`dojoflow run`), or pass `--checkpoint FOLDER` or an endpoint generator",
+    )
 
 
 def generator_ref(store, checkpoint: str | None, settings) -> dict:

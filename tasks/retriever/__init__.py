@@ -17,5 +17,12 @@ from .evaluate import evaluate_retriever, retrieval_metrics
 from .index import PremiseIndex, Retriever, retrieve
 from .train import train_retriever
 
-__all__ = ["PremiseIndex", "RetrieverSettings", "Retriever", "evaluate_retriever", "retrieval_metrics", "retrieve",
-           "train_retriever"]
+__all__ = [
+    "PremiseIndex",
+    "RetrieverSettings",
+    "Retriever",
+    "evaluate_retriever",
+    "retrieval_metrics",
+    "retrieve",
+    "train_retriever",
+]

@@ -41,7 +41,9 @@ def hidden_size(config) -> int:
     value = hidden_size_of(config)
     if value is not None:
         return value
-    raise CheckpointError(getattr(config, "name_or_path", "?"), f"cannot tell the hidden size of a {config.model_type} config")
+    raise CheckpointError(
+        getattr(config, "name_or_path", "?"), f"cannot tell the hidden size of a {config.model_type} config"
+    )
 
 
 def load_config(path: str):
@@ -60,7 +62,8 @@ def load_encoder(path: str):
         model = getattr(transformers, encoder_cls).from_pretrained(path)
     elif getattr(config, "is_encoder_decoder", False):
         raise CheckpointError(
-            path, f"{config.model_type} is an encoder-decoder model other than T5, whose encoder this trainer cannot isolate"
+            path,
+            f"{config.model_type} is an encoder-decoder model other than T5, whose encoder this trainer cannot isolate",
         )
     else:
         model = transformers.AutoModel.from_pretrained(path)

@@ -61,11 +61,15 @@ class RetrieverSettings(BaseModel):
 
     # -- data ---------------------------------------------------------------------------
     num_negatives: int = Field(
-        3, ge=0, le=64,
+        3,
+        ge=0,
+        le=64,
         description="Negative premises per (tactic, positive premise) pair, drawn from premises accessible to the theorem.",
     )
     num_in_file_negatives: int = Field(
-        1, ge=0, le=64,
+        1,
+        ge=0,
+        le=64,
         description=(
             "How many of the negatives come from the positive premise's own file (hard negatives, as in "
             "ReProver), when that file has enough accessible premises; the rest come from other accessible files."
@@ -81,29 +85,48 @@ class RetrieverSettings(BaseModel):
             "cross-entropy over the batch's premises at `temperature`, other gold premises of the same goal masked out."
         ),
     )
-    temperature: float = Field(0.05, gt=0.0, le=10.0, description="Softmax temperature of the InfoNCE loss (unused by 'mse').")
+    temperature: float = Field(
+        0.05, gt=0.0, le=10.0, description="Softmax temperature of the InfoNCE loss (unused by 'mse')."
+    )
     lr: float = Field(1e-4, gt=0.0, le=1.0, description="Peak learning rate of AdamW.")
     weight_decay: float = Field(0.0, ge=0.0, le=1.0, description="AdamW weight decay.")
-    warmup_steps: int = Field(0, ge=0, description="Linear learning-rate warmup, in optimizer steps; constant afterwards.")
+    warmup_steps: int = Field(
+        0, ge=0, description="Linear learning-rate warmup, in optimizer steps; constant afterwards."
+    )
     batch_size: int = Field(8, ge=1, le=4096, description="(tactic, positive premise) pairs per training batch.")
-    eval_batch_size: int = Field(64, ge=1, le=65536, description="Texts per forward pass when encoding goal states and premises for evaluation and retrieval.", json_schema_extra={"checkpoint_id": False})
-    accumulate_grad_batches: int = Field(1, ge=1, le=1024, description="Batches whose gradients are summed per optimizer step.")
-    gradient_clip_val: float | None = Field(1.0, gt=0.0, description="Gradient norm clipping threshold; None disables clipping.")
-    max_epochs: int = Field(1, ge=1, le=10_000, description="Passes over the training pairs (the run also stops at `max_steps`).")
+    eval_batch_size: int = Field(
+        64,
+        ge=1,
+        le=65536,
+        description="Texts per forward pass when encoding goal states and premises for evaluation and retrieval.",
+        json_schema_extra={"checkpoint_id": False},
+    )
+    accumulate_grad_batches: int = Field(
+        1, ge=1, le=1024, description="Batches whose gradients are summed per optimizer step."
+    )
+    gradient_clip_val: float | None = Field(
+        1.0, gt=0.0, description="Gradient norm clipping threshold; None disables clipping."
+    )
+    max_epochs: int = Field(
+        1, ge=1, le=10_000, description="Passes over the training pairs (the run also stops at `max_steps`)."
+    )
     max_steps: int = Field(
         -1, ge=-1, description="Stop after this many optimizer steps; -1: no limit (only `max_epochs` applies)."
     )
 
     # -- EWC (forgetting) -----------------------------------------------------------------------
     ewc_lambda: float = Field(
-        0.1, ge=0.0,
+        0.1,
+        ge=0.0,
         description=(
             "Weight of the EWC penalty lambda * sum(F * (theta - theta_parent)^2) that keeps the weights near the "
             "parent checkpoint where the parent's Fisher information F is large. 0 disables EWC."
         ),
     )
     fisher_examples: int = Field(
-        128, ge=0, le=100_000,
+        128,
+        ge=0,
+        le=100_000,
         description=(
             "Most training examples ((tactic, positive premise) pairs with their negatives, a fixed seeded "
             "choice) over which the diagonal empirical Fisher information is estimated after training: the "
@@ -115,7 +138,9 @@ class RetrieverSettings(BaseModel):
 
     # -- evaluation ---------------------------------------------------------------------------
     eval_k: list[int] = Field(
-        [1, 10], min_length=1, description="Cut-offs k of the reported recall metrics `R@k` (MRR is always reported).",
+        [1, 10],
+        min_length=1,
+        description="Cut-offs k of the reported recall metrics `R@k` (MRR is always reported).",
         json_schema_extra={"checkpoint_id": False},
     )
     embedding_cache_dir: str | None = Field(
@@ -130,7 +155,8 @@ class RetrieverSettings(BaseModel):
     # -- run ----------------------------------------------------------------------------------
     seed: int = Field(3407, description="Seed of Lightning's `seed_everything` and of negative sampling.")
     accelerator: str = Field(
-        "cpu", description="Lightning Trainer accelerator: 'cpu', 'gpu', 'mps' or 'auto'. Evaluation uses the same device."
+        "cpu",
+        description="Lightning Trainer accelerator: 'cpu', 'gpu', 'mps' or 'auto'. Evaluation uses the same device.",
     )
     devices: int | str = Field(
         1,
@@ -139,17 +165,29 @@ class RetrieverSettings(BaseModel):
             "strategy 'ddp_find_unused_parameters_true' (BERT's pooler is unused by mean pooling)."
         ),
     )
-    strategy: str = Field("auto", description="Lightning Trainer strategy, e.g. 'auto', 'ddp_find_unused_parameters_true'.")
+    strategy: str = Field(
+        "auto", description="Lightning Trainer strategy, e.g. 'auto', 'ddp_find_unused_parameters_true'."
+    )
     precision: str = Field(
         "32-true", description="Lightning Trainer precision: '32-true' (CPU-safe), 'bf16-mixed' or '16-mixed' on GPUs."
     )
-    num_workers: int = Field(0, ge=0, le=64, description="DataLoader worker processes (0: load in the training process).", json_schema_extra={"checkpoint_id": False})
+    num_workers: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="DataLoader worker processes (0: load in the training process).",
+        json_schema_extra={"checkpoint_id": False},
+    )
     checkpoint_every_n_steps: int = Field(
-        200, ge=1, description="Write the resumable Lightning checkpoint `<work_dir>/checkpoints/last.ckpt` every n steps (and at each epoch end).",
+        200,
+        ge=1,
+        description="Write the resumable Lightning checkpoint `<work_dir>/checkpoints/last.ckpt` every n steps (and at each epoch end).",
         json_schema_extra={"checkpoint_id": False},
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
-    log_every_n_steps: int = Field(10, ge=1, description="How often the training loss is logged.", json_schema_extra={"checkpoint_id": False})
+    log_every_n_steps: int = Field(
+        10, ge=1, description="How often the training loss is logged.", json_schema_extra={"checkpoint_id": False}
+    )
 
     @model_validator(mode="after")
     def _check(self) -> "RetrieverSettings":
@@ -159,9 +197,7 @@ class RetrieverSettings(BaseModel):
                 "the in-file negatives are part of the negatives. Lower num_in_file_negatives or raise num_negatives."
             )
         if any(k < 1 for k in self.eval_k) or len(set(self.eval_k)) != len(self.eval_k):
-            raise ValueError(
-                f"eval_k={self.eval_k} must hold distinct positive integers, e.g. [1, 10]."
-            )
+            raise ValueError(f"eval_k={self.eval_k} must hold distinct positive integers, e.g. [1, 10].")
         self.eval_k = sorted(self.eval_k)
         if self.max_steps == 0:
             raise ValueError("max_steps=0 would train nothing: use -1 for no step limit, or a positive number.")

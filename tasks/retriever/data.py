@@ -79,9 +79,19 @@ class PremiseCorpus:
     """
 
     def __init__(self, premises: pa.Table, files: pa.Table, lru_size: int = 256):
-        cols = {c: premises[c].to_pylist() for c in ("repo_id", "file_path", "full_name", "code", "start", "end", "from_annotation")}
-        order = sorted(range(premises.num_rows), key=lambda i: (cols["repo_id"][i], cols["file_path"][i],
-                                                               pos_key(cols["start"][i]) or 0, cols["full_name"][i]))
+        cols = {
+            c: premises[c].to_pylist()
+            for c in ("repo_id", "file_path", "full_name", "code", "start", "end", "from_annotation")
+        }
+        order = sorted(
+            range(premises.num_rows),
+            key=lambda i: (
+                cols["repo_id"][i],
+                cols["file_path"][i],
+                pos_key(cols["start"][i]) or 0,
+                cols["full_name"][i],
+            ),
+        )
         self.annotation_only = 0
         self.repo_ids: list[str] = []
         self.file_paths: list[str] = []
@@ -123,7 +133,9 @@ class PremiseCorpus:
         self._import_paths: dict[int, list[str]] = {}
         for r, p, imps in zip(f_repo, f_path, f_imports):
             self._import_paths[self._node_index[(r, p)]] = list(imps or [])
-        self.node_of = np.asarray([self._node_index[(r, p)] for r, p in zip(self.repo_ids, self.file_paths)], dtype=np.int64)
+        self.node_of = np.asarray(
+            [self._node_index[(r, p)] for r, p in zip(self.repo_ids, self.file_paths)], dtype=np.int64
+        )
         self._file_premises: dict[int, np.ndarray] = {}
         if len(self.node_of):
             by_node = np.argsort(self.node_of, kind="stable")
@@ -205,7 +217,9 @@ class PremiseCorpus:
         if node is None:
             out = np.zeros(0, dtype=np.int64)
         else:
-            imported = np.flatnonzero(self.imported_nodes(node)[self.node_of]) if len(self.node_of) else np.zeros(0, np.int64)
+            imported = (
+                np.flatnonzero(self.imported_nodes(node)[self.node_of]) if len(self.node_of) else np.zeros(0, np.int64)
+            )
             in_file = self._file_premises.get(node, np.zeros(0, dtype=np.int64))
             in_file = in_file[self.end_key[in_file] <= pos]
             out = np.concatenate([imported.astype(np.int64), in_file.astype(np.int64)])
@@ -233,7 +247,9 @@ class PremiseCorpus:
         """(distinct texts, index of each premise's text): identical premises are encoded once."""
         if self._unique is None:
             index: dict[str, int] = {}
-            inverse = np.fromiter((index.setdefault(t, len(index)) for t in self.texts), dtype=np.int64, count=len(self.texts))
+            inverse = np.fromiter(
+                (index.setdefault(t, len(index)) for t in self.texts), dtype=np.int64, count=len(self.texts)
+            )
             self._unique = (list(index), inverse)
         return self._unique
 
@@ -280,8 +296,9 @@ class GoldReport:
         return asdict(self)
 
 
-def build_examples(snapshot, split_kind: str, split: str, corpus: PremiseCorpus,
-                   repo_ids=None) -> tuple[list[TacticExample], GoldReport]:
+def build_examples(
+    snapshot, split_kind: str, split: str, corpus: PremiseCorpus, repo_ids=None
+) -> tuple[list[TacticExample], GoldReport]:
     """The tactics of one split that have gold premises, and a report of the rest."""
     tactics = snapshot.tactics(split_kind, split, repo_ids)
     return examples_from_rows(tactics.to_pylist(), theorem_starts(snapshot, split_kind, split, repo_ids), corpus)
@@ -290,8 +307,9 @@ def build_examples(snapshot, split_kind: str, split: str, corpus: PremiseCorpus,
 def theorem_starts(snapshot, split_kind: str, split: str, repo_ids=None) -> dict:
     """{(repo_id, theorem_id): start} of the theorems of one split, as `examples_from_rows` takes them."""
     theorems = snapshot.theorems(split_kind, split, repo_ids)
-    return dict(zip(zip(theorems["repo_id"].to_pylist(), theorems["theorem_id"].to_pylist()),
-                    theorems["start"].to_pylist()))
+    return dict(
+        zip(zip(theorems["repo_id"].to_pylist(), theorems["theorem_id"].to_pylist()), theorems["start"].to_pylist())
+    )
 
 
 def examples_from_rows(rows: list[dict], starts: dict, corpus: PremiseCorpus) -> tuple[list[TacticExample], GoldReport]:
@@ -325,16 +343,26 @@ def examples_from_rows(rows: list[dict], starts: dict, corpus: PremiseCorpus) ->
         node = corpus.resolve_file(row["repo_id"], row["file_path"])
         report.inaccessible += sum(not corpus.is_accessible(g, node, pos) for g in gold)
         report.tactics_with_gold += 1
-        examples.append(TacticExample(
-            repo_id=row["repo_id"], theorem_id=row["theorem_id"], file_path=row["file_path"],
-            full_name=row["full_name"], idx=int(row["idx"]), state=row["state_before"], node=node, pos=pos,
-            gold=tuple(sorted(gold)),
-        ))
+        examples.append(
+            TacticExample(
+                repo_id=row["repo_id"],
+                theorem_id=row["theorem_id"],
+                file_path=row["file_path"],
+                full_name=row["full_name"],
+                idx=int(row["idx"]),
+                state=row["state_before"],
+                node=node,
+                pos=pos,
+                gold=tuple(sorted(gold)),
+            )
+        )
     report.theorems_without_start = len(no_start)
     if report.missing:
         logger.warning(
             "%d of %d annotated premises are not in the premise corpus and are ignored (e.g. %s)",
-            report.missing, report.annotations, ", ".join(report.missing_examples[:3]),
+            report.missing,
+            report.annotations,
+            ", ".join(report.missing_examples[:3]),
         )
     return examples, report
 
@@ -358,8 +386,14 @@ def _draw(pool: np.ndarray, k: int, exclude: set, rng: random.Random) -> list[in
     return chosen
 
 
-def sample_negatives(corpus: PremiseCorpus, example: TacticExample, positive: int, num_negatives: int,
-                     num_in_file: int, rng: random.Random) -> list[int]:
+def sample_negatives(
+    corpus: PremiseCorpus,
+    example: TacticExample,
+    positive: int,
+    num_negatives: int,
+    num_in_file: int,
+    rng: random.Random,
+) -> list[int]:
     """Accessible, non-gold negatives for (example, positive): in-file ones first (see module doc)."""
     acc = corpus.accessible_from(example.node, example.pos)
     gold = set(example.gold)
@@ -379,8 +413,14 @@ class RetrievalPairs:
     resumed run samples exactly what the interrupted one would have.
     """
 
-    def __init__(self, corpus: PremiseCorpus, examples: list[TacticExample], num_negatives: int,
-                 num_in_file_negatives: int, seed: int):
+    def __init__(
+        self,
+        corpus: PremiseCorpus,
+        examples: list[TacticExample],
+        num_negatives: int,
+        num_in_file_negatives: int,
+        seed: int,
+    ):
         self.corpus = corpus
         self.examples = examples
         self.pairs = [(e, p) for e, ex in enumerate(examples) for p in ex.gold]

@@ -46,7 +46,9 @@ QUERY_CHUNK = 64  # goal states scored against the whole corpus per matrix produ
 GOLD_MISSING = "gold_missing"
 
 
-def retrieval_metrics(ranked_ids: Sequence[Sequence[Hashable]], gold: Sequence[set], ks: Sequence[int] = (1, 10)) -> dict:
+def retrieval_metrics(
+    ranked_ids: Sequence[Sequence[Hashable]], gold: Sequence[set], ks: Sequence[int] = (1, 10)
+) -> dict:
     """R@k for k in `ks` and MRR, ×100, averaged over the queries with a non-empty gold set.
 
     `ranked_ids[i]` is query i's ranking, best first (it may be cut anywhere after the
@@ -91,8 +93,8 @@ def _rankings(query_emb, prem_emb, examples, corpus: PremiseCorpus, max_k: int) 
     query_emb, prem_emb = np.asarray(query_emb, dtype=np.float32), np.asarray(prem_emb, dtype=np.float32)
     out: list[list[int | None]] = []
     for start in range(0, len(examples), QUERY_CHUNK):
-        chunk = examples[start:start + QUERY_CHUNK]
-        scores = query_emb[start:start + len(chunk)] @ prem_emb.T
+        chunk = examples[start : start + QUERY_CHUNK]
+        scores = query_emb[start : start + len(chunk)] @ prem_emb.T
         for row, ex in zip(scores, chunk):
             acc = corpus.accessible_from(ex.node, ex.pos)
             if len(acc) == 0:
@@ -108,8 +110,9 @@ def _rankings(query_emb, prem_emb, examples, corpus: PremiseCorpus, max_k: int) 
     return out
 
 
-def _split_groups(snapshot: SnapshotRef, split_kind: str, splits: list[str], repo_ids: list[str],
-                  corpus: PremiseCorpus) -> list[tuple[str, str, list, object]]:
+def _split_groups(
+    snapshot: SnapshotRef, split_kind: str, splits: list[str], repo_ids: list[str], corpus: PremiseCorpus
+) -> list[tuple[str, str, list, object]]:
     """(repo, split, examples, GoldReport) for every requested (repository, split), empty ones included."""
     groups = []
     for split in splits:
@@ -123,8 +126,16 @@ def _split_groups(snapshot: SnapshotRef, split_kind: str, splits: list[str], rep
     return groups
 
 
-def evaluate_retriever(settings, checkpoint_dir: Path, snapshot: SnapshotRef, split_kind: str,
-                       splits: list[str], repo_ids: list[str], *, model_cache_dir: Path | None = None) -> list[Metric]:
+def evaluate_retriever(
+    settings,
+    checkpoint_dir: Path,
+    snapshot: SnapshotRef,
+    split_kind: str,
+    splits: list[str],
+    repo_ids: list[str],
+    *,
+    model_cache_dir: Path | None = None,
+) -> list[Metric]:
     """Metric rows (examples, gold_missing, R@k…, MRR) per repository and split; see module doc.
 
     The checkpoint is loaded only if some (repository, split) has a tactic to evaluate.
@@ -136,14 +147,24 @@ def evaluate_retriever(settings, checkpoint_dir: Path, snapshot: SnapshotRef, sp
     retriever = index = None
     metrics: list[Metric] = []
     for repo, split, examples, report in groups:
-        metrics.append(Metric(repo_id=repo, split=split, metric=EXAMPLES, value=float(len(examples)),
-                              count=len(examples)))
-        metrics.append(Metric(repo_id=repo, split=split, metric=GOLD_MISSING, value=float(report.missing),
-                              count=report.annotations))
+        metrics.append(
+            Metric(repo_id=repo, split=split, metric=EXAMPLES, value=float(len(examples)), count=len(examples))
+        )
+        metrics.append(
+            Metric(
+                repo_id=repo, split=split, metric=GOLD_MISSING, value=float(report.missing), count=report.annotations
+            )
+        )
         if not examples:
-            logger.info("retriever evaluation: %s %s/%s has no tactic with a gold premise in the corpus "
-                        "(%d tactics, %d annotated premises missing from the corpus)",
-                        repo, split_kind, split, report.tactics, report.missing)
+            logger.info(
+                "retriever evaluation: %s %s/%s has no tactic with a gold premise in the corpus "
+                "(%d tactics, %d annotated premises missing from the corpus)",
+                repo,
+                split_kind,
+                split,
+                report.tactics,
+                report.missing,
+            )
             continue
         if retriever is None:
             retriever = Retriever.load(checkpoint_dir, settings=settings, device=torch_device(settings))

@@ -110,7 +110,9 @@ def load_fisher(model_dir: Path, encoder) -> dict | None:
         return None
     if not f_path.exists() or not m_path.exists():
         present, absent = (f_path, m_path) if f_path.exists() else (m_path, f_path)
-        raise FisherMismatchError(present, f"{absent.name} is missing beside it, so it cannot be checked against the weights")
+        raise FisherMismatchError(
+            present, f"{absent.name} is missing beside it, so it cannot be checked against the weights"
+        )
     meta = json.loads(m_path.read_text())
     if meta.get("format") != FISHER_FORMAT:
         raise FisherMismatchError(

@@ -87,8 +87,9 @@ def first_rank(scores: np.ndarray, positions: np.ndarray) -> tuple[int, int] | N
     return 1 + int(np.count_nonzero(scores > value)) + int(np.count_nonzero(scores[:best] == value)), best
 
 
-def search_embeddings(embeddings: np.ndarray, query: np.ndarray, k: int,
-                      candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def search_embeddings(
+    embeddings: np.ndarray, query: np.ndarray, k: int, candidates: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(row indices, scores) of the `k` rows of `embeddings` [N, H] scoring highest against `query` [H].
 
     Scores are dot products (cosines for L2-normalised embeddings). `candidates`, if
@@ -122,8 +123,15 @@ def cache_file(root: Path, settings: RetrieverSettings, weights_hash: str, corpu
     return Path(root) / f"{weights_hash[:24]}-{corpus_hash[:24]}-len{settings.max_seq_len}.safetensors"
 
 
-def premise_embeddings(encoder, tokenizer, corpus: PremiseCorpus, settings: RetrieverSettings, weights_hash: str,
-                       cache_path: Path | None, device):
+def premise_embeddings(
+    encoder,
+    tokenizer,
+    corpus: PremiseCorpus,
+    settings: RetrieverSettings,
+    weights_hash: str,
+    cache_path: Path | None,
+    device,
+):
     """(embeddings of `corpus.unique_texts()` [U, H] float32 tensor, cache hit?).
 
     Read from `cache_path` when it holds embeddings of these weights and this corpus,
@@ -139,20 +147,33 @@ def premise_embeddings(encoder, tokenizer, corpus: PremiseCorpus, settings: Retr
             with safe_open(str(cache_path), framework="pt") as f:
                 meta = f.metadata() or {}
                 emb = f.get_tensor("embeddings")
-            if (meta.get("weights_sha256") == weights_hash and meta.get("corpus_sha256") == corpus_hash
-                    and emb.shape[0] == len(texts)):
+            if (
+                meta.get("weights_sha256") == weights_hash
+                and meta.get("corpus_sha256") == corpus_hash
+                and emb.shape[0] == len(texts)
+            ):
                 logger.info("premise embeddings: cache hit %s", cache_path)
                 return emb, True
-            logger.warning("premise embedding cache %s does not match this checkpoint and corpus; re-encoding", cache_path)
+            logger.warning(
+                "premise embedding cache %s does not match this checkpoint and corpus; re-encoding", cache_path
+            )
         except Exception as e:  # a damaged cache file is recomputed, never trusted
             logger.warning("premise embedding cache %s is unreadable (%s); re-encoding", cache_path, e)
     logger.info("premise embeddings: encoding %d distinct premises", len(texts))
     emb = encode_texts(encoder, tokenizer, texts, settings, device).contiguous()
     if cache_path is not None:
-        atomic.write_bytes(cache_path, save({"embeddings": emb}, metadata={
-            "weights_sha256": weights_hash, "corpus_sha256": corpus_hash, "max_seq_len": str(settings.max_seq_len),
-            "count": str(len(texts)),
-        }))
+        atomic.write_bytes(
+            cache_path,
+            save(
+                {"embeddings": emb},
+                metadata={
+                    "weights_sha256": weights_hash,
+                    "corpus_sha256": corpus_hash,
+                    "max_seq_len": str(settings.max_seq_len),
+                    "count": str(len(texts)),
+                },
+            ),
+        )
     return emb, False
 
 
@@ -174,15 +195,17 @@ class PremiseIndex:
             repo_id, file_path, start = accessible_to
         except (TypeError, ValueError):
             raise InputError(
-                "accessible_to", f"{accessible_to!r} is not (repo_id, file_path, (line, column))",
+                "accessible_to",
+                f"{accessible_to!r} is not (repo_id, file_path, (line, column))",
                 "Pass the theorem's repository id, file path and start position, or None for all premises.",
             ) from None
         return self.corpus.accessible(repo_id, file_path, start)
 
     def search(self, query: np.ndarray, k: int, accessible_to=None) -> list[tuple[str, float]]:
         """(full_name, score) of the `k` best premises for a query embedding [H], best first."""
-        idx, scores = search_embeddings(self.embeddings, np.asarray(query, dtype=np.float32), k,
-                                        self.candidates(accessible_to))
+        idx, scores = search_embeddings(
+            self.embeddings, np.asarray(query, dtype=np.float32), k, self.candidates(accessible_to)
+        )
         return [(self.corpus.full_names[int(i)], float(s)) for i, s in zip(idx, scores)]
 
 
@@ -218,16 +241,23 @@ class Retriever:
         if settings is None:
             saved = (read_retriever_json(checkpoint_dir) or {}).get("settings") or {}
             # Only what this version knows: a checkpoint of an older version may carry retired fields.
-            settings = RetrieverSettings.model_validate({k: v for k, v in saved.items()
-                                                         if k in RetrieverSettings.model_fields})
+            settings = RetrieverSettings.model_validate(
+                {k: v for k, v in saved.items() if k in RetrieverSettings.model_fields}
+            )
         settings = as_settings(settings)
         if device is None:
             device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         device = torch.device(device)
         encoder, tokenizer = load_encoder(str(checkpoint_dir))
         encoder.eval().to(device)
-        return cls(encoder=encoder, tokenizer=tokenizer, settings=settings, device=device,
-                   weights_sha256=weights_sha256(checkpoint_dir), checkpoint_dir=str(checkpoint_dir))
+        return cls(
+            encoder=encoder,
+            tokenizer=tokenizer,
+            settings=settings,
+            device=device,
+            weights_sha256=weights_sha256(checkpoint_dir),
+            checkpoint_dir=str(checkpoint_dir),
+        )
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """L2-normalised embeddings [len(texts), H] (float32 numpy) of goal states or any texts."""
@@ -245,27 +275,46 @@ class Retriever:
         elif hasattr(premises, "premises") and hasattr(premises, "store_root"):
             corpus, store_root = PremiseCorpus.from_snapshot(premises), premises.store_root
         else:
-            raise InputError("premises", f"a {type(premises).__name__} is neither a SnapshotRef nor a PremiseCorpus",
-                             "Pass the snapshot the premises come from, or a tasks.retriever.data.PremiseCorpus.")
+            raise InputError(
+                "premises",
+                f"a {type(premises).__name__} is neither a SnapshotRef nor a PremiseCorpus",
+                "Pass the snapshot the premises come from, or a tasks.retriever.data.PremiseCorpus.",
+            )
         root = Path(cache_dir) if cache_dir is not None else embedding_cache_root(self.settings, store_root)
         path = cache_file(root, self.settings, self.weights_sha256, corpus.content_hash()) if root else None
-        unique, hit = premise_embeddings(self.encoder, self.tokenizer, corpus, self.settings, self.weights_sha256,
-                                         path, self.device)
+        unique, hit = premise_embeddings(
+            self.encoder, self.tokenizer, corpus, self.settings, self.weights_sha256, path, self.device
+        )
         emb = np.ascontiguousarray(unique.numpy()[corpus.unique_texts()[1]], dtype=np.float32)
-        return PremiseIndex(corpus=corpus, embeddings=emb, weights_sha256=self.weights_sha256,
-                            cache_path=str(path) if path else None, cache_hit=hit)
+        return PremiseIndex(
+            corpus=corpus,
+            embeddings=emb,
+            weights_sha256=self.weights_sha256,
+            cache_path=str(path) if path else None,
+            cache_hit=hit,
+        )
 
     def retrieve(self, state: str, index: PremiseIndex, k: int = 10, accessible_to=None) -> list[tuple[str, float]]:
         """The `k` best premises of `index` for goal state `state`: [(full_name, score)], best first."""
         if index.weights_sha256 != self.weights_sha256:
             raise InputError(
-                "index", f"its embeddings belong to weights {index.weights_sha256[:16]}…, not to this checkpoint's "
-                f"{self.weights_sha256[:16]}…", "Build the index with this Retriever (`retriever.index(...)`).")
+                "index",
+                f"its embeddings belong to weights {index.weights_sha256[:16]}…, not to this checkpoint's "
+                f"{self.weights_sha256[:16]}…",
+                "Build the index with this Retriever (`retriever.index(...)`).",
+            )
         return index.search(self.encode([state])[0], k, accessible_to)
 
 
-def retrieve(checkpoint_dir: str | Path, state: str, premises, k: int = 10, accessible_to=None,
-             settings=None, cache_dir: str | Path | None = None) -> list[tuple[str, float]]:
+def retrieve(
+    checkpoint_dir: str | Path,
+    state: str,
+    premises,
+    k: int = 10,
+    accessible_to=None,
+    settings=None,
+    cache_dir: str | Path | None = None,
+) -> list[tuple[str, float]]:
     """One call: load the checkpoint, index `premises` (cached embeddings), return the `k` best.
 
     `premises` is a SnapshotRef or a PremiseCorpus; see the module doc for

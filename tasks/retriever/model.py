@@ -37,7 +37,9 @@ def embed(encoder: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Ten
     return F.normalize(pooled.float(), dim=-1)
 
 
-def retrieval_loss(ctx: torch.Tensor, prem: torch.Tensor, labels: torch.Tensor, kind: str, temperature: float) -> torch.Tensor:
+def retrieval_loss(
+    ctx: torch.Tensor, prem: torch.Tensor, labels: torch.Tensor, kind: str, temperature: float
+) -> torch.Tensor:
     """The loss of one batch: `ctx` [B, H], `prem` [P, H] (first B: the positives), `labels` [B, P]."""
     sim = ctx @ prem.t()
     if kind == "mse":
@@ -80,9 +82,18 @@ class EWCAnchor(nn.Module):
 class RetrieverModule(pl.LightningModule):
     """Encoder + loss + optional EWC penalty; the encoder is the only trained part."""
 
-    def __init__(self, encoder: nn.Module, *, loss: str = "mse", temperature: float = 0.05, lr: float = 1e-4,
-                 weight_decay: float = 0.0, warmup_steps: int = 0, ewc_lambda: float = 0.0,
-                 ewc: EWCAnchor | None = None):
+    def __init__(
+        self,
+        encoder: nn.Module,
+        *,
+        loss: str = "mse",
+        temperature: float = 0.05,
+        lr: float = 1e-4,
+        weight_decay: float = 0.0,
+        warmup_steps: int = 0,
+        ewc_lambda: float = 0.0,
+        ewc: EWCAnchor | None = None,
+    ):
         super().__init__()
         self.encoder = encoder
         self.loss_kind = loss
@@ -157,7 +168,9 @@ class Collator:
         ctx = self._tok([it["context"] for it in items])
         prem = self._tok([self.premise_texts[p] for p in batch_premises])
         return {
-            "context_ids": ctx["input_ids"], "context_mask": ctx["attention_mask"],
-            "premise_ids": prem["input_ids"], "premise_mask": prem["attention_mask"],
+            "context_ids": ctx["input_ids"],
+            "context_mask": ctx["attention_mask"],
+            "premise_ids": prem["input_ids"],
+            "premise_mask": prem["attention_mask"],
             "labels": labels,
         }

@@ -63,9 +63,14 @@ def encode_texts(encoder, tokenizer, texts: list[str], settings: RetrieverSettin
     encoder.eval()
     with torch.inference_mode(), autocast(settings, device):
         for start in range(0, len(order), settings.eval_batch_size):
-            idx = order[start:start + settings.eval_batch_size]
-            tok = tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                            max_length=settings.max_seq_len, return_tensors="pt")
+            idx = order[start : start + settings.eval_batch_size]
+            tok = tokenizer(
+                [texts[i] for i in idx],
+                padding=True,
+                truncation=True,
+                max_length=settings.max_seq_len,
+                return_tensors="pt",
+            )
             emb = embed(encoder, tok["input_ids"].to(device), tok["attention_mask"].to(device)).float().cpu()
             for j, i in enumerate(idx):
                 out[i] = emb[j]

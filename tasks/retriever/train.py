@@ -81,12 +81,20 @@ def _fisher_examples(pairs: RetrievalPairs, collate, settings: RetrieverSettings
     fixed = RetrievalPairs(pairs.corpus, pairs.examples, pairs.num_negatives, pairs.num_in_file_negatives, pairs.seed)
     fixed.set_epoch(-1)
     order = torch.randperm(len(fixed), generator=torch.Generator().manual_seed(settings.seed)).tolist()
-    for i in order[:settings.fisher_examples]:
+    for i in order[: settings.fisher_examples]:
         yield collate([fixed[i]])
 
 
-def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir: Path | None,
-                    out_dir: Path, work_dir: Path, *, model_cache_dir: Path | None = None) -> dict:
+def train_retriever(
+    settings,
+    snapshot: SnapshotRef,
+    split_kind: str,
+    parent_dir: Path | None,
+    out_dir: Path,
+    work_dir: Path,
+    *,
+    model_cache_dir: Path | None = None,
+) -> dict:
     """Train the retriever on `snapshot`'s train split; see the module docstring."""
     import pytorch_lightning as pl
     import torch
@@ -123,35 +131,65 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
         if settings.ewc_lambda > 0:
             fisher = load_fisher(parent_dir, encoder)
             if fisher is None:
-                logger.warning("ewc_lambda=%s but the parent %s has no %s: this step trains without EWC",
-                               settings.ewc_lambda, parent_dir, FISHER_FILE)
+                logger.warning(
+                    "ewc_lambda=%s but the parent %s has no %s: this step trains without EWC",
+                    settings.ewc_lambda,
+                    parent_dir,
+                    FISHER_FILE,
+                )
             else:
                 anchor = EWCAnchor(fisher, anchor_weights(encoder, fisher))
     module = RetrieverModule(
-        encoder, loss=settings.loss, temperature=settings.temperature, lr=settings.lr,
-        weight_decay=settings.weight_decay, warmup_steps=settings.warmup_steps,
-        ewc_lambda=settings.ewc_lambda, ewc=anchor,
+        encoder,
+        loss=settings.loss,
+        temperature=settings.temperature,
+        lr=settings.lr,
+        weight_decay=settings.weight_decay,
+        warmup_steps=settings.warmup_steps,
+        ewc_lambda=settings.ewc_lambda,
+        ewc=anchor,
     )
 
     pairs = RetrievalPairs(corpus, examples, settings.num_negatives, settings.num_in_file_negatives, settings.seed)
     collate = Collator(tokenizer, corpus.texts, settings.max_seq_len)
     # The order of each epoch depends on (seed, epoch) only, and so do its negatives.
     order = EpochOrder(pairs, settings.batch_size, settings.seed)
-    loader = DataLoader(pairs, batch_size=settings.batch_size, sampler=order, collate_fn=collate,
-                        num_workers=settings.num_workers,
-                        generator=torch.Generator().manual_seed(settings.seed))
+    loader = DataLoader(
+        pairs,
+        batch_size=settings.batch_size,
+        sampler=order,
+        collate_fn=collate,
+        num_workers=settings.num_workers,
+        generator=torch.Generator().manual_seed(settings.seed),
+    )
 
     ckpt_dir = work_dir / "checkpoints"
-    checkpointing = ModelCheckpoint(dirpath=ckpt_dir, save_last=True, save_top_k=0,
-                                    every_n_train_steps=settings.checkpoint_every_n_steps,
-                                    save_on_train_epoch_end=True)
+    checkpointing = ModelCheckpoint(
+        dirpath=ckpt_dir,
+        save_last=True,
+        save_top_k=0,
+        every_n_train_steps=settings.checkpoint_every_n_steps,
+        save_on_train_epoch_end=True,
+    )
     trainer = pl.Trainer(
-        accelerator=settings.accelerator, devices=settings.devices, strategy=settings.strategy,
-        precision=settings.precision, max_epochs=settings.max_epochs, max_steps=settings.max_steps,
-        accumulate_grad_batches=settings.accumulate_grad_batches, gradient_clip_val=settings.gradient_clip_val,
-        callbacks=[checkpointing, lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),
-                   ExactResume(order)], logger=False, enable_progress_bar=False,
-        enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=settings.log_every_n_steps,
+        accelerator=settings.accelerator,
+        devices=settings.devices,
+        strategy=settings.strategy,
+        precision=settings.precision,
+        max_epochs=settings.max_epochs,
+        max_steps=settings.max_steps,
+        accumulate_grad_batches=settings.accumulate_grad_batches,
+        gradient_clip_val=settings.gradient_clip_val,
+        callbacks=[
+            checkpointing,
+            lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),
+            ExactResume(order),
+        ],
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        log_every_n_steps=settings.log_every_n_steps,
         default_root_dir=str(work_dir),
     )
     resumed = (ckpt_dir / "last.ckpt").exists()
@@ -171,8 +209,9 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
     fisher_meta = None
     if settings.fisher_examples > 0:
         fisher, n_examples = compute_fisher(module, _fisher_examples(pairs, collate, settings))
-        fisher_meta = save_fisher(out_dir, fisher, n_examples, extra={"snapshot_id": snapshot.snapshot_id,
-                                                                     "split_kind": split_kind})
+        fisher_meta = save_fisher(
+            out_dir, fisher, n_examples, extra={"snapshot_id": snapshot.snapshot_id, "split_kind": split_kind}
+        )
     module.cpu()
     w_hash = weights_sha256(out_dir)
     figures = {
@@ -189,23 +228,26 @@ def train_retriever(settings, snapshot: SnapshotRef, split_kind: str, parent_dir
         "weights_sha256": w_hash,
     }
     config = encoder.config
-    atomic.write_json(out_dir / RETRIEVER_JSON, {
-        "format": RETRIEVER_FORMAT,
-        "trainer": "retriever",
-        "kind": "full",
-        "base_model": None,
-        "pooling": "mean",
-        "normalize": True,
-        "score": "cosine",
-        "settings": settings.model_dump(mode="json"),
-        "source": source,
-        "parent_dir": str(parent_dir) if parent_dir else None,
-        "parent_weights_sha256": parent_hash,
-        "model_type": config.model_type,
-        "hidden_size": hidden_size(config),
-        "snapshot_id": snapshot.snapshot_id,
-        "split_kind": split_kind,
-        "fisher": fisher_meta,
-        "figures": figures,
-    })
+    atomic.write_json(
+        out_dir / RETRIEVER_JSON,
+        {
+            "format": RETRIEVER_FORMAT,
+            "trainer": "retriever",
+            "kind": "full",
+            "base_model": None,
+            "pooling": "mean",
+            "normalize": True,
+            "score": "cosine",
+            "settings": settings.model_dump(mode="json"),
+            "source": source,
+            "parent_dir": str(parent_dir) if parent_dir else None,
+            "parent_weights_sha256": parent_hash,
+            "model_type": config.model_type,
+            "hidden_size": hidden_size(config),
+            "snapshot_id": snapshot.snapshot_id,
+            "split_kind": split_kind,
+            "fisher": fisher_meta,
+            "figures": figures,
+        },
+    )
     return figures

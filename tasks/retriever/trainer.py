@@ -11,6 +11,6 @@ TRAINER = TrainerDef(
     evaluate="tasks.retriever.evaluate:evaluate_retriever",
     description="Dense premise retriever (Lightning bi-encoder with EWC); null turns it off.",
     holds="an encoder in save_pretrained layout, its tokenizer, its Fisher information (fisher.safetensors) "
-          "and dojoflow_model.json (pooling, settings)",
+    "and dojoflow_model.json (pooling, settings)",
     model_fields=("backbone",),
 )

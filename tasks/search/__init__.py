@@ -10,5 +10,12 @@ from .pass_at_k import pass_at_k, pass_at_k_mean
 from .result import SearchBudget, SearchResult
 from .whole_proof import whole_proof_search
 
-__all__ = ["SearchBudget", "SearchResult", "best_first_search", "best_first_search_many", "pass_at_k",
-           "pass_at_k_mean", "whole_proof_search"]
+__all__ = [
+    "SearchBudget",
+    "SearchResult",
+    "best_first_search",
+    "best_first_search_many",
+    "pass_at_k",
+    "pass_at_k_mean",
+    "whole_proof_search",
+]

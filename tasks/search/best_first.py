@@ -58,9 +58,18 @@ class _Search:
 
     def finish(self, stopped: str, checker: str, proof=None, axioms=(), error=None) -> None:
         self.result = SearchResult(
-            full_name=self.theorem.full_name, stopped=stopped, proof=tuple(proof) if proof is not None else None,
-            expansions=self.expansions, seconds=round(self.spent, 4), checker=checker, axioms=tuple(axioms),
-            error=error, rejected=tuple(self.rejected), attempts=1, successes=int(stopped == "proved"))
+            full_name=self.theorem.full_name,
+            stopped=stopped,
+            proof=tuple(proof) if proof is not None else None,
+            expansions=self.expansions,
+            seconds=round(self.spent, 4),
+            checker=checker,
+            axioms=tuple(axioms),
+            error=error,
+            rejected=tuple(self.rejected),
+            attempts=1,
+            successes=int(stopped == "proved"),
+        )
 
 
 def _timed(search: _Search, fn, *args):

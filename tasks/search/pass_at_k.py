@@ -23,9 +23,13 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if k < 1:
         raise InputError("k", f"is {k}", "pass@k needs k >= 1")
     if n < k:
-        raise InputError("attempts", f"{n} attempts cannot estimate pass@{k}", f"make at least {k} attempts per theorem")
+        raise InputError(
+            "attempts", f"{n} attempts cannot estimate pass@{k}", f"make at least {k} attempts per theorem"
+        )
     if not 0 <= c <= n:
-        raise InputError("successes", f"{c} is not between 0 and the {n} attempts", "count successes among the attempts")
+        raise InputError(
+            "successes", f"{c} is not between 0 and the {n} attempts", "count successes among the attempts"
+        )
     if n - c < k:
         return 1.0
     fail = 1.0

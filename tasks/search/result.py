@@ -31,8 +31,11 @@ class SearchBudget:
         if self.num_tactics < 1:
             raise InputError("num_tactics", f"is {self.num_tactics}", "generate at least 1 tactic per state")
         if self.max_expansions is not None and self.max_expansions < 1:
-            raise InputError("max_expansions", f"is {self.max_expansions}",
-                             "allow at least 1 expansion, or null for no limit (the time budget still applies)")
+            raise InputError(
+                "max_expansions",
+                f"is {self.max_expansions}",
+                "allow at least 1 expansion, or null for no limit (the time budget still applies)",
+            )
         if not self.timeout_s > 0:
             raise InputError("timeout_s", f"is {self.timeout_s}", "give a positive number of seconds per theorem")
 
@@ -70,5 +73,11 @@ class SearchResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "SearchResult":
-        return cls(**{**d, "proof": tuple(d["proof"]) if d.get("proof") is not None else None,
-                      "axioms": tuple(d.get("axioms", ())), "rejected": tuple(d.get("rejected", ()))})
+        return cls(
+            **{
+                **d,
+                "proof": tuple(d["proof"]) if d.get("proof") is not None else None,
+                "axioms": tuple(d.get("axioms", ())),
+                "rejected": tuple(d.get("rejected", ())),
+            }
+        )

@@ -56,6 +56,16 @@ def whole_proof_search(theorem, backend, generator, budget: SearchBudget, goals:
         stopped, error = "error", errors[0]
     else:
         stopped, error = ("time" if checked < len(proofs) else "exhausted"), None
-    return SearchResult(full_name=theorem.full_name, stopped=stopped, proof=(found,) if found is not None else None,
-                        expansions=checked, seconds=seconds, checker=backend.name, axioms=axioms, error=error,
-                        rejected=tuple(rejected), attempts=max(budget.num_tactics, 1), successes=successes)
+    return SearchResult(
+        full_name=theorem.full_name,
+        stopped=stopped,
+        proof=(found,) if found is not None else None,
+        expansions=checked,
+        seconds=seconds,
+        checker=backend.name,
+        axioms=axioms,
+        error=error,
+        rejected=tuple(rejected),
+        attempts=max(budget.num_tactics, 1),
+        successes=successes,
+    )

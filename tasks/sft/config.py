@@ -41,7 +41,9 @@ class LoraSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     r: int = Field(16, ge=1, description="Rank of the LoRA update matrices.")
-    alpha: float = Field(32.0, gt=0, description="LoRA scale numerator (`lora_alpha`): updates are scaled by alpha / r.")
+    alpha: float = Field(
+        32.0, gt=0, description="LoRA scale numerator (`lora_alpha`): updates are scaled by alpha / r."
+    )
     dropout: float = Field(0.05, ge=0.0, lt=1.0, description="Dropout applied to the input of each LoRA layer.")
     target_modules: list[str] | Literal["all-linear"] = Field(
         "all-linear",
@@ -80,8 +82,12 @@ class SFTEvalSettings(BaseModel):
         "theorem and step so every checkpoint sees the same ones; None scores them all. Generation "
         "costs far more than training per example: the default keeps evaluation well under training time.",
     )
-    batch_size: int = Field(32, ge=1, description="States per forward pass (loss) and per generate call "
-                            "(left-padded; batching is most of evaluation's speed).")
+    batch_size: int = Field(
+        32,
+        ge=1,
+        description="States per forward pass (loss) and per generate call "
+        "(left-padded; batching is most of evaluation's speed).",
+    )
     seed: int = Field(0, description="Seed of the sampler when decoding is 'sample'.")
 
 
@@ -126,8 +132,9 @@ class SFTSettings(BaseModel):
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     evaluation: SFTEvalSettings = Field(
-        default_factory=SFTEvalSettings, description="How checkpoints are scored (changing it re-evaluates, "
-        "never retrains).", json_schema_extra={"checkpoint_id": False},
+        default_factory=SFTEvalSettings,
+        description="How checkpoints are scored (changing it re-evaluates, never retrains).",
+        json_schema_extra={"checkpoint_id": False},
     )
 
 

@@ -160,9 +160,7 @@ def to_sft_dataset(
     max_state_tokens: int | None = None,
 ):
     """Tactic rows -> `datasets.Dataset` of TRL conversational prompt-completion examples."""
-    return build_examples(
-        table, system_prompt, tokenizer=tokenizer, max_state_tokens=max_state_tokens
-    ).to_dataset()
+    return build_examples(table, system_prompt, tokenizer=tokenizer, max_state_tokens=max_state_tokens).to_dataset()
 
 
 if __name__ == "__main__":

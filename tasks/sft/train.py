@@ -185,7 +185,12 @@ def train_sft(
     resume = latest_trainer_checkpoint(trainer_dir)
     log.info(
         "SFT on %d examples (%s/train of %s), from %s, %s, resume=%s",
-        len(examples), split_kind, snapshot.snapshot_id, start["started_from"], start["kind"], resume,
+        len(examples),
+        split_kind,
+        snapshot.snapshot_id,
+        start["started_from"],
+        start["kind"],
+        resume,
     )
     trainer = SFTTrainer(
         model=model,

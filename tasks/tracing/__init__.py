@@ -17,6 +17,15 @@ from .toolchain import Program, Toolchain, find_toolchain, minimal_env
 from .trace import trace_repository
 
 __all__ = [
-    "LeanDojoExport", "LeanDojoMissingError", "Program", "Toolchain", "ToolchainError", "TracingError",
-    "build_export", "find_toolchain", "minimal_env", "trace_repository", "write_export",
+    "LeanDojoExport",
+    "LeanDojoMissingError",
+    "Program",
+    "Toolchain",
+    "ToolchainError",
+    "TracingError",
+    "build_export",
+    "find_toolchain",
+    "minimal_env",
+    "trace_repository",
+    "write_export",
 ]

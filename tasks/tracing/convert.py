@@ -113,8 +113,10 @@ def theorem_statement(theorem, warnings: list[str] | None = None) -> str | None:
             return theorem.get_theorem_statement()
     except (AssertionError, ValueError, IndexError) as e:
         if warnings is not None:
-            warnings.append(f"{_path(theorem.theorem.file_path)}: {theorem.theorem.full_name}: "
-                            f"no theorem_statement ({type(e).__name__}: {e})")
+            warnings.append(
+                f"{_path(theorem.theorem.file_path)}: {theorem.theorem.full_name}: "
+                f"no theorem_statement ({type(e).__name__}: {e})"
+            )
     return None
 
 
@@ -144,8 +146,9 @@ def theorem_record(theorem, main_repo, url: str, commit: str, warnings: list[str
     }
 
 
-def theorem_records(traced_repo, url: str, commit: str, include_lean4: bool = False,
-                    warnings: list[str] | None = None) -> list[dict]:
+def theorem_records(
+    traced_repo, url: str, commit: str, include_lean4: bool = False, warnings: list[str] | None = None
+) -> list[dict]:
     """All theorems, sorted (traced repo first, then by url, file and position) so that
     the same trace always gives the same bytes. Duplicated identities keep the first."""
     warnings = [] if warnings is None else warnings
@@ -159,7 +162,9 @@ def theorem_records(traced_repo, url: str, commit: str, include_lean4: bool = Fa
         except (AssertionError, ValueError, IndexError) as e:
             # lean-dojo asserts on some sources while slicing tactics; one such theorem
             # must not cost a trace of hours.
-            warnings.append(f"{_path(thm.theorem.file_path)}: {thm.theorem.full_name}: skipped ({type(e).__name__}: {e})")
+            warnings.append(
+                f"{_path(thm.theorem.file_path)}: {thm.theorem.full_name}: skipped ({type(e).__name__}: {e})"
+            )
             continue
         key = (rec["url"], rec["commit"], rec["file_path"], rec["full_name"])
         if key in seen:
@@ -199,23 +204,32 @@ def dependency_order(graph) -> list[str]:
 
 
 def premise_record(p: dict) -> dict:
-    return {"full_name": p["full_name"], "code": p["code"], "start": _pos(p["start"]),
-            "end": _pos(p["end"]), "kind": p["kind"]}
+    return {
+        "full_name": p["full_name"],
+        "code": p["code"],
+        "start": _pos(p["start"]),
+        "end": _pos(p["end"]),
+        "kind": p["kind"],
+    }
 
 
 def corpus_records(traced_repo) -> list[dict]:
     graph = traced_repo.traced_files_graph
     if graph is None:
-        raise ValueError("the traced repo has no file graph (it was traced with build_deps=False); "
-                         "trace it with build_deps=True to export its corpus")
+        raise ValueError(
+            "the traced repo has no file graph (it was traced with build_deps=False); "
+            "trace it with build_deps=True to export its corpus"
+        )
     out = []
     for node in dependency_order(graph):
         tf = graph.nodes[node]["traced_file"]
-        out.append({
-            "path": _path(tf.path),
-            "imports": sorted(str(s) for s in graph.successors(node)),
-            "premises": [premise_record(p) for p in tf.get_premise_definitions()],
-        })
+        out.append(
+            {
+                "path": _path(tf.path),
+                "imports": sorted(str(s) for s in graph.successors(node)),
+                "premises": [premise_record(p) for p in tf.get_premise_definitions()],
+            }
+        )
     return out
 
 
@@ -231,10 +245,19 @@ def dependency_records(traced_repo) -> list[dict]:
     ]
 
 
-def metadata_record(traced_repo, *, url: str, commit: str, leandojo_version: str,
-                    lean_version: str | None, counts: dict, commit_time: str | None = None,
-                    toolchain: dict | None = None, warnings: list[str] | None = None,
-                    creation_time: str | None = None) -> dict:
+def metadata_record(
+    traced_repo,
+    *,
+    url: str,
+    commit: str,
+    leandojo_version: str,
+    lean_version: str | None,
+    counts: dict,
+    commit_time: str | None = None,
+    toolchain: dict | None = None,
+    warnings: list[str] | None = None,
+    creation_time: str | None = None,
+) -> dict:
     meta = {
         "creation_time": creation_time or str(datetime.now()),
         "from_repo": {"url": url, "commit": commit},
@@ -252,10 +275,18 @@ def metadata_record(traced_repo, *, url: str, commit: str, leandojo_version: str
     return meta
 
 
-def build_export(traced_repo, *, url: str, commit: str, leandojo_version: str,
-                 lean_version: str | None = None, commit_time: str | None = None,
-                 toolchain: dict | None = None, include_lean4_theorems: bool = False,
-                 creation_time: str | None = None) -> LeanDojoExport:
+def build_export(
+    traced_repo,
+    *,
+    url: str,
+    commit: str,
+    leandojo_version: str,
+    lean_version: str | None = None,
+    commit_time: str | None = None,
+    toolchain: dict | None = None,
+    include_lean4_theorems: bool = False,
+    creation_time: str | None = None,
+) -> LeanDojoExport:
     """Everything an export folder holds, from a lean-dojo TracedRepo.
 
     `url` and `commit` name the traced repository as the user gave it (lean-dojo's own
@@ -263,14 +294,27 @@ def build_export(traced_repo, *, url: str, commit: str, leandojo_version: str,
     """
     warnings: list[str] = []
     theorems = theorem_records(traced_repo, url, commit, include_lean4_theorems, warnings)
-    export = LeanDojoExport(theorems=theorems, corpus=corpus_records(traced_repo),
-                            traced_files=traced_file_records(traced_repo), metadata={}, warnings=warnings)
+    export = LeanDojoExport(
+        theorems=theorems,
+        corpus=corpus_records(traced_repo),
+        traced_files=traced_file_records(traced_repo),
+        metadata={},
+        warnings=warnings,
+    )
     if lean_version is None:
         lean_version = getattr(traced_repo.repo, "lean_version", None)
     export.metadata = metadata_record(
-        traced_repo, url=url, commit=commit, leandojo_version=leandojo_version, lean_version=lean_version,
-        counts=export.counts(), commit_time=commit_time, toolchain=toolchain, warnings=warnings,
-        creation_time=creation_time)
+        traced_repo,
+        url=url,
+        commit=commit,
+        leandojo_version=leandojo_version,
+        lean_version=lean_version,
+        counts=export.counts(),
+        commit_time=commit_time,
+        toolchain=toolchain,
+        warnings=warnings,
+        creation_time=creation_time,
+    )
     return export
 
 

@@ -43,8 +43,16 @@ class TracingError(DojoflowError):
     Credentials in any URL the message quotes are redacted.
     """
 
-    def __init__(self, source: str, commit: str | None, problem: str, fix: str,
-                 log_path=None, transient: bool = False, log_tail: str | None = None):
+    def __init__(
+        self,
+        source: str,
+        commit: str | None,
+        problem: str,
+        fix: str,
+        log_path=None,
+        transient: bool = False,
+        log_tail: str | None = None,
+    ):
         self.source = source
         self.commit = commit
         self.problem = problem

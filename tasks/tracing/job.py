@@ -20,5 +20,7 @@ class TraceJob(BaseModel):
     export_dir: str = Field(description="Folder the export is written to (must not exist yet).")
     result_path: str = Field(description="Where the child writes its result or its error, as JSON.")
     commit_time: str | None = Field(default=None, description="Commit time (ISO 8601) recorded in metadata.json.")
-    toolchain: dict | None = Field(default=None, description="find_toolchain() of the parent, recorded in metadata.json.")
+    toolchain: dict | None = Field(
+        default=None, description="find_toolchain() of the parent, recorded in metadata.json."
+    )
     build_deps: bool = Field(default=True, description="lean-dojo's build_deps: also trace the dependencies' files.")

@@ -49,8 +49,22 @@ ELAN_INSTALL = (
 # URLs may hold passwords), SSH_AUTH_SOCK. Private repositories: clone them yourself and
 # trace the local path.
 PASS_THROUGH_ENV = (
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM",
-    "TMPDIR", "ELAN_HOME", "ELAN_TOOLCHAIN", "SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "TMPDIR",
+    "ELAN_HOME",
+    "ELAN_TOOLCHAIN",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "GIT_SSL_CAINFO",
     "SYSTEMROOT",
 )
 
@@ -85,8 +99,9 @@ class Toolchain:
         return asdict(self)
 
 
-def minimal_env(path: str | None = None, extra: Mapping[str, str] | None = None,
-                base: Mapping[str, str] | None = None) -> dict[str, str]:
+def minimal_env(
+    path: str | None = None, extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The environment for a subprocess: PASS_THROUGH_ENV from `base` (default os.environ),
     PATH replaced by `path` when given, `extra` on top, and git (run by lake or lean-dojo)
     never prompting nor using credential helpers (tasks/git.py)."""
@@ -100,9 +115,14 @@ def minimal_env(path: str | None = None, extra: Mapping[str, str] | None = None,
     return env
 
 
-def find_toolchain(*, path: str | None = None, cwd: Path | None = None,
-                   require_lean_dojo: bool = True, pythonpath: Sequence[str | Path] = (),
-                   timeout_s: float = 120.0) -> Toolchain:
+def find_toolchain(
+    *,
+    path: str | None = None,
+    cwd: Path | None = None,
+    require_lean_dojo: bool = True,
+    pythonpath: Sequence[str | Path] = (),
+    timeout_s: float = 120.0,
+) -> Toolchain:
     """Locate lake, lean and git on `path` (default: $PATH), read their versions, check lean-dojo.
 
     `cwd` is where the versions are read: under elan, `lean` and `lake` are the versions a
@@ -122,42 +142,58 @@ def find_toolchain(*, path: str | None = None, cwd: Path | None = None,
             how.append(GIT_INSTALL)
         raise ToolchainMissingError(
             ", ".join(missing),
-            f"Tracing a Lean repository needs lake, lean and git. {'. '.join(how)}. "
-            f"(Searched PATH={search!r}.)",
+            f"Tracing a Lean repository needs lake, lean and git. {'. '.join(how)}. (Searched PATH={search!r}.)",
         )
     env = minimal_env(path=search)
     programs = {name: _read_version(name, found[name], env, cwd, timeout_s) for name in found}
     git_version = tuple(int(x) for x in programs["git"].version.split("."))
     if git_version < MIN_GIT_VERSION:
-        raise ToolchainError("git", f"version {programs['git'].version} is too old (lean-dojo needs 2.25 or newer)",
-                             GIT_INSTALL)
+        raise ToolchainError(
+            "git", f"version {programs['git'].version} is too old (lean-dojo needs 2.25 or newer)", GIT_INSTALL
+        )
     lean_dojo_version = check_lean_dojo(pythonpath) if require_lean_dojo else None
-    return Toolchain(lake=programs["lake"], lean=programs["lean"], git=programs["git"],
-                     lean_dojo_version=lean_dojo_version)
+    return Toolchain(
+        lake=programs["lake"], lean=programs["lean"], git=programs["git"], lean_dojo_version=lean_dojo_version
+    )
 
 
 def _read_version(name: str, exe: str, env: dict, cwd: Path | None, timeout_s: float) -> Program:
     try:
-        res = subprocess.run([exe, "--version"], check=False, capture_output=True, text=True, env=env,
-                             cwd=None if cwd is None else str(cwd), timeout=timeout_s)
+        res = subprocess.run(
+            [exe, "--version"],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=None if cwd is None else str(cwd),
+            timeout=timeout_s,
+        )
     except subprocess.TimeoutExpired:
-        raise ToolchainError(name, f"`{exe} --version` did not answer within {timeout_s:.0f} s "
-                             "(elan may be downloading a toolchain)",
-                             "run it once by hand to see what it waits for, then trace again") from None
+        raise ToolchainError(
+            name,
+            f"`{exe} --version` did not answer within {timeout_s:.0f} s (elan may be downloading a toolchain)",
+            "run it once by hand to see what it waits for, then trace again",
+        ) from None
     except OSError as e:
-        raise ToolchainError(name, f"`{exe} --version` could not start ({e})",
-                             f"check that {exe} is an executable for this machine") from None
+        raise ToolchainError(
+            name, f"`{exe} --version` could not start ({e})", f"check that {exe} is an executable for this machine"
+        ) from None
     output = (res.stdout + res.stderr).strip()
     if res.returncode != 0:
         fix = "run it by hand to see why"
         if "default toolchain" in output:
-            fix = ("elan has no default toolchain here: run `elan default leanprover/lean4:stable`, "
-                   "or trace from a folder whose lean-toolchain file names one")
+            fix = (
+                "elan has no default toolchain here: run `elan default leanprover/lean4:stable`, "
+                "or trace from a folder whose lean-toolchain file names one"
+            )
         raise ToolchainError(name, f"`{exe} --version` exited with {res.returncode}: {output[-400:]!r}", fix)
     m = _VERSION_RE[name].search(output)
     if m is None:
-        raise ToolchainError(name, f"cannot read a version in the output of `{exe} --version`: {output[:200]!r}",
-                             f"check that {exe} is the real {name}")
+        raise ToolchainError(
+            name,
+            f"cannot read a version in the output of `{exe} --version`: {output[:200]!r}",
+            f"check that {exe} is the real {name}",
+        )
     return Program(name=name, path=exe, version=m["version"], version_output=output.splitlines()[0])
 
 
@@ -172,9 +208,11 @@ def check_lean_dojo(pythonpath: Sequence[str | Path] = ()) -> str | None:
     version = dists[0].version
     if not is_supported_lean_dojo(version):
         raise ToolchainError(
-            "lean-dojo", f"version {version} is installed, and Dojoflow's tracing is written against "
+            "lean-dojo",
+            f"version {version} is installed, and Dojoflow's tracing is written against "
             f"lean-dojo {LEAN_DOJO_VERSION} (it reaches into its internals)",
-            f"install that release: `pip install 'lean-dojo=={LEAN_DOJO_VERSION}'`")
+            f"install that release: `pip install 'lean-dojo=={LEAN_DOJO_VERSION}'`",
+        )
     return version
 
 

@@ -94,9 +94,12 @@ def check_commit_format(commit: str | None) -> str | None:
     c = commit.strip()
     if not _HEX_RE.match(c):
         raise InputError(
-            commit, "is not a commit hash (expected 4 to 40 hexadecimal characters)",
+            commit,
+            "is not a commit hash (expected 4 to 40 hexadecimal characters)",
             "pass a commit hash. For a branch or tag, resolve it first: `git rev-parse NAME` in a "
-            "local repository, `git ls-remote URL NAME` for a remote one", where="commit")
+            "local repository, `git ls-remote URL NAME` for a remote one",
+            where="commit",
+        )
     return c.lower()
 
 
@@ -114,9 +117,12 @@ def _git_network(args: list[str], source: RepoSource, commit: str | None, cwd: P
 
 
 def _tracing_error(e: GitFailed, source: RepoSource, commit: str | None) -> TracingError:
-    fix = ("the network failed; try again" if e.transient else
-           "check the url (and that the repository is public: private repositories are traced "
-           "from a local clone, since no credentials reach git here; docs/git-and-credentials.md)")
+    fix = (
+        "the network failed; try again"
+        if e.transient
+        else "check the url (and that the repository is public: private repositories are traced "
+        "from a local clone, since no credentials reach git here; docs/git-and-credentials.md)"
+    )
     return TracingError(source.export_url, commit, str(e), fix, transient=e.transient)
 
 
@@ -130,19 +136,28 @@ def parse_source(url_or_path: str) -> RepoSource:
         return RepoSource("remote", url_or_path.strip(), url, repo_name(url))
     path = Path(url_or_path).expanduser().resolve()
     if not path.exists():
-        raise InputError(url_or_path, "does not exist",
-                         "pass the path of a local Lean repository (a git repository with a lakefile) or a git url")
+        raise InputError(
+            url_or_path,
+            "does not exist",
+            "pass the path of a local Lean repository (a git repository with a lakefile) or a git url",
+        )
     if not path.is_dir():
         raise InputError(url_or_path, "is not a folder", "pass the root folder of a local Lean repository")
     res = _git(["rev-parse", "--show-toplevel"], cwd=path)
     if res.returncode != 0:
-        raise InputError(url_or_path, f"is not a git repository ({git_message(res.stderr)})",
-                         "tracing needs a commit: run `git init && git add -A && git commit -m init` there, "
-                         "or pass the root of the repository")
+        raise InputError(
+            url_or_path,
+            f"is not a git repository ({git_message(res.stderr)})",
+            "tracing needs a commit: run `git init && git add -A && git commit -m init` there, "
+            "or pass the root of the repository",
+        )
     top = Path(res.stdout.strip()).resolve()
     if top != path:
-        raise InputError(url_or_path, f"is inside the git repository {top}, not its root",
-                         f"pass {top} (the folder with the lakefile and lean-toolchain)")
+        raise InputError(
+            url_or_path,
+            f"is inside the git repository {top}, not its root",
+            f"pass {top} (the folder with the lakefile and lean-toolchain)",
+        )
     return RepoSource("local", str(path), str(path), path.name)
 
 
@@ -152,23 +167,33 @@ def resolve_local_commit(source: RepoSource, commit: str | None) -> str:
     if res.returncode != 0:
         if commit is None:
             raise InputError(source.location, "has no commits", "commit the repository's files first")
-        raise InputError(commit, f"is not a commit of {source.location} (or is an ambiguous prefix)",
-                         "pass a commit of that repository (`git log` lists them); a longer prefix if ambiguous",
-                         where="commit")
+        raise InputError(
+            commit,
+            f"is not a commit of {source.location} (or is an ambiguous prefix)",
+            "pass a commit of that repository (`git log` lists them); a longer prefix if ambiguous",
+            where="commit",
+        )
     return res.stdout.strip()
 
 
 def check_lake_project_at(source: RepoSource, repo_dir: Path, commit: str) -> None:
     """The commit must hold a lakefile (lean or toml) and a lean-toolchain at its root."""
+
     def has(name: str) -> bool:
         return _git(["cat-file", "-e", f"{commit}:{name}"], cwd=repo_dir).returncode == 0
 
     if not (has("lakefile.lean") or has("lakefile.toml")):
-        raise InputError(source.export_url, f"has no lakefile.lean or lakefile.toml at commit {commit[:12]}",
-                         "trace a Lake project (Lean 4): its root holds a lakefile and a lean-toolchain file")
+        raise InputError(
+            source.export_url,
+            f"has no lakefile.lean or lakefile.toml at commit {commit[:12]}",
+            "trace a Lake project (Lean 4): its root holds a lakefile and a lean-toolchain file",
+        )
     if not has("lean-toolchain"):
-        raise InputError(source.export_url, f"has no lean-toolchain file at commit {commit[:12]}",
-                         "add one naming the Lean version, e.g. `leanprover/lean4:v4.9.0`, and commit it")
+        raise InputError(
+            source.export_url,
+            f"has no lean-toolchain file at commit {commit[:12]}",
+            "add one naming the Lean version, e.g. `leanprover/lean4:v4.9.0`, and commit it",
+        )
 
 
 def resolve_remote_head(source: RepoSource) -> str:
@@ -178,8 +203,9 @@ def resolve_remote_head(source: RepoSource) -> str:
         raise _tracing_error(e, source, None) from None
     if head is not None:
         return head
-    raise TracingError(source.export_url, None, "`git ls-remote URL HEAD` returned no HEAD",
-                       "pass the commit to trace explicitly")
+    raise TracingError(
+        source.export_url, None, "`git ls-remote URL HEAD` returned no HEAD", "pass the commit to trace explicitly"
+    )
 
 
 def _is_clean_checkout(path: Path, commit: str) -> bool:
@@ -187,7 +213,9 @@ def _is_clean_checkout(path: Path, commit: str) -> bool:
         return False
     head = _git(["rev-parse", "HEAD"], cwd=path)
     status = _git(["status", "--porcelain", "--untracked-files=no"], cwd=path)
-    return head.returncode == 0 and head.stdout.strip() == commit and status.returncode == 0 and not status.stdout.strip()
+    return (
+        head.returncode == 0 and head.stdout.strip() == commit and status.returncode == 0 and not status.stdout.strip()
+    )
 
 
 def checkout_commit(source: RepoSource, commit: str, checkouts: Path) -> tuple[Path, str]:
@@ -209,22 +237,34 @@ def checkout_commit(source: RepoSource, commit: str, checkouts: Path) -> tuple[P
         else:
             res = _git(["clone", "--no-checkout", "--quiet", "--", source.location, str(tmp)], timeout=GIT_TIMEOUT_S)
             if res.returncode != 0:
-                raise TracingError(source.location, commit, f"`git clone` of the local repository failed: "
-                                   f"{git_message(res.stderr)}", "check that the repository is readable")
+                raise TracingError(
+                    source.location,
+                    commit,
+                    f"`git clone` of the local repository failed: {git_message(res.stderr)}",
+                    "check that the repository is readable",
+                )
         res = _git(["rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"], cwd=tmp)
         if res.returncode != 0 and source.kind == "remote" and len(commit) == 40:
             # A commit no branch or tag reaches: most hosts (GitHub included) serve it by hash.
             _git_network(["fetch", "--quiet", "origin", commit], source, commit, cwd=tmp)
             res = _git(["rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"], cwd=tmp)
         if res.returncode != 0:
-            raise InputError(commit, f"is not a commit of {source.export_url}",
-                             "pass a commit of that repository (a full hash if it is on no branch)", where="commit")
+            raise InputError(
+                commit,
+                f"is not a commit of {source.export_url}",
+                "pass a commit of that repository (a full hash if it is on no branch)",
+                where="commit",
+            )
         full = res.stdout.strip()
         check_lake_project_at(source, tmp, full)
         co = _git(["checkout", "--quiet", "--detach", full], cwd=tmp, timeout=GIT_TIMEOUT_S)
         if co.returncode != 0:
-            raise TracingError(source.export_url, full, f"`git checkout` failed: {co.stderr.strip()[-1000:]}",
-                               "check the disk space of the work folder")
+            raise TracingError(
+                source.export_url,
+                full,
+                f"`git checkout` failed: {co.stderr.strip()[-1000:]}",
+                "check the disk space of the work folder",
+            )
         dest = checkouts / full[:12] / source.name
         if dest.exists():
             shutil.rmtree(dest)
@@ -249,8 +289,11 @@ def _check_out_dir(out_dir: Path) -> None:
         if not out_dir.is_dir():
             raise InputError(out_dir, "exists and is not a folder", "pick another output folder")
         if any(out_dir.iterdir()) and not (out_dir / "metadata.json").exists():
-            raise InputError(out_dir, "exists, is not empty and is not a LeanDojo export",
-                             "pick an empty or new output folder (an earlier export there would be replaced)")
+            raise InputError(
+                out_dir,
+                "exists, is not empty and is not a LeanDojo export",
+                "pick an empty or new output folder (an earlier export there would be replaced)",
+            )
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -275,23 +318,36 @@ def _kill_group(proc: subprocess.Popen) -> None:
             continue
 
 
-def _run_worker(job: TraceJob, job_path: Path, env: dict, cwd: Path, log_path: Path,
-                timeout_s: float | None, source: str) -> dict:
+def _run_worker(
+    job: TraceJob, job_path: Path, env: dict, cwd: Path, log_path: Path, timeout_s: float | None, source: str
+) -> dict:
     atomic.write_text(job_path, job.model_dump_json(indent=2))
     cmd = [sys.executable, "-m", "tasks.tracing.worker", str(job_path)]
     log.info("tracing %s at %s; log: %s", source, job.commit[:12], log_path)
     with open(log_path, "w", encoding="utf-8") as log_f:
         log_f.write(f"# {datetime.now().isoformat()} {' '.join(cmd)} (cwd {cwd})\n")
         log_f.flush()
-        proc = subprocess.Popen(cmd, cwd=str(cwd), env=env, stdout=log_f, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=str(cwd),
+            env=env,
+            stdout=log_f,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
-            raise TracingError(source, job.commit, f"the trace did not finish within {timeout_s:.0f} s",
-                               "raise the timeout (mathlib-sized repositories take hours); a rerun with the "
-                               "same work folder reuses what lean-dojo cached", log_path=log_path) from None
+            raise TracingError(
+                source,
+                job.commit,
+                f"the trace did not finish within {timeout_s:.0f} s",
+                "raise the timeout (mathlib-sized repositories take hours); a rerun with the "
+                "same work folder reuses what lean-dojo cached",
+                log_path=log_path,
+            ) from None
         except BaseException:
             _kill_group(proc)
             raise
@@ -307,22 +363,39 @@ def _run_worker(job: TraceJob, job_path: Path, env: dict, cwd: Path, log_path: P
             sig = signal.Signals(-rc).name
         except ValueError:
             sig = f"signal {-rc}"
-        raise TracingError(source, job.commit, f"the tracing process was killed by {sig}"
-                           + (" (most likely out of memory)" if rc == -signal.SIGKILL else ""),
-                           "tracing needs much memory on large repositories (about 100 GB for mathlib): give "
-                           "it more, or lower num_procs", log_path=log_path, log_tail=tail)
+        raise TracingError(
+            source,
+            job.commit,
+            f"the tracing process was killed by {sig}"
+            + (" (most likely out of memory)" if rc == -signal.SIGKILL else ""),
+            "tracing needs much memory on large repositories (about 100 GB for mathlib): give "
+            "it more, or lower num_procs",
+            log_path=log_path,
+            log_tail=tail,
+        )
     what = f"{result['error_type']}: {result['message']}" if result else f"the tracing process exited with {rc}"
     fix = "read the log; a rerun with the same work folder reuses what lean-dojo finished"
     if "lake build" in tail or "lake build" in what:
-        fix = (f"the repository must build with `lake build` at this commit: run it in {job.checkout} to see "
-               "the error, or trace another commit")
-    raise TracingError(source, job.commit, what[:2000], fix, log_path=log_path,
-                       transient=looks_transient(tail + what), log_tail=tail)
+        fix = (
+            f"the repository must build with `lake build` at this commit: run it in {job.checkout} to see "
+            "the error, or trace another commit"
+        )
+    raise TracingError(
+        source, job.commit, what[:2000], fix, log_path=log_path, transient=looks_transient(tail + what), log_tail=tail
+    )
 
 
-def trace_repository(url_or_path: str, commit: str | None, out_dir: Path, work_dir: Path, *,
-                     timeout_s: float | None = None, num_procs: int | None = None,
-                     extra_pythonpath: Sequence[str | Path] = (), build_deps: bool = True) -> Path:
+def trace_repository(
+    url_or_path: str,
+    commit: str | None,
+    out_dir: Path,
+    work_dir: Path,
+    *,
+    timeout_s: float | None = None,
+    num_procs: int | None = None,
+    extra_pythonpath: Sequence[str | Path] = (),
+    build_deps: bool = True,
+) -> Path:
     """Trace `url_or_path` at `commit` (default: its HEAD) and write a LeanDojo export to `out_dir`.
 
     Returns `out_dir`, which appears complete or not at all (an earlier export there is
@@ -337,8 +410,11 @@ def trace_repository(url_or_path: str, commit: str | None, out_dir: Path, work_d
         raise InputError(num_procs, "is not a positive number of processes", "pass 1 or more", where="num_procs")
     source = parse_source(url_or_path)
     if source.name == "lean4":
-        raise InputError(url_or_path, "is Lean 4 itself, which lean-dojo cannot trace",
-                         "trace a repository that depends on Lean instead")
+        raise InputError(
+            url_or_path,
+            "is Lean 4 itself, which lean-dojo cannot trace",
+            "trace a repository that depends on Lean instead",
+        )
     out_dir, work_dir = Path(out_dir).resolve(), Path(work_dir).resolve()
     _check_out_dir(out_dir)
     if source.kind == "local":
@@ -346,8 +422,9 @@ def trace_repository(url_or_path: str, commit: str | None, out_dir: Path, work_d
         check_lake_project_at(source, Path(source.location), commit)
     work_dir.mkdir(parents=True, exist_ok=True)
     # Under elan, versions depend on the folder's lean-toolchain: read them in the repository.
-    toolchain = find_toolchain(cwd=Path(source.location) if source.kind == "local" else work_dir,
-                               pythonpath=extra_pythonpath)
+    toolchain = find_toolchain(
+        cwd=Path(source.location) if source.kind == "local" else work_dir, pythonpath=extra_pythonpath
+    )
 
     if source.kind == "remote" and commit is None:
         commit = resolve_remote_head(source)
@@ -373,13 +450,20 @@ def trace_repository(url_or_path: str, commit: str | None, out_dir: Path, work_d
     result_path.unlink(missing_ok=True)
 
     with atomic.atomic_path(out_dir) as staging:
-        job = TraceJob(checkout=str(checkout), commit=commit, export_url=source.export_url,
-                       export_dir=str(staging), result_path=str(result_path),
-                       commit_time=commit_time(checkout, commit), toolchain=toolchain.as_dict(),
-                       build_deps=build_deps)
+        job = TraceJob(
+            checkout=str(checkout),
+            commit=commit,
+            export_url=source.export_url,
+            export_dir=str(staging),
+            result_path=str(result_path),
+            commit_time=commit_time(checkout, commit),
+            toolchain=toolchain.as_dict(),
+            build_deps=build_deps,
+        )
         try:
-            result = _run_worker(job, jobs / f"{key}.json", env, run_dir, logs / f"trace-{key}.log",
-                                 timeout_s, source.export_url)
+            result = _run_worker(
+                job, jobs / f"{key}.json", env, run_dir, logs / f"trace-{key}.log", timeout_s, source.export_url
+            )
         finally:
             # a worker killed while writing leaves its own temporary sibling of `staging`
             for p in staging.parent.glob(f"{staging.name}{atomic.TMP_MARK}*"):

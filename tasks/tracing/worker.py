@@ -46,7 +46,9 @@ def lean4_commit(root: Path) -> str:
     theorems would carry it, and those are left out of exports.
     """
     try:
-        res = subprocess.run(["lean", "--githash"], check=False, capture_output=True, text=True, cwd=str(root), timeout=300)
+        res = subprocess.run(
+            ["lean", "--githash"], check=False, capture_output=True, text=True, cwd=str(root), timeout=300
+        )
         githash = res.stdout.strip()
         if res.returncode == 0 and _HEX40.match(githash):
             return githash
@@ -58,8 +60,13 @@ def lean4_commit(root: Path) -> str:
 def _bare_repo(ld_lean, url: str, commit: str, lean_version: str, repo_type):
     """A LeanGitRepo with the fields lean-dojo's __post_init__ would set, without its network calls."""
     repo = object.__new__(ld_lean.LeanGitRepo)
-    for name, value in (("url", url), ("commit", commit), ("repo", None),
-                        ("lean_version", lean_version), ("repo_type", repo_type)):
+    for name, value in (
+        ("url", url),
+        ("commit", commit),
+        ("repo", None),
+        ("lean_version", lean_version),
+        ("repo_type", repo_type),
+    ):
         object.__setattr__(repo, name, value)
     return repo
 
@@ -76,8 +83,11 @@ def offline_dependencies(ld_lean, root: Path) -> dict:
     lean_version = _toolchain_version(ld_lean, root / "lean-toolchain", None)
     if lean_version is None:
         raise InputError(root / "lean-toolchain", "is missing", "a Lake project names its Lean version there")
-    deps = {"lean4": _bare_repo(ld_lean, ld_lean.LEAN4_URL, lean4_commit(root) or lean_version, "latest",
-                                ld_lean.RepoType.GITHUB)}
+    deps = {
+        "lean4": _bare_repo(
+            ld_lean, ld_lean.LEAN4_URL, lean4_commit(root) or lean_version, "latest", ld_lean.RepoType.GITHUB
+        )
+    }
     manifest_path = root / "lake-manifest.json"
     if not manifest_path.exists():
         return deps  # lake writes a manifest when there are dependencies; none here
@@ -89,9 +99,11 @@ def offline_dependencies(ld_lean, root: Path) -> dict:
             pkg = {**pkg["path"], "type": "path"}
         name = pkg.get("name", "?")
         if pkg.get("type", "git") != "git" or "url" not in pkg:
-            raise InputError(manifest_path, f"package {name!r} is a local (path) dependency",
-                             "lean-dojo traces only git dependencies: publish it in a git repository "
-                             "and `require` it from there")
+            raise InputError(
+                manifest_path,
+                f"package {name!r} is a local (path) dependency",
+                "lean-dojo traces only git dependencies: publish it in a git repository and `require` it from there",
+            )
         url = ld_lean.normalize_url(pkg["url"])
         repo_type = ld_lean.RepoType.GITHUB if url.startswith("https://github.com/") else ld_lean.RepoType.REMOTE
         version = _toolchain_version(ld_lean, root / ".lake" / "packages" / name / "lean-toolchain", lean_version)
@@ -121,16 +133,24 @@ def run_job(job: TraceJob) -> dict:
     from lean_dojo.data_extraction import lean as ld_lean
 
     if not is_supported_lean_dojo(lean_dojo.__version__):
-        raise RuntimeError(f"lean-dojo {lean_dojo.__version__} is installed; Dojoflow is written against "
-                           f"{LEAN_DOJO_VERSION}: pip install 'lean-dojo=={LEAN_DOJO_VERSION}'")
+        raise RuntimeError(
+            f"lean-dojo {lean_dojo.__version__} is installed; Dojoflow is written against "
+            f"{LEAN_DOJO_VERSION}: pip install 'lean-dojo=={LEAN_DOJO_VERSION}'"
+        )
     install_offline_dependencies(ld_lean)
     repo = lean_dojo.LeanGitRepo(job.checkout, job.commit)
     # dst_dir=None: the traced repo stays in lean-dojo's cache (under our work folder),
     # which a rerun reuses instead of building again.
     traced_repo = lean_dojo.trace(repo, build_deps=job.build_deps)
-    export = build_export(traced_repo, url=job.export_url, commit=job.commit,
-                          leandojo_version=lean_dojo.__version__, lean_version=traced_repo.repo.lean_version,
-                          commit_time=job.commit_time, toolchain=job.toolchain)
+    export = build_export(
+        traced_repo,
+        url=job.export_url,
+        commit=job.commit,
+        leandojo_version=lean_dojo.__version__,
+        lean_version=traced_repo.repo.lean_version,
+        commit_time=job.commit_time,
+        toolchain=job.toolchain,
+    )
     write_export(export, Path(job.export_dir))
     return {"counts": export.counts(), "warnings": len(export.warnings)}
 
@@ -147,8 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         code = 0
     except Exception as e:  # noqa: BLE001  (reported to the parent, which raises a typed error)
         traceback.print_exc()
-        result = {"ok": False, "error_type": type(e).__name__, "message": str(e),
-                  "input_error": isinstance(e, InputError), "traceback": traceback.format_exc()}
+        result = {
+            "ok": False,
+            "error_type": type(e).__name__,
+            "message": str(e),
+            "input_error": isinstance(e, InputError),
+            "traceback": traceback.format_exc(),
+        }
         code = 1
     atomic.write_text(result_path, json.dumps(result, indent=2, default=str))
     return code

@@ -57,13 +57,31 @@ class Metric:
 
 
 class TrainFn(Protocol):
-    def __call__(self, settings, snapshot: SnapshotRef, split_kind: str, parent_dir: Path | None, out_dir: Path,
-                 work_dir: Path, *, model_cache_dir: Path) -> dict: ...
+    def __call__(
+        self,
+        settings,
+        snapshot: SnapshotRef,
+        split_kind: str,
+        parent_dir: Path | None,
+        out_dir: Path,
+        work_dir: Path,
+        *,
+        model_cache_dir: Path,
+    ) -> dict: ...
 
 
 class EvaluateFn(Protocol):
-    def __call__(self, settings, checkpoint_dir: Path, snapshot: SnapshotRef, split_kind: str, splits: list[str],
-                 repo_ids: list[str], *, model_cache_dir: Path) -> list[Metric]: ...
+    def __call__(
+        self,
+        settings,
+        checkpoint_dir: Path,
+        snapshot: SnapshotRef,
+        split_kind: str,
+        splits: list[str],
+        repo_ids: list[str],
+        *,
+        model_cache_dir: Path,
+    ) -> list[Metric]: ...
 
 
 class SkipTraining(Exception):
@@ -89,14 +107,19 @@ def signature_mismatch(fn, protocol: type) -> str | None:
     have = list(inspect.signature(fn).parameters.values())
     positional = [p.name for p in have if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     expected = [p.name for p in want if p.kind == p.POSITIONAL_OR_KEYWORD]
-    if positional[:len(expected)] != expected:
+    if positional[: len(expected)] != expected:
         return f"takes positional parameters {positional}, expected {expected}"
     names = {p.name: p for p in have}
     for p in want:
         if p.kind == p.KEYWORD_ONLY and p.name not in names and not any(h.kind == h.VAR_KEYWORD for h in have):
             return f"does not take the keyword argument {p.name!r}"
-    extra = [p.name for p in have[len(expected):] if p.default is p.empty and p.name not in {w.name for w in want}
-             and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    extra = [
+        p.name
+        for p in have[len(expected) :]
+        if p.default is p.empty
+        and p.name not in {w.name for w in want}
+        and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+    ]
     if extra:
         return f"requires parameters the caller never passes: {extra}"
     return None

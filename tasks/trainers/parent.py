@@ -22,8 +22,9 @@ SAME_AS_PARENT = "same model as the parent"
 COMPARED = "compared"
 
 
-def configured_architecture(model: str, parent_model: str | None, parent_dir,
-                            cache_dir: str | os.PathLike) -> tuple[tuple[str, int | None] | None, str]:
+def configured_architecture(
+    model: str, parent_model: str | None, parent_dir, cache_dir: str | os.PathLike
+) -> tuple[tuple[str, int | None] | None, str]:
     """((model_type, hidden width) of `model`, status), or (None, why there is nothing to compare).
 
     Nothing to compare when `model` names the parent's own model (`parent_model`, aliases
@@ -37,6 +38,10 @@ def configured_architecture(model: str, parent_model: str | None, parent_dir,
     try:
         return architecture_of(resolve_model(model, cache_dir)), COMPARED
     except (OSError, ValueError, ImportError, InputError) as e:
-        logger.warning("cannot read the config of model %r (%s); continuing from the parent %s without checking it",
-                       model, e, parent_dir)
+        logger.warning(
+            "cannot read the config of model %r (%s); continuing from the parent %s without checking it",
+            model,
+            e,
+            parent_dir,
+        )
         return None, f"not checked: the config of {model!r} cannot be read here"

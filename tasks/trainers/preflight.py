@@ -16,12 +16,20 @@ def check_model_reference(name: str, field: str) -> None:
     builtins, and the packaged pretrained models (`builtin:all-minilm-l6-v2`, alias
     `minilm`) when their package is installed.
     """
-    from tasks.models.loading import ALIASES, BUILTIN_PREFIX, PACKAGED, _looks_like_path, builtin_names, \
-        canonical_name, is_builtin, packaged_model_path
+    from tasks.models.loading import (
+        ALIASES,
+        BUILTIN_PREFIX,
+        PACKAGED,
+        _looks_like_path,
+        builtin_names,
+        canonical_name,
+        is_builtin,
+        packaged_model_path,
+    )
 
     canonical = canonical_name(name)
     if is_builtin(canonical):
-        which = canonical[len(BUILTIN_PREFIX):]
+        which = canonical[len(BUILTIN_PREFIX) :]
         if which in PACKAGED:
             try:
                 packaged_model_path(canonical)
@@ -31,8 +39,11 @@ def check_model_reference(name: str, field: str) -> None:
         from tasks.models import tiny
 
         if which not in tiny.BUILDERS:
-            raise InputError(field, f"{name!r} is not a builtin model",
-                             f"use one of {builtin_names()} (or an alias: {sorted(ALIASES)}), a local path or a hub id")
+            raise InputError(
+                field,
+                f"{name!r} is not a builtin model",
+                f"use one of {builtin_names()} (or an alias: {sorted(ALIASES)}), a local path or a hub id",
+            )
         return
     path = Path(name).expanduser()
     if path.exists():
@@ -40,8 +51,11 @@ def check_model_reference(name: str, field: str) -> None:
             raise InputError(field, f"{name} is a file, not a model folder", "give the folder that holds config.json")
         return
     if _looks_like_path(name):
-        raise InputError(field, f"the model path {name} does not exist",
-                         "fix the path (a folder written by save_pretrained), or give a hub id")
+        raise InputError(
+            field,
+            f"the model path {name} does not exist",
+            "fix the path (a folder written by save_pretrained), or give a hub id",
+        )
 
 
 def preflight(trainer: str, settings) -> None:

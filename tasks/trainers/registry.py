@@ -48,8 +48,9 @@ def get(name: str) -> TrainerDef:
     try:
         return _TRAINERS[name]
     except KeyError:
-        raise InputError(name, "is not a registered trainer", f"use one of {sorted(_TRAINERS)}",
-                         where="trainer") from None
+        raise InputError(
+            name, "is not a registered trainer", f"use one of {sorted(_TRAINERS)}", where="trainer"
+        ) from None
 
 
 def training_order(settings_by_name: dict[str, object]) -> list[str]:
@@ -61,8 +62,11 @@ def training_order(settings_by_name: dict[str, object]) -> list[str]:
     for n in names:
         start = get(n).start_of(settings_by_name[n])
         if start is not None and start not in settings_by_name:
-            raise InputError(f"trainers.{n}", f"starts from the checkpoint of trainer {start!r}, which is off",
-                             f"enable trainers.{start} too (or start {n} from its base model)")
+            raise InputError(
+                f"trainers.{n}",
+                f"starts from the checkpoint of trainer {start!r}, which is off",
+                f"enable trainers.{start} too (or start {n} from its base model)",
+            )
         deps[n] = start
     ordered: list[str] = []
 
@@ -70,8 +74,9 @@ def training_order(settings_by_name: dict[str, object]) -> list[str]:
         if n in ordered:
             return
         if n in path:
-            raise InputError(f"trainers.{n}", f"starts from itself through {' -> '.join((*path, n))}",
-                             "remove one starts_from")
+            raise InputError(
+                f"trainers.{n}", f"starts from itself through {' -> '.join((*path, n))}", "remove one starts_from"
+            )
         if deps[n] is not None:
             visit(deps[n], (*path, n))
         ordered.append(n)
@@ -89,9 +94,11 @@ def _register_builtin(refs: Iterable[str]) -> None:
 
 
 # -- the trainers: one line each ----------------------------------------------------------
-_register_builtin([
-    "tasks.sft.trainer:TRAINER",
-    "tasks.retriever.trainer:TRAINER",
-    "tasks.progress.trainer:TRAINER",
-    "tasks.grpo.trainer:TRAINER",
-])
+_register_builtin(
+    [
+        "tasks.sft.trainer:TRAINER",
+        "tasks.retriever.trainer:TRAINER",
+        "tasks.progress.trainer:TRAINER",
+        "tasks.grpo.trainer:TRAINER",
+    ]
+)

@@ -31,7 +31,8 @@ DEFAULT_MINUTES = 10.0
 def checkpoint_every_minutes_field():
     """The settings field, declared the same way on every trainer's settings model."""
     return Field(
-        DEFAULT_MINUTES, gt=0,
+        DEFAULT_MINUTES,
+        gt=0,
         description="Also write a resumable checkpoint every this many minutes of training (besides the step "
         "interval), so a kill loses at most that much work. Cannot change the weights.",
         json_schema_extra={"checkpoint_id": False},  # tasks/checkpoints.py: not part of the checkpoint id
@@ -73,5 +74,6 @@ def lightning_time_checkpoint(dirpath: str | Path, minutes: float):
     """A Lightning ModelCheckpoint that writes `dirpath/last.ckpt` every `minutes` of training."""
     from pytorch_lightning.callbacks import ModelCheckpoint
 
-    return ModelCheckpoint(dirpath=dirpath, save_last=True, save_top_k=0,
-                           train_time_interval=timedelta(minutes=minutes))
+    return ModelCheckpoint(
+        dirpath=dirpath, save_last=True, save_top_k=0, train_time_interval=timedelta(minutes=minutes)
+    )

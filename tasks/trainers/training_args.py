@@ -69,8 +69,9 @@ def _plain(value: Any) -> bool:
     return not isinstance(value, enum.Enum) and isinstance(value, (bool, int, float, str, list, dict, type(None)))
 
 
-def check_training_args(training: dict[str, Any], target: str, field: str,
-                        defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+def check_training_args(
+    training: dict[str, Any], target: str, field: str, defaults: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """`training` checked against the dataclass `target` ("module:Class"); returns it with
     YAML strings coerced to the declared types. `defaults` are the trainer's own values
     under the user's (so the class's cross-field checks see what will run).
@@ -102,8 +103,11 @@ def check_training_args(training: dict[str, Any], target: str, field: str,
         try:
             coerced = adapter.validate_python(value)
         except ValidationError as exc:
-            raise InputError(f"{field}.{key}", f"{value!r} has the wrong type ({exc.errors()[0]['msg']})",
-                             f"{cls_name} expects {hints[key]}") from None
+            raise InputError(
+                f"{field}.{key}",
+                f"{value!r} has the wrong type ({exc.errors()[0]['msg']})",
+                f"{cls_name} expects {hints[key]}",
+            ) from None
         if _plain(coerced) and type(coerced) is not type(value) and isinstance(value, str):
             out[key] = coerced  # e.g. YAML 1.1 reads 1e-4 as the string '1e-4'
     bad = _nothing_to_train(out)

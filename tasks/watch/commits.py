@@ -40,14 +40,21 @@ def _remote_commit(repo: WatchedRepo, timeout: float) -> str:
     except GitFailed as e:
         if e.transient:
             raise TransientError(f"{shown}: {e}. The network failed; the next attempt may succeed.") from None
-        raise InputError(shown, str(e),
-                         "check the URL; a private repository cannot be watched by URL (no credentials reach "
-                         "git): clone it and watch the local path instead") from None
+        raise InputError(
+            shown,
+            str(e),
+            "check the URL; a private repository cannot be watched by URL (no credentials reach "
+            "git): clone it and watch the local path instead",
+        ) from None
     if sha is not None:
         return sha
     what = f"has no branch {repo.branch!r}" if repo.branch else "has no HEAD (an empty repository?)"
-    raise InputError(shown, what, f"fix `branch` (`git ls-remote --heads {shown}` lists the branches)",
-                     where="branch" if repo.branch else None)
+    raise InputError(
+        shown,
+        what,
+        f"fix `branch` (`git ls-remote --heads {shown}` lists the branches)",
+        where="branch" if repo.branch else None,
+    )
 
 
 def _local_commit(repo: WatchedRepo, timeout: float) -> str:
@@ -58,20 +65,31 @@ def _local_commit(repo: WatchedRepo, timeout: float) -> str:
     try:
         top = run_git(["-C", str(path), "rev-parse", "--show-toplevel"], timeout=timeout)
         if top.returncode != 0:
-            raise InputError(repo.url_or_path, f"is not a git repository ({git_message(top.stderr)})",
-                             "give the path of a git repository (one with commits), or its URL")
+            raise InputError(
+                repo.url_or_path,
+                f"is not a git repository ({git_message(top.stderr)})",
+                "give the path of a git repository (one with commits), or its URL",
+            )
         if Path(top.stdout.strip()).resolve() != path.resolve():
             # Its commits are those of the enclosing repository, which tracing would refuse.
-            raise InputError(repo.url_or_path, f"is inside the git repository {top.stdout.strip()}, not its root",
-                             "watch the repository's root folder")
+            raise InputError(
+                repo.url_or_path,
+                f"is inside the git repository {top.stdout.strip()}, not its root",
+                "watch the repository's root folder",
+            )
         res = run_git(["-C", str(path), "rev-parse", "--verify", "--quiet", "--end-of-options", rev], timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise TransientError(f"{repo.url_or_path}: `git rev-parse` did not finish within {timeout:.0f} s "
-                             "(a slow or busy disk?); the next attempt may succeed.") from None
+        raise TransientError(
+            f"{repo.url_or_path}: `git rev-parse` did not finish within {timeout:.0f} s "
+            "(a slow or busy disk?); the next attempt may succeed."
+        ) from None
     if res.returncode == 0 and SHA_RE.match(res.stdout.strip()):
         return res.stdout.strip()
     if repo.branch:
-        raise InputError(repo.url_or_path, f"has no branch {repo.branch!r}",
-                         f"fix `branch` (`git -C {repo.url_or_path} branch --list` lists the branches)",
-                         where="branch")
+        raise InputError(
+            repo.url_or_path,
+            f"has no branch {repo.branch!r}",
+            f"fix `branch` (`git -C {repo.url_or_path} branch --list` lists the branches)",
+            where="branch",
+        )
     raise InputError(repo.url_or_path, "has no commit at HEAD", "commit something first (`git commit`)")

@@ -35,12 +35,16 @@ class WatchedRepo(BaseModel):
 
     url_or_path: str = Field(
         description="A git URL (https://, ssh://, git@host:path, file://) or the path of a local git "
-        "repository. Remote repositories must be public: no credentials reach git.")
+        "repository. Remote repositories must be public: no credentials reach git."
+    )
     branch: str | None = Field(
-        None, description="Branch to follow. Default: the remote's default branch (HEAD), or for a local "
-        "path the commit checked out there (HEAD).")
+        None,
+        description="Branch to follow. Default: the remote's default branch (HEAD), or for a local "
+        "path the commit checked out there (HEAD).",
+    )
     name: str | None = Field(
-        None, description="A label for reports and the state file (default: the repository's name).")
+        None, description="A label for reports and the state file (default: the repository's name)."
+    )
 
     @field_validator("url_or_path")
     @classmethod
@@ -86,32 +90,43 @@ class NightlyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     watch: list[WatchedRepo] = Field(
-        min_length=1, description="Repositories to watch. A run retrains on those whose branch moved "
-        "since the last successful run (all of them on the first run).")
+        min_length=1,
+        description="Repositories to watch. A run retrains on those whose branch moved "
+        "since the last successful run (all of them on the first run).",
+    )
     pipeline: PipelineConfig = Field(
         default_factory=lambda: PipelineConfig(sources=[], name="nightly"),
         description="The curriculum run done over the changed repositories (trainers, splits, evaluation, "
         "...). Its `sources` are replaced by one `repo` + `commit` source per changed repository; its "
-        "`max_steps` must be null (every changed repository is trained).")
+        "`max_steps` must be null (every changed repository is trained).",
+    )
     home: str | None = Field(
-        None, description="Dojoflow home (store, checkpoints, nightly state). Default: pipeline.home, "
-        "else $DOJOFLOW_HOME, else ./.dojoflow.")
+        None,
+        description="Dojoflow home (store, checkpoints, nightly state). Default: pipeline.home, "
+        "else $DOJOFLOW_HOME, else ./.dojoflow.",
+    )
 
     @model_validator(mode="after")
     def _unique(self):
-        for kind, values in (("url_or_path + branch", [w.key for w in self.watch]),
-                             ("name", [w.label for w in self.watch])):
+        for kind, values in (
+            ("url_or_path + branch", [w.key for w in self.watch]),
+            ("name", [w.label for w in self.watch]),
+        ):
             seen: set[str] = set()
             for v in values:
                 if v in seen:
-                    raise ValueError(f"two watched repositories have the same {kind} ({v!r}): "
-                                     "remove one, or give each a distinct `name`")
+                    raise ValueError(
+                        f"two watched repositories have the same {kind} ({v!r}): "
+                        "remove one, or give each a distinct `name`"
+                    )
                 seen.add(v)
         if self.pipeline.max_steps is not None:
             # The curriculum's result does not say which sources a cut left out, so they would be
             # recorded as trained and never retrained.
-            raise ValueError(f"pipeline.max_steps is {self.pipeline.max_steps}, and a nightly run must train on "
-                             "every changed repository (one left out would be recorded as done): set it to null")
+            raise ValueError(
+                f"pipeline.max_steps is {self.pipeline.max_steps}, and a nightly run must train on "
+                "every changed repository (one left out would be recorded as done): set it to null"
+            )
         return self
 
     @classmethod

@@ -34,7 +34,6 @@ class RetrainingFailed(NightlyFailed):
     and recorded."""
 
 
-
 @dataclass(frozen=True)
 class Retraining:
     """What the curriculum run over the changed repositories did.
@@ -63,9 +62,13 @@ def retraining_outcome(changed: list[tuple[WatchedRepo, str]], run: dict | BaseE
     if isinstance(run, BaseException):
         return Retraining(changed, trained=[], failed={}, exception=run)
     failures = run.get("failures") or []
-    return Retraining(changed, trained=succeeded(changed, failures),
-                      failed={f["source"]: f["error"] for f in failures}, report=run.get("report"),
-                      checkpoints=dict(run.get("checkpoints") or {}))
+    return Retraining(
+        changed,
+        trained=succeeded(changed, failures),
+        failed={f["source"]: f["error"] for f in failures},
+        report=run.get("report"),
+        checkpoints=dict(run.get("checkpoints") or {}),
+    )
 
 
 def raise_for_failures(checked: list[Checked], retraining: Retraining | None) -> None:
@@ -79,20 +82,25 @@ def raise_for_failures(checked: list[Checked], retraining: Retraining | None) ->
     unchecked = {c.repo.label: c.error for c in checked if c.error}
     if retraining is not None and retraining.failed:
         n, total = len(retraining.failed), len(retraining.changed)
-        summary = (f"nothing was trained: all {total} changed repositories failed" if not retraining.trained else
-                   f"{n} of {total} changed repositories failed (the other {total - n} were trained and recorded)")
+        summary = (
+            f"nothing was trained: all {total} changed repositories failed"
+            if not retraining.trained
+            else f"{n} of {total} changed repositories failed (the other {total - n} were trained and recorded)"
+        )
         raise RetrainingFailed(summary, {**retraining.failed, **unchecked})
     if unchecked:
-        raise WatchCheckFailed(f"{len(unchecked)} of {len(checked)} watched repositories could not be checked",
-                               unchecked)
+        raise WatchCheckFailed(
+            f"{len(unchecked)} of {len(checked)} watched repositories could not be checked", unchecked
+        )
 
 
-def night_result(checked: list[Checked], changed: list[tuple[WatchedRepo, str]],
-                 retraining: Retraining | None) -> dict:
+def night_result(checked: list[Checked], changed: list[tuple[WatchedRepo, str]], retraining: Retraining | None) -> dict:
     """The nightly flow's return value: commits checked, changed and recorded (by `WatchedRepo.key`),
     the curriculum's report and checkpoints (None and {} when nothing changed)."""
-    return {"checked": {c.repo.key: c.commit for c in checked},
-            "changed": {r.key: commit for r, commit in changed},
-            "recorded": {r.key: commit for r, commit in (retraining.trained if retraining else [])},
-            "report": retraining.report if retraining else None,
-            "checkpoints": retraining.checkpoints if retraining else {}}
+    return {
+        "checked": {c.repo.key: c.commit for c in checked},
+        "changed": {r.key: commit for r, commit in changed},
+        "recorded": {r.key: commit for r, commit in (retraining.trained if retraining else [])},
+        "report": retraining.report if retraining else None,
+        "checkpoints": retraining.checkpoints if retraining else {},
+    }

@@ -28,8 +28,9 @@ def checked_from(repo: WatchedRepo, outcome: str | BaseException) -> Checked:
     return Checked(repo, commit=outcome)
 
 
-def changed_repositories(watch_list: list[WatchedRepo], state: NightlyState,
-                         heads: Mapping[str, str] | None = None) -> list[tuple[WatchedRepo, str]]:
+def changed_repositories(
+    watch_list: list[WatchedRepo], state: NightlyState, heads: Mapping[str, str] | None = None
+) -> list[tuple[WatchedRepo, str]]:
     """`(repo, newest commit)` for every watched repository whose newest commit is not the one
     last processed, in the order of `watch_list`.
 

@@ -9,23 +9,33 @@ from .plan import Checked
 from .state import NightlyState
 
 
-def summary_markdown(checked: list[Checked], changed: list[tuple[WatchedRepo, str]], state: NightlyState,
-                     retraining: Retraining | None = None) -> str:
+def summary_markdown(
+    checked: list[Checked],
+    changed: list[tuple[WatchedRepo, str]],
+    state: NightlyState,
+    retraining: Retraining | None = None,
+) -> str:
     """The nightly run's report, in every outcome: every repository checked, its commit, and what
     was done with it (unchanged, trained, failed and why)."""
     trained = {r.key for r, _ in (retraining.trained if retraining else [])}
     failed = retraining.failed if retraining else {}
     unchecked = [c for c in checked if c.error]
     if retraining is not None and retraining.exception is not None:
-        head = (f"## Nightly: retraining failed\n\nThe curriculum run over {len(changed)} changed repositories "
-                f"failed: `{retraining.error}`\n\nNo commit was recorded; the next night retries them.\n")
+        head = (
+            f"## Nightly: retraining failed\n\nThe curriculum run over {len(changed)} changed repositories "
+            f"failed: `{retraining.error}`\n\nNo commit was recorded; the next night retries them.\n"
+        )
     elif retraining is not None and failed and not trained:
-        head = (f"## Nightly: nothing was trained\n\nAll {len(changed)} changed repositories failed to trace or "
-                "import. No commit was recorded; the next night retries them.\n")
+        head = (
+            f"## Nightly: nothing was trained\n\nAll {len(changed)} changed repositories failed to trace or "
+            "import. No commit was recorded; the next night retries them.\n"
+        )
     elif retraining is not None and failed:
-        head = (f"## Nightly: {len(trained)} of {len(changed)} changed repositories retrained\n\n"
-                f"{len(failed)} failed to trace or import; their commits were not recorded, and the next "
-                "night retries them.\n")
+        head = (
+            f"## Nightly: {len(trained)} of {len(changed)} changed repositories retrained\n\n"
+            f"{len(failed)} failed to trace or import; their commits were not recorded, and the next "
+            "night retries them.\n"
+        )
     elif changed:
         head = f"## Nightly: {len(changed)} repositories changed\n\nRetrained on the new commits and recorded them.\n"
     elif unchecked:
@@ -48,8 +58,10 @@ def summary_markdown(checked: list[Checked], changed: list[tuple[WatchedRepo, st
             status = "new commit: retraining failed, not recorded"
         else:
             status = "new commit"
-        lines.append(f"| {repo.label} (`{redact_url(repo.url_or_path)}`) | {repo.branch or 'HEAD'} | "
-                     f"`{(c.commit or '-')[:12]}` | `{(last or '-')[:12]}` | {status} |")
+        lines.append(
+            f"| {repo.label} (`{redact_url(repo.url_or_path)}`) | {repo.branch or 'HEAD'} | "
+            f"`{(c.commit or '-')[:12]}` | `{(last or '-')[:12]}` | {status} |"
+        )
     if retraining is not None and retraining.report:
         lines += ["", f"Curriculum report: `{retraining.report}`"]
     return "\n".join(lines) + "\n"

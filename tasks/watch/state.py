@@ -52,19 +52,30 @@ def load_state(home: str | os.PathLike) -> NightlyState:
     try:
         raw = json.loads(path.read_text())
     except json.JSONDecodeError as e:
-        raise InputError(path, f"is not valid JSON ({e})",
-                         "delete it to start over (every watched repository is then retrained once)") from e
-    if not isinstance(raw, dict) or raw.get("version") != STATE_VERSION or not isinstance(raw.get("repositories"), dict):
-        raise InputError(path, f"is not a nightly state file of version {STATE_VERSION}",
-                         "delete it to start over (every watched repository is then retrained once)")
+        raise InputError(
+            path,
+            f"is not valid JSON ({e})",
+            "delete it to start over (every watched repository is then retrained once)",
+        ) from e
+    if (
+        not isinstance(raw, dict)
+        or raw.get("version") != STATE_VERSION
+        or not isinstance(raw.get("repositories"), dict)
+    ):
+        raise InputError(
+            path,
+            f"is not a nightly state file of version {STATE_VERSION}",
+            "delete it to start over (every watched repository is then retrained once)",
+        )
     repos = {}
     for key, r in raw["repositories"].items():
         repos[key] = Processed(commit=r["commit"], processed_at=r["processed_at"], run_id=r.get("run_id"))
     return NightlyState(repos)
 
 
-def record_processed(home: str | os.PathLike, processed: list[tuple[WatchedRepo, str]],
-                     run_id: str | None = None) -> NightlyState:
+def record_processed(
+    home: str | os.PathLike, processed: list[tuple[WatchedRepo, str]], run_id: str | None = None
+) -> NightlyState:
     """Add `(repo, commit)` pairs to the state and write it atomically; returns the new state.
 
     Call it only once the run over these commits has succeeded.
@@ -74,7 +85,11 @@ def record_processed(home: str | os.PathLike, processed: list[tuple[WatchedRepo,
     repos = dict(state.repositories)
     for repo, commit in processed:
         repos[repo.key] = Processed(commit=commit, processed_at=now, run_id=run_id)
-    doc = {"version": STATE_VERSION, "repositories": {
-        k: {"commit": p.commit, "processed_at": p.processed_at, "run_id": p.run_id} for k, p in repos.items()}}
+    doc = {
+        "version": STATE_VERSION,
+        "repositories": {
+            k: {"commit": p.commit, "processed_at": p.processed_at, "run_id": p.run_id} for k, p in repos.items()
+        },
+    }
     write_json(state_path(home), doc)
     return NightlyState(repos)

@@ -16,10 +16,9 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from storage.sample import SAMPLE_ROOT
 from tests.doubles.lean_repl_double import ReplDouble
 from tests.doubles.lean_world import LeanWorld
-
-from storage.sample import SAMPLE_ROOT
 
 
 class KiminaDouble:
@@ -83,14 +82,19 @@ class KiminaDouble:
         then its trailing `#print axioms`, with both replies' messages together."""
         started = time.perf_counter()
         if "double_hang" in snippet["code"]:
-            return {"id": snippet["id"], "time": float(timeout),
-                    "error": f"Lean REPL command timed out in {timeout:g} seconds"}
+            return {
+                "id": snippet["id"],
+                "time": float(timeout),
+                "error": f"Lean REPL command timed out in {timeout:g} seconds",
+            }
         repl = ReplDouble(self.world)
         code, _, printed = snippet["code"].rpartition("#print axioms")
         first = repl.command({"cmd": code if printed else snippet["code"]})
         messages = list(first.get("messages", []))
         if printed:
-            messages += repl.command({"cmd": "#print axioms" + printed.rstrip(), "env": first["env"]}).get("messages", [])
+            messages += repl.command({"cmd": "#print axioms" + printed.rstrip(), "env": first["env"]}).get(
+                "messages", []
+            )
         response = {"env": 0, **({"messages": messages} if messages else {})}
         if first.get("sorries"):
             response["sorries"] = first["sorries"]

@@ -22,10 +22,10 @@ LEAN_TOOLCHAIN = "leanprover/lean4:v4.20.0\n"
 
 @dataclass(frozen=True)
 class ReplDouble:
-    lake_path: Path        # the fake lake
-    repl_path: Path        # LeanInteract's local_repl_path
-    log_path: Path         # every request the double received, one JSON line each
-    lake_log: Path         # every fake-lake call
+    lake_path: Path  # the fake lake
+    repl_path: Path  # LeanInteract's local_repl_path
+    log_path: Path  # every request the double received, one JSON line each
+    lake_log: Path  # every fake-lake call
 
     def requests(self) -> list[dict]:
         """What reached the double: [{"pid", "cwd", "env_keys", "request"}], in order."""
@@ -55,17 +55,21 @@ def make_repl_double(folder: Path, *, crash_once_on: str | None = None, tactic_d
     repl_dir = folder / "repl"
     (repl_dir).mkdir(parents=True, exist_ok=True)
     (repl_dir / "lean-toolchain").write_text(LEAN_TOOLCHAIN)
-    args = [sys.executable, str(DOUBLE), "--log", str(log),
-            "--tactic-delay-ms", str(tactic_delay_ms)]
+    args = [sys.executable, str(DOUBLE), "--log", str(log), "--tactic-delay-ms", str(tactic_delay_ms)]
     if crash_once_on:
         args += ["--crash-once-on", crash_once_on]
-    _executable(repl_dir / ".lake" / "build" / "bin" / "repl",
-                "#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in args) + "\n")
-    lake = _executable(folder / "bin" / "lake", f"""#!/bin/sh
+    _executable(
+        repl_dir / ".lake" / "build" / "bin" / "repl",
+        "#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in args) + "\n",
+    )
+    lake = _executable(
+        folder / "bin" / "lake",
+        f"""#!/bin/sh
 echo "$PWD $*" >> {shlex.quote(str(lake_log))}
 if [ "$1" = "--version" ]; then echo "Lake version 5.0.0-test (Lean version 4.20.0)"; exit 0; fi
 if [ "$1" = "-d" ]; then shift 2; fi
 if [ "$1" = "env" ]; then shift; exec "$@"; fi
 exit 0
-""")
+""",
+    )
     return ReplDouble(lake, repl_dir, log, lake_log)

@@ -53,8 +53,8 @@ class ReplDouble:
     def __init__(self, world, tactic_delay_s: float = 0.0):
         self.world = world
         self.delay = tactic_delay_s
-        self.envs: list[dict] = []            # env id -> {name: axioms} of declarations it added, with its parent
-        self.states: list[tuple] = []         # proofState id -> (theorem, state text, axioms so far)
+        self.envs: list[dict] = []  # env id -> {name: axioms} of declarations it added, with its parent
+        self.states: list[tuple] = []  # proofState id -> (theorem, state text, axioms so far)
 
     def _new_env(self, parent: int | None, decls: dict) -> int:
         self.envs.append({"parent": parent, "decls": decls})
@@ -76,13 +76,26 @@ class ReplDouble:
             name = cmd.strip().split(None, 2)[2]
             axioms = self._lookup(env, name)
             if axioms is None:
-                return {"env": self._new_env(env, {}), "messages": [
-                    {"severity": "error", "pos": _pos(1, 15), "endPos": _pos(1, 15 + len(name)),
-                     "data": f"unknown constant '{name}'"}]}
-            text = (f"'{name}' depends on axioms: [{', '.join(sorted(axioms))}]" if axioms
-                    else f"'{name}' does not depend on any axioms")
-            return {"env": self._new_env(env, {}),
-                    "messages": [{"severity": "info", "pos": _pos(1), "endPos": _pos(1, 13), "data": text}]}
+                return {
+                    "env": self._new_env(env, {}),
+                    "messages": [
+                        {
+                            "severity": "error",
+                            "pos": _pos(1, 15),
+                            "endPos": _pos(1, 15 + len(name)),
+                            "data": f"unknown constant '{name}'",
+                        }
+                    ],
+                }
+            text = (
+                f"'{name}' depends on axioms: [{', '.join(sorted(axioms))}]"
+                if axioms
+                else f"'{name}' does not depend on any axioms"
+            )
+            return {
+                "env": self._new_env(env, {}),
+                "messages": [{"severity": "info", "pos": _pos(1), "endPos": _pos(1, 13), "data": text}],
+            }
         parts = split_declaration(cmd)
         t = self.world.theorem(parts[1]) if parts else None
         if t is None:
@@ -91,25 +104,55 @@ class ReplDouble:
         proof = parts[2].strip()
         if proof == "sorry":
             if t.initial is None:
-                return {"env": self._new_env(env, _names(t, {"sorryAx"})), "messages": [
-                    {"severity": "error", "pos": _pos(decl_line), "endPos": _pos(decl_line, 1),
-                     "data": f"the double knows no goals for {t.full_name}"}]}
+                return {
+                    "env": self._new_env(env, _names(t, {"sorryAx"})),
+                    "messages": [
+                        {
+                            "severity": "error",
+                            "pos": _pos(decl_line),
+                            "endPos": _pos(decl_line, 1),
+                            "data": f"the double knows no goals for {t.full_name}",
+                        }
+                    ],
+                }
             self.states.append((t, t.initial, set()))
             col = len(cmd.rstrip().split("\n")[-1]) - len("sorry")
-            return {"env": self._new_env(env, _names(t, {"sorryAx"})),
-                    "sorries": [{"proofState": len(self.states) - 1, "goal": t.initial,
-                                 "pos": _pos(line0, col), "endPos": _pos(line0, col + 5)}],
-                    "messages": [{"severity": "warning", "pos": _pos(decl_line), "endPos": _pos(decl_line, 7),
-                                  "data": "declaration uses `sorry`"}]}
+            return {
+                "env": self._new_env(env, _names(t, {"sorryAx"})),
+                "sorries": [
+                    {
+                        "proofState": len(self.states) - 1,
+                        "goal": t.initial,
+                        "pos": _pos(line0, col),
+                        "endPos": _pos(line0, col + 5),
+                    }
+                ],
+                "messages": [
+                    {
+                        "severity": "warning",
+                        "pos": _pos(decl_line),
+                        "endPos": _pos(decl_line, 7),
+                        "data": "declaration uses `sorry`",
+                    }
+                ],
+            }
         out = self.world.run_proof(t, proof)
         self._special(out.special)
         if out.state != NO_GOALS:
-            return {"env": self._new_env(env, _names(t, {"sorryAx"})), "messages": [
-                {"severity": "error", "pos": _pos(decl_line), "endPos": _pos(line0), "data": out.error}]}
+            return {
+                "env": self._new_env(env, _names(t, {"sorryAx"})),
+                "messages": [{"severity": "error", "pos": _pos(decl_line), "endPos": _pos(line0), "data": out.error}],
+            }
         reply = {"env": self._new_env(env, _names(t, out.axioms))}
         if "sorryAx" in out.axioms:
-            reply["messages"] = [{"severity": "warning", "pos": _pos(decl_line), "endPos": _pos(decl_line, 7),
-                                  "data": "declaration uses `sorry`"}]
+            reply["messages"] = [
+                {
+                    "severity": "warning",
+                    "pos": _pos(decl_line),
+                    "endPos": _pos(decl_line, 7),
+                    "data": "declaration uses `sorry`",
+                }
+            ]
         return reply
 
     def tactic(self, req: dict) -> dict | None:
@@ -126,8 +169,13 @@ class ReplDouble:
         axioms = axioms | out.axioms
         self.states.append((t, out.state, axioms))
         goals = [] if out.state == NO_GOALS else out.state.split("\n\n")
-        status = ("Incomplete: contains sorry" if "sorryAx" in axioms else
-                  "Completed" if not goals else "Incomplete: open goals remain")
+        status = (
+            "Incomplete: contains sorry"
+            if "sorryAx" in axioms
+            else "Completed"
+            if not goals
+            else "Incomplete: open goals remain"
+        )
         return {"proofState": len(self.states) - 1, "goals": goals, "proofStatus": status}
 
     @staticmethod
@@ -172,8 +220,18 @@ def main(argv=None) -> None:
     marker = log.with_name(log.name + ".crashed")
     for raw in read_requests(sys.stdin):
         with log.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "env_keys": sorted(os.environ),
-                                "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0], "request": raw}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "pid": os.getpid(),
+                        "cwd": os.getcwd(),
+                        "env_keys": sorted(os.environ),
+                        "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0],
+                        "request": raw,
+                    }
+                )
+                + "\n"
+            )
         if args.crash_once_on and args.crash_once_on in raw and not marker.exists():
             marker.write_text(str(os.getpid()))
             os._exit(134)

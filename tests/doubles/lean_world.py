@@ -43,8 +43,8 @@ class WorldTheorem:
     file_path: str
     statement: str
     initial: str | None
-    steps: dict[str, dict[str, str]] = field(default_factory=dict)   # norm state -> norm tactic -> after
-    known: set[tuple[str, str]] = field(default_factory=set)          # (norm state, norm tactic) of known proofs
+    steps: dict[str, dict[str, str]] = field(default_factory=dict)  # norm state -> norm tactic -> after
+    known: set[tuple[str, str]] = field(default_factory=set)  # (norm state, norm tactic) of known proofs
     known_axioms: tuple[str, ...] = ()
 
     def add(self, before: str, tactic: str, after: str) -> None:
@@ -61,16 +61,19 @@ class Outcome:
     state: str | None
     axioms: set[str]
     error: str = ""
-    special: str | None = None   # CRASH or HANG
+    special: str | None = None  # CRASH or HANG
 
 
 class LeanWorld:
     def __init__(self, sample_root: Path):
-        self.theorems: dict[str, WorldTheorem] = {}      # norm statement -> theorem
+        self.theorems: dict[str, WorldTheorem] = {}  # norm statement -> theorem
         self.by_name: dict[str, WorldTheorem] = {}
         for repo_dir in sorted((sample_root / "leandojo").iterdir()):
-            corpus = {p["full_name"]: p["code"] for line in (repo_dir / "corpus.jsonl").read_text().splitlines()
-                      for p in json.loads(line)["premises"]}
+            corpus = {
+                p["full_name"]: p["code"]
+                for line in (repo_dir / "corpus.jsonl").read_text().splitlines()
+                for p in json.loads(line)["premises"]
+            }
             for split in sorted((repo_dir / "random").glob("*.json")):
                 for r in json.loads(split.read_text()):
                     stmt = norm(r["theorem_statement"] or _statement(corpus[r["full_name"]]))
@@ -106,7 +109,9 @@ class LeanWorld:
             return Outcome(rest, {"Lean.ofReduceBool"} if tac == NATIVE else {"sorryAx"})
         after = t.steps.get(norm(state), {}).get(tac)
         if after is None:
-            return Outcome(None, set(), error=f"tactic `{tactic.strip()}` failed (the double knows no such step)\n{state}")
+            return Outcome(
+                None, set(), error=f"tactic `{tactic.strip()}` failed (the double knows no such step)\n{state}"
+            )
         axioms = {"sorryAx"} if tac == SORRY else set()
         if (norm(state), tac) in t.known:
             axioms |= set(t.known_axioms)
@@ -119,14 +124,14 @@ class LeanWorld:
             if norm(state) == NO_GOALS:
                 return Outcome(None, axioms, error=f"no goals to be proved (left: `{rest}`)")
             options = sorted(set(t.steps.get(norm(state), {})) | {NATIVE, SORRY, CRASH, HANG}, key=len, reverse=True)
-            tac = next((o for o in options if rest.startswith(o) and rest[len(o):len(o) + 1] in ("", " ", ";")), None)
+            tac = next((o for o in options if rest.startswith(o) and rest[len(o) : len(o) + 1] in ("", " ", ";")), None)
             if tac is None:
                 return Outcome(None, axioms, error=f"unsolved goals (the double knows no step `{rest}`)\n{state}")
             out = self.step(t, state, tac)
             if out.special or out.state is None:
                 return out
             state, axioms = out.state, axioms | out.axioms
-            rest = rest[len(tac):].lstrip(" ;")
+            rest = rest[len(tac) :].lstrip(" ;")
         return Outcome(state, axioms)
 
     def run_proof(self, t: WorldTheorem, proof: str) -> Outcome:
@@ -146,7 +151,7 @@ def split_declaration(cmd: str) -> tuple[str, str, str] | None:
     lines = cmd.rstrip().split("\n")
     for i in range(len(lines) - 1, -1, -1):
         if re.match(r"(theorem|lemma)\s", lines[i]):
-            if any(line.strip() and not line[:1].isspace() for line in lines[i + 1:]):
+            if any(line.strip() and not line[:1].isspace() for line in lines[i + 1 :]):
                 return None  # other commands follow the last theorem
             head, sep, proof = "\n".join(lines[i:]).partition(":= by")
             return ("\n".join(lines[:i]), head, proof) if sep else None

@@ -42,8 +42,14 @@ class EndpointDouble:
                     answers = next((v for k, v in double.table.items() if k in prompt), [("rfl", [-5.0])])
                     for j in range(body["n"]):
                         text, logprobs = answers[j % len(answers)]
-                        choices.append({"index": i * body["n"] + j, "text": text, "finish_reason": "stop",
-                                        "logprobs": {"token_logprobs": logprobs, "tokens": []}})
+                        choices.append(
+                            {
+                                "index": i * body["n"] + j,
+                                "text": text,
+                                "finish_reason": "stop",
+                                "logprobs": {"token_logprobs": logprobs, "tokens": []},
+                            }
+                        )
                 self._send(200, json.dumps({"id": "cmpl-1", "object": "text_completion", "choices": choices}).encode())
 
             def _send(self, code: int, payload: bytes):

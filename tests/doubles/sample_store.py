@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from storage.tactic_text import is_sorry
-
 from storage.leandojo import import_export
 from storage.sample import sample_export_dirs
 from storage.store import Store
+from storage.tactic_text import is_sorry
 
 
 def sample_store(home: Path) -> Store:

@@ -15,9 +15,19 @@ import time
 import urllib.request
 from pathlib import Path
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-                  "--window-size=1400,1800", "--remote-debugging-port=0", "--remote-allow-origins=*"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--window-size=1400,1800",
+    "--remote-debugging-port=0",
+    "--remote-allow-origins=*",
+]
 
 
 def chromium_binary() -> str | None:
@@ -27,8 +37,12 @@ def chromium_binary() -> str | None:
 class Browser:
     def __init__(self, binary: str, ceiling: float = 120.0):
         self.profile = Path(tempfile.mkdtemp(prefix="dojoflow-chromium-"))
-        self.proc = subprocess.Popen([binary, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         port_file = self.profile / "DevToolsActivePort"
         deadline = time.monotonic() + ceiling
         while not (port_file.exists() and port_file.read_text().strip()):

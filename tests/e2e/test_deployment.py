@@ -47,8 +47,9 @@ def test_both_deployments_use_the_one_work_pool_and_an_absolute_project_dir():
     pools = {d["name"]: d["work_pool"]["name"] for d in doc["deployments"]}
     assert pools == {"sample": "dojoflow", "nightly": "dojoflow", "sorry": "dojoflow"}
     assert deployment("sorry")["entrypoint"] == "flows/prove.py:prove" and "schedules" not in deployment("sorry")
-    assert doc["pull"] == [{"prefect.deployments.steps.set_working_directory":
-                            {"directory": "{{ $DOJOFLOW_PROJECT_DIR }}"}}]
+    assert doc["pull"] == [
+        {"prefect.deployments.steps.set_working_directory": {"directory": "{{ $DOJOFLOW_PROJECT_DIR }}"}}
+    ]
     assert deployment("nightly")["schedules"] == [{"cron": "0 2 * * *", "timezone": "UTC", "active": True}]
     assert "schedules" not in deployment("sample") and deployment("sample")["parameters"] == {}
 
@@ -99,8 +100,15 @@ class Processes:
 
     def start(self, name: str, args: list[str], env: dict) -> subprocess.Popen:
         with open(self.logs / f"{name}.log", "wb") as log:  # the child keeps its own descriptor
-            p = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL, start_new_session=True)
+            p = subprocess.Popen(
+                args,
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         self.procs[name] = p
         return p
 
@@ -130,30 +138,52 @@ class Processes:
 
 
 def run_cli(args: list[str], env: dict, timeout: float = 180) -> str:
-    res = subprocess.run([PREFECT, *args], check=False, cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=timeout, stdin=subprocess.DEVNULL)
+    res = subprocess.run(
+        [PREFECT, *args],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
     hint = ""
     if "422 Unprocessable Entity" in res.stdout + res.stderr:
-        hint = ("\nfastapi 0.151 and later reject the null fields Prefect 3.8.8's client sends "
-                "(offset, limit, filters): install fastapi<0.151.")
-    assert res.returncode == 0, f"`prefect {' '.join(args)}` failed ({res.returncode}):{hint}\n{res.stdout}\n{res.stderr}"
+        hint = (
+            "\nfastapi 0.151 and later reject the null fields Prefect 3.8.8's client sends "
+            "(offset, limit, filters): install fastapi<0.151."
+        )
+    assert res.returncode == 0, (
+        f"`prefect {' '.join(args)}` failed ({res.returncode}):{hint}\n{res.stdout}\n{res.stderr}"
+    )
     return res.stdout
 
 
 def child_env(tmp: Path, api_url: str) -> dict:
     """The operator's shell: this interpreter's PATH, no Prefect or Dojoflow settings of the caller."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DOJOFLOW_"))}
-    env.update(PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', os.defpath)}", PREFECT_HOME=str(tmp / "prefect-home"),
-               PREFECT_API_URL=api_url, PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="INFO",
-               HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+    env.update(
+        PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', os.defpath)}",
+        PREFECT_HOME=str(tmp / "prefect-home"),
+        PREFECT_API_URL=api_url,
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        PREFECT_LOGGING_LEVEL="INFO",
+        HF_HUB_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONUNBUFFERED="1",
+    )
     return env
 
 
 def read_artifacts(api: str, flow_run_id: str) -> dict[str, dict]:
     """The flow run's artifacts by key (plain REST: Prefect 3.8.8's client sends null filters,
     which newer fastapi releases reject, and an empty task-run filter drops flow-level artifacts)."""
-    found = httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"flow_run_id": {"any_": [flow_run_id]}}},
-                       timeout=10).raise_for_status().json()
+    found = (
+        httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"flow_run_id": {"any_": [flow_run_id]}}}, timeout=10)
+        .raise_for_status()
+        .json()
+    )
     return {a["key"] or a["id"]: a for a in found}
 
 
@@ -173,8 +203,9 @@ def quiet_repository(tmp: Path) -> tuple[str, Path]:
     return repo.url_or_path, home
 
 
-def wait_for(what: str, check, timeout: float, every: float = 1.0, alive: subprocess.Popen | None = None,
-             log=lambda: ""):
+def wait_for(
+    what: str, check, timeout: float, every: float = 1.0, alive: subprocess.Popen | None = None, log=lambda: ""
+):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = check()
@@ -213,14 +244,33 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
     try:
         # A server; its scheduler is off so that the nightly cron creates no run during the test
         # (whether it would is checked below from the deployment's schedule).
-        server = procs.start("server", [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                             {**env, "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"})
-        wait_for("server health", lambda: get("/health") is True, EVENT_CEILING_S, alive=server, log=lambda: procs.tail("server"))
+        server = procs.start(
+            "server",
+            [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            {**env, "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"},
+        )
+        wait_for(
+            "server health",
+            lambda: get("/health") is True,
+            EVENT_CEILING_S,
+            alive=server,
+            log=lambda: procs.tail("server"),
+        )
         lap("server start")
 
         # The work pool from the shipped template, and every deployment of prefect.yaml
-        run_cli(["work-pool", "create", "dojoflow", "--type", "process",
-                 "--base-job-template", str(ROOT / "deployments" / "process-pool.json")], env)
+        run_cli(
+            [
+                "work-pool",
+                "create",
+                "dojoflow",
+                "--type",
+                "process",
+                "--base-job-template",
+                str(ROOT / "deployments" / "process-pool.json"),
+            ],
+            env,
+        )
         run_cli(["--no-prompt", "deploy", "--all"], {**env, "DOJOFLOW_PROJECT_DIR": str(ROOT)}, timeout=240)
         lap("work pool + deploy --all")
 
@@ -229,8 +279,7 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
         assert sample["work_pool_name"] == nightly["work_pool_name"] == "dojoflow"
         # DOJOFLOW_PROJECT_DIR, set at deploy time, is stored in the pull step (unset, the
         # placeholder would be stored and resolved on the worker when a run starts).
-        assert sample["pull_steps"] == [{"prefect.deployments.steps.set_working_directory":
-                                         {"directory": str(ROOT)}}]
+        assert sample["pull_steps"] == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
         [schedule] = nightly["schedules"]
         assert schedule["schedule"]["cron"] == "0 2 * * *" and schedule["schedule"]["timezone"] == "UTC"
         assert schedule["active"] and nightly["parameters"]["config"]["watch"][0]["branch"] == "main"
@@ -238,18 +287,34 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
 
         # A worker with neither DOJOFLOW_PROJECT_DIR (the deployment carries it) nor DOJOFLOW_HOME
         # (the pool template's `dojoflow_home` variable, set for this run below, provides it).
-        worker = procs.start("worker", [PREFECT, "worker", "start", "--pool", "dojoflow", "--type", "process"],
-                             {**env, "PREFECT_WORKER_QUERY_SECONDS": "2"})
+        worker = procs.start(
+            "worker",
+            [PREFECT, "worker", "start", "--pool", "dojoflow", "--type", "process"],
+            {**env, "PREFECT_WORKER_QUERY_SECONDS": "2"},
+        )
 
         # The curriculum on examples/tiny.yaml (the whole PipelineConfig as the `config` parameter)
         cfg = PipelineConfig.from_yaml(ROOT / "examples" / "tiny.yaml").model_dump(mode="json")
-        out = run_cli(["deployment", "run", "curriculum/sample", "--params", json.dumps({"config": cfg}),
-                       "--job-variable", f"dojoflow_home={json.dumps(str(home))}"], env)
+        out = run_cli(
+            [
+                "deployment",
+                "run",
+                "curriculum/sample",
+                "--params",
+                json.dumps({"config": cfg}),
+                "--job-variable",
+                f"dojoflow_home={json.dumps(str(home))}",
+            ],
+            env,
+        )
         run_id = re.search(r"UUID: ([0-9a-f-]{36})", out).group(1)
         # The nightly deployment, watching a local repository whose commit was already processed
         watched, night_home = quiet_repository(tmp_path)
-        night_cfg = {"watch": [{"url_or_path": watched, "branch": "main"}], "home": str(night_home),
-                     "pipeline": {"name": "nightly", "sources": [], "trainers": {"sft": None}}}
+        night_cfg = {
+            "watch": [{"url_or_path": watched, "branch": "main"}],
+            "home": str(night_home),
+            "pipeline": {"name": "nightly", "sources": [], "trainers": {"sft": None}},
+        }
         out = run_cli(["deployment", "run", "nightly/nightly", "--params", json.dumps({"config": night_cfg})], env)
         night_id = re.search(r"UUID: ([0-9a-f-]{36})", out).group(1)
         lap("deployment run x2 (CLI)")
@@ -258,10 +323,22 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
             run = get(f"/flow_runs/{flow_run_id}")
             return run if run and run["state_type"] in TERMINAL else None
 
-        night = wait_for("the nightly run to finish", lambda: finished(night_id), EVENT_CEILING_S, every=2, alive=worker,
-                         log=lambda: procs.tail("worker"))
-        run = wait_for("the curriculum run to finish", lambda: finished(run_id), EVENT_CEILING_S, every=2, alive=worker,
-                       log=lambda: procs.tail("worker"))
+        night = wait_for(
+            "the nightly run to finish",
+            lambda: finished(night_id),
+            EVENT_CEILING_S,
+            every=2,
+            alive=worker,
+            log=lambda: procs.tail("worker"),
+        )
+        run = wait_for(
+            "the curriculum run to finish",
+            lambda: finished(run_id),
+            EVENT_CEILING_S,
+            every=2,
+            alive=worker,
+            log=lambda: procs.tail("worker"),
+        )
         lap("flow runs (worker poll + nightly + curriculum)")
         assert run["state_type"] == "COMPLETED", f"curriculum ended {run['state_name']}:\n{procs.tail('worker', 8000)}"
         assert night["state_type"] == "COMPLETED", f"nightly ended {night['state_name']}:\n{procs.tail('worker', 8000)}"

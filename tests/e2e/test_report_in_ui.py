@@ -28,8 +28,15 @@ ROOT = Path(__file__).resolve().parents[2]
 def dojoflow(*args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DOJOFLOW_"))}
     env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
-    res = subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    res = subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
     assert not check or res.returncode == 0, f"dojoflow {' '.join(args)}: {res.returncode}\n{res.stdout}\n{res.stderr}"
     return res
 
@@ -65,7 +72,8 @@ def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path):
             browser.open(f"{ui}/artifacts/artifact/{report['id']}")
             loaded = browser.wait_for(
                 f"Array.from(document.images).filter(i => i.alt === {PLOT_ALT!r} && i.complete)"
-                ".map(i => i.naturalWidth)")
+                ".map(i => i.naturalWidth)"
+            )
             browser.screenshot(tmp_path / "report-in-ui.png")
             text = browser.evaluate("document.body.innerText")
         finally:

@@ -32,9 +32,20 @@ def store_with_a_run(tmp_path: Path, names=("alpha", "beta")) -> Path:
             cid = f"{trainer}-step{step}-" + "0" * 12
             path = home / "checkpoints" / trainer / cid
             checkpoint_registry.register(store, cid, trainer, f"snap{step}", None, "h", str(path), {})
-            rows = [{"repo_id": r["repo_id"], "trainer": trainer, "split_kind": "random", "split": split,
-                     "metric": "top1", "value": 0.25 * step, "count": 4, "checkpoint_id": cid}
-                    for r in repos[:step] for split in ("val", "test")]
+            rows = [
+                {
+                    "repo_id": r["repo_id"],
+                    "trainer": trainer,
+                    "split_kind": "random",
+                    "split": split,
+                    "metric": "top1",
+                    "value": 0.25 * step,
+                    "count": 4,
+                    "checkpoint_id": cid,
+                }
+                for r in repos[:step]
+                for split in ("val", "test")
+            ]
             metrics.record(store, rows, RUN_ID, step, repo["repo_id"])
     run_records.record_end(store, RUN_ID, "completed", str(home / "reports" / RUN_ID / "report.md"))
     return home

@@ -26,8 +26,13 @@ def small_sources(root: Path, n: int = 3) -> list[SourceConfig]:
 
 
 def config(root: Path, home: Path, n: int = 3, sft: dict | None = None, **kw) -> PipelineConfig:
-    return PipelineConfig(name="test", home=str(home), sources=small_sources(root, n),
-                          trainers={"sft": sft if sft is not None else TINY_SFT}, **kw)
+    return PipelineConfig(
+        name="test",
+        home=str(home),
+        sources=small_sources(root, n),
+        trainers={"sft": sft if sft is not None else TINY_SFT},
+        **kw,
+    )
 
 
 def train_states(result: dict, trainer: str = "sft") -> list[str]:

@@ -19,7 +19,9 @@ class InjectedFailure(RuntimeError):
 def evaluate(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, *, model_cache_dir=None):
     if FAIL_FILE is not None and FAIL_FILE.exists() and len(snapshot.repo_ids) >= FAIL_AT_REPOS:
         raise InjectedFailure(f"injected failure at a step with {len(snapshot.repo_ids)} repositories")
-    return evaluate_sft(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir=model_cache_dir)
+    return evaluate_sft(
+        settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir=model_cache_dir
+    )
 
 
 def train_skipping_first_step(settings, snapshot, split_kind, parent_dir, out_dir, work_dir, *, model_cache_dir=None):

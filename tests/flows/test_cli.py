@@ -26,9 +26,16 @@ def test_import_repos_sql_and_export_of_the_sample(tmp_path):
 
     repos = invoke("repos", "--home", home)
     assert repos.exit_code == 0
-    lines = [line for line in repos.output.splitlines() if "NatBasics" in line or "ListLemmas" in line or "LogicPuzzles" in line]
-    assert [n for line in lines for n in ("NatBasics", "ListLemmas", "LogicPuzzles") if n in line] == \
-        ["NatBasics", "ListLemmas", "LogicPuzzles"]  # curriculum order, easiest first
+    lines = [
+        line
+        for line in repos.output.splitlines()
+        if "NatBasics" in line or "ListLemmas" in line or "LogicPuzzles" in line
+    ]
+    assert [n for line in lines for n in ("NatBasics", "ListLemmas", "LogicPuzzles") if n in line] == [
+        "NatBasics",
+        "ListLemmas",
+        "LogicPuzzles",
+    ]  # curriculum order, easiest first
 
     sql = invoke("sql", "SELECT count(*) AS n FROM theorems", "--home", home)
     assert sql.exit_code == 0 and "228" in sql.output
@@ -37,7 +44,9 @@ def test_import_repos_sql_and_export_of_the_sample(tmp_path):
     exp = invoke("export", out, "--repo", "https://dojoflow.invalid/samples/NatBasics", "--home", home)
     assert exp.exit_code == 0, exp.output
     meta = json.loads((out / "metadata.json").read_text())
-    assert meta["repositories"] == [{"url": "https://dojoflow.invalid/samples/NatBasics", "commit": meta["from_repo"]["commit"]}]
+    assert meta["repositories"] == [
+        {"url": "https://dojoflow.invalid/samples/NatBasics", "commit": meta["from_repo"]["commit"]}
+    ]
 
 
 def test_sql_refuses_writes_and_explains_bad_queries(tmp_path):

@@ -12,8 +12,11 @@ from .cli_store import RUN_ID, invoke, store_with_a_run
 
 def tree_digest(root) -> dict:
     """Every file under `root` and the hash of its bytes (locks excluded: they are rewritten by design)."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith("lock")}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.endswith("lock")
+    }
 
 
 def one_line_error(r) -> str:
@@ -22,8 +25,9 @@ def one_line_error(r) -> str:
     return r.output
 
 
-@pytest.mark.parametrize("command", [["repos"], ["runs"], ["sql", "SELECT 1"], ["migrate"], ["repair"],
-                                     ["import", "EXPORT"], ["run"]])
+@pytest.mark.parametrize(
+    "command", [["repos"], ["runs"], ["sql", "SELECT 1"], ["migrate"], ["repair"], ["import", "EXPORT"], ["run"]]
+)
 def test_a_home_that_is_a_file_is_refused(tmp_path, command):
     afile = tmp_path / "hostname"
     afile.write_text("not a folder\n")
@@ -49,12 +53,14 @@ def test_import_progress_refuses_names_with_newline_nul_or_path(tmp_path, name):
     assert not (tmp_path / "home").exists()
 
 
-@pytest.mark.parametrize("option, value", [("--val-fraction", "1.5"), ("--test-fraction", "-0.1"),
-                                           ("--val-fraction", "0.6")])
+@pytest.mark.parametrize(
+    "option, value", [("--val-fraction", "1.5"), ("--test-fraction", "-0.1"), ("--val-fraction", "0.6")]
+)
 def test_a_bad_split_fraction_names_the_option(tmp_path, option, value):
     args = [option, value] + (["--test-fraction", "0.6"] if value == "0.6" else [])
-    out = one_line_error(invoke("import", write_synthetic_export(tmp_path / "e", "q", 4, 2), *args,
-                                "--home", tmp_path / "home"))
+    out = one_line_error(
+        invoke("import", write_synthetic_export(tmp_path / "e", "q", 4, 2), *args, "--home", tmp_path / "home")
+    )
     assert f"{option} {value}" in out and "validation error" not in out and "pydantic" not in out
     assert not (tmp_path / "home").exists()
 
@@ -98,7 +104,9 @@ def test_a_corrupt_catalog_points_to_repair_which_rebuilds_it(tmp_path):
 
 def test_repair_of_a_readable_catalog_keeps_every_record(tmp_path):
     home = store_with_a_run(tmp_path)
-    query = "SELECT (SELECT count(*) FROM metrics) m, (SELECT count(*) FROM runs) r, (SELECT count(*) FROM checkpoints) c"
+    query = (
+        "SELECT (SELECT count(*) FROM metrics) m, (SELECT count(*) FROM runs) r, (SELECT count(*) FROM checkpoints) c"
+    )
     before = invoke("sql", query, "--home", home).stdout
     r = invoke("repair", "--home", home)
     assert r.exit_code == 0 and "lost" not in r.output and "removed" not in r.output, r.output

@@ -15,8 +15,9 @@ def home(tmp_path):
     return store_with_a_run(tmp_path)
 
 
-@pytest.mark.parametrize("command", [["repos"], ["runs"], ["metrics"], ["metrics", "--split", "test"],
-                                     ["sql", "SELECT * FROM runs"]])
+@pytest.mark.parametrize(
+    "command", [["repos"], ["runs"], ["metrics"], ["metrics", "--split", "test"], ["sql", "SELECT * FROM runs"]]
+)
 def test_tables_fit_80_columns(home, command):
     r = invoke(*command, "--home", home, "--format", "table", columns=80)
     assert r.exit_code == 0, r.output
@@ -56,11 +57,14 @@ def test_runs_shows_the_checkpoint_paths_of_a_run(home):
     assert f"report_path: {home / 'reports' / RUN_ID / 'report.md'}" in r.output
 
 
-@pytest.mark.parametrize("option, value, valid", [
-    ("--split", "tset", "test, val"),
-    ("--trainer", "retreiver", "retriever, sft"),
-    ("--repository", "gamma", "alpha, beta"),
-])
+@pytest.mark.parametrize(
+    "option, value, valid",
+    [
+        ("--split", "tset", "test, val"),
+        ("--trainer", "retreiver", "retriever, sft"),
+        ("--repository", "gamma", "alpha, beta"),
+    ],
+)
 def test_metrics_filter_that_names_nothing_is_an_error_listing_the_valid_ones(home, option, value, valid):
     r = invoke("metrics", "--home", home, option, value)
     assert r.exit_code == 2, r.output

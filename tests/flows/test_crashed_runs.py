@@ -28,10 +28,20 @@ def _wait_for(condition, what: str, proc=None, ceiling: float = 600.0):
 def _start_stuck_run(home: Path) -> subprocess.Popen:
     from prefect.settings import PREFECT_API_URL
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_API_URL": PREFECT_API_URL.value(),
-           "PREFECT_LOGGING_LEVEL": "WARNING"}
-    return subprocess.Popen([sys.executable, "-m", "tests.flows.stuck_run", str(home)], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PREFECT_API_URL": PREFECT_API_URL.value(),
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.flows.stuck_run", str(home)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def test_a_killed_run_is_marked_crashed_in_the_catalog_and_in_prefect(prefect, tmp_path, monkeypatch):

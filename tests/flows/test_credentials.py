@@ -23,10 +23,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def dojoflow(*args, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "COLUMNS": "200",
-           "DOJOFLOW_HOME": str(cwd / "default-home")}
-    return subprocess.run([sys.executable, "-m", "flows.cli", *map(str, args)], cwd=cwd, env=env, text=True,
-                          capture_output=True, timeout=600, stdin=subprocess.DEVNULL, check=False)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "COLUMNS": "200",
+        "DOJOFLOW_HOME": str(cwd / "default-home"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def files_holding(root: Path, secret: str) -> list[Path]:

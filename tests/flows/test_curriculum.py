@@ -82,13 +82,20 @@ def test_a_failure_in_step_two_then_a_rerun_caches_step_one_and_redoes_the_rest(
     flaky_sft.unlink()
     rerun = curriculum(config=cfg)
     assert train_states(rerun) == ["Cached", "Completed", "Completed"]
-    assert rerun["steps"][1]["trainers"]["sft"]["checkpoint"]["parent_id"] == \
-        rerun["steps"][0]["trainers"]["sft"]["checkpoint"]["checkpoint_id"]
+    assert (
+        rerun["steps"][1]["trainers"]["sft"]["checkpoint"]["parent_id"]
+        == rerun["steps"][0]["trainers"]["sft"]["checkpoint"]["checkpoint_id"]
+    )
     status = catalog.query(store, "SELECT status FROM runs WHERE run_id = $r", params={"r": rerun["run_id"]})
     assert status.to_pylist() == [{"status": "completed"}]
     # the rerun's metrics are whole: step 1's come from its cached evaluation
-    steps = catalog.query(store, "SELECT DISTINCT step FROM metrics WHERE run_id = $r ORDER BY step",
-                          params={"r": rerun["run_id"]}).column("step").to_pylist()
+    steps = (
+        catalog.query(
+            store, "SELECT DISTINCT step FROM metrics WHERE run_id = $r ORDER BY step", params={"r": rerun["run_id"]}
+        )
+        .column("step")
+        .to_pylist()
+    )
     assert steps == [1, 2, 3]
 
 
@@ -106,13 +113,21 @@ def test_a_changed_setting_retrains_from_the_first_step_it_affects_and_no_earlie
     assert train_states(evals) == ["Cached"] * 3
     assert [s["trainers"]["sft"]["evaluate_state"] for s in evals["steps"]] == ["Completed"] * 3
     # so does a trainer's own evaluation setting, and a logging-only training argument
-    top1 = {**TINY_SFT, "evaluation": {**TINY_SFT["evaluation"], "top_k": 1},
-            "training": {**TINY_SFT["training"], "logging_steps": 2}}
+    top1 = {
+        **TINY_SFT,
+        "evaluation": {**TINY_SFT["evaluation"], "top_k": 1},
+        "training": {**TINY_SFT["training"], "logging_steps": 2},
+    }
     evals = curriculum(config=config(tmp_path, home, evaluation={"splits": ["test"]}, sft=top1))
     assert train_states(evals) == ["Cached"] * 3
     assert [s["trainers"]["sft"]["evaluate_state"] for s in evals["steps"]] == ["Completed"] * 3
-    metrics = catalog.query(Store.open(home), "SELECT DISTINCT metric FROM metrics WHERE run_id = $r",
-                            params={"r": evals["run_id"]}).column("metric").to_pylist()
+    metrics = (
+        catalog.query(
+            Store.open(home), "SELECT DISTINCT metric FROM metrics WHERE run_id = $r", params={"r": evals["run_id"]}
+        )
+        .column("metric")
+        .to_pylist()
+    )
     assert "top1_accuracy" in metrics and "top2_accuracy" not in metrics
     # a trainer setting affects every step from the first
     changed = {**TINY_SFT, "training": {**TINY_SFT["training"], "learning_rate": 1e-3}}
@@ -121,7 +136,8 @@ def test_a_changed_setting_retrains_from_the_first_step_it_affects_and_no_earlie
 
 
 def test_a_trainer_with_nothing_to_learn_at_step_one_is_recorded_as_skipped_and_the_run_goes_on(
-        prefect, tmp_path, monkeypatch):
+    prefect, tmp_path, monkeypatch
+):
     from flows.curriculum import curriculum
 
     sft = registry.get("sft")
@@ -180,8 +196,13 @@ EVENT_CEILING_S = 1800  # how long a wait for an event may take before the test 
 
 
 def _run_cli(cfg_path: Path, home: Path, env: dict, **popen) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "flows.cli", "run", str(cfg_path), "--home", str(home)],
-                            cwd=ROOT, env=env, start_new_session=True, **popen)
+    return subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "run", str(cfg_path), "--home", str(home)],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        **popen,
+    )
 
 
 def _cli_env() -> dict:
@@ -307,9 +328,12 @@ def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpo
         first, second = (s["trainers"][name]["checkpoint"] for s in result["steps"])
         assert second["parent_id"] == first["checkpoint_id"], name
     store = Store.open(home)
-    rows = catalog.query(store, "SELECT trainer, step, count(DISTINCT repo_id) AS repos, list(DISTINCT metric) AS metrics"
-                                " FROM metrics WHERE run_id = $r GROUP BY ALL ORDER BY ALL",
-                         params={"r": result["run_id"]}).to_pylist()
+    rows = catalog.query(
+        store,
+        "SELECT trainer, step, count(DISTINCT repo_id) AS repos, list(DISTINCT metric) AS metrics"
+        " FROM metrics WHERE run_id = $r GROUP BY ALL ORDER BY ALL",
+        params={"r": result["run_id"]},
+    ).to_pylist()
     by = {(r["trainer"], r["step"]): r for r in rows}
     for name, expected in (("retriever", {"R@1", "R@10", "MRR"}), ("progress", {"MAE", "MSE", "spearman"})):
         assert [by[(name, k)]["repos"] for k in (1, 2)] == [1, 2], name  # every repository seen so far
@@ -335,8 +359,9 @@ def echo_registered_before_sft():
         registry.register(trainer)
 
 
-def test_a_trainer_registered_by_one_call_trains_after_the_trainer_it_starts_from(prefect, tmp_path,
-                                                                                  echo_registered_before_sft):
+def test_a_trainer_registered_by_one_call_trains_after_the_trainer_it_starts_from(
+    prefect, tmp_path, echo_registered_before_sft
+):
     from flows.curriculum import curriculum
 
     cfg = config(tmp_path, tmp_path / "home", n=2)

@@ -17,8 +17,12 @@ runner = CliRunner()
 
 THEOREMS = [  # lean-grpo's format; names of the sample's NatBasics theorems, so replay knows them
     {"name": "one_mul'", "statement": "theorem one_mul' (n : Nat) : 1 * n = n", "context": "", "imports": []},
-    {"name": "mul_comm'", "statement": "theorem mul_comm' (n m : Nat) : n * m = m * n", "context": "",
-     "imports": ["NatBasics"]},
+    {
+        "name": "mul_comm'",
+        "statement": "theorem mul_comm' (n m : Nat) : n * m = m * n",
+        "context": "",
+        "imports": ["NatBasics"],
+    },
 ]
 
 
@@ -43,8 +47,13 @@ def theorem_file(tmp_path):
 def test_grpo_algorithms_lists_the_five_with_papers():
     r = invoke("grpo", "algorithms")
     assert r.exit_code == 0
-    for name, paper in [("grpo", "2402.03300"), ("dr_grpo", "2503.20783"), ("dapo", "2503.14476"),
-                        ("gspo", "2507.18071"), ("dgpo", "2305.18290")]:
+    for name, paper in [
+        ("grpo", "2402.03300"),
+        ("dr_grpo", "2503.20783"),
+        ("dapo", "2503.14476"),
+        ("gspo", "2507.18071"),
+        ("dgpo", "2305.18290"),
+    ]:
         assert name in r.output and paper in r.output
 
 
@@ -63,15 +72,19 @@ def test_grpo_train_on_a_lean_grpo_file_is_cached_on_rerun_then_evaluate(prefect
     ev = invoke("grpo", "evaluate", out, theorem_file, "-k", "2", "--max-new-tokens", "8", "--home", home)
     assert ev.exit_code == 0, ev.output
     assert "2 theorems, checked by replay: pass@1" in ev.output and "pass@2" in ev.output
-    assert "(cached)" in invoke("grpo", "evaluate", out, theorem_file, "-k", "2", "--max-new-tokens", "8",
-                                "--home", home).output
+    assert (
+        "(cached)"
+        in invoke("grpo", "evaluate", out, theorem_file, "-k", "2", "--max-new-tokens", "8", "--home", home).output
+    )
 
 
 def test_grpo_train_reads_a_lean_grpo_yaml_config(prefect, home, theorem_file, tmp_path):
     config = tmp_path / "config_dgpo.yaml"
-    config.write_text("algorithm: DGPO\nalgorithm_config: {use_dpo_loss: true, dpo_coef: 0.5}\nnum_generations: 2\n"
-                      "max_completion_length: 8\nreward_type: strict\nlearning_rate: 5e-6\n"
-                      f"output_dir: {tmp_path / 'from-config'}\n")
+    config.write_text(
+        "algorithm: DGPO\nalgorithm_config: {use_dpo_loss: true, dpo_coef: 0.5}\nnum_generations: 2\n"
+        "max_completion_length: 8\nreward_type: strict\nlearning_rate: 5e-6\n"
+        f"output_dir: {tmp_path / 'from-config'}\n"
+    )
     r = invoke("grpo", "train", theorem_file, "--config", config, "--max-steps", "1", "--home", home)
     assert r.exit_code == 0, r.output
     info = json.loads((tmp_path / "from-config" / "dojoflow_model.json").read_text())
@@ -80,15 +93,18 @@ def test_grpo_train_reads_a_lean_grpo_yaml_config(prefect, home, theorem_file, t
     assert s["training"]["learning_rate"] == 5e-6 and s["training"]["max_completion_length"] == 8
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["-a", "ppo"], "unknown algorithm 'ppo'"),
-    (["--algo-config", '{"consensus_weight": 0.3}'], "'consensus_weight' is not an option of algorithm 'grpo'"),
-    (["--algo-config", "{nope"], "--algo-config: is not valid JSON"),
-    (["-n", "1"], "num_generations"),
-    (["-n", "3", "-b", "4"], "does not divide the generation batch"),
-    (["-r", "generous"], "reward_preset"),
-    (["--backend", "repl"], "lake"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["-a", "ppo"], "unknown algorithm 'ppo'"),
+        (["--algo-config", '{"consensus_weight": 0.3}'], "'consensus_weight' is not an option of algorithm 'grpo'"),
+        (["--algo-config", "{nope"], "--algo-config: is not valid JSON"),
+        (["-n", "1"], "num_generations"),
+        (["-n", "3", "-b", "4"], "does not divide the generation batch"),
+        (["-r", "generous"], "reward_preset"),
+        (["--backend", "repl"], "lake"),
+    ],
+)
 def test_bad_options_fail_before_anything_starts(home, theorem_file, tmp_path, extra, message):
     out = tmp_path / "out"
     r = invoke("grpo", "train", theorem_file, *extra, "-o", out, "--home", home)
@@ -98,7 +114,7 @@ def test_bad_options_fail_before_anything_starts(home, theorem_file, tmp_path, e
 
 def test_bad_files_fail_with_the_line_or_key(home, tmp_path):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps(THEOREMS[0]) + "\n{\"name\": \"x\"}\n")
+    bad.write_text(json.dumps(THEOREMS[0]) + '\n{"name": "x"}\n')
     r = invoke("grpo", "train", bad, "--home", home)
     assert r.exit_code == 2 and "line 2" in r.output and "statement" in r.output
     good = tmp_path / "good.jsonl"

@@ -18,18 +18,24 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "grpo.yaml"
 def test_sft_then_dapo_per_repository_with_replay_rewards_and_cached_rerun(prefect, tmp_path):
     from flows.curriculum import curriculum
 
-    cfg = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(tmp_path / "home"), "max_steps": 1},
-                                                            source="the test")
+    cfg = PipelineConfig.from_yaml(EXAMPLE).with_overrides(
+        {"home": str(tmp_path / "home"), "max_steps": 1}, source="the test"
+    )
     first = curriculum(config=cfg)
     assert train_states(first, "sft") == ["Completed"] and train_states(first, "grpo") == ["Completed"]
     step = first["steps"][0]["trainers"]
     assert step["grpo"]["checkpoint"]["parent_id"] == step["sft"]["checkpoint"]["checkpoint_id"]  # init_from: sft
-    rows = catalog.query(Store.open(tmp_path / "home"),
-                         "SELECT split, metric, value FROM metrics WHERE metric LIKE 'replay_pass@%' "
-                         "OR metric LIKE 'train_%'").to_pylist()
+    rows = catalog.query(
+        Store.open(tmp_path / "home"),
+        "SELECT split, metric, value FROM metrics WHERE metric LIKE 'replay_pass@%' OR metric LIKE 'train_%'",
+    ).to_pylist()
     metrics = {(r["split"], r["metric"]) for r in rows}
-    assert {("val", "replay_pass@1"), ("val", "replay_pass@2"), ("train", "train_reward"),
-            ("train", "train_accepted")} <= metrics
+    assert {
+        ("val", "replay_pass@1"),
+        ("val", "replay_pass@2"),
+        ("train", "train_reward"),
+        ("train", "train_accepted"),
+    } <= metrics
     assert "replay_pass@1" in Path(first["report"]).read_text()
 
     second = curriculum(config=cfg)

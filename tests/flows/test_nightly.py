@@ -38,8 +38,14 @@ BUILD_ERROR = "lake build failed: Alpha/Basic.lean:3:2: unknown identifier 'foo'
 
 def git(cwd: Path, *args: str) -> str:
     env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false",
-                           *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def commit_file(repo: Path, name: str, text: str) -> str:
@@ -55,7 +61,7 @@ def lean_repo(tmp_path) -> Path:
     """A git repository that looks like a Lean project (used where nothing is traced)."""
     repo = tmp_path / "Lemmas"
     repo.mkdir()
-    (repo / "lakefile.lean").write_text('import Lake\nopen Lake DSL\npackage Lemmas\nlean_lib Lemmas\n')
+    (repo / "lakefile.lean").write_text("import Lake\nopen Lake DSL\npackage Lemmas\nlean_lib Lemmas\n")
     (repo / "lean-toolchain").write_text("leanprover/lean4:v4.20.0\n")
     (repo / "Lemmas.lean").write_text("theorem t : 1 + 1 = 2 := rfl\n")
     git(repo, "init", "-q", "-b", "main")
@@ -87,9 +93,11 @@ def lean_dojo_double(tmp_path, monkeypatch):
 def nightly_config(home: Path, *repos: WatchedRepo, sft: dict | None = None, **pipeline) -> NightlyConfig:
     # Without `sft`, no trainer: these runs stop after ingestion and snapshots, and validating
     # SFT settings would import TRL.
-    return NightlyConfig(watch=list(repos), home=str(home),
-                         pipeline=PipelineConfig(name="nightly-test", sources=[], trainers={"sft": sft},
-                                                 **pipeline))
+    return NightlyConfig(
+        watch=list(repos),
+        home=str(home),
+        pipeline=PipelineConfig(name="nightly-test", sources=[], trainers={"sft": sft}, **pipeline),
+    )
 
 
 def run_nightly(config: NightlyConfig):
@@ -117,8 +125,9 @@ def artifact_markdown(flow_run_id, key: str = "nightly-report") -> str:
 
 def traced_commits(home: Path) -> set[str]:
     """The commits of the exports the tracing step wrote under `home`."""
-    return {json.loads(p.read_text())["from_repo"]["commit"]
-            for p in (home / "traces" / "exports").glob("*/metadata.json")}
+    return {
+        json.loads(p.read_text())["from_repo"]["commit"] for p in (home / "traces" / "exports").glob("*/metadata.json")
+    }
 
 
 def test_nothing_changed_finishes_quickly_and_says_which_commits_were_checked(prefect, tmp_path, lean_repo):
@@ -145,7 +154,8 @@ def test_nothing_changed_finishes_quickly_and_says_which_commits_were_checked(pr
 
 
 def test_a_new_commit_traced_by_the_lean_dojo_double_is_trained_on_and_recorded_then_a_quiet_night_is_quick(
-        prefect, tmp_path, lean_dojo_double):
+    prefect, tmp_path, lean_dojo_double
+):
     home = tmp_path / "home"
     path = lean_dojo_double("alpha")
     repo = WatchedRepo(url_or_path=str(path), branch="main")
@@ -180,14 +190,17 @@ def test_a_new_commit_traced_by_the_lean_dojo_double_is_trained_on_and_recorded_
 
 
 def test_a_trace_failing_in_the_lean_dojo_double_records_no_commit_and_the_next_night_retries(
-        prefect, tmp_path, lean_dojo_double):
+    prefect, tmp_path, lean_dojo_double
+):
     from tasks.tracing import TracingError
 
     home = tmp_path / "home"
     path = lean_dojo_double("alpha")
     repo = WatchedRepo(url_or_path=str(path), branch="main")
     broken = commit_file(path, "FAIL_TRACE", BUILD_ERROR + "\n")
-    config = nightly_config(home, repo, tracing=lean_dojo_double.tracing)  # continue_on_source_failure false: the curriculum run raises
+    config = nightly_config(
+        home, repo, tracing=lean_dojo_double.tracing
+    )  # continue_on_source_failure false: the curriculum run raises
 
     state, run_id = run_nightly(config)
     assert state.is_failed()
@@ -210,7 +223,8 @@ def test_a_trace_failing_in_the_lean_dojo_double_records_no_commit_and_the_next_
 
 
 def test_a_night_where_every_changed_repository_fails_in_the_lean_dojo_double_fails_and_records_nothing(
-        prefect, tmp_path, lean_dojo_double):
+    prefect, tmp_path, lean_dojo_double
+):
     home = tmp_path / "home"
     repos = []
     for name in ("alpha", "beta"):
@@ -218,13 +232,16 @@ def test_a_night_where_every_changed_repository_fails_in_the_lean_dojo_double_fa
         commit_file(path, "FAIL_TRACE", BUILD_ERROR + "\n")
         repos.append(WatchedRepo(url_or_path=str(path), branch="main"))
 
-    state, run_id = run_nightly(nightly_config(home, *repos, continue_on_source_failure=True,
-                                               tracing=lean_dojo_double.tracing))
+    state, run_id = run_nightly(
+        nightly_config(home, *repos, continue_on_source_failure=True, tracing=lean_dojo_double.tracing)
+    )
     assert state.is_failed(), "a night that trained nothing ended Completed"
     # The curriculum itself refuses to go on with no source, naming each source's error
     # (tasks/plan.py); the nightly then fails with that error (RetrainingFailed, had the
     # curriculum returned instead, is tests/tasks/test_watch.py's case).
-    with pytest.raises(DojoflowError, match="(?s)none could be imported or traced.*alpha: TracingError.*beta: TracingError") as e:
+    with pytest.raises(
+        DojoflowError, match="(?s)none could be imported or traced.*alpha: TracingError.*beta: TracingError"
+    ) as e:
         state.result()
     assert not e.value.transient
     assert not state_path(home).exists()
@@ -235,7 +252,8 @@ def test_a_night_where_every_changed_repository_fails_in_the_lean_dojo_double_fa
 
 
 def test_a_night_where_some_repositories_fail_in_the_lean_dojo_double_records_only_the_others(
-        prefect, tmp_path, lean_dojo_double):
+    prefect, tmp_path, lean_dojo_double
+):
     home = tmp_path / "home"
     good_path, bad_path = lean_dojo_double("alpha"), lean_dojo_double("beta")
     good = WatchedRepo(url_or_path=str(good_path), branch="main")
@@ -243,8 +261,9 @@ def test_a_night_where_some_repositories_fail_in_the_lean_dojo_double_records_on
     good_head = git(good_path, "rev-parse", "HEAD")
     bad_head = commit_file(bad_path, "FAIL_TRACE", BUILD_ERROR + "\n")
 
-    state, run_id = run_nightly(nightly_config(home, good, bad, continue_on_source_failure=True,
-                                               tracing=lean_dojo_double.tracing))
+    state, run_id = run_nightly(
+        nightly_config(home, good, bad, continue_on_source_failure=True, tracing=lean_dojo_double.tracing)
+    )
     assert state.is_failed(), "a night where a repository failed to trace ended Completed"
     with pytest.raises(RetrainingFailed, match="1 of 2 changed repositories failed") as e:
         state.result()

@@ -31,7 +31,7 @@ def invoke(*args):
 
 def known_proof_table() -> dict:
     """For each state of square_add's known proof, its next tactic (likely) and a wrong one."""
-    table, goals = {}, None
+    table = {}
     states = [None] + [after for _, after in SQUARE_ADD.steps]
     for (tactic, _), before in zip(SQUARE_ADD.steps, states):
         key = "⊢ square (a + b)" if before is None else before.split("⊢")[-1].strip()
@@ -40,10 +40,24 @@ def known_proof_table() -> dict:
 
 
 def write_config(path, double, endpoint_url, work_dir, **overrides) -> None:
-    path.write_text(yaml.safe_dump({"proving": {
-        "backend": {"kind": "repl", "repl": double.options(), "work_dir": str(work_dir)},
-        "generator": {"kind": "endpoint", "endpoint": {"url": endpoint_url, "model": "double", "api_key_env": None}},
-        "num_tactics": 2, "max_expansions": 8, "timeout_s": 300, "batch_size": 4, **overrides}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "proving": {
+                    "backend": {"kind": "repl", "repl": double.options(), "work_dir": str(work_dir)},
+                    "generator": {
+                        "kind": "endpoint",
+                        "endpoint": {"url": endpoint_url, "model": "double", "api_key_env": None},
+                    },
+                    "num_tactics": 2,
+                    "max_expansions": 8,
+                    "timeout_s": 300,
+                    "batch_size": 4,
+                    **overrides,
+                }
+            }
+        )
+    )
 
 
 def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_applies(prefect, tmp_path):
@@ -58,7 +72,8 @@ def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_a
 
     rows = read_proofs(store, purpose="sorry")
     assert [(p["full_name"], p["checker"], p["tactics"]) for p in rows] == [
-        ("NatBasics.square_add", "repl", SQUARE_ADD.tactics)]
+        ("NatBasics.square_add", "repl", SQUARE_ADD.tactics)
+    ]
     assert rows[0]["axioms"] == ["propext"]
     assert '"tactic": "omega"' in double.received()  # the search ran in the double, tactic by tactic
 
@@ -73,14 +88,17 @@ def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_a
     assert "sorry" not in block and all(t in block for t in SQUARE_ADD.tactics)
 
 
-@pytest.mark.parametrize("args, overrides, endpoint_mode, message", [
-    (["--repo", "NoSuchRepo"], {}, "ok", "NoSuchRepo: matches no repository in the store"),
-    (["--theorem", "NatBasics.no_such_theorem"], {}, "ok", "NatBasics.no_such_theorem: no such theorem"),
-    (["--theorem", "NatBasics.add_zero'"], {}, "ok", "has a proof without `sorry`"),
-    ([], {}, "garbage", "not an OpenAI completions response"),
-    ([], {"max_expansions": 0}, "ok", "`proving.max_expansions` Input should be greater than or equal to 1"),
-    ([], {"timeout_s": -5}, "ok", "`proving.timeout_s` Input should be greater than 0"),
-])
+@pytest.mark.parametrize(
+    "args, overrides, endpoint_mode, message",
+    [
+        (["--repo", "NoSuchRepo"], {}, "ok", "NoSuchRepo: matches no repository in the store"),
+        (["--theorem", "NatBasics.no_such_theorem"], {}, "ok", "NatBasics.no_such_theorem: no such theorem"),
+        (["--theorem", "NatBasics.add_zero'"], {}, "ok", "has a proof without `sorry`"),
+        ([], {}, "garbage", "not an OpenAI completions response"),
+        ([], {"max_expansions": 0}, "ok", "`proving.max_expansions` Input should be greater than or equal to 1"),
+        ([], {"timeout_s": -5}, "ok", "`proving.timeout_s` Input should be greater than 0"),
+    ],
+)
 def test_prove_refuses_bad_input_before_any_search(prefect, tmp_path, args, overrides, endpoint_mode, message):
     home = tmp_path / "home"
     store = sample_store(home)
@@ -88,8 +106,17 @@ def test_prove_refuses_bad_input_before_any_search(prefect, tmp_path, args, over
     with EndpointDouble(known_proof_table()) as endpoint:
         endpoint.mode = endpoint_mode
         write_config(tmp_path / "prove.yaml", double, endpoint.url, tmp_path / "work", **overrides)
-        r = invoke("prove", tmp_path / "prove.yaml", "--repo", "NatBasics", *args, "--home", home,
-                   "--out", tmp_path / "patches")
+        r = invoke(
+            "prove",
+            tmp_path / "prove.yaml",
+            "--repo",
+            "NatBasics",
+            *args,
+            "--home",
+            home,
+            "--out",
+            tmp_path / "patches",
+        )
         sent = [q for q in endpoint.requests if q["body"].get("max_tokens") != 1]
     assert r.exit_code == 2 and message in r.output
     assert not double.requests() and not sent  # no search started

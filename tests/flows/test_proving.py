@@ -23,21 +23,42 @@ from tests.doubles.sample_store import sample_store
 
 from .fixtures import TINY_SFT, task_run_states
 
-PROVING = {"backend": {"kind": "replay"}, "generator": {"decoding": "sample", "max_new_tokens": 8},
-           "num_tactics": 2, "max_expansions": 2, "timeout_s": 300, "attempts": 2, "k": 2,
-           "splits": ["train", "test"], "max_theorems": 3, "batch_size": 3}
+PROVING = {
+    "backend": {"kind": "replay"},
+    "generator": {"decoding": "sample", "max_new_tokens": 8},
+    "num_tactics": 2,
+    "max_expansions": 2,
+    "timeout_s": 300,
+    "attempts": 2,
+    "k": 2,
+    "splits": ["train", "test"],
+    "max_theorems": 3,
+    "batch_size": 3,
+}
 
 
 def pipeline(home: Path) -> PipelineConfig:
-    return PipelineConfig(name="proving-test", home=str(home), sources=[SourceConfig(sample="NatBasics")], max_steps=1,
-                          trainers={"sft": TINY_SFT}, evaluation={"splits": ["test"], "proving": PROVING})
+    return PipelineConfig(
+        name="proving-test",
+        home=str(home),
+        sources=[SourceConfig(sample="NatBasics")],
+        max_steps=1,
+        trainers={"sft": TINY_SFT},
+        evaluation={"splits": ["test"], "proving": PROVING},
+    )
 
 
 def proving_metrics(store: Store, run_id: str) -> list[tuple]:
-    return sorted(tuple(r.values()) for r in catalog.query(store, """
+    return sorted(
+        tuple(r.values())
+        for r in catalog.query(
+            store,
+            """
         SELECT repo_id, split, metric, value, count FROM metrics
         WHERE trainer = 'proving' AND run_id = $run AND metric <> 'proving_mean_seconds'""",
-        params={"run": run_id}).to_pylist())
+            params={"run": run_id},
+        ).to_pylist()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +76,13 @@ def test_curriculum_records_replay_pass_at_k_per_repository_and_split(first_run)
     (repo_id,) = store.repo_ids()
     metrics = {(split, metric): (value, count) for _, split, metric, value, count in rows}
     for split in ("train", "test"):
-        for metric in ("replay_pass@1", "replay_pass@2", "proving_mean_expansions", "proving_errors", "proving_theorems"):
+        for metric in (
+            "replay_pass@1",
+            "replay_pass@2",
+            "proving_mean_expansions",
+            "proving_errors",
+            "proving_theorems",
+        ):
             assert (split, metric) in metrics, (split, metric)
         assert 0.0 <= metrics[(split, "replay_pass@1")][0] <= metrics[(split, "replay_pass@2")][0] <= 1.0
         assert metrics[(split, "proving_theorems")][0] == 3.0
@@ -77,7 +104,9 @@ def test_curriculum_rerun_is_cached_and_records_the_same_metrics(first_run):
     states = task_run_states([second["run_id"]], "prove-batch")
     assert states and all(state == "Cached" for _, state in states)
     store = Store.open(home)
-    assert [r[:4] for r in proving_metrics(store, second["run_id"])] == [r[:4] for r in proving_metrics(store, first["run_id"])]
+    assert [r[:4] for r in proving_metrics(store, second["run_id"])] == [
+        r[:4] for r in proving_metrics(store, first["run_id"])
+    ]
 
 
 def test_dask_cluster_of_two_processes_gives_the_same_metrics_as_the_default_runner(first_run, tmp_path):
@@ -87,8 +116,9 @@ def test_dask_cluster_of_two_processes_gives_the_same_metrics_as_the_default_run
 
     home, result = first_run
     checkpoint = result["steps"][0]["trainers"]["sft"]["checkpoint"]
-    settings = ProvingSettings.model_validate({**PROVING, "generator": {"max_new_tokens": 8}, "attempts": 1, "k": 1,
-                                               "batch_size": 2})
+    settings = ProvingSettings.model_validate(
+        {**PROVING, "generator": {"max_new_tokens": 8}, "attempts": 1, "k": 1, "batch_size": 2}
+    )
     runs = {}
     for runner in ("default", "dask"):
         runner_home = tmp_path / runner
@@ -96,14 +126,17 @@ def test_dask_cluster_of_two_processes_gives_the_same_metrics_as_the_default_run
         repo_ids = [r["repo_id"] for r in store.repositories() if r["name"] == "NatBasics"]
         flow = evaluate_proving
         if runner == "dask":
-            flow = evaluate_proving.with_options(task_runner=DaskTaskRunner(
-                cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True}))
+            flow = evaluate_proving.with_options(
+                task_runner=DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
+            )
         out = flow(home=str(runner_home), checkpoint=checkpoint, repo_ids=repo_ids, settings=settings)
-        runs[runner] = sorted((r["repo_id"], r["split"], r["metric"], r["value"]) for r in out["metrics"]
-                              if r["metric"] != "proving_mean_seconds")
+        runs[runner] = sorted(
+            (r["repo_id"], r["split"], r["metric"], r["value"])
+            for r in out["metrics"]
+            if r["metric"] != "proving_mean_seconds"
+        )
         runs[runner + "-workers"] = set(out["searched_by"])
     assert runs["dask"] == runs["default"] and runs["default"]
     here = f"{socket.gethostname()}:{os.getpid()}"
     assert runs["default-workers"] == {here}
     assert here not in runs["dask-workers"] and len(runs["dask-workers"]) >= 1  # searched in Dask's worker processes
-

@@ -30,13 +30,26 @@ CEILING_S = 900  # only a hung run reaches this
 
 
 def write_config(tmp_path: Path, max_steps: int, save_steps: int) -> Path:
-    cfg = {"name": "term", "sources": [{"sample": "NatBasics"}], "max_steps": 1,
-           "trainers": {"sft": {"model": "builtin:tiny-causal-lm",
-                                "training": {"max_steps": max_steps, "per_device_train_batch_size": 4,
-                                             "logging_steps": 1, "save_steps": save_steps},
-                                "evaluation": {"top_k": 2, "max_new_tokens": 8, "max_eval_examples": 4}},
-                        "retriever": None, "progress": None},
-           "evaluation": {"splits": ["test"]}}
+    cfg = {
+        "name": "term",
+        "sources": [{"sample": "NatBasics"}],
+        "max_steps": 1,
+        "trainers": {
+            "sft": {
+                "model": "builtin:tiny-causal-lm",
+                "training": {
+                    "max_steps": max_steps,
+                    "per_device_train_batch_size": 4,
+                    "logging_steps": 1,
+                    "save_steps": save_steps,
+                },
+                "evaluation": {"top_k": 2, "max_new_tokens": 8, "max_eval_examples": 4},
+            },
+            "retriever": None,
+            "progress": None,
+        },
+        "evaluation": {"splits": ["test"]},
+    }
     path = tmp_path / "term.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
@@ -50,9 +63,16 @@ def user_env() -> dict:
 
 
 def start_run(cfg: Path, home: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "flows.cli", "run", str(cfg), "--home", str(home)], cwd=ROOT,
-                            env=user_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "run", str(cfg), "--home", str(home)],
+        cwd=ROOT,
+        env=user_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def wait_for(what: str, check, proc: subprocess.Popen):
@@ -90,8 +110,12 @@ def test_a_piped_run_prints_plain_progress_and_a_summary_and_the_library_output_
     for noise in ("TIP", "{'loss'", "Warning", "warn(", "it/s", "Traceback", "INFO", "Loading weights"):
         assert noise not in terminal, f"{noise!r} reached the terminal:\n{terminal}"
     assert "step 1/1 NatBasics · sft · train" in out and "step 1/1 NatBasics · sft · evaluate" in out
-    summary = re.search(r"^  step 1 NatBasics \| sft \| trained \| loss [0-9.]+ \| test .*top1_accuracy [0-9.]+.*"
-                        r"\| checkpoint (\S+)$", out, re.M)
+    summary = re.search(
+        r"^  step 1 NatBasics \| sft \| trained \| loss [0-9.]+ \| test .*top1_accuracy [0-9.]+.*"
+        r"\| checkpoint (\S+)$",
+        out,
+        re.M,
+    )
     assert summary, out
     assert Path(summary.group(1), "dojoflow-checkpoint.json").is_file()
     report = re.search(r"^report: (\S+)$", out, re.M).group(1)
@@ -108,8 +132,11 @@ def prefect_state(home: Path, run_id: str) -> str:
 def interrupt_at_checkpoint(cfg: Path, home: Path, sig: signal.Signals, checkpoint: str) -> tuple[str, str]:
     proc = start_run(cfg, home)
     try:
-        wait_for(f"{checkpoint} of step 1", lambda: list((home / "work" / "sft").rglob(checkpoint))
-                 if (home / "work").exists() else None, proc)
+        wait_for(
+            f"{checkpoint} of step 1",
+            lambda: list((home / "work" / "sft").rglob(checkpoint)) if (home / "work").exists() else None,
+            proc,
+        )
         os.killpg(proc.pid, sig)  # what a terminal's Ctrl-C does: the whole foreground group
         out, err = proc.communicate(timeout=120)  # "within seconds": a generous ceiling for a loaded machine
     finally:
@@ -129,8 +156,11 @@ def test_ctrl_c_then_sigterm_stop_the_run_mark_it_cancelled_and_a_rerun_resumes(
     runs = catalog.query(Store.open(home), "SELECT run_id, status FROM runs ORDER BY started_at").to_pylist()
     assert [r["status"] for r in runs] == ["cancelled", "cancelled"]
     assert [prefect_state(home, r["run_id"]) for r in runs] == ["CANCELLED", "CANCELLED"]
-    assert not [p for p in (home / "checkpoints" / "sft").glob("*") if ".tmp-" not in p.name] \
-        if (home / "checkpoints" / "sft").exists() else True  # nothing half-trained was published
+    assert (
+        not [p for p in (home / "checkpoints" / "sft").glob("*") if ".tmp-" not in p.name]
+        if (home / "checkpoints" / "sft").exists()
+        else True
+    )  # nothing half-trained was published
 
     proc = start_run(cfg, home)
     out, err = finish(proc)
@@ -154,7 +184,10 @@ def test_the_display_is_one_live_line_on_a_terminal_and_plain_lines_otherwise():
     display.show("evaluate", 2, 3, "sft", "[red]Lemmas")
     display.close()
     lines = piped.getvalue().splitlines()
-    assert [line[7:] for line in lines] == ["step 2/3 [red]Lemmas · sft · train", "step 2/3 [red]Lemmas · sft · evaluate"]
+    assert [line[7:] for line in lines] == [
+        "step 2/3 [red]Lemmas · sft · train",
+        "step 2/3 [red]Lemmas · sft · evaluate",
+    ]
     assert "\r" not in piped.getvalue() and "\x1b" not in piped.getvalue()
 
     tty = io.StringIO()

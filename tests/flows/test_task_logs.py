@@ -11,12 +11,18 @@ from .fixtures import config
 
 
 def task_run_logs(api: str, flow_run_id: str, task_run_prefix: str) -> list[str]:
-    runs = httpx.post(f"{api}/task_runs/filter", json={"flow_runs": {"id": {"any_": [flow_run_id]}}},
-                      timeout=30).raise_for_status().json()
+    runs = (
+        httpx.post(f"{api}/task_runs/filter", json={"flow_runs": {"id": {"any_": [flow_run_id]}}}, timeout=30)
+        .raise_for_status()
+        .json()
+    )
     ids = [r["id"] for r in runs if r["name"].startswith(task_run_prefix)]
     assert ids, [r["name"] for r in runs]
-    logs = httpx.post(f"{api}/logs/filter", json={"logs": {"task_run_id": {"any_": ids}}},
-                      timeout=30).raise_for_status().json()
+    logs = (
+        httpx.post(f"{api}/logs/filter", json={"logs": {"task_run_id": {"any_": ids}}}, timeout=30)
+        .raise_for_status()
+        .json()
+    )
     return [f"{entry['name']}: {entry['message']}" for entry in logs]
 
 

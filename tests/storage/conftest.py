@@ -9,8 +9,11 @@ from storage.synthetic import synthetic_records, write_synthetic_export
 
 def tree_state(root: Path) -> dict:
     """Every file under root with its bytes, to show a store is exactly as it was."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-            and p.name not in ("catalog.duckdb", "catalog.duckdb.wal", ".lock", "catalog.lock")}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name not in ("catalog.duckdb", "catalog.duckdb.wal", ".lock", "catalog.lock")
+    }
 
 
 @pytest.fixture

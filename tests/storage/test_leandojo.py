@@ -176,8 +176,13 @@ def _bad_cases(tmp_path):
     i = next(i for i, r in enumerate(recs) if r["traced_tactics"])
     recs[i]["traced_tactics"][0]["annotated_tactic"][1][0]["def_path"] = "Defpath/../../outside/X.lean"
     (e / "random" / "train.json").write_text(json.dumps(recs))
-    cases.append((e, rf"train.json, record {i} \(.*\), tactic 0, annotation 0: file path "
-                     r"'Defpath/../../outside/X.lean' escapes the repository"))
+    cases.append(
+        (
+            e,
+            rf"train.json, record {i} \(.*\), tactic 0, annotation 0: file path "
+            r"'Defpath/../../outside/X.lean' escapes the repository",
+        )
+    )
     e = mk("importescape")
     corpus = [json.loads(x) for x in (e / "corpus.jsonl").read_text().splitlines()]
     corpus[2]["imports"] = ["Importescape/File0.lean", "../../../etc/passwd"]
@@ -238,8 +243,12 @@ def test_import_killed_midway_leaves_the_store_readable_and_unchanged(store, exp
     first = write_synthetic_export(tmp_path / "first", "first", 8, 2, seed=4)
     import_export(store, first)
     before = tree_state(store.data_dir)
-    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(store.root.parent), str(export_with_dep)],
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_SCRIPT, str(store.root.parent), str(export_with_dep)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+    )
     assert proc.returncode == -signal.SIGKILL
     # readable: the catalog and the data still answer, with only the first repository
     assert store.repo_ids() == [r["repo_id"] for r in store.repositories()]
@@ -254,8 +263,10 @@ def test_import_killed_midway_leaves_the_store_readable_and_unchanged(store, exp
 
 def listing(root: Path) -> dict:
     """Every path under root with its bytes and modification time: any write shows."""
-    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) if p.is_file() else "dir"
-            for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) if p.is_file() else "dir"
+        for p in sorted(root.rglob("*"))
+    }
 
 
 def test_a_bad_export_writes_nothing_at_all(store, export_with_dep, tmp_path):
@@ -275,7 +286,9 @@ def test_a_bad_export_writes_nothing_at_all(store, export_with_dep, tmp_path):
 # -- several repositories in one export: all of them or none ---------------------------
 def _std_export(tmp_path, name: str, tactic: str | None = None) -> Path:
     """An export of `name` holding std (as in export_with_dep), std's first tactic set to `tactic`."""
-    return write_synthetic_export(tmp_path / f"{name}-export", name, 12, 2, seed=3, extra_repos=[std_dependency(tactic)])
+    return write_synthetic_export(
+        tmp_path / f"{name}-export", name, 12, 2, seed=3, extra_repos=[std_dependency(tactic)]
+    )
 
 
 def test_a_conflict_on_a_later_repository_adds_none_of_them(store, export_with_dep, tmp_path):
@@ -290,11 +303,17 @@ def test_a_conflict_on_a_later_repository_adds_none_of_them(store, export_with_d
     assert tree_state(store.root) == before
     assert catalog.query(store, "SELECT repo_id FROM repositories ORDER BY 1") == views_before
     # with --replace both go in, together
-    statuses = {r.repository["name"]: s.status for r, s in zip(read_export(changed), import_export(store, changed, replace=True))}
+    statuses = {
+        r.repository["name"]: s.status
+        for r, s in zip(read_export(changed), import_export(store, changed, replace=True))
+    }
     assert statuses == {"beta": "added", "std": "replaced"}
     assert sorted(r["name"] for r in store.repositories()) == ["alpha", "beta", "std"]
-    std_tactics = catalog.query(store, """SELECT t.tactic FROM tactics t JOIN repositories r USING (repo_id)
-                                          WHERE r.name = 'std'""")["tactic"].to_pylist()
+    std_tactics = catalog.query(
+        store,
+        """SELECT t.tactic FROM tactics t JOIN repositories r USING (repo_id)
+                                          WHERE r.name = 'std'""",
+    )["tactic"].to_pylist()
     assert "simp" in std_tactics
 
 
@@ -320,8 +339,12 @@ import_export(Store.open(sys.argv[1]), sys.argv[2])
 
 
 def _import_killed_after(store, export: Path, target: str, n: int = 1) -> None:
-    proc = subprocess.run([sys.executable, "-c", KILL_AFTER, str(store.root.parent), str(export), target, str(n)],
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER, str(store.root.parent), str(export), target, str(n)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
 
 
@@ -360,7 +383,8 @@ def test_a_kill_after_the_first_repository_is_staged_leaves_the_store_unchanged(
 
 
 def test_a_kill_after_the_commit_leaves_views_that_readers_correct_and_the_next_import_repairs(
-        store, export_with_dep, tmp_path):
+    store, export_with_dep, tmp_path
+):
     import duckdb
 
     import_export(store, write_synthetic_export(tmp_path / "first", "first", 8, 2, seed=4))
@@ -387,10 +411,18 @@ def _export_with_shared_dependency_files(tmp_path, name: str, seed: int) -> Path
     owned by `name` on import) that its first file imports: every project's export
     lists its dependencies' files like this."""
     dep_corpus = [
-        {"path": ".lake/packages/mathlib/Mathlib/Init.lean", "imports": [], "premises": [
-            {"full_name": "Mathlib.init", "code": "def init := 0", "start": [1, 1], "end": [1, 14], "kind": "def"}]},
-        {"path": ".lake/packages/mathlib/Mathlib/Basic.lean", "imports": [".lake/packages/mathlib/Mathlib/Init.lean"],
-         "premises": []},
+        {
+            "path": ".lake/packages/mathlib/Mathlib/Init.lean",
+            "imports": [],
+            "premises": [
+                {"full_name": "Mathlib.init", "code": "def init := 0", "start": [1, 1], "end": [1, 14], "kind": "def"}
+            ],
+        },
+        {
+            "path": ".lake/packages/mathlib/Mathlib/Basic.lean",
+            "imports": [".lake/packages/mathlib/Mathlib/Init.lean"],
+            "premises": [],
+        },
     ]
     exp = write_synthetic_export(tmp_path / name, name, 12, 2, seed=seed, extra_repos=[([], dep_corpus)])
     corpus = [json.loads(x) for x in (exp / "corpus.jsonl").read_text().splitlines()]
@@ -458,20 +490,31 @@ def _mutate_first_record(exp: Path, change) -> None:
 
 
 BAD_RECORDS = {
-    "huge_position": (lambda r: r.update(start=[10**30, 1]),
-                      r"train.json, record 0 \(.*\): field `start` should be \[line, column\].*found \[1000000000000000000000000000000, 1\]"),
-    "nan_position": (lambda r: r.update(start=[float("nan"), 1]),
-                     r"train.json, record 0 \(.*\): field `start` should be \[line, column\].*found \[NaN, 1\]"),
-    "negative_position": (lambda r: r.update(start=[-3, 1]),
-                          r"record 0 \(.*\): field `start` should be \[line, column\] \(two integers, 0 or more\)"),
-    "end_before_start": (lambda r: r.update(start=[50, 1], end=[10, 4]),
-                         r"record 0 \(.*\): field `end` \[10, 4\] comes before `start` \[50, 1\]"),
+    "huge_position": (
+        lambda r: r.update(start=[10**30, 1]),
+        r"train.json, record 0 \(.*\): field `start` should be \[line, column\].*found \[1000000000000000000000000000000, 1\]",
+    ),
+    "nan_position": (
+        lambda r: r.update(start=[float("nan"), 1]),
+        r"train.json, record 0 \(.*\): field `start` should be \[line, column\].*found \[NaN, 1\]",
+    ),
+    "negative_position": (
+        lambda r: r.update(start=[-3, 1]),
+        r"record 0 \(.*\): field `start` should be \[line, column\] \(two integers, 0 or more\)",
+    ),
+    "end_before_start": (
+        lambda r: r.update(start=[50, 1], end=[10, 4]),
+        r"record 0 \(.*\): field `end` \[10, 4\] comes before `start` \[50, 1\]",
+    ),
     "empty_url": (lambda r: r.update(url=""), r"record 0 \(.*\): field `url` is empty. give the repository's url"),
-    "lone_surrogate": (lambda r: r.update(full_name="Bad\ud800name"),
-                       r"train.json, record 0: field `full_name` holds a lone surrogate \(\\ud800\)"),
+    "lone_surrogate": (
+        lambda r: r.update(full_name="Bad\ud800name"),
+        r"train.json, record 0: field `full_name` holds a lone surrogate \(\\ud800\)",
+    ),
     "lone_surrogate_in_a_tactic": (
         lambda r: r["traced_tactics"][0].update(state_before="\udc00"),
-        r"record 0: field `traced_tactics\[0\].state_before` holds a lone surrogate"),
+        r"record 0: field `traced_tactics\[0\].state_before` holds a lone surrogate",
+    ),
 }
 
 
@@ -564,8 +607,9 @@ def test_a_bad_export_among_several_is_named_and_nothing_is_imported(store, tmp_
     changed = tmp_path / "changed"
     write_synthetic_export(changed, "std", 4, 2, seed=9)  # std at std's commit, other content
     first = write_synthetic_export(tmp_path / "first", "alpha", 6, 2, seed=1, extra_repos=[std_dependency()])
-    _mutate_first_record(changed, lambda r: r.update(commit=std_dependency()[0][0]["commit"],
-                                                       url=std_dependency()[0][0]["url"]))
+    _mutate_first_record(
+        changed, lambda r: r.update(commit=std_dependency()[0][0]["commit"], url=std_dependency()[0][0]["url"])
+    )
     with pytest.raises(InputError, match=r"repository std-.* is also in .*first, with different content"):
         import_exports(store, [first, changed], workers=1)
     assert store.repo_ids() == []

@@ -27,8 +27,10 @@ V1_ROWS = [
     ("run-a", 1, "r1", "r1", "sft", "random", "val", "top1_accuracy", 0.5, 40, "ckpt-1"),
     ("run-a", 2, "r2", "r2", "sft", "random", "test", "top1_accuracy", 0.75, 40, "ckpt-2"),
 ]
-INSERT = ("INSERT INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric, value, count,"
-          " checkpoint_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT = (
+    "INSERT INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric, value, count,"
+    " checkpoint_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def make_v1_store(tmp_path):
@@ -52,9 +54,15 @@ def make_v1_store(tmp_path):
 
 
 def metrics(store):
-    return sorted(tuple(r.values()) for r in catalog.query(store, """
+    return sorted(
+        tuple(r.values())
+        for r in catalog.query(
+            store,
+            """
         SELECT run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric, value, count, checkpoint_id
-        FROM metrics""").to_pylist())
+        FROM metrics""",
+        ).to_pylist()
+    )
 
 
 def test_every_version_has_one_step_to_the_next():
@@ -85,12 +93,19 @@ def test_an_older_store_is_refused_then_migrated_with_its_data_and_metrics(tmp_p
 
     # the new key keeps every run's history; one run re-evaluating still replaces its own row
     with catalog.connect(store, write=True) as con:
-        con.execute("INSERT OR REPLACE" + INSERT.removeprefix("INSERT"),
-                    ["run-b", 1, "r1", "r1", "sft", "random", "test", "top1_accuracy", 0.3, 40, "ckpt-1"])
-        con.execute("INSERT OR REPLACE" + INSERT.removeprefix("INSERT"),
-                    ["run-a", 1, "r1", "r1", "sft", "random", "test", "top1_accuracy", 0.35, 40, "ckpt-1"])
-    rows = catalog.query(store, """SELECT run_id, value FROM metrics WHERE checkpoint_id = 'ckpt-1'
-                                   AND split = 'test' ORDER BY run_id""").to_pylist()
+        con.execute(
+            "INSERT OR REPLACE" + INSERT.removeprefix("INSERT"),
+            ["run-b", 1, "r1", "r1", "sft", "random", "test", "top1_accuracy", 0.3, 40, "ckpt-1"],
+        )
+        con.execute(
+            "INSERT OR REPLACE" + INSERT.removeprefix("INSERT"),
+            ["run-a", 1, "r1", "r1", "sft", "random", "test", "top1_accuracy", 0.35, 40, "ckpt-1"],
+        )
+    rows = catalog.query(
+        store,
+        """SELECT run_id, value FROM metrics WHERE checkpoint_id = 'ckpt-1'
+                                   AND split = 'test' ORDER BY run_id""",
+    ).to_pylist()
     assert rows == [{"run_id": "run-a", "value": 0.35}, {"run_id": "run-b", "value": 0.3}]
 
     assert migrate(home).steps == ()  # nothing left to do

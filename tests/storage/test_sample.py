@@ -56,7 +56,9 @@ def test_regenerating_gives_the_shipped_files_byte_for_byte(tmp_path):
     generate(tmp_path)
     for sub in ("lean", "leandojo"):
         fresh, shipped = _files(tmp_path / sub), _files(SAMPLE_ROOT / sub)
-        assert sorted(fresh) == sorted(shipped), f"{sub}/: files differ; run `.venv/bin/python -m storage.sample.generate`"
+        assert sorted(fresh) == sorted(shipped), (
+            f"{sub}/: files differ; run `.venv/bin/python -m storage.sample.generate`"
+        )
         changed = [p for p in fresh if fresh[p] != shipped[p]]
         assert not changed, f"stale shipped files {changed[:5]}; run `.venv/bin/python -m storage.sample.generate`"
     # A second run over the first changes nothing either.
@@ -159,7 +161,7 @@ def test_annotated_premises_are_accessible_from_the_theorem(exports, theorems):
         imports = {c["path"]: c["imports"] for c in corpus}
 
         def reachable(path, seen):
-            for i in imports[path]:
+            for i in imports[path]:  # noqa: B023 (called inside this iteration only)
                 if i not in seen:
                     seen.add(i)
                     reachable(i, seen)
@@ -183,7 +185,7 @@ def test_theorem_positions_point_at_the_theorem_in_the_source(exports, theorems)
             lines = (lean_dir / r["file_path"]).read_text(encoding="utf-8").split("\n")
             (sl, sc), (el, ec) = r["start"], r["end"]
             short = r["full_name"].rsplit(".", 1)[-1]
-            first = lines[sl - 1][sc - 1:]
+            first = lines[sl - 1][sc - 1 :]
             assert re.match(rf"(@\[[^\]]*\] )?theorem {re.escape(short)}[ :]", first), (r["full_name"], first)
             assert ec == len(lines[el - 1]) + 1, f"{r['full_name']}: end is not the end of its last line"
             span = "\n".join([first] + lines[sl:el])
@@ -199,7 +201,7 @@ def test_corpus_premises_match_the_source(exports):
             lines = (lean_dir / c["path"]).read_text(encoding="utf-8").split("\n")
             for p in c["premises"]:
                 (sl, sc), (el, ec) = p["start"], p["end"]
-                span = "\n".join(lines[sl - 1:el])[sc - 1:]
+                span = "\n".join(lines[sl - 1 : el])[sc - 1 :]
                 assert span[: len(span) - (len(lines[el - 1]) - (ec - 1))] == p["code"]
                 assert p["kind"] in {"theorem", "def", "abbrev", "inductive", "structure", "instance"}
         kinds = {p["kind"] for c in _corpus(export) for p in c["premises"]}
@@ -257,8 +259,13 @@ def test_metadata_and_commits_are_content_derived(exports, theorems):
     for name, export in exports.items():
         meta = json.loads((export / "metadata.json").read_text())
         lean_dir = SAMPLE_ROOT / "lean" / name
-        sources = {str(p.relative_to(lean_dir)): p.read_text(encoding="utf-8") for p in lean_dir.rglob("*") if p.is_file()}
-        assert meta["from_repo"] == {"url": f"https://dojoflow.invalid/samples/{name}", "commit": source_commit(sources)}
+        sources = {
+            str(p.relative_to(lean_dir)): p.read_text(encoding="utf-8") for p in lean_dir.rglob("*") if p.is_file()
+        }
+        assert meta["from_repo"] == {
+            "url": f"https://dojoflow.invalid/samples/{name}",
+            "commit": source_commit(sources),
+        }
         assert re.fullmatch(r"[0-9a-f]{40}", meta["from_repo"]["commit"])
         assert meta["leandojo_version"] == LEANDOJO_VERSION and meta["creation_time"]
         assert {(r["url"], r["commit"]) for r in theorems[name]} == {tuple(meta["from_repo"].values())}

@@ -10,7 +10,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage import snapshot
-
 from storage.curriculum import curriculum_order, repo_difficulties
 from storage.leandojo import import_export
 from storage.snapshot import SnapshotSettings, _recency, build_snapshot, newest_commits
@@ -58,13 +57,17 @@ def test_snapshot_drops_tactics_whose_state_before_is_no_goals(store, tmp_path):
     exp = write_synthetic_export(tmp_path / "e", "closed", 30, 3, seed=4)
     dropped = _with_no_goals_states(exp)
     import_export(store, exp)
-    stored = {(t["full_name"], t["idx"]) for t in store.read_table("tactics").to_pylist()
-              if t["state_before"].strip() == "no goals"}
+    stored = {
+        (t["full_name"], t["idx"])
+        for t in store.read_table("tactics").to_pylist()
+        if t["state_before"].strip() == "no goals"
+    }
     assert stored == dropped and len(dropped) == 2  # the data really has them
 
     def rows(snap):
-        return {(t["full_name"], t["idx"]) for s in ("train", "val", "test")
-                for t in snap.tactics("random", s).to_pylist()}
+        return {
+            (t["full_name"], t["idx"]) for s in ("train", "val", "test") for t in snap.tactics("random", s).to_pylist()
+        }
 
     kept = rows(build_snapshot(store, store.repo_ids()))
     assert not (kept & dropped)
@@ -118,8 +121,9 @@ def _overlapping(store, tmp_path) -> list[str]:
     shared, corpus, _, _ = synthetic_records("shared", 12, 2, seed=1)
     for i in range(3):
         fork = [dict(t, url=f"https://dojoflow.invalid/fork{i}/shared") for t in shared[: 4 + 4 * i]]
-        import_export(store, write_synthetic_export(tmp_path / f"r{i}", f"r{i}", 10, 2, seed=i,
-                                                    extra_repos=[(fork, corpus)]))
+        import_export(
+            store, write_synthetic_export(tmp_path / f"r{i}", f"r{i}", 10, 2, seed=i, extra_repos=[(fork, corpus)])
+        )
     return store.repo_ids()
 
 
@@ -154,8 +158,10 @@ def test_deduplication_keeps_the_newest_copy_and_counts_what_readers_get(store, 
     assert excluded == _dedupe_by_loop(store, ids) and len(excluded) == 12
     for kind in ("random", "novel_premises"):
         for split in ("train", "val", "test"):
-            assert counts[kind][split] == {"theorems": snap.theorems(kind, split).num_rows,
-                                           "tactics": snap.tactics(kind, split).num_rows}
+            assert counts[kind][split] == {
+                "theorems": snap.theorems(kind, split).num_rows,
+                "tactics": snap.tactics(kind, split).num_rows,
+            }
 
 
 def test_deduplication_compares_names_where_identity_hashes_collide(store, tmp_path, monkeypatch):
@@ -192,8 +198,22 @@ def test_only_repositories_that_share_a_file_path_are_compared(store, tmp_path, 
 
 
 def test_sorry_filter_agrees_with_is_sorry():
-    texts = ["sorry", "  sorry\n", "admit", "exact h", "simp; sorry", "by\n  sorry", "exact sorryAx _",
-             "sorry_lemma h", "  admit  ", "rw [h]\tsorry", "-- sorry here\nexact h", "notsorry", "", "\u00a0sorry"]
+    texts = [
+        "sorry",
+        "  sorry\n",
+        "admit",
+        "exact h",
+        "simp; sorry",
+        "by\n  sorry",
+        "exact sorryAx _",
+        "sorry_lemma h",
+        "  admit  ",
+        "rw [h]\tsorry",
+        "-- sorry here\nexact h",
+        "notsorry",
+        "",
+        "\u00a0sorry",
+    ]
     assert snapshot._not_sorry(pa.array(texts)).to_pylist() == [not is_sorry(t) for t in texts]
 
 
@@ -237,19 +257,45 @@ def test_newest_commits_never_compares_a_commit_time_with_an_ingestion_time():
     t = lambda s: datetime.fromisoformat(s)  # noqa: E731
 
     def repo(rid, url, commit_time, ingested):
-        return rid, {"repo_id": rid, "url": url, "commit_time": commit_time and t(commit_time), "ingested_at": t(ingested)}
+        return rid, {
+            "repo_id": rid,
+            "url": url,
+            "commit_time": commit_time and t(commit_time),
+            "ingested_at": t(ingested),
+        }
 
     u, v = "https://x/a", "https://x/b.git"
     cases = [
         # (repositories, kept)
-        ([repo("a1", u, "2026-01-01T00:00+00:00", "2026-05-01T00:00+00:00"),
-          repo("a2", u, "2025-01-01T00:00+00:00", "2026-06-01T00:00+00:00")], ["a1"]),  # commit time decides
-        ([repo("a1", u, "2026-01-01T00:00+00:00", "2026-05-01T00:00+00:00"),
-          repo("a2", u, None, "2026-04-01T00:00+00:00")], ["a1"]),  # one lacks it: ingestion time for both
-        ([repo("a1", u, "2027-01-01T00:00+00:00", "2026-05-01T00:00+00:00"),
-          repo("a2", u, None, "2026-06-01T00:00+00:00")], ["a2"]),  # ... even when the commit time is later
-        ([repo("a1", u, None, "2026-05-01T00:00+00:00"), repo("b1", v, None, "2026-01-01T00:00+00:00"),
-          repo("b2", v.removesuffix(".git") + "/", None, "2026-02-01T00:00+00:00")], ["a1", "b2"]),  # url normalised
+        (
+            [
+                repo("a1", u, "2026-01-01T00:00+00:00", "2026-05-01T00:00+00:00"),
+                repo("a2", u, "2025-01-01T00:00+00:00", "2026-06-01T00:00+00:00"),
+            ],
+            ["a1"],
+        ),  # commit time decides
+        (
+            [
+                repo("a1", u, "2026-01-01T00:00+00:00", "2026-05-01T00:00+00:00"),
+                repo("a2", u, None, "2026-04-01T00:00+00:00"),
+            ],
+            ["a1"],
+        ),  # one lacks it: ingestion time for both
+        (
+            [
+                repo("a1", u, "2027-01-01T00:00+00:00", "2026-05-01T00:00+00:00"),
+                repo("a2", u, None, "2026-06-01T00:00+00:00"),
+            ],
+            ["a2"],
+        ),  # ... even when the commit time is later
+        (
+            [
+                repo("a1", u, None, "2026-05-01T00:00+00:00"),
+                repo("b1", v, None, "2026-01-01T00:00+00:00"),
+                repo("b2", v.removesuffix(".git") + "/", None, "2026-02-01T00:00+00:00"),
+            ],
+            ["a1", "b2"],
+        ),  # url normalised
     ]
     for repos, kept in cases:
         assert newest_commits(dict(repos)) == kept, repos
@@ -280,9 +326,11 @@ def test_curriculum_handles_proofs_longer_than_709_tactics_with_the_same_cuts():
     # small values: the same easy/medium/hard counts as the exponential rule
     small = [{"repo_id": "r", "name": "r", "num_tactics": n, "has_sorry": False} for n in (1, 2, 2, 3, 5, 9, 10)]
     finite = sorted(math.exp(t["num_tactics"]) for t in small)
-    cut = lambda q: finite[math.floor((len(finite) - 1) * q)] + (finite[math.ceil((len(finite) - 1) * q)]
-                                                                  - finite[math.floor((len(finite) - 1) * q)]) \
-        * ((len(finite) - 1) * q % 1)
+
+    def cut(q):  # linear interpolation between the two nearest ranks
+        lo, hi = finite[math.floor((len(finite) - 1) * q)], finite[math.ceil((len(finite) - 1) * q)]
+        return lo + (hi - lo) * ((len(finite) - 1) * q % 1)
+
     p33, p67 = cut(1 / 3), cut(2 / 3)
     expected = (sum(d <= p33 for d in finite), sum(p33 < d <= p67 for d in finite), sum(d > p67 for d in finite))
     (r,) = repo_difficulties(small)

@@ -26,15 +26,18 @@ def sql(home, query):
     return runner.invoke(app, ["sql", query, "--home", str(home)], catch_exceptions=False, env={"COLUMNS": "200"})
 
 
-@pytest.mark.parametrize("query", [
-    "SELECT * FROM read_text('/etc/hostname')",
-    "SELECT * FROM read_csv('/etc/passwd')",
-    "SELECT * FROM glob('/root/*')",
-    "SELECT * FROM read_blob('/etc/hostname')",
-    "SELECT * FROM read_text('{store}/../prefect/x.txt')",
-    "SELECT * FROM read_parquet('{store}/../outside.parquet')",
-    "SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * FROM read_text('/etc/hostname')",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM glob('/root/*')",
+        "SELECT * FROM read_blob('/etc/hostname')",
+        "SELECT * FROM read_text('{store}/../prefect/x.txt')",
+        "SELECT * FROM read_parquet('{store}/../outside.parquet')",
+        "SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')",
+    ],
+)
 def test_sql_cannot_read_outside_the_store_or_install_extensions(home, tmp_path, query):
     (home / "outside.parquet").write_bytes(b"PAR1")
     r = sql(home, query.format(store=home / "store"))
@@ -43,8 +46,16 @@ def test_sql_cannot_read_outside_the_store_or_install_extensions(home, tmp_path,
     assert not (tmp_path / "user" / ".duckdb").exists()  # httpfs was not installed
 
 
-@pytest.mark.parametrize("query", ["SET enable_external_access = true", "SET lock_configuration = false",
-                                   "RESET enable_external_access", "INSTALL httpfs", "LOAD httpfs"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SET enable_external_access = true",
+        "SET lock_configuration = false",
+        "RESET enable_external_access",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+    ],
+)
 def test_sql_cannot_turn_the_lock_off(home, tmp_path, query):
     r = sql(home, query)
     assert r.exit_code == 2, r.output
@@ -71,8 +82,17 @@ def test_the_catalog_views_and_snapshots_still_work_under_the_lock(home):
     assert ref.theorems("random", "train").num_rows > 0
     r = sql(home, "SELECT snapshot_id FROM snapshots")
     assert r.exit_code == 0 and ref.snapshot_id in r.output, r.output
-    for view in ("repositories", "files", "theorems", "tactics", "premises", "metrics", "runs", "checkpoints",
-                 "snapshots"):
+    for view in (
+        "repositories",
+        "files",
+        "theorems",
+        "tactics",
+        "premises",
+        "metrics",
+        "runs",
+        "checkpoints",
+        "snapshots",
+    ):
         r = sql(home, f"SELECT count(*) AS n FROM {view}")
         assert r.exit_code == 0, (view, r.output)
     r = sql(home, "SELECT count(*) AS n FROM read_parquet('" + str(home / "store" / "data") + "/*/theorems.parquet')")

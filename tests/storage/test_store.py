@@ -7,8 +7,8 @@ import pytest
 from storage import catalog
 from storage.atomic import TMP_MARK, write_json
 from storage.errors import StoreLockedError
-from storage.lock import file_lock
 from storage.leandojo import import_export
+from storage.lock import file_lock
 from storage.store import Store, dojoflow_home
 from storage.synthetic import write_synthetic_export
 
@@ -78,7 +78,9 @@ def test_readers_share_the_lock_and_a_writer_excludes_them(tmp_path):
             with file_lock(path, timeout=0.1):
                 pass
     with file_lock(path):
-        with pytest.raises(StoreLockedError, match=r"being written by another process \(pid \d+.*Run the command again"):
+        with pytest.raises(
+            StoreLockedError, match=r"being written by another process \(pid \d+.*Run the command again"
+        ):
             with file_lock(path, timeout=0.1, shared=True):
                 pass
         with pytest.raises(StoreLockedError):
@@ -129,7 +131,12 @@ def test_every_parquet_file_of_the_store_is_zstd_compressed(store, tmp_path):
     build_snapshot(store, store.repo_ids())
     files = sorted(store.root.rglob("*.parquet"))
     assert any("/parts/" in str(f) for f in files) and any("/data/" in str(f) for f in files)
-    codecs = {str(f.relative_to(store.root)): {pq.ParquetFile(f).metadata.row_group(0).column(i).compression
-                                              for i in range(pq.ParquetFile(f).metadata.num_columns)}
-              for f in files if pq.ParquetFile(f).metadata.num_row_groups}
+    codecs = {
+        str(f.relative_to(store.root)): {
+            pq.ParquetFile(f).metadata.row_group(0).column(i).compression
+            for i in range(pq.ParquetFile(f).metadata.num_columns)
+        }
+        for f in files
+        if pq.ParquetFile(f).metadata.num_row_groups
+    }
     assert codecs and all(c == {"ZSTD"} for c in codecs.values()), codecs

@@ -16,8 +16,9 @@ def cid(settings: SFTSettings, parent: str | None = None) -> str:
 
 
 def _ref(cid: str) -> CheckpointRef:
-    return CheckpointRef(checkpoint_id=cid, trainer="sft", path="/x", snapshot_id="s0", parent_id=None,
-                         settings_hash="h", figures={})
+    return CheckpointRef(
+        checkpoint_id=cid, trainer="sft", path="/x", snapshot_id="s0", parent_id=None, settings_hash="h", figures={}
+    )
 
 
 def test_training_settings_change_the_id_and_evaluation_or_logging_settings_do_not():
@@ -57,17 +58,21 @@ def test_fields_that_cannot_change_the_weights_keep_the_id_and_the_learning_rate
     from tasks.retriever.config import RetrieverSettings
 
     base = RetrieverSettings()
-    same = RetrieverSettings(model_cache_dir="/elsewhere", checkpoint_every_n_steps=7, eval_batch_size=3,
-                             log_every_n_steps=1, eval_k=[1, 5])
+    same = RetrieverSettings(
+        model_cache_dir="/elsewhere", checkpoint_every_n_steps=7, eval_batch_size=3, log_every_n_steps=1, eval_k=[1, 5]
+    )
     assert checkpoint_id("retriever", same, "snap") == checkpoint_id("retriever", base, "snap")
     assert checkpoint_id("retriever", RetrieverSettings(lr=1e-3), "snap") != checkpoint_id("retriever", base, "snap")
     progress = ProgressSettings()
-    assert checkpoint_id("progress", ProgressSettings(max_eval_examples=5, eval_batch_size=2), "snap") == \
-        checkpoint_id("progress", progress, "snap")
-    assert checkpoint_id("progress", ProgressSettings(training={"per_device_eval_batch_size": 2}), "snap") == \
-        checkpoint_id("progress", progress, "snap")
-    assert checkpoint_id("progress", ProgressSettings(training={"learning_rate": 1e-3}), "snap") != \
-        checkpoint_id("progress", progress, "snap")
+    assert checkpoint_id("progress", ProgressSettings(max_eval_examples=5, eval_batch_size=2), "snap") == checkpoint_id(
+        "progress", progress, "snap"
+    )
+    assert checkpoint_id(
+        "progress", ProgressSettings(training={"per_device_eval_batch_size": 2}), "snap"
+    ) == checkpoint_id("progress", progress, "snap")
+    assert checkpoint_id("progress", ProgressSettings(training={"learning_rate": 1e-3}), "snap") != checkpoint_id(
+        "progress", progress, "snap"
+    )
     sft = SFTSettings()
     assert cid(SFTSettings(evaluation={"max_eval_examples": 3, "batch_size": 2})) == cid(sft)
     assert cid(SFTSettings(training={"learning_rate": 1e-4})) != cid(sft)
@@ -100,8 +105,13 @@ def test_task_results_round_trip_through_prefects_json_serializer():
     ref = _ref("c1").model_copy(update={"figures": {"train_loss": 1.5, "steps": 3}})
     records = [
         Step(step=1, primary="r1", name="repo", repo_ids=["r1", "dep"], seen=["r1", "dep"]),
-        SnapshotRef(snapshot_id="s", store_root="/st", repo_ids=("r1", "dep"), manifest_path="/m.json",
-                    counts={"random": {"train": {"tactics": 3}}}),
+        SnapshotRef(
+            snapshot_id="s",
+            store_root="/st",
+            repo_ids=("r1", "dep"),
+            manifest_path="/m.json",
+            counts={"random": {"train": {"tactics": 3}}},
+        ),
         ref,
         StartingPoints(previous={"sft": ref}, this_step={"sft": ref}),
     ]

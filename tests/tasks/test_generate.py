@@ -8,11 +8,17 @@ retries, garbage), and progress re-ranking.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tasks.generate import EndpointError, EndpointSettings, GeneratorSettings, NotAGeneratorError, TacticQuery, open_generator
+from tasks.generate import (
+    EndpointError,
+    EndpointSettings,
+    GeneratorSettings,
+    NotAGeneratorError,
+    TacticQuery,
+    open_generator,
+)
 from tasks.generate.rerank import ProgressReranked
 from tasks.models.loading import resolve_model
 from tests.doubles.openai_endpoint import EndpointDouble
@@ -40,7 +46,9 @@ def test_checkpoint_generator_ranks_distinct_tactics_for_a_batch_of_states(model
 def test_a_retriever_checkpoint_is_not_a_tactic_generator(tmp_path):
     folder = tmp_path / "retriever-step1"
     folder.mkdir()
-    (folder / "dojoflow-checkpoint.json").write_text(json.dumps({"checkpoint": {"trainer": "retriever", "has_model": True}}))
+    (folder / "dojoflow-checkpoint.json").write_text(
+        json.dumps({"checkpoint": {"trainer": "retriever", "has_model": True}})
+    )
     with pytest.raises(NotAGeneratorError, match="`retriever` checkpoint, not a tactic generator"):
         open_generator(GeneratorSettings(), folder)
 
@@ -62,8 +70,10 @@ def _endpoint(url: str, **kw) -> GeneratorSettings:
 
 def test_endpoint_generator_against_openai_double(monkeypatch):
     monkeypatch.setenv("DOJOFLOW_TEST_KEY", "sk-secret-123")
-    table = {"n + 0 = n": [("simp", [-0.1, -0.2]), ("omega", [-0.5]), ("simp", [-3.0])],
-             "⊢ True": [("trivial", [-0.01, None])]}
+    table = {
+        "n + 0 = n": [("simp", [-0.1, -0.2]), ("omega", [-0.5]), ("simp", [-3.0])],
+        "⊢ True": [("trivial", [-0.01, None])],
+    }
     with EndpointDouble(table) as double:
         gen = open_generator(_endpoint(double.url, api_key_env="DOJOFLOW_TEST_KEY"))
         out = gen.generate([TacticQuery("n : Nat\n⊢ n + 0 = n"), TacticQuery("⊢ True")], 3)
@@ -88,8 +98,7 @@ def test_endpoint_retries_a_busy_server(monkeypatch):
     assert e.value.transient and "HTTP 503" in str(e.value)
 
 
-@pytest.mark.parametrize("mode, problem", [("garbage", "not an OpenAI completions response"),
-                                           ("not-json", "not JSON")])
+@pytest.mark.parametrize("mode, problem", [("garbage", "not an OpenAI completions response"), ("not-json", "not JSON")])
 def test_endpoint_answering_garbage_fails_before_any_search(monkeypatch, mode, problem):
     monkeypatch.setenv("DOJOFLOW_TEST_KEY", "sk-secret-123")
     with EndpointDouble({}) as double:

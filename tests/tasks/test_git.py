@@ -26,18 +26,26 @@ from tasks.git import (
     same_repository,
     url_credentials,
 )
-from tasks.tracing.toolchain import minimal_env
 from tasks.tracing.errors import TracingError
+from tasks.tracing.toolchain import minimal_env
 from tasks.tracing.trace import parse_source, resolve_remote_head
 from tasks.watch import WatchedRepo, latest_commit
 
 TOKEN = "ghp_TopSecret123"
 
 
-@pytest.mark.parametrize("url", [
-    "deploy@host:a/b.git", "git@github.com:o/r.git", "host.example:repo.git", "https://github.com/o/r",
-    "ssh://git@host:2222/o/r.git", "file:///srv/git/r.git", "git://host/r",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "deploy@host:a/b.git",
+        "git@github.com:o/r.git",
+        "host.example:repo.git",
+        "https://github.com/o/r",
+        "ssh://git@host:2222/o/r.git",
+        "file:///srv/git/r.git",
+        "git://host/r",
+    ],
+)
 def test_urls_and_scp_style_addresses_are_remote(url):
     assert is_remote(url)
     assert WatchedRepo(url_or_path=url).is_remote
@@ -51,8 +59,13 @@ def test_paths_are_local(path):
 
 
 def test_one_normal_form_for_every_spelling_of_a_repository():
-    spellings = ["git@github.com:o/r.git", "https://github.com/o/r", "https://github.com/o/r.git/",
-                 "HTTPS://GitHub.com/o/r", "ssh://git@github.com/o/r.git"]
+    spellings = [
+        "git@github.com:o/r.git",
+        "https://github.com/o/r",
+        "https://github.com/o/r.git/",
+        "HTTPS://GitHub.com/o/r",
+        "ssh://git@github.com/o/r.git",
+    ]
     assert {normalize_url(s).removeprefix("ssh").removeprefix("https") for s in spellings} == {"://github.com/o/r"}
     assert normalize_url("deploy@host:a/b.git") == "https://host/a/b"
     assert normalize_url("file:///srv/git/r.git/") == "file:///srv/git/r"
@@ -76,9 +89,11 @@ def test_credentials_are_found_and_redacted_but_an_ssh_user_is_not_a_secret():
 
 def test_a_url_with_credentials_is_refused_naming_the_field_with_the_secret_hidden(tmp_path):
     url = f"http://user:{TOKEN}@host/x.git"
-    for make, field in ((lambda: SourceConfig(repo=url), "sources[].repo"),
-                        (lambda: WatchedRepo(url_or_path=url), "watch[].url_or_path"),
-                        (lambda: parse_source(url), "repository url")):
+    for make, field in (
+        (lambda: SourceConfig(repo=url), "sources[].repo"),
+        (lambda: WatchedRepo(url_or_path=url), "watch[].url_or_path"),
+        (lambda: parse_source(url), "repository url"),
+    ):
         with pytest.raises(InputError) as e:
             make()
         assert e.value.where == field and e.value.source == "http://***@host/x.git"
@@ -89,8 +104,9 @@ def test_a_url_with_credentials_is_refused_naming_the_field_with_the_secret_hidd
 def _git(cwd: Path, *args: str) -> str:
     env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"}
     ident = ["-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
-    return subprocess.run(["git", *ident, *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", *ident, *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_remote_ref_reads_a_file_url_and_a_missing_ref_is_none(tmp_path):
@@ -151,8 +167,15 @@ def home_with_credential_helper(tmp_path, monkeypatch):
 def test_no_credential_helper_is_asked_and_git_never_prompts(password_server, home_with_credential_helper):
     asked = home_with_credential_helper
     # The helper works: plain git, in the same HOME, asks it.
-    subprocess.run(["git", "ls-remote", "--", password_server], env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-                   capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        ["git", "ls-remote", "--", password_server],
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     assert asked.exists()
     asked.unlink()
     # Dojoflow's git layer (the watch's lookup, tracing's) does not.
@@ -166,8 +189,15 @@ def test_no_credential_helper_is_asked_and_git_never_prompts(password_server, ho
     assert not e.value.transient and "no credentials reach git" in str(e.value)
     assert not asked.exists()
     # Nor does git started by another program (lake, lean-dojo) in tracing's environment.
-    res = subprocess.run(["git", "ls-remote", "--", password_server], env=minimal_env(), capture_output=True,
-                         text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+    res = subprocess.run(
+        ["git", "ls-remote", "--", password_server],
+        env=minimal_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     assert res.returncode != 0 and not asked.exists()
 
 
@@ -187,7 +217,9 @@ def test_config_files_keep_scp_style_urls_and_resolve_only_local_paths(tmp_path)
     (tmp_path / "pipeline.yaml").write_text("sources:\n  - repo: deploy@host:a/b.git\n  - repo: lean/local\n")
     sources = PipelineConfig.from_yaml(tmp_path / "pipeline.yaml").sources
     assert sources[0].repo == "deploy@host:a/b.git" and sources[1].repo == str(tmp_path / "lean" / "local")
-    (tmp_path / "nightly.yaml").write_text("watch:\n  - url_or_path: deploy@host:a/b.git\n  - url_or_path: lean/local\n")
+    (tmp_path / "nightly.yaml").write_text(
+        "watch:\n  - url_or_path: deploy@host:a/b.git\n  - url_or_path: lean/local\n"
+    )
     watch = NightlyConfig.from_yaml(tmp_path / "nightly.yaml").watch
     assert watch[0].url_or_path == "deploy@host:a/b.git" and watch[0].is_remote and watch[0].label == "b"
     assert watch[1].url_or_path == str(tmp_path / "lean" / "local") and not watch[1].is_remote

@@ -91,7 +91,8 @@ def test_advantages_for_dispatches_each_option():
     r = T([0.0, 1.0, 2.0, 4.0])
     assert advantages_for(r, 4, {"advantage_norm": "rank"}).tolist() == rank_advantages(r, 4).tolist()
     assert advantages_for(r, 4, {"advantage_norm": "population"}, [1.0]).tolist() == pytest.approx(
-        population_advantages(r, [1.0]).tolist())
+        population_advantages(r, [1.0]).tolist()
+    )
     scaled = advantages_for(r, 4, {"positive_advantage_scale": 2.0, "negative_advantage_scale": 0.5})
     base = group_advantages(r, 4)
     assert scaled.tolist() == pytest.approx([a * (2.0 if a > 0 else 0.5) for a in base.tolist()])
@@ -120,7 +121,10 @@ def test_dr_grpo_objective_divides_by_a_constant_not_the_sequence_length():
     assert clipped_objective(logp, logp, adv, long, **kw).item() == pytest.approx(-5 / 8)
     # GRPO's per-sequence mean would not see the longer sequence at all
     grpo = dict(eps_low=0.2, eps_high=0.2)
-    assert clipped_objective(logp, logp, adv, short, **grpo).item() == clipped_objective(logp, logp, adv, long, **grpo).item()
+    assert (
+        clipped_objective(logp, logp, adv, short, **grpo).item()
+        == clipped_objective(logp, logp, adv, long, **grpo).item()
+    )
 
 
 def test_dapo_clips_asymmetrically():
@@ -135,7 +139,9 @@ def test_dapo_clips_asymmetrically():
     down = torch.log(T([[0.7], [0.7]]))
     neg = T([-1.0, -1.0])
     # ratio 0.7 < 1 - 0.2 with A < 0: min(0.7·(−1), 0.8·(−1)) = −0.8 -> loss 0.8 (lower bound still 0.2)
-    assert clipped_objective(down, old, neg, mask, eps_low=0.2, eps_high=0.28, aggregation="token_mean").item() == pytest.approx(0.8)
+    assert clipped_objective(
+        down, old, neg, mask, eps_low=0.2, eps_high=0.28, aggregation="token_mean"
+    ).item() == pytest.approx(0.8)
 
 
 def test_dapo_averages_over_tokens_not_sequences():
@@ -204,8 +210,13 @@ def test_each_algorithm_maps_to_the_papers_trl_settings():
     trl = {a.name: resolve_algorithm(a.name, {}).trl for a in algorithms()}
     assert trl["grpo"]["loss_type"] == "grpo" and trl["grpo"]["beta"] > 0
     assert trl["dr_grpo"]["loss_type"] == "dr_grpo" and trl["dr_grpo"]["scale_rewards"] == "none"
-    assert (trl["dapo"]["loss_type"], trl["dapo"]["epsilon"], trl["dapo"]["epsilon_high"], trl["dapo"]["beta"],
-            trl["dapo"]["mask_truncated_completions"]) == ("dapo", 0.2, 0.28, 0.0, True)
+    assert (
+        trl["dapo"]["loss_type"],
+        trl["dapo"]["epsilon"],
+        trl["dapo"]["epsilon_high"],
+        trl["dapo"]["beta"],
+        trl["dapo"]["mask_truncated_completions"],
+    ) == ("dapo", 0.2, 0.28, 0.0, True)
     assert trl["gspo"]["importance_sampling_level"] == "sequence" and trl["gspo"]["epsilon"] == 3e-4
     assert resolve_algorithm("dapo", {}).dynamic_sampling
     assert resolve_algorithm("dgpo", {"dpo_coef": 0}).dpo_coef == 0.0

@@ -11,34 +11,45 @@ from tasks.grpo.config import GRPOSettings, build_grpo_config, preflight
 
 
 def test_each_algorithm_reaches_grpo_config_with_cpu_defaults(tmp_path):
-    dapo = build_grpo_config(GRPOSettings(algorithm="dapo", rewards={"lean_tactic": 1.0, "format": 0.2}), tmp_path,
-                             cuda=False, bf16_ok=False)
-    assert (dapo.loss_type, dapo.epsilon, dapo.epsilon_high, dapo.beta, dapo.mask_truncated_completions) == \
-        ("dapo", 0.2, 0.28, 0.0, True)
+    dapo = build_grpo_config(
+        GRPOSettings(algorithm="dapo", rewards={"lean_tactic": 1.0, "format": 0.2}), tmp_path, cuda=False, bf16_ok=False
+    )
+    assert (dapo.loss_type, dapo.epsilon, dapo.epsilon_high, dapo.beta, dapo.mask_truncated_completions) == (
+        "dapo",
+        0.2,
+        0.28,
+        0.0,
+        True,
+    )
     assert dapo.reward_weights == [1.0, 0.2]
     assert dapo.use_cpu and not dapo.bf16 and not dapo.gradient_checkpointing
     dr = build_grpo_config(GRPOSettings(algorithm="drgrpo"), tmp_path, cuda=False, bf16_ok=False)
     assert (dr.loss_type, dr.scale_rewards) == ("dr_grpo", "none")
-    gspo = build_grpo_config(GRPOSettings(algorithm="gspo", algorithm_config={"epsilon": 1e-3}), tmp_path,
-                             cuda=False, bf16_ok=False)
+    gspo = build_grpo_config(
+        GRPOSettings(algorithm="gspo", algorithm_config={"epsilon": 1e-3}), tmp_path, cuda=False, bf16_ok=False
+    )
     assert (gspo.importance_sampling_level, gspo.epsilon, gspo.epsilon_high) == ("sequence", 1e-3, 4e-4)
-    user = build_grpo_config(GRPOSettings(training={"num_generations": 2, "learning_rate": "3e-6"}), tmp_path,
-                             cuda=False, bf16_ok=False)
+    user = build_grpo_config(
+        GRPOSettings(training={"num_generations": 2, "learning_rate": "3e-6"}), tmp_path, cuda=False, bf16_ok=False
+    )
     assert user.num_generations == 2 and user.learning_rate == 3e-6 and user.beta == 0.04
 
 
-@pytest.mark.parametrize("fields, where", [
-    ({"algorithm": "ppo"}, "algorithm"),
-    ({"algorithm_config": {"clip": 0.1}}, "algorithm_config"),
-    ({"rewards": {"lean": 1.0}}, "rewards.lean"),
-    ({"training": {"num_generations": 1}}, "training.num_generations"),
-    ({"training": {"num_generations": 3}}, "training.num_generations"),
-    ({"training": {"loss_type": "grpo"}}, "training.loss_type"),
-    ({"training": {"beta": 0.1}}, "training.beta"),
-    ({"training": {"use_vllm": True}}, "training.use_vllm"),
-    ({"reward": {"error_penalty": 0.5}}, "error_penalty"),
-    ({"mode": "proof", "rewards": {"lean_tactic": 1.0}}, "lean_tactic"),
-])
+@pytest.mark.parametrize(
+    "fields, where",
+    [
+        ({"algorithm": "ppo"}, "algorithm"),
+        ({"algorithm_config": {"clip": 0.1}}, "algorithm_config"),
+        ({"rewards": {"lean": 1.0}}, "rewards.lean"),
+        ({"training": {"num_generations": 1}}, "training.num_generations"),
+        ({"training": {"num_generations": 3}}, "training.num_generations"),
+        ({"training": {"loss_type": "grpo"}}, "training.loss_type"),
+        ({"training": {"beta": 0.1}}, "training.beta"),
+        ({"training": {"use_vllm": True}}, "training.use_vllm"),
+        ({"reward": {"error_penalty": 0.5}}, "error_penalty"),
+        ({"mode": "proof", "rewards": {"lean_tactic": 1.0}}, "lean_tactic"),
+    ],
+)
 def test_bad_settings_name_the_field(fields, where):
     with pytest.raises(ValidationError) as e:
         GRPOSettings.model_validate(fields)

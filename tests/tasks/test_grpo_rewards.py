@@ -73,8 +73,13 @@ def replay(store):
 
 def tactic_call(rewarder, spec, prefix, completions, **kw):
     n = len(completions)
-    return LeanTacticReward(rewarder)(prompts=[None] * n, completions=completions, theorem=[spec_json(spec)] * n,
-                                      prefix=[json.dumps(prefix)] * n, **kw)
+    return LeanTacticReward(rewarder)(
+        prompts=[None] * n,
+        completions=completions,
+        theorem=[spec_json(spec)] * n,
+        prefix=[json.dumps(prefix)] * n,
+        **kw,
+    )
 
 
 def proof_call(rewarder, spec, completions, **kw):
@@ -86,8 +91,13 @@ def test_lean_tactic_rewards_against_replay(replay, spec):
     s = RewardSettings(valid_step=0.1, goal_drop_bonus=0.3, error_penalty=-0.2)
     rewarder = LeanRewarder(replay, s)
     metrics = {}
-    got = tactic_call(rewarder, spec, [], [STEP, "simp", [{"role": "assistant", "content": STEP}]],
-                      log_metric=lambda k, v: metrics.setdefault(k, v))
+    got = tactic_call(
+        rewarder,
+        spec,
+        [],
+        [STEP, "simp", [{"role": "assistant", "content": STEP}]],
+        log_metric=lambda k, v: metrics.setdefault(k, v),
+    )
     # valid and state-changing, same number of goals: valid_step; not traced: an error
     assert got == [pytest.approx(0.1), -0.2, pytest.approx(0.1)]
     assert metrics["lean/lean_tactic_accepted"] == 0.0
@@ -97,8 +107,9 @@ def test_lean_tactic_rewards_against_replay(replay, spec):
 def test_lean_tactic_finishing_the_proof_gets_finished(replay, spec):
     rewarder = LeanRewarder(replay, RewardSettings(finished=1.0))
     metrics = {}
-    assert tactic_call(rewarder, spec, [STEP], [" rw [rev_snoc]\n", "simp"], log_metric=lambda k, v: metrics.setdefault(k, v)) \
-        == [1.0, -0.1]
+    assert tactic_call(
+        rewarder, spec, [STEP], [" rw [rev_snoc]\n", "simp"], log_metric=lambda k, v: metrics.setdefault(k, v)
+    ) == [1.0, -0.1]
     assert metrics["lean/lean_tactic_accepted"] == 0.5
     assert count_goals("no goals") == 0 and count_goals("⊢ a\n\n⊢ b") == 2 and count_goals("h : x\n⊢ a") == 1
     rewarder.close()
@@ -116,12 +127,13 @@ def test_goal_drop_bonus_and_finished_with_a_backend_double(spec):
             return TacticResult("state", ProofState("0", "⊢ a\n\n⊢ b"))
 
         def run_tactic(self, theorem, state, tactic):
-            return {"close_one": TacticResult("state", ProofState("1", "⊢ b")),
-                    "done": TacticResult("finished"),
-                    "same": TacticResult("state", ProofState("0", "⊢ a\n\n⊢ b")),
-                    "back": TacticResult("state", ProofState("0", "⊢ a\n\n⊢ b")),
-                    "slow": TacticResult("timeout", message="timed out")}.get(
-                        tactic, TacticResult("error", message="unknown tactic"))
+            return {
+                "close_one": TacticResult("state", ProofState("1", "⊢ b")),
+                "done": TacticResult("finished"),
+                "same": TacticResult("state", ProofState("0", "⊢ a\n\n⊢ b")),
+                "back": TacticResult("state", ProofState("0", "⊢ a\n\n⊢ b")),
+                "slow": TacticResult("timeout", message="timed out"),
+            }.get(tactic, TacticResult("error", message="unknown tactic"))
 
         def check_proof(self, theorem, proof):
             raise NotImplementedError
@@ -187,8 +199,12 @@ def test_completions_are_checked_concurrently(spec):
 def test_lean_proof_accepts_a_traced_proof_against_replay(replay, spec):
     rewarder = LeanRewarder(replay, RewardSettings(error_penalty=-0.1))
     metrics = {}
-    got = proof_call(rewarder, spec, [f"{STEP}\n{STEP}", f"by\n  {STEP}\n  {STEP}", "simp", f"{STEP}"],
-                     log_metric=lambda k, v: metrics.setdefault(k, v))
+    got = proof_call(
+        rewarder,
+        spec,
+        [f"{STEP}\n{STEP}", f"by\n  {STEP}\n  {STEP}", "simp", f"{STEP}"],
+        log_metric=lambda k, v: metrics.setdefault(k, v),
+    )
     assert got == [1.0, 1.0, -0.1, -0.1]
     assert metrics["lean/lean_proof_accepted"] == 0.5
     rewarder.close()
@@ -257,7 +273,12 @@ def test_format_and_overlong_rewards():
     tactic = FormatReward("tactic")
     assert tactic(None, ["simp", "simp\nrfl", "", "sorry"]) == [1.0, 0.0, 0.0, 0.0]
     proof = FormatReward("proof")
-    assert proof(None, ["simp\nrfl", "```lean\nsimp\n```", "theorem x : True := trivial", "#eval 1"]) == [1.0, 0.0, 0.0, 0.0]
+    assert proof(None, ["simp\nrfl", "```lean\nsimp\n```", "theorem x : True := trivial", "#eval 1"]) == [
+        1.0,
+        0.0,
+        0.0,
+        0.0,
+    ]
     overlong = OverlongReward(max_completion_length=10, buffer=4)
     # ≤ 6 tokens: 0; 8 tokens: (6 - 8) / 4; 11 tokens: -1
     assert overlong(None, None, completion_ids=[[1] * 5, [1] * 8, [1] * 11]) == [0.0, -0.5, -1.0]
@@ -269,8 +290,9 @@ def test_progress_reward_is_traced_minus_candidate_prediction_with_a_scorer_doub
             return [float(len(t)) for _, _, t in rows]
 
     reward = ProgressReward(LengthScorer())
-    got = reward(None, ["omega", "simp [a, b, c]", "sorry"], goals=["⊢ a"] * 3, prefix=["[]"] * 3,
-                 tactic=["simp [x]"] * 3)
+    got = reward(
+        None, ["omega", "simp [a, b, c]", "sorry"], goals=["⊢ a"] * 3, prefix=["[]"] * 3, tactic=["simp [x]"] * 3
+    )
     assert got == [8.0 - 5.0, 8.0 - 14.0, 0.0]
 
 
@@ -310,11 +332,16 @@ def test_rewards_against_repl_double_and_a_sorry_proof_it_accepts_gets_nothing(s
         accepted = backend.check_proof(theorem, "sorry")
         assert accepted.accepted  # Lean's answer to a sorry proof: accepted, with a warning
         rewarder = LeanRewarder(backend, RewardSettings(**PRESET_VALUES["binary"]))
-        got = proof_call(rewarder, theorem, ["\n".join(SQUARE_ADD), "sorry", "unfold square\nexact sorry",
-                                             "unfold square\nrfl"])
+        got = proof_call(
+            rewarder, theorem, ["\n".join(SQUARE_ADD), "sorry", "unfold square\nexact sorry", "unfold square\nrfl"]
+        )
         assert got == [1.0, 0.0, 0.0, 0.0]
-        steps = tactic_call(LeanRewarder(backend, RewardSettings(valid_step=0.1, goal_drop_bonus=0.0)), theorem, [],
-                            [SQUARE_ADD[0], "rfl", "admit"])
+        steps = tactic_call(
+            LeanRewarder(backend, RewardSettings(valid_step=0.1, goal_drop_bonus=0.0)),
+            theorem,
+            [],
+            [SQUARE_ADD[0], "rfl", "admit"],
+        )
         assert steps == [pytest.approx(0.1), -0.1, -0.1]
     finally:
         backend.close()

@@ -20,16 +20,23 @@ from tasks.grpo.theorem_files import (
 )
 from tests.doubles.sample_store import sample_store
 
-ADD_ZERO = {"name": "add_zero", "statement": "theorem add_zero (n : Nat) : n + 0 = n", "context": "",
-            "imports": ["Mathlib"]}
+ADD_ZERO = {
+    "name": "add_zero",
+    "statement": "theorem add_zero (n : Nat) : n + 0 = n",
+    "context": "",
+    "imports": ["Mathlib"],
+}
 ADD_COMM = {"name": "add_comm", "statement": "theorem add_comm (n m : Nat) : n + m = m + n"}
 
 
-@pytest.mark.parametrize("text", [
-    "\n".join(json.dumps(t) for t in (ADD_ZERO, ADD_COMM)) + "\n",  # JSONL, lean-grpo's README example
-    json.dumps([ADD_ZERO, ADD_COMM]),  # a JSON list
-    json.dumps({"theorems": [ADD_ZERO, ADD_COMM]}),  # {"theorems": [...]}
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\n".join(json.dumps(t) for t in (ADD_ZERO, ADD_COMM)) + "\n",  # JSONL, lean-grpo's README example
+        json.dumps([ADD_ZERO, ADD_COMM]),  # a JSON list
+        json.dumps({"theorems": [ADD_ZERO, ADD_COMM]}),  # {"theorems": [...]}
+    ],
+)
 def test_the_three_theorem_file_formats(tmp_path, text):
     path = tmp_path / "t.jsonl"
     path.write_text(text)
@@ -38,13 +45,16 @@ def test_the_three_theorem_file_formats(tmp_path, text):
     assert theorems[0].imports == ("Mathlib",) and theorems[1].context == ""
 
 
-@pytest.mark.parametrize("lines, where, problem", [
-    ([ADD_ZERO, "{not json"], "line 2", "line 2 is not valid JSON"),
-    ([ADD_ZERO, {"name": "x"}], "line 2", "`statement` is missing"),
-    ([ADD_ZERO, {**ADD_COMM, "proof": "simp"}], "line 2", "unknown keys proof"),
-    ([ADD_ZERO, {**ADD_COMM, "imports": "Mathlib"}], "line 2", "`imports` must be a list"),
-    ([ADD_ZERO, ADD_ZERO], None, "theorem names appear twice: add_zero"),
-])
+@pytest.mark.parametrize(
+    "lines, where, problem",
+    [
+        ([ADD_ZERO, "{not json"], "line 2", "line 2 is not valid JSON"),
+        ([ADD_ZERO, {"name": "x"}], "line 2", "`statement` is missing"),
+        ([ADD_ZERO, {**ADD_COMM, "proof": "simp"}], "line 2", "unknown keys proof"),
+        ([ADD_ZERO, {**ADD_COMM, "imports": "Mathlib"}], "line 2", "`imports` must be a list"),
+        ([ADD_ZERO, ADD_ZERO], None, "theorem names appear twice: add_zero"),
+    ],
+)
 def test_a_bad_line_is_named_by_its_number(tmp_path, lines, where, problem):
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
@@ -106,8 +116,10 @@ def test_theorems_are_matched_to_the_store_and_replay_refuses_the_rest(tmp_path)
     from tasks.grpo.theorem_files import FileTheorem
 
     store = sample_store(tmp_path / "home")
-    file = [FileTheorem("one_mul'", "theorem one_mul' (n : Nat) : 1 * n = n"),
-            FileTheorem("my_lemma", "theorem my_lemma : 1 = 1")]
+    file = [
+        FileTheorem("one_mul'", "theorem one_mul' (n : Nat) : 1 * n = n"),
+        FileTheorem("my_lemma", "theorem my_lemma : 1 = 1"),
+    ]
     specs = theorem_specs(file, store)
     assert specs[0].full_name == "NatBasics.one_mul'" and specs[0].repo_id != FILE_REPO_ID
     assert specs[1].repo_id == FILE_REPO_ID and specs[1].statement == "theorem my_lemma : 1 = 1"

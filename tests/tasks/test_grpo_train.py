@@ -22,8 +22,14 @@ from tasks.models.loading import read_model_info
 from tests.doubles.sample_store import sample_store
 
 # One optimizer step on two groups of two completions: enough to run every hook, short on CPU.
-ONE_STEP = {"max_steps": 1, "num_generations": 2, "per_device_train_batch_size": 4, "max_completion_length": 12,
-            "temperature": 1.2, "save_strategy": "no"}
+ONE_STEP = {
+    "max_steps": 1,
+    "num_generations": 2,
+    "per_device_train_batch_size": 4,
+    "max_completion_length": 12,
+    "temperature": 1.2,
+    "save_strategy": "no",
+}
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +41,23 @@ def env(tmp_path_factory):
     repo = next(r["repo_id"] for r in store.repositories() if r["name"] == "NatBasics")
     snapshot = build_snapshot(store, [repo])
     sft = root / "sft"
-    train_sft({"training": {"max_steps": 20, "learning_rate": 3e-3, "per_device_train_batch_size": 8,
-                            "save_strategy": "no", "disable_tqdm": True}},
-              snapshot, "random", None, sft, root / "sft-work", model_cache_dir=root / "models")
+    train_sft(
+        {
+            "training": {
+                "max_steps": 20,
+                "learning_rate": 3e-3,
+                "per_device_train_batch_size": 8,
+                "save_strategy": "no",
+                "disable_tqdm": True,
+            }
+        },
+        snapshot,
+        "random",
+        None,
+        sft,
+        root / "sft-work",
+        model_cache_dir=root / "models",
+    )
     return {"root": root, "store": store, "snapshot": snapshot, "sft": sft, "cache": root / "models", "repo": repo}
 
 
@@ -49,14 +69,28 @@ def settings(**kw):
 @pytest.mark.parametrize("algorithm", ["grpo", "dr_grpo", "dapo", "gspo", "dgpo"])
 def test_each_algorithm_trains_from_sft_with_replay_rewards(env, algorithm, tmp_path):
     config = {"max_resample_rounds": 1} if algorithm == "dapo" else {}
-    figures = train_grpo(settings(algorithm=algorithm, algorithm_config=config, init_from="sft"), env["snapshot"],
-                         "random", env["sft"], tmp_path / "out", tmp_path / "work", model_cache_dir=env["cache"])
+    figures = train_grpo(
+        settings(algorithm=algorithm, algorithm_config=config, init_from="sft"),
+        env["snapshot"],
+        "random",
+        env["sft"],
+        tmp_path / "out",
+        tmp_path / "work",
+        model_cache_dir=env["cache"],
+    )
     assert figures["steps"] == 1 and figures["algorithm"] == algorithm and figures["checker"] == "replay"
     assert figures["started_from"] == "parent" and figures["prompts"] == 8
     history = json.loads((tmp_path / "out" / HISTORY_FILE).read_text())
     step = history[0]
-    for key in ("reward", "rewards/lean_tactic/mean", "rewards/format/mean", "frac_reward_zero_std",
-                "lean/lean_tactic_accepted", "completions/mean_length", "clip_ratio/region_mean"):
+    for key in (
+        "reward",
+        "rewards/lean_tactic/mean",
+        "rewards/format/mean",
+        "frac_reward_zero_std",
+        "lean/lean_tactic_accepted",
+        "completions/mean_length",
+        "clip_ratio/region_mean",
+    ):
         assert key in step, key
     assert -0.1 - 1e-6 <= step["rewards/lean_tactic/mean"] <= 1.0
     if algorithm == "dapo":
@@ -73,10 +107,12 @@ def test_each_algorithm_trains_from_sft_with_replay_rewards(env, algorithm, tmp_
 
 def test_evaluation_reports_replay_pass_at_k_and_the_steps_training_rewards(env, tmp_path):
     s = settings(algorithm="grpo", evaluation={"k": 2, "max_theorems": 2, "max_new_tokens": 16})
-    train_grpo(s, env["snapshot"], "random", env["sft"], tmp_path / "out", tmp_path / "work",
-               model_cache_dir=env["cache"])
-    metrics = evaluate_grpo(s, tmp_path / "out", env["snapshot"], "random", ["val", "test"], [env["repo"]],
-                            model_cache_dir=env["cache"])
+    train_grpo(
+        s, env["snapshot"], "random", env["sft"], tmp_path / "out", tmp_path / "work", model_cache_dir=env["cache"]
+    )
+    metrics = evaluate_grpo(
+        s, tmp_path / "out", env["snapshot"], "random", ["val", "test"], [env["repo"]], model_cache_dir=env["cache"]
+    )
     names = {(m.split, m.metric) for m in metrics}
     assert ("val", "replay_pass@1") in names and ("val", "replay_pass@2") in names
     assert ("train", "train_reward") in names and ("train", "train_accepted") in names
@@ -85,24 +121,33 @@ def test_evaluation_reports_replay_pass_at_k_and_the_steps_training_rewards(env,
 
 
 def test_proof_mode_on_a_lean_grpo_theorem_file(env, tmp_path):
-    theorems = [FileTheorem("one_mul'", "theorem one_mul' (n : Nat) : 1 * n = n"),  # matched by its last component
-                FileTheorem("NatBasics.mul_comm'", "theorem mul_comm' (n m : Nat) : n * m = m * n")]
+    theorems = [
+        FileTheorem("one_mul'", "theorem one_mul' (n : Nat) : 1 * n = n"),  # matched by its last component
+        FileTheorem("NatBasics.mul_comm'", "theorem mul_comm' (n m : Nat) : n * m = m * n"),
+    ]
     s = GRPOSettings(mode="proof", model=str(env["sft"]), algorithm="gspo", max_prompts=4, training=ONE_STEP)
-    figures = train_on_theorem_file(s, theorems, tmp_path / "out", tmp_path / "work", env["store"],
-                                    model_cache_dir=env["cache"])
+    figures = train_on_theorem_file(
+        s, theorems, tmp_path / "out", tmp_path / "work", env["store"], model_cache_dir=env["cache"]
+    )
     assert figures["steps"] == 1 and figures["mode"] == "proof" and figures["matched_in_store"] == 2
     history = json.loads((tmp_path / "out" / HISTORY_FILE).read_text())
     assert "lean/lean_proof_accepted" in history[0]
-    result = evaluate_on_theorem_file(s.model_copy(update={"evaluation": s.evaluation.model_copy(update={"k": 2})}),
-                                      tmp_path / "out", theorems, env["store"], model_cache_dir=env["cache"])
+    result = evaluate_on_theorem_file(
+        s.model_copy(update={"evaluation": s.evaluation.model_copy(update={"k": 2})}),
+        tmp_path / "out",
+        theorems,
+        env["store"],
+        model_cache_dir=env["cache"],
+    )
     assert result["checker"] == "replay" and result["theorems"] == 2 and "replay_pass@2" in result
 
 
 def test_a_backend_that_cannot_run_stops_the_run_before_training(env, tmp_path):
     s = settings(backend={"kind": "repl", "repl": {"lake_path": str(tmp_path / "no-lake")}})
     with pytest.raises(InputError, match="lake"):
-        train_grpo(s, env["snapshot"], "random", env["sft"], tmp_path / "out", tmp_path / "work",
-                   model_cache_dir=env["cache"])
+        train_grpo(
+            s, env["snapshot"], "random", env["sft"], tmp_path / "out", tmp_path / "work", model_cache_dir=env["cache"]
+        )
     assert not (tmp_path / "out").exists() and not (tmp_path / "work").exists()
 
 
@@ -116,8 +161,9 @@ def test_init_from_sft_is_the_trainers_starting_point():
 
 def test_lora_adapter_with_dgpo_reference_from_the_disabled_adapter(env, tmp_path):
     s = settings(algorithm="dgpo", algorithm_config={"beta": 0.0}, lora={"r": 4, "alpha": 8})
-    figures = train_grpo(s, env["snapshot"], "random", env["sft"], tmp_path / "out", tmp_path / "work",
-                         model_cache_dir=env["cache"])
+    figures = train_grpo(
+        s, env["snapshot"], "random", env["sft"], tmp_path / "out", tmp_path / "work", model_cache_dir=env["cache"]
+    )
     assert figures["model_kind"] == "lora" and (tmp_path / "out" / "adapter_config.json").is_file()
     assert read_model_info(tmp_path / "out")["base_model"] == str(env["sft"].resolve())
     assert "dgpo/pairs" in json.loads((tmp_path / "out" / HISTORY_FILE).read_text())[0]
@@ -128,9 +174,23 @@ def test_full_training_from_an_sft_adapter_keeps_the_merged_start_as_kl_referenc
     from tasks.sft import train_sft
 
     adapter = tmp_path / "sft-lora"
-    train_sft({"lora": {"r": 4, "alpha": 8}, "training": {"max_steps": 3, "learning_rate": 1e-2,
-                                                           "per_device_train_batch_size": 8, "save_strategy": "no"}},
-              env["snapshot"], "random", None, adapter, tmp_path / "sft-work", model_cache_dir=env["cache"])
+    train_sft(
+        {
+            "lora": {"r": 4, "alpha": 8},
+            "training": {
+                "max_steps": 3,
+                "learning_rate": 1e-2,
+                "per_device_train_batch_size": 8,
+                "save_strategy": "no",
+            },
+        },
+        env["snapshot"],
+        "random",
+        None,
+        adapter,
+        tmp_path / "sft-work",
+        model_cache_dir=env["cache"],
+    )
     s = settings(algorithm="grpo", algorithm_config={"beta": 0.1})
     train_grpo(s, env["snapshot"], "random", adapter, tmp_path / "out", tmp_path / "work", model_cache_dir=env["cache"])
     assert (tmp_path / "work" / "reference" / "config.json").is_file()

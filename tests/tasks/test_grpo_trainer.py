@@ -43,14 +43,29 @@ def make_trainer(base, tmp_path, algorithm, config=None, funcs=(alternating,), d
     from tasks.grpo.lean_trainer import LeanGRPOTrainer
 
     model, tok = load_causal_lm(base)
-    settings = GRPOSettings(algorithm=algorithm, algorithm_config=config or {}, rewards={},
-                            training={"num_generations": G, "per_device_train_batch_size": 2 * G,
-                                      "max_completion_length": 8, "seed": 0, **training})
+    settings = GRPOSettings(
+        algorithm=algorithm,
+        algorithm_config=config or {},
+        rewards={},
+        training={
+            "num_generations": G,
+            "per_device_train_batch_size": 2 * G,
+            "max_completion_length": 8,
+            "seed": 0,
+            **training,
+        },
+    )
     args = build_grpo_config(settings, tmp_path / "out")
     args.reward_weights = [1.0] * len(funcs)
-    return LeanGRPOTrainer(model=model, reward_funcs=list(funcs), args=args,
-                           train_dataset=datasets.Dataset.from_list(data or rows(["vary", "flat", "vary", "flat"])),
-                           processing_class=tok, algorithm=settings.resolved_algorithm(), verified_reward=verified)
+    return LeanGRPOTrainer(
+        model=model,
+        reward_funcs=list(funcs),
+        args=args,
+        train_dataset=datasets.Dataset.from_list(data or rows(["vary", "flat", "vary", "flat"])),
+        processing_class=tok,
+        algorithm=settings.resolved_algorithm(),
+        verified_reward=verified,
+    )
 
 
 def batch(trainer, kinds):
@@ -69,7 +84,9 @@ def hand_inputs(trainer, out):
     ids = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
     mask = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
     with torch.no_grad():
-        logps, _, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, out["completion_ids"].size(1))
+        logps, _, _ = trainer._get_per_token_logps_and_entropies(
+            trainer.model, ids, mask, out["completion_ids"].size(1)
+        )
     shift = 0.3 * torch.sin(torch.arange(n * t, dtype=torch.float32).view(n, t))
     inputs = dict(out)
     inputs["old_per_token_logps"] = logps - shift
@@ -95,15 +112,32 @@ def test_trl_loss_under_each_algorithms_settings_is_the_papers_objective(base, t
     with torch.no_grad():
         got = trainer._compute_loss(trainer.model, inputs)
     a = trainer.algorithm.trl
-    expected = clipped_objective(logps, inputs["old_per_token_logps"], inputs["advantages"], inputs["completion_mask"],
-                                 eps_low=a["epsilon"], eps_high=a["epsilon_high"],
-                                 max_completion_length=trainer.max_completion_length, **PAPER[algorithm])
+    expected = clipped_objective(
+        logps,
+        inputs["old_per_token_logps"],
+        inputs["advantages"],
+        inputs["completion_mask"],
+        eps_low=a["epsilon"],
+        eps_high=a["epsilon_high"],
+        max_completion_length=trainer.max_completion_length,
+        **PAPER[algorithm],
+    )
     assert got.item() == pytest.approx(expected.item(), rel=1e-4, abs=1e-6)
     # and not the objective of another member (the settings are what make the difference)
-    others = {name: clipped_objective(logps, inputs["old_per_token_logps"], inputs["advantages"],
-                                      inputs["completion_mask"], eps_low=a["epsilon"], eps_high=a["epsilon_high"],
-                                      max_completion_length=trainer.max_completion_length, **kw).item()
-              for name, kw in PAPER.items() if kw != PAPER[algorithm]}
+    others = {
+        name: clipped_objective(
+            logps,
+            inputs["old_per_token_logps"],
+            inputs["advantages"],
+            inputs["completion_mask"],
+            eps_low=a["epsilon"],
+            eps_high=a["epsilon_high"],
+            max_completion_length=trainer.max_completion_length,
+            **kw,
+        ).item()
+        for name, kw in PAPER.items()
+        if kw != PAPER[algorithm]
+    }
     assert all(abs(v - got.item()) > 1e-6 for v in others.values()), others
 
 
@@ -119,8 +153,9 @@ def test_dr_grpo_advantages_are_not_divided_by_std(base, tmp_path):
 
 
 def test_dapo_drops_zero_variance_groups_and_refills_the_batch(base, tmp_path):
-    trainer = make_trainer(base, tmp_path, "dapo", {"max_resample_rounds": 8},
-                           data=rows(["flat", "vary", "flat", "flat", "vary", "flat"]))
+    trainer = make_trainer(
+        base, tmp_path, "dapo", {"max_resample_rounds": 8}, data=rows(["flat", "vary", "flat", "flat", "vary", "flat"])
+    )
     trainer.model.train()
     out = batch(trainer, ["flat", "flat"])  # both groups carry no signal
     assert out["completion_ids"].shape[0] == 2 * G
@@ -163,8 +198,14 @@ def test_dgpo_is_grpo_plus_the_dpo_term_and_grpo_at_coef_zero(base, tmp_path):
     from trl import GRPOTrainer
 
     coef, beta = 0.7, 0.2
-    trainer = make_trainer(base, tmp_path, "dgpo", {"dpo_coef": coef, "dpo_beta": beta, "beta": 0.0},
-                           funcs=(lean_tactic, alternating), verified="lean_tactic")
+    trainer = make_trainer(
+        base,
+        tmp_path,
+        "dgpo",
+        {"dpo_coef": coef, "dpo_beta": beta, "beta": 0.0},
+        funcs=(lean_tactic, alternating),
+        verified="lean_tactic",
+    )
     trainer.model.eval()
     out = batch(trainer, ["vary", "flat"])
     assert out["dgpo_verified"].tolist() == [True, False, False, False] * 2
@@ -182,8 +223,9 @@ def test_dgpo_is_grpo_plus_the_dpo_term_and_grpo_at_coef_zero(base, tmp_path):
     assert total.item() == pytest.approx(grpo.item() + coef * term.item(), rel=1e-4)
     assert trainer._metrics["eval"]["dgpo/pairs"][-1] == 6
 
-    off = make_trainer(base, tmp_path, "dgpo", {"dpo_coef": 0.0, "beta": 0.0}, funcs=(lean_tactic, alternating),
-                       verified="lean_tactic")
+    off = make_trainer(
+        base, tmp_path, "dgpo", {"dpo_coef": 0.0, "beta": 0.0}, funcs=(lean_tactic, alternating), verified="lean_tactic"
+    )
     off.model.eval()
     with torch.no_grad():
         assert off._compute_loss(off.model, inputs).item() == GRPOTrainer._compute_loss(off, off.model, inputs).item()

@@ -29,9 +29,13 @@ def test_kimina_checks_proofs_in_batches_against_kimina_double(store, theorems):
         backend = kimina(store, server.url, batch_size=2)
         try:
             de_morgan = theorems["LogicPuzzles.de_morgan_classical"]
-            items = [(de_morgan, DE_MORGAN), (de_morgan, "intro h\nexact Or.inl hp"),
-                     (theorems["NatBasics.sumTo_formula"], "sorry"), (theorems["NatBasics.sumTo_formula"], "native_decide"),
-                     (theorems["NatBasics.one_mul'"], "simp")]
+            items = [
+                (de_morgan, DE_MORGAN),
+                (de_morgan, "intro h\nexact Or.inl hp"),
+                (theorems["NatBasics.sumTo_formula"], "sorry"),
+                (theorems["NatBasics.sumTo_formula"], "native_decide"),
+                (theorems["NatBasics.one_mul'"], "simp"),
+            ]
             checks = backend.check_proofs(items)
         finally:
             backend.close()
@@ -88,7 +92,7 @@ def test_forbidden_construct_never_reaches_kimina_double(store, theorems):
     with KiminaDouble() as server:
         backend = kimina(store, server.url)
         try:
-            check = backend.check_proof(theorems["NatBasics.one_mul'"], "simp\nrun_cmd IO.println \"hi\"")
+            check = backend.check_proof(theorems["NatBasics.one_mul'"], 'simp\nrun_cmd IO.println "hi"')
             assert backend.check_proof(theorems["NatBasics.one_mul'"], "simp").accepted
         finally:
             backend.close()

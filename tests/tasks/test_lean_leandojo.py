@@ -31,8 +31,12 @@ def dojo_env(tmp_path, monkeypatch):
 
 
 def dojo_backend(store, pkgs, tmp_path, **settings):
-    return open_backend(BackendSettings(kind="leandojo", work_dir=str(tmp_path / "work"),
-                                        leandojo={"extra_pythonpath": [str(pkgs)]}, **settings), store)
+    return open_backend(
+        BackendSettings(
+            kind="leandojo", work_dir=str(tmp_path / "work"), leandojo={"extra_pythonpath": [str(pkgs)]}, **settings
+        ),
+        store,
+    )
 
 
 def test_leandojo_runs_tactics_and_checks_proofs_against_dojo_double(store, theorems, dojo_env, tmp_path):
@@ -64,7 +68,7 @@ def test_forbidden_construct_never_reaches_dojo_double(store, theorems, dojo_env
     try:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
-        assert backend.run_tactic(theorem, start.state, "elab \"x\" : tactic => pure ()").status == "error"
+        assert backend.run_tactic(theorem, start.state, 'elab "x" : tactic => pure ()').status == "error"
         assert not backend.check_proof(theorem, "initialize IO.println 1").accepted
     finally:
         backend.close()
@@ -72,7 +76,8 @@ def test_forbidden_construct_never_reaches_dojo_double(store, theorems, dojo_env
 
 
 def test_crashing_and_hanging_dojo_workers_are_replaced_and_reported_against_dojo_double(
-        store, theorems, dojo_env, tmp_path):
+    store, theorems, dojo_env, tmp_path
+):
     backend = dojo_backend(store, dojo_env, tmp_path, theorem_timeout_s=60, tactic_timeout_s=1)
     try:
         theorem = theorems["NatBasics.square_add"]

@@ -24,8 +24,7 @@ SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul
 def repl_backend(store, double, tmp_path, repl_options: dict | None = None, **settings):
     """The repl backend pointed at `double`, closed afterwards."""
     settings.setdefault("work_dir", str(tmp_path / "work"))
-    backend = open_backend(BackendSettings(kind="repl", repl=double.options(**(repl_options or {})), **settings),
-                           store)
+    backend = open_backend(BackendSettings(kind="repl", repl=double.options(**(repl_options or {})), **settings), store)
     try:
         yield backend
     finally:
@@ -79,7 +78,7 @@ def test_forbidden_construct_never_reaches_repl_double(store, theorems, double, 
         start = backend.start(theorem)
         step = backend.run_tactic(theorem, start.state, "run_tac Lean.Elab.Tactic.evalTactic default")
         assert step.status == "error" and "not sent to Lean" in step.message
-        check = backend.check_proof(theorem, "unfold square\n#eval IO.Process.run {cmd := \"touch\"}")
+        check = backend.check_proof(theorem, 'unfold square\n#eval IO.Process.run {cmd := "touch"}')
         assert not check.accepted and "not sent to Lean" in check.messages[0]
         assert not judge(check, "unfold square\n#eval 1").proved
     sent = double.received()
@@ -87,7 +86,8 @@ def test_forbidden_construct_never_reaches_repl_double(store, theorems, double, 
 
 
 def test_repl_processes_get_their_own_folder_a_minimal_env_and_a_memory_limit_against_repl_double(
-        store, theorems, double, tmp_path, monkeypatch):
+    store, theorems, double, tmp_path, monkeypatch
+):
     monkeypatch.setenv("GITHUB_ACCESS_TOKEN", "secret-token")
     monkeypatch.setenv("LEAN_SERVER_API_KEY", "secret-key")
     with repl_backend(store, double, tmp_path, memory_limit_mb=3000) as backend:
@@ -216,12 +216,19 @@ def test_repl_refuses_a_checkout_of_another_commit(store, theorems, double, tmp_
     checkout = tmp_path / "Other"
     checkout.mkdir()
     (checkout / "lean-toolchain").write_text("leanprover/lean4:v4.20.0\n")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "x"]):
         subprocess.run(["git", *args], cwd=checkout, env=env, check=True)
-    foreign = replace(theorems["NatBasics.square_add"], url="https://github.com/example/Other", repo_id="Other",
-                      commit="f" * 40)
+    foreign = replace(
+        theorems["NatBasics.square_add"], url="https://github.com/example/Other", repo_id="Other", commit="f" * 40
+    )
     with repl_backend(store, double, tmp_path, repl_options={"projects": {"Other": str(checkout)}}) as backend:
         result = backend.start(foreign)
     assert result.status == "error" and "ffffffffffff" in result.message and "git -C" in result.message

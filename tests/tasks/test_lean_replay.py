@@ -1,6 +1,6 @@
 """The replay backend on the sample's traced proofs: exact, offline, labelled `replay`.
 
-    PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python -m pytest tests/tasks/test_lean_replay.py -q
+PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python -m pytest tests/tasks/test_lean_replay.py -q
 """
 
 from __future__ import annotations
@@ -69,7 +69,9 @@ def test_theorem_not_in_the_store_is_an_input_error_naming_it(store):
 
 
 def test_statement_missing_from_the_export_is_read_from_the_corpus(store):
-    theorem = theorem_spec(store, repo_id(store, "NatBasics"), "NatBasics.sumTo_formula")  # its theorem_statement is null
+    theorem = theorem_spec(
+        store, repo_id(store, "NatBasics"), "NatBasics.sumTo_formula"
+    )  # its theorem_statement is null
     assert theorem.statement == "theorem sumTo_formula (n : Nat) : 2 * sumTo n = n * (n + 1)"
 
 

@@ -18,8 +18,8 @@ from tasks.models import (
     load_causal_lm,
     load_tokenizer,
     resolve_model,
+    tiny,
 )
-from tasks.models import tiny
 
 LEAN_SAMPLES = [
     "n : ℕ\n⊢ n + 0 = n",
@@ -30,9 +30,7 @@ LEAN_SAMPLES = [
 
 
 def _digests(folder: Path) -> dict[str, str]:
-    return {
-        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()
-    }
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -98,9 +96,7 @@ def test_chat_template_prompt_is_prefix_of_prompt_and_completion(built):
     tok = load_tokenizer(built["lm_a"])
     prompt = [{"role": "system", "content": "sys"}, {"role": "user", "content": LEAN_SAMPLES[0]}]
     p = tok.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True, return_dict=False)
-    pc = tok.apply_chat_template(
-        prompt + [{"role": "assistant", "content": "simp"}], tokenize=True, return_dict=False
-    )
+    pc = tok.apply_chat_template(prompt + [{"role": "assistant", "content": "simp"}], tokenize=True, return_dict=False)
     assert pc[: len(p)] == p
     completion = tok.decode(pc[len(p) :])
     assert completion == "simp<|im_end|>\n"

@@ -21,8 +21,13 @@ time.sleep(60)
 
 
 def test_a_lock_held_by_a_killed_process_is_free_at_once(tmp_path):
-    child = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
-                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         assert child.stdout.readline().strip() == "held"
         m = FlockLockManager(tmp_path)

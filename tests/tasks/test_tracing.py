@@ -23,7 +23,13 @@ import pytest
 
 from storage.errors import InputError, ToolchainMissingError
 from tasks.tracing import (
-    LeanDojoMissingError, ToolchainError, TracingError, build_export, find_toolchain, trace_repository, write_export,
+    LeanDojoMissingError,
+    ToolchainError,
+    TracingError,
+    build_export,
+    find_toolchain,
+    trace_repository,
+    write_export,
 )
 from tasks.tracing.convert import LEAN4_URL, dependency_order
 
@@ -152,51 +158,99 @@ def build_sample_traced_repo(main_repo=None, dependencies=None, shuffle_seed: in
     with no goals (the last two are left out, as LeanDojo does).
     """
     main_repo = main_repo or BuiltRepo(f"/cache/repos/gitpython-alpha-{ALPHA_SHA}/alpha", ALPHA_SHA)
-    dependencies = dependencies or {"lean4": BuiltRepo(LEAN4_URL, LEAN4_SHA, "latest"),
-                                    "std": BuiltRepo(STD_URL, STD_SHA)}
+    dependencies = dependencies or {
+        "lean4": BuiltRepo(LEAN4_URL, LEAN4_SHA, "latest"),
+        "std": BuiltRepo(STD_URL, STD_SHA),
+    }
     lean4, std = dependencies["lean4"], dependencies["std"]
 
-    f_core = BuiltTracedFile(Path(L), [premise("Nat.add_comm", (10, 1), (12, 30),
-                                               "theorem Nat.add_comm : ∀ (n m : Nat), n + m = m + n")])
-    f_std = BuiltTracedFile(Path(S), [premise("Std.and_swap", (3, 1), (4, 20),
-                                              "theorem Std.and_swap (h : a ∧ b) : b ∧ a")])
-    f_basic = BuiltTracedFile(Path(B), [
-        premise("Alpha.double", (3, 1), (3, 30), "def Alpha.double (n : ℕ) : ℕ := n + n", kind="definition"),
-        premise("Alpha.double_eq", (5, 1), (5, 50), "theorem Alpha.double_eq (n : ℕ) : Alpha.double n = n + n"),
-    ])
-    f_lemmas = BuiltTracedFile(Path(M), [
-        premise("Alpha.double_comm", (4, 1), (8, 20), "theorem Alpha.double_comm (n m : ℕ) : n + m = m + n"),
-    ])
+    f_core = BuiltTracedFile(
+        Path(L), [premise("Nat.add_comm", (10, 1), (12, 30), "theorem Nat.add_comm : ∀ (n m : Nat), n + m = m + n")]
+    )
+    f_std = BuiltTracedFile(
+        Path(S), [premise("Std.and_swap", (3, 1), (4, 20), "theorem Std.and_swap (h : a ∧ b) : b ∧ a")]
+    )
+    f_basic = BuiltTracedFile(
+        Path(B),
+        [
+            premise("Alpha.double", (3, 1), (3, 30), "def Alpha.double (n : ℕ) : ℕ := n + n", kind="definition"),
+            premise("Alpha.double_eq", (5, 1), (5, 50), "theorem Alpha.double_eq (n : ℕ) : Alpha.double n = n + n"),
+        ],
+    )
+    f_lemmas = BuiltTracedFile(
+        Path(M),
+        [
+            premise("Alpha.double_comm", (4, 1), (8, 20), "theorem Alpha.double_comm (n m : ℕ) : n + m = m + n"),
+        ],
+    )
     f_root = BuiltTracedFile(Path(R), [])
 
     core_thm = BuiltTracedTheorem(
-        BuiltTheorem(lean4, Path("src/lean/Init/Core.lean"), "Nat.add_comm"), BuiltPos(10, 1), BuiltPos(12, 30),
+        BuiltTheorem(lean4, Path("src/lean/Init/Core.lean"), "Nat.add_comm"),
+        BuiltPos(10, 1),
+        BuiltPos(12, 30),
         tactics=[BuiltTactic("omega", "n m : Nat\n⊢ n + m = m + n", "no goals", ("omega", []))],
-        statement="theorem Nat.add_comm : ∀ (n m : Nat), n + m = m + n", tactic_proof="by omega", traced_file=f_core)
+        statement="theorem Nat.add_comm : ∀ (n m : Nat), n + m = m + n",
+        tactic_proof="by omega",
+        traced_file=f_core,
+    )
     std_thm = BuiltTracedTheorem(
-        BuiltTheorem(std, Path("Std/Logic.lean"), "Std.and_swap"), BuiltPos(3, 1), BuiltPos(4, 20),
-        tactics=[BuiltTactic("exact ⟨h.2, h.1⟩", "a b : Prop\nh : a ∧ b\n⊢ b ∧ a", "no goals",
-                             ("exact ⟨h.2, h.1⟩", []))],
-        statement="theorem Std.and_swap (h : a ∧ b) : b ∧ a", tactic_proof="by\n  exact ⟨h.2, h.1⟩", traced_file=f_std)
-    term_thm = BuiltTracedTheorem(
-        BuiltTheorem(main_repo, Path(B), "Alpha.double_eq"), BuiltPos(5, 1), BuiltPos(5, 50),
-        tactics=[], statement="theorem Alpha.double_eq (n : ℕ) : Alpha.double n = n + n", tactic_proof=None,
-        traced_file=f_basic)
-    tactic_thm = BuiltTracedTheorem(
-        BuiltTheorem(main_repo, Path(M), "Alpha.double_comm"), BuiltPos(4, 1), BuiltPos(8, 20),
+        BuiltTheorem(std, Path("Std/Logic.lean"), "Std.and_swap"),
+        BuiltPos(3, 1),
+        BuiltPos(4, 20),
         tactics=[
-            BuiltTactic("unfold Alpha.double", "n m : ℕ\n⊢ n + m = m + n", "n m : ℕ\n⊢ n + m = m + n",
-                        ("unfold <a>Alpha.double</a>",
-                         [{"full_name": "Alpha.double", "def_path": B, "def_pos": [3, 1], "def_end_pos": [3, 30]}])),
+            BuiltTactic("exact ⟨h.2, h.1⟩", "a b : Prop\nh : a ∧ b\n⊢ b ∧ a", "no goals", ("exact ⟨h.2, h.1⟩", []))
+        ],
+        statement="theorem Std.and_swap (h : a ∧ b) : b ∧ a",
+        tactic_proof="by\n  exact ⟨h.2, h.1⟩",
+        traced_file=f_std,
+    )
+    term_thm = BuiltTracedTheorem(
+        BuiltTheorem(main_repo, Path(B), "Alpha.double_eq"),
+        BuiltPos(5, 1),
+        BuiltPos(5, 50),
+        tactics=[],
+        statement="theorem Alpha.double_eq (n : ℕ) : Alpha.double n = n + n",
+        tactic_proof=None,
+        traced_file=f_basic,
+    )
+    tactic_thm = BuiltTracedTheorem(
+        BuiltTheorem(main_repo, Path(M), "Alpha.double_comm"),
+        BuiltPos(4, 1),
+        BuiltPos(8, 20),
+        tactics=[
+            BuiltTactic(
+                "unfold Alpha.double",
+                "n m : ℕ\n⊢ n + m = m + n",
+                "n m : ℕ\n⊢ n + m = m + n",
+                (
+                    "unfold <a>Alpha.double</a>",
+                    [{"full_name": "Alpha.double", "def_path": B, "def_pos": [3, 1], "def_end_pos": [3, 30]}],
+                ),
+            ),
             BuiltTactic("· rfl", "n m : ℕ\n⊢ n = n", "no goals", ("· rfl", [])),
             BuiltTactic("simp", "no goals", "no goals", ("simp", [])),
-            BuiltTactic("rw [Nat.add_comm]", "n m : ℕ\n⊢ n + m = m + n", "no goals",
-                        ("rw [<a>Nat.add_comm</a>]",
-                         [{"full_name": "Nat.add_comm", "def_path": L, "def_pos": BuiltPos(10, 1),
-                           "def_end_pos": BuiltPos(12, 30)}])),
+            BuiltTactic(
+                "rw [Nat.add_comm]",
+                "n m : ℕ\n⊢ n + m = m + n",
+                "no goals",
+                (
+                    "rw [<a>Nat.add_comm</a>]",
+                    [
+                        {
+                            "full_name": "Nat.add_comm",
+                            "def_path": L,
+                            "def_pos": BuiltPos(10, 1),
+                            "def_end_pos": BuiltPos(12, 30),
+                        }
+                    ],
+                ),
+            ),
         ],
         statement="theorem Alpha.double_comm (n m : ℕ) : n + m = m + n",
-        tactic_proof="by\n  unfold Alpha.double\n  rw [Nat.add_comm]", traced_file=f_lemmas)
+        tactic_proof="by\n  unfold Alpha.double\n  rw [Nat.add_comm]",
+        traced_file=f_lemmas,
+    )
     f_core.theorems, f_std.theorems = [core_thm], [std_thm]
     f_basic.theorems, f_lemmas.theorems = [term_thm], [tactic_thm]
 
@@ -212,8 +266,13 @@ def build_sample_traced_repo(main_repo=None, dependencies=None, shuffle_seed: in
 
 
 def build_export_of_sample(**kw):
-    return build_export(build_sample_traced_repo(**kw), url=EXPORT_URL, commit=ALPHA_SHA, leandojo_version="4.20.0",
-                        creation_time="2026-11-01 12:00:00")
+    return build_export(
+        build_sample_traced_repo(**kw),
+        url=EXPORT_URL,
+        commit=ALPHA_SHA,
+        leandojo_version="4.20.0",
+        creation_time="2026-11-01 12:00:00",
+    )
 
 
 # -- conversion ------------------------------------------------------------------------------
@@ -221,41 +280,70 @@ def test_convert_built_traced_objects_gives_leandojo_theorem_records():
     export = build_export_of_sample()
     assert export.theorems == [
         {
-            "url": EXPORT_URL, "commit": ALPHA_SHA, "file_path": B, "full_name": "Alpha.double_eq",
+            "url": EXPORT_URL,
+            "commit": ALPHA_SHA,
+            "file_path": B,
+            "full_name": "Alpha.double_eq",
             "theorem_statement": None,  # term-mode proof
-            "start": [5, 1], "end": [5, 50], "traced_tactics": [],
+            "start": [5, 1],
+            "end": [5, 50],
+            "traced_tactics": [],
         },
         {
-            "url": EXPORT_URL, "commit": ALPHA_SHA, "file_path": M, "full_name": "Alpha.double_comm",
+            "url": EXPORT_URL,
+            "commit": ALPHA_SHA,
+            "file_path": M,
+            "full_name": "Alpha.double_comm",
             "theorem_statement": "theorem Alpha.double_comm (n m : ℕ) : n + m = m + n",
-            "start": [4, 1], "end": [8, 20],
+            "start": [4, 1],
+            "end": [8, 20],
             "traced_tactics": [
-                {"tactic": "unfold Alpha.double",
-                 "annotated_tactic": ["unfold <a>Alpha.double</a>",
-                                      [{"full_name": "Alpha.double", "def_path": B, "def_pos": [3, 1],
-                                        "def_end_pos": [3, 30]}]],
-                 "state_before": "n m : ℕ\n⊢ n + m = m + n", "state_after": "n m : ℕ\n⊢ n + m = m + n"},
+                {
+                    "tactic": "unfold Alpha.double",
+                    "annotated_tactic": [
+                        "unfold <a>Alpha.double</a>",
+                        [{"full_name": "Alpha.double", "def_path": B, "def_pos": [3, 1], "def_end_pos": [3, 30]}],
+                    ],
+                    "state_before": "n m : ℕ\n⊢ n + m = m + n",
+                    "state_after": "n m : ℕ\n⊢ n + m = m + n",
+                },
                 # "· rfl" (a bullet) and "simp" (taken with no goals) are left out, as LeanDojo does
-                {"tactic": "rw [Nat.add_comm]",
-                 "annotated_tactic": ["rw [<a>Nat.add_comm</a>]",
-                                      [{"full_name": "Nat.add_comm", "def_path": L, "def_pos": [10, 1],
-                                        "def_end_pos": [12, 30]}]],
-                 "state_before": "n m : ℕ\n⊢ n + m = m + n", "state_after": "no goals"},
+                {
+                    "tactic": "rw [Nat.add_comm]",
+                    "annotated_tactic": [
+                        "rw [<a>Nat.add_comm</a>]",
+                        [{"full_name": "Nat.add_comm", "def_path": L, "def_pos": [10, 1], "def_end_pos": [12, 30]}],
+                    ],
+                    "state_before": "n m : ℕ\n⊢ n + m = m + n",
+                    "state_after": "no goals",
+                },
             ],
         },
         {
             # a dependency's theorem keeps its own url and commit; its path is the corpus path
-            "url": STD_URL, "commit": STD_SHA, "file_path": S, "full_name": "Std.and_swap",
+            "url": STD_URL,
+            "commit": STD_SHA,
+            "file_path": S,
+            "full_name": "Std.and_swap",
             "theorem_statement": "theorem Std.and_swap (h : a ∧ b) : b ∧ a",
-            "start": [3, 1], "end": [4, 20],
-            "traced_tactics": [{"tactic": "exact ⟨h.2, h.1⟩", "annotated_tactic": ["exact ⟨h.2, h.1⟩", []],
-                                "state_before": "a b : Prop\nh : a ∧ b\n⊢ b ∧ a", "state_after": "no goals"}],
+            "start": [3, 1],
+            "end": [4, 20],
+            "traced_tactics": [
+                {
+                    "tactic": "exact ⟨h.2, h.1⟩",
+                    "annotated_tactic": ["exact ⟨h.2, h.1⟩", []],
+                    "state_before": "a b : Prop\nh : a ∧ b\n⊢ b ∧ a",
+                    "state_after": "no goals",
+                }
+            ],
         },
     ]
     # Lean 4's own theorems are left out (LeanDojo's script does the same)
     assert all(t["url"] != LEAN4_URL for t in export.theorems)
-    assert all(list(t) == ["url", "commit", "file_path", "full_name", "theorem_statement", "start", "end",
-                           "traced_tactics"] for t in export.theorems)
+    assert all(
+        list(t) == ["url", "commit", "file_path", "full_name", "theorem_statement", "start", "end", "traced_tactics"]
+        for t in export.theorems
+    )
 
 
 def test_convert_built_traced_objects_corpus_lists_files_after_their_imports():
@@ -264,12 +352,23 @@ def test_convert_built_traced_objects_corpus_lists_files_after_their_imports():
     by_path = {c["path"]: c for c in export.corpus}
     assert by_path[R]["imports"] == [B, M]
     assert by_path[B] == {
-        "path": B, "imports": [L, S],
+        "path": B,
+        "imports": [L, S],
         "premises": [
-            {"full_name": "Alpha.double", "code": "def Alpha.double (n : ℕ) : ℕ := n + n", "start": [3, 1],
-             "end": [3, 30], "kind": "definition"},
-            {"full_name": "Alpha.double_eq", "code": "theorem Alpha.double_eq (n : ℕ) : Alpha.double n = n + n",
-             "start": [5, 1], "end": [5, 50], "kind": "commanddeclaration"},
+            {
+                "full_name": "Alpha.double",
+                "code": "def Alpha.double (n : ℕ) : ℕ := n + n",
+                "start": [3, 1],
+                "end": [3, 30],
+                "kind": "definition",
+            },
+            {
+                "full_name": "Alpha.double_eq",
+                "code": "theorem Alpha.double_eq (n : ℕ) : Alpha.double n = n + n",
+                "start": [5, 1],
+                "end": [5, 50],
+                "kind": "commanddeclaration",
+            },
         ],
     }
     seen = set()
@@ -280,16 +379,29 @@ def test_convert_built_traced_objects_corpus_lists_files_after_their_imports():
 
 
 def test_convert_built_traced_objects_is_independent_of_lean_dojo_file_order():
-    a, b = build_export_of_sample(), build_export(build_sample_traced_repo(shuffle_seed=11), url=EXPORT_URL,
-                                                    commit=ALPHA_SHA, leandojo_version="4.20.0",
-                                                    creation_time="2026-11-01 12:00:00")
+    a, b = (
+        build_export_of_sample(),
+        build_export(
+            build_sample_traced_repo(shuffle_seed=11),
+            url=EXPORT_URL,
+            commit=ALPHA_SHA,
+            leandojo_version="4.20.0",
+            creation_time="2026-11-01 12:00:00",
+        ),
+    )
     assert (a.theorems, a.corpus, a.traced_files, a.metadata) == (b.theorems, b.corpus, b.traced_files, b.metadata)
 
 
 def test_convert_built_traced_objects_metadata():
-    export = build_export(build_sample_traced_repo(), url=EXPORT_URL, commit=ALPHA_SHA, leandojo_version="4.20.0",
-                          commit_time="2026-10-30T08:00:00+00:00", toolchain={"lean": {"version": "4.9.0"}},
-                          creation_time="2026-11-01 12:00:00")
+    export = build_export(
+        build_sample_traced_repo(),
+        url=EXPORT_URL,
+        commit=ALPHA_SHA,
+        leandojo_version="4.20.0",
+        commit_time="2026-10-30T08:00:00+00:00",
+        toolchain={"lean": {"version": "4.9.0"}},
+        creation_time="2026-11-01 12:00:00",
+    )
     assert export.metadata == {
         "creation_time": "2026-11-01 12:00:00",
         "from_repo": {"url": EXPORT_URL, "commit": ALPHA_SHA},
@@ -303,7 +415,10 @@ def test_convert_built_traced_objects_metadata():
             {"name": "std", "url": STD_URL, "commit": STD_SHA, "lean_version": "v4.9.0"},
         ],
         "toolchain": {"lean": {"version": "4.9.0"}},
-        "num_theorems": 3, "num_tactics": 3, "num_files": 5, "num_premises": 5,
+        "num_theorems": 3,
+        "num_tactics": 3,
+        "num_files": 5,
+        "num_premises": 5,
     }
 
 
@@ -329,9 +444,17 @@ def test_write_export_of_built_traced_objects_has_full_layout_atomically(tmp_pat
     export = build_export_of_sample()
     out = write_export(export, tmp_path / "alpha-export")
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    assert files == ["corpus.jsonl", "metadata.json", "novel_premises/test.json", "novel_premises/train.json",
-                     "novel_premises/val.json", "random/test.json", "random/train.json", "random/val.json",
-                     "traced_files.jsonl"]
+    assert files == [
+        "corpus.jsonl",
+        "metadata.json",
+        "novel_premises/test.json",
+        "novel_premises/train.json",
+        "novel_premises/val.json",
+        "random/test.json",
+        "random/train.json",
+        "random/val.json",
+        "traced_files.jsonl",
+    ]
     for kind in ("random", "novel_premises"):
         assert json.loads((out / kind / "train.json").read_text(encoding="utf-8")) == export.theorems
         assert json.loads((out / kind / "val.json").read_text()) == []
@@ -386,9 +509,13 @@ def write_script(folder: Path, name: str, body: str) -> Path:
 
 def fake_lean_bin(folder: Path, lean_version: str = "4.9.0") -> Path:
     """Test doubles of `lake` and `lean`: they print what the real ones print, and do nothing else."""
-    write_script(folder, "lean", f'case "$1" in\n  --githash) echo {LEAN4_SHA} ;;\n'
-                 f'  *) echo "Lean (version {lean_version}, x86_64-unknown-linux-gnu, commit 4e4e4e4e4e4e, Release)" ;;\n'
-                 "esac\n")
+    write_script(
+        folder,
+        "lean",
+        f'case "$1" in\n  --githash) echo {LEAN4_SHA} ;;\n'
+        f'  *) echo "Lean (version {lean_version}, x86_64-unknown-linux-gnu, commit 4e4e4e4e4e4e, Release)" ;;\n'
+        "esac\n",
+    )
     write_script(folder, "lake", f'echo "Lake version 5.0.0-4e4e4e4 (Lean version {lean_version})"\n')
     return folder
 
@@ -443,7 +570,9 @@ def test_find_toolchain_rejects_another_lean_dojo_release(tmp_path):
     (pkgs / "lean_dojo").mkdir(parents=True)
     (pkgs / "lean_dojo" / "__init__.py").write_text("")
     (pkgs / "lean_dojo-4.19.0.dist-info").mkdir()
-    (pkgs / "lean_dojo-4.19.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: lean-dojo\nVersion: 4.19.0\n")
+    (pkgs / "lean_dojo-4.19.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: lean-dojo\nVersion: 4.19.0\n"
+    )
     bin_dir = fake_lean_bin(tmp_path / "bin")
     with pytest.raises(ToolchainError, match="lean-dojo==4.20.0"):
         find_toolchain(path=f"{bin_dir}{os.pathsep}{git_dir()}", pythonpath=[pkgs])
@@ -451,9 +580,24 @@ def test_find_toolchain_rejects_another_lean_dojo_release(tmp_path):
 
 # -- input checks ------------------------------------------------------------------------------
 def git(cwd: Path, *args: str) -> str:
-    res = subprocess.run(["git", "-c", "user.name=Test", "-c", "user.email=test@example.invalid",
-                          "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", *args],
-                         cwd=cwd, capture_output=True, text=True, check=True)
+    res = subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+            *args,
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return res.stdout.strip()
 
 
@@ -461,8 +605,8 @@ def make_lean_repo(path: Path, files: dict[str, str] | None = None) -> str:
     """A git repository shaped like a Lake project; returns its HEAD commit."""
     path.mkdir(parents=True)
     content = {
-        "lakefile.lean": 'import Lake\nopen Lake DSL\npackage alpha\n@[default_target] lean_lib Alpha\n'
-                         'require std from git "https://github.com/leanprover/std4" @ "main"\n',
+        "lakefile.lean": "import Lake\nopen Lake DSL\npackage alpha\n@[default_target] lean_lib Alpha\n"
+        'require std from git "https://github.com/leanprover/std4" @ "main"\n',
         "lean-toolchain": "leanprover/lean4:v4.9.0\n",
         "Alpha/Basic.lean": "def Alpha.double (n : Nat) : Nat := n + n\n",
         **(files or {}),
@@ -552,7 +696,7 @@ def test_trace_repository_without_lake_fails_before_cloning(tmp_path, monkeypatc
 # Its LeanGitRepo.get_dependencies fails as the real one does without network, so the trace
 # only succeeds if the worker replaced it. Its trace() records the environment it ran in and
 # returns the traced objects built above, with the dependencies get_dependencies gave it.
-FAKE_LEAN_PY = '''
+FAKE_LEAN_PY = """
 import os, re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -601,9 +745,9 @@ class LeanGitRepo:
 
     def get_dependencies(self, path=None):
         raise ConnectionError("test double: lean-dojo's get_dependencies asks api.github.com here")
-'''
+"""
 
-FAKE_TRACE_PY = '''
+FAKE_TRACE_PY = """
 import json, os, signal, subprocess, sys, time
 from pathlib import Path
 
@@ -625,7 +769,7 @@ def trace(repo, dst_dir=None, build_deps=True):
     deps = repo.get_dependencies(Path(repo.url))  # as TracedRepo.load_from_disk does
     from tests.tasks.test_tracing import build_sample_traced_repo
     return build_sample_traced_repo(main_repo=repo, dependencies=deps)
-'''
+"""
 
 
 def fake_lean_dojo_package(root: Path) -> Path:
@@ -633,7 +777,8 @@ def fake_lean_dojo_package(root: Path) -> Path:
     (pkg / "data_extraction").mkdir(parents=True)
     (pkg / "__init__.py").write_text(
         '"""Test double of lean-dojo 4.20.0 (Dojoflow tests): no Lean runs."""\n__version__ = "4.20.0"\n'
-        "from .data_extraction.lean import LeanGitRepo\nfrom .data_extraction.trace import trace\n")
+        "from .data_extraction.lean import LeanGitRepo\nfrom .data_extraction.trace import trace\n"
+    )
     (pkg / "data_extraction" / "__init__.py").write_text("")
     (pkg / "data_extraction" / "lean.py").write_text(FAKE_LEAN_PY)
     (pkg / "data_extraction" / "trace.py").write_text(FAKE_TRACE_PY)
@@ -643,10 +788,25 @@ def fake_lean_dojo_package(root: Path) -> Path:
     return root
 
 
-MANIFEST = {"version": 7, "packagesDir": ".lake/packages", "name": "alpha", "lakeDir": ".lake",
-            "packages": [{"url": STD_URL, "type": "git", "subDir": None, "rev": "7e" * 20, "name": "std",
-                          "manifestFile": "lake-manifest.json", "inputRev": "main", "inherited": False,
-                          "configFile": "lakefile.lean"}]}
+MANIFEST = {
+    "version": 7,
+    "packagesDir": ".lake/packages",
+    "name": "alpha",
+    "lakeDir": ".lake",
+    "packages": [
+        {
+            "url": STD_URL,
+            "type": "git",
+            "subDir": None,
+            "rev": "7e" * 20,
+            "name": "std",
+            "manifestFile": "lake-manifest.json",
+            "inputRev": "main",
+            "inherited": False,
+            "configFile": "lakefile.lean",
+        }
+    ],
+}
 
 
 @pytest.fixture
@@ -658,8 +818,13 @@ def traced_env(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{git_dir()}")
     monkeypatch.setenv("GITHUB_ACCESS_TOKEN", "ghp_secret_must_not_leak")
     monkeypatch.setenv("DOJOFLOW_TEST_SECRET", "hunter2")
-    return {"repo": tmp_path / "alpha", "sha": sha, "pkgs": fake_lean_dojo_package(tmp_path / "pkgs"),
-            "out": tmp_path / "exports" / "alpha", "work": tmp_path / "work"}
+    return {
+        "repo": tmp_path / "alpha",
+        "sha": sha,
+        "pkgs": fake_lean_dojo_package(tmp_path / "pkgs"),
+        "out": tmp_path / "exports" / "alpha",
+        "work": tmp_path / "work",
+    }
 
 
 def test_trace_repository_with_test_double_lean_dojo_writes_the_export(traced_env):

@@ -32,12 +32,19 @@ def test_every_registered_trainer_satisfies_the_interface(name):
 
 
 def test_a_function_with_the_wrong_signature_is_refused_when_loaded():
-    bad = TrainerDef(name="bad", settings=BaseModel, train="tests.tasks.test_trainers:_wrong_train",
-                     evaluate="tests.tasks.test_trainers:_wrong_train", description="d", holds="h")
+    bad = TrainerDef(
+        name="bad",
+        settings=BaseModel,
+        train="tests.tasks.test_trainers:_wrong_train",
+        evaluate="tests.tasks.test_trainers:_wrong_train",
+        description="d",
+        holds="h",
+    )
     with pytest.raises(TypeError, match="expected \\['settings', 'snapshot'"):
         bad.train_fn()
-    assert "model_cache_dir" in signature_mismatch(lambda settings, snapshot, split_kind, parent_dir, out_dir,
-                                                   work_dir: {}, TrainFn)
+    assert "model_cache_dir" in signature_mismatch(
+        lambda settings, snapshot, split_kind, parent_dir, out_dir, work_dir: {}, TrainFn
+    )
 
 
 def _wrong_train(settings, snapshot, parent_dir):
@@ -45,8 +52,10 @@ def _wrong_train(settings, snapshot, parent_dir):
 
 
 def test_naming_the_trainers_imports_no_torch():
-    code = ("import sys; from tasks.config import PipelineConfig; from tasks.trainers.registry import trainers; "
-            "PipelineConfig(); trainers(); print('torch' in sys.modules)")
+    code = (
+        "import sys; from tasks.config import PipelineConfig; from tasks.trainers.registry import trainers; "
+        "PipelineConfig(); trainers(); print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -84,16 +93,34 @@ def test_starts_from_picks_the_same_step_checkpoint_and_enters_the_id(echo):
     from tasks.checkpoints import CheckpointRef, StartingPoints, plan_step
 
     def ref(cid, trainer):
-        return CheckpointRef(checkpoint_id=cid, trainer=trainer, path=f"/x/{cid}", snapshot_id="s", parent_id=None,
-                             settings_hash="h", figures={})
+        return CheckpointRef(
+            checkpoint_id=cid,
+            trainer=trainer,
+            path=f"/x/{cid}",
+            snapshot_id="s",
+            parent_id=None,
+            settings_hash="h",
+            figures={},
+        )
 
     previous = {"echo": ref("e1", "echo"), "sft": ref("s1", "sft")}
-    plan = plan_step("echo", EchoSettings(), "s2", StartingPoints(previous=previous, this_step={"sft": ref("s2", "sft")}))
+    plan = plan_step(
+        "echo", EchoSettings(), "s2", StartingPoints(previous=previous, this_step={"sft": ref("s2", "sft")})
+    )
     assert plan.parent.checkpoint_id == "s2" and plan.starts_from == "sft"
-    other = plan_step("echo", EchoSettings(), "s2", StartingPoints(previous=previous, this_step={"sft": ref("s3", "sft")}))
+    other = plan_step(
+        "echo", EchoSettings(), "s2", StartingPoints(previous=previous, this_step={"sft": ref("s3", "sft")})
+    )
     assert other.checkpoint_id != plan.checkpoint_id  # the dependency is part of the id
-    assert plan_step("echo", EchoSettings(log_every=50), "s2",
-                     StartingPoints(previous=previous, this_step={"sft": ref("s2", "sft")})).checkpoint_id == plan.checkpoint_id
+    assert (
+        plan_step(
+            "echo",
+            EchoSettings(log_every=50),
+            "s2",
+            StartingPoints(previous=previous, this_step={"sft": ref("s2", "sft")}),
+        ).checkpoint_id
+        == plan.checkpoint_id
+    )
     with pytest.raises(InputError, match="not trained first"):
         plan_step("echo", EchoSettings(), "s2", StartingPoints(previous=previous))
     # without starts_from a trainer continues from its own previous checkpoint
@@ -111,17 +138,20 @@ TARGETS = [("trl:SFTConfig", "trainers.sft.training"), ("transformers:TrainingAr
 
 
 @pytest.mark.parametrize("target,field", TARGETS)
-@pytest.mark.parametrize("training,key,problem", [
-    ({"learning_rte": 1e-4}, "learning_rte", "did you mean learning_rate"),
-    ({"max_steps": "many"}, "max_steps", "has the wrong type"),
-    ({"output_dir": "/x"}, "output_dir", "cannot be set"),
-    ({"resume_from_checkpoint": "/x"}, "resume_from_checkpoint", "cannot be set"),
-    ({"num_train_epochs": -1}, "num_train_epochs", "would train nothing"),
-    ({"num_train_epochs": 0}, "num_train_epochs", "would train nothing"),
-    ({"max_steps": 0}, "max_steps", "would train nothing"),
-    ({"learning_rate": -1e-4}, "learning_rate", "positive rate"),
-    ({"per_device_train_batch_size": 0}, "per_device_train_batch_size", "at least 1"),
-])
+@pytest.mark.parametrize(
+    "training,key,problem",
+    [
+        ({"learning_rte": 1e-4}, "learning_rte", "did you mean learning_rate"),
+        ({"max_steps": "many"}, "max_steps", "has the wrong type"),
+        ({"output_dir": "/x"}, "output_dir", "cannot be set"),
+        ({"resume_from_checkpoint": "/x"}, "resume_from_checkpoint", "cannot be set"),
+        ({"num_train_epochs": -1}, "num_train_epochs", "would train nothing"),
+        ({"num_train_epochs": 0}, "num_train_epochs", "would train nothing"),
+        ({"max_steps": 0}, "max_steps", "would train nothing"),
+        ({"learning_rate": -1e-4}, "learning_rate", "positive rate"),
+        ({"per_device_train_batch_size": 0}, "per_device_train_batch_size", "at least 1"),
+    ],
+)
 def test_training_arguments_are_checked_alike_for_every_trainer(target, field, training, key, problem):
     with pytest.raises(InputError) as err:
         check_training_args(training, target, field)
@@ -131,8 +161,10 @@ def test_training_arguments_are_checked_alike_for_every_trainer(target, field, t
 
 @pytest.mark.parametrize("target,field", TARGETS)
 def test_training_arguments_accepted_alike(target, field):
-    assert check_training_args({"learning_rate": "1e-4", "max_steps": 3}, target, field) == \
-        {"learning_rate": 1e-4, "max_steps": 3}
+    assert check_training_args({"learning_rate": "1e-4", "max_steps": 3}, target, field) == {
+        "learning_rate": 1e-4,
+        "max_steps": 3,
+    }
     assert check_training_args({"num_train_epochs": 0, "max_steps": 3}, target, field)["max_steps"] == 3
     with pytest.raises(InputError, match="bogus"):
         check_training_args({"save_strategy": "bogus"}, target, field)
@@ -143,20 +175,25 @@ def test_a_yaml_config_that_would_train_nothing_fails_naming_the_key(trainer, tm
     from tasks.config import PipelineConfig
 
     path = tmp_path / "c.yaml"
-    path.write_text(f"sources: [{{export: {tmp_path}}}]\ntrainers:\n  {trainer}:\n    training: {{num_train_epochs: -1, learning_rate: 1e-4}}\n")
+    path.write_text(
+        f"sources: [{{export: {tmp_path}}}]\ntrainers:\n  {trainer}:\n    training: {{num_train_epochs: -1, learning_rate: 1e-4}}\n"
+    )
     cfg = PipelineConfig.from_yaml(path)
     assert getattr(cfg.trainers, trainer).training["learning_rate"] == 1e-4  # YAML 1.2 floats
     with pytest.raises(InputError, match=rf"trainers\.{trainer}\.training\.num_train_epochs"):
         cfg.validate_for_run()
 
 
-@pytest.mark.parametrize("text,field", [
-    ("trainers: [sft]\n", "trainers"),
-    ("sources: 5\n", "sources"),
-    ("sources: [{repo: ''}]\n", "sources.0.repo"),
-    ("sources: [{export: ''}]\n", "sources.0.export"),
-    ("trainers: {sft: [1]}\n", "trainers.sft"),
-])
+@pytest.mark.parametrize(
+    "text,field",
+    [
+        ("trainers: [sft]\n", "trainers"),
+        ("sources: 5\n", "sources"),
+        ("sources: [{repo: ''}]\n", "sources.0.repo"),
+        ("sources: [{export: ''}]\n", "sources.0.export"),
+        ("trainers: {sft: [1]}\n", "trainers.sft"),
+    ],
+)
 def test_a_config_of_the_wrong_shape_is_an_input_error_naming_the_field(text, field, tmp_path):
     from tasks.config import PipelineConfig
 
@@ -221,14 +258,24 @@ def test_the_example_trainer_of_the_docs_works_as_written(tmp_path, monkeypatch)
 
     registry.register(TRAINER)
     try:
-        cfg = PipelineConfig.model_validate({"sources": [{"export": str(tmp_path)}], "trainers": {"frequent": {"keep": 3}}})
+        cfg = PipelineConfig.model_validate(
+            {"sources": [{"export": str(tmp_path)}], "trainers": {"frequent": {"keep": 3}}}
+        )
         assert list(cfg.validate_for_run()) == ["sft", "frequent"]
         snapshot = make_snapshot(tmp_path / "snap", synthetic_rows(12, ("repoA",), seed=1))
-        figures = TRAINER.train_fn()(cfg.trainers.frequent, snapshot, "random", None, tmp_path / "out",
-                                     tmp_path / "work", model_cache_dir=tmp_path)
+        figures = TRAINER.train_fn()(
+            cfg.trainers.frequent,
+            snapshot,
+            "random",
+            None,
+            tmp_path / "out",
+            tmp_path / "work",
+            model_cache_dir=tmp_path,
+        )
         assert figures["tactics"] > 0
-        metrics = TRAINER.evaluate_fn()(cfg.trainers.frequent, tmp_path / "out", snapshot, "random", ["train"],
-                                        ["repoA"], model_cache_dir=tmp_path)
+        metrics = TRAINER.evaluate_fn()(
+            cfg.trainers.frequent, tmp_path / "out", snapshot, "random", ["train"], ["repoA"], model_cache_dir=tmp_path
+        )
         assert [m.metric for m in metrics] == ["top1_accuracy"] and 0 <= metrics[0].value <= 1
     finally:
         registry.unregister("frequent")

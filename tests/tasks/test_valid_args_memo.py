@@ -22,8 +22,7 @@ print("checked", "trl" in sys.modules, "torch" in sys.modules)
 
 def probe(cache: Path, code: str = RUN_CHECKS) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(cache), "HF_HUB_OFFLINE": "1"}
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT,
-                         timeout=600)
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert res.returncode == 0, res.stderr
     return res.stdout.strip().splitlines()[-1]
 
@@ -39,9 +38,14 @@ def test_a_failed_check_is_raised_every_time(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cfg = tmp_path / "bad.yaml"
-    cfg.write_text(yaml.safe_dump({"sources": [{"sample": "NatBasics"}],
-                                   "trainers": {"sft": {"training": {"learnig_rate": 1e-4}},
-                                                "retriever": None, "progress": None}}))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "sources": [{"sample": "NatBasics"}],
+                "trainers": {"sft": {"training": {"learnig_rate": 1e-4}}, "retriever": None, "progress": None},
+            }
+        )
+    )
     for _ in range(2):
         with pytest.raises(InputError, match="learnig_rate"):
             PipelineConfig.from_yaml(cfg).validate_for_run()

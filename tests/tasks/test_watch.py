@@ -39,8 +39,9 @@ GIT_ID = ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "co
 
 def git(cwd: Path, *args: str) -> str:
     env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", *GIT_ID, *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", *GIT_ID, *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def commit(repo: Path, message: str) -> str:
@@ -136,8 +137,16 @@ def test_not_a_repository_is_an_input_error_and_a_network_failure_is_transient(t
 
 
 def test_git_gets_no_secrets_and_never_prompts():
-    env = git_env({"PATH": "/usr/bin", "HOME": "/home/u", "GITHUB_TOKEN": "ghp_secret",
-                   "HTTPS_PROXY": "http://user:pw@proxy", "SSH_AUTH_SOCK": "/tmp/agent", "AWS_SECRET_ACCESS_KEY": "x"})
+    env = git_env(
+        {
+            "PATH": "/usr/bin",
+            "HOME": "/home/u",
+            "GITHUB_TOKEN": "ghp_secret",
+            "HTTPS_PROXY": "http://user:pw@proxy",
+            "SSH_AUTH_SOCK": "/tmp/agent",
+            "AWS_SECRET_ACCESS_KEY": "x",
+        }
+    )
     assert "ghp_secret" not in json.dumps(env) and "pw@proxy" not in json.dumps(env)
     assert set(env) >= {"PATH", "HOME"} and "SSH_AUTH_SOCK" not in env
     assert env["GIT_TERMINAL_PROMPT"] == "0"
@@ -190,8 +199,10 @@ def test_only_sources_the_curriculum_did_not_report_as_failed_are_recorded():
 
 
 def test_the_pipeline_gets_one_repo_source_per_changed_repository(tmp_path):
-    cfg = NightlyConfig(watch=[WatchedRepo(url_or_path="https://example.org/x/Alpha.git", branch="main")],
-                        pipeline=PipelineConfig(sources=[], name="nightly", split_kind="novel_premises"))
+    cfg = NightlyConfig(
+        watch=[WatchedRepo(url_or_path="https://example.org/x/Alpha.git", branch="main")],
+        pipeline=PipelineConfig(sources=[], name="nightly", split_kind="novel_premises"),
+    )
     p = pipeline_for(cfg, [(cfg.watch[0], "c" * 40)], str(tmp_path))
     assert [(s.repo, s.commit, s.label) for s in p.sources] == [("https://example.org/x/Alpha.git", "c" * 40, "Alpha")]
     assert p.split_kind == "novel_premises" and p.home == str(tmp_path)
@@ -200,7 +211,8 @@ def test_the_pipeline_gets_one_repo_source_per_changed_repository(tmp_path):
 def test_nightly_config_from_yaml_resolves_local_paths_and_rejects_mistakes(tmp_path, work):
     (tmp_path / "n.yaml").write_text(
         "watch:\n  - url_or_path: Work\n  - url_or_path: https://github.com/yangky11/lean4-example\n    branch: main\n"
-        "pipeline:\n  split_kind: novel_premises\n  trainers: {sft: null}\n")
+        "pipeline:\n  split_kind: novel_premises\n  trainers: {sft: null}\n"
+    )
     cfg = NightlyConfig.from_yaml(tmp_path / "n.yaml")
     assert cfg.watch[0].url_or_path == str(work) and not cfg.watch[0].is_remote
     assert cfg.watch[1].is_remote and cfg.pipeline.sources == [] and cfg.pipeline.split_kind == "novel_premises"
@@ -238,8 +250,13 @@ def test_a_check_that_raised_is_reported_and_not_retrained():
 
 def test_a_night_where_every_changed_repository_failed_trains_nothing_and_fails():
     changed = [(ALPHA, "a" * 40), (BETA, "b" * 40)]
-    run = {"report": "/r.md", "failures": [{"source": "Alpha", "error": "TracingError: lake build failed"},
-                                           {"source": "Beta", "error": "TracingError: killed by SIGKILL"}]}
+    run = {
+        "report": "/r.md",
+        "failures": [
+            {"source": "Alpha", "error": "TracingError: lake build failed"},
+            {"source": "Beta", "error": "TracingError: killed by SIGKILL"},
+        ],
+    }
     outcome = retraining_outcome(changed, run)
     assert outcome.trained == [] and set(outcome.failed) == {"Alpha", "Beta"}
     with pytest.raises(RetrainingFailed, match="nothing was trained: all 2 changed repositories failed") as e:
@@ -252,8 +269,14 @@ def test_a_night_where_every_changed_repository_failed_trains_nothing_and_fails(
 
 def test_a_night_where_some_repositories_failed_records_the_others_and_fails():
     changed = [(ALPHA, "a" * 40), (BETA, "b" * 40)]
-    outcome = retraining_outcome(changed, {"report": "/r.md", "checkpoints": {"sft": "/c"},
-                                           "failures": [{"source": "Beta", "error": "TracingError: x | y"}]})
+    outcome = retraining_outcome(
+        changed,
+        {
+            "report": "/r.md",
+            "checkpoints": {"sft": "/c"},
+            "failures": [{"source": "Beta", "error": "TracingError: x | y"}],
+        },
+    )
     assert outcome.trained == [(ALPHA, "a" * 40)] and outcome.checkpoints == {"sft": "/c"}
     checked = [Checked(ALPHA, "a" * 40), Checked(BETA, "b" * 40)]
     with pytest.raises(RetrainingFailed, match=r"1 of 2 changed repositories failed \(the other 1 were trained"):

@@ -18,10 +18,10 @@ CLASSICAL = ("propext", "Classical.choice", "Quot.sound")
 
 @dataclass(frozen=True)
 class KnownProof:
-    repo: str                               # the sample repository's name, e.g. "NatBasics"
+    repo: str  # the sample repository's name, e.g. "NatBasics"
     full_name: str
-    steps: tuple[tuple[str, str], ...]      # (tactic, state after), from the initial state
-    axioms: tuple[str, ...]                 # what `#print axioms` lists for the proved theorem
+    steps: tuple[tuple[str, str], ...]  # (tactic, state after), from the initial state
+    axioms: tuple[str, ...]  # what `#print axioms` lists for the proved theorem
 
     @property
     def tactics(self) -> list[str]:
@@ -37,25 +37,52 @@ _DM = "p q : Prop\nh : ¬(p ∧ q)"
 _SQ = "a b : Nat"
 
 KNOWN_PROOFS: tuple[KnownProof, ...] = (
-    KnownProof("NatBasics", "NatBasics.sumTo_formula", (
-        ("induction n with\n  | zero => rfl\n  | succ n ih =>\n    rw [sumTo_succ, Nat.mul_add, ih]\n"
-         "    simp only [Nat.add_mul, Nat.mul_add, Nat.mul_one, Nat.one_mul]\n    omega", NO_GOALS),
-    ), ("propext",)),
-    KnownProof("NatBasics", "NatBasics.square_add", (
-        ("unfold square", f"{_SQ}\n⊢ (a + b) * (a + b) = a * a + 2 * a * b + b * b"),
-        ("simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]",
-         f"{_SQ}\n⊢ a * a + a * b + (a * b + b * b) = a * a + (a * b + a * b) + b * b"),
-        ("omega", NO_GOALS),
-    ), ("propext",)),
-    KnownProof("LogicPuzzles", "LogicPuzzles.de_morgan_classical", (
-        ("intro h", f"{_DM}\n⊢ ¬p ∨ ¬q"),
-        ("by_cases hp : p", f"case pos\n{_DM}\nhp : p\n⊢ ¬p ∨ ¬q\n\ncase neg\n{_DM}\nhp : ¬p\n⊢ ¬p ∨ ¬q"),
-        ("exact Or.inr (fun hq => h ⟨hp, hq⟩)", f"case neg\n{_DM}\nhp : ¬p\n⊢ ¬p ∨ ¬q"),
-        ("exact Or.inl hp", NO_GOALS),
-    ), CLASSICAL),
-    KnownProof("LogicPuzzles", "LogicPuzzles.not_forall_classical", (
-        ("intro h", "α : Type\nP : α → Prop\nh : ¬∀ (x : α), P x\n⊢ ∃ x, ¬P x"),
-        ("exact Classical.byContradiction fun hne => h fun x => Classical.byContradiction fun hpx => hne ⟨x, hpx⟩",
-         NO_GOALS),
-    ), CLASSICAL),
+    KnownProof(
+        "NatBasics",
+        "NatBasics.sumTo_formula",
+        (
+            (
+                "induction n with\n  | zero => rfl\n  | succ n ih =>\n    rw [sumTo_succ, Nat.mul_add, ih]\n"
+                "    simp only [Nat.add_mul, Nat.mul_add, Nat.mul_one, Nat.one_mul]\n    omega",
+                NO_GOALS,
+            ),
+        ),
+        ("propext",),
+    ),
+    KnownProof(
+        "NatBasics",
+        "NatBasics.square_add",
+        (
+            ("unfold square", f"{_SQ}\n⊢ (a + b) * (a + b) = a * a + 2 * a * b + b * b"),
+            (
+                "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]",
+                f"{_SQ}\n⊢ a * a + a * b + (a * b + b * b) = a * a + (a * b + a * b) + b * b",
+            ),
+            ("omega", NO_GOALS),
+        ),
+        ("propext",),
+    ),
+    KnownProof(
+        "LogicPuzzles",
+        "LogicPuzzles.de_morgan_classical",
+        (
+            ("intro h", f"{_DM}\n⊢ ¬p ∨ ¬q"),
+            ("by_cases hp : p", f"case pos\n{_DM}\nhp : p\n⊢ ¬p ∨ ¬q\n\ncase neg\n{_DM}\nhp : ¬p\n⊢ ¬p ∨ ¬q"),
+            ("exact Or.inr (fun hq => h ⟨hp, hq⟩)", f"case neg\n{_DM}\nhp : ¬p\n⊢ ¬p ∨ ¬q"),
+            ("exact Or.inl hp", NO_GOALS),
+        ),
+        CLASSICAL,
+    ),
+    KnownProof(
+        "LogicPuzzles",
+        "LogicPuzzles.not_forall_classical",
+        (
+            ("intro h", "α : Type\nP : α → Prop\nh : ¬∀ (x : α), P x\n⊢ ∃ x, ¬P x"),
+            (
+                "exact Classical.byContradiction fun hne => h fun x => Classical.byContradiction fun hpx => hne ⟨x, hpx⟩",
+                NO_GOALS,
+            ),
+        ),
+        CLASSICAL,
+    ),
 )

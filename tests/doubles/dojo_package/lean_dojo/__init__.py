@@ -78,8 +78,9 @@ class LeanError:
 
 
 class Dojo:
-    def __init__(self, entry: Theorem, timeout: int = 600, additional_imports: list | None = None,
-                 build_deps: bool = True):
+    def __init__(
+        self, entry: Theorem, timeout: int = 600, additional_imports: list | None = None, build_deps: bool = True
+    ):
         self.entry = entry
         self.timeout = timeout
         self.next_id = 0
@@ -100,8 +101,10 @@ class Dojo:
 
     def run_tac(self, state: TacticState, tactic: str):
         with _LOG.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "env_keys": sorted(os.environ),
-                                "tactic": tactic}) + "\n")
+            f.write(
+                json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "env_keys": sorted(os.environ), "tactic": tactic})
+                + "\n"
+            )
         out = _world().run_tactics(self.theorem, state.pp, tactic)
         if out.special == CRASH:
             os._exit(137)
