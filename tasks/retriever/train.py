@@ -182,8 +182,8 @@ def train_retriever(
         gradient_clip_val=settings.gradient_clip_val,
         callbacks=[
             checkpointing,
-            lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),
             ExactResume(order),
+            lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),  # after ExactResume
         ],
         logger=False,
         enable_progress_bar=False,

@@ -8,8 +8,8 @@ function adds the callback below for its library:
 - transformers Trainers (SFT, progress, GRPO): `save_every_minutes`, which asks the Trainer
   for its usual checkpoint (`control.should_save`) once that much time has passed since
   training started or since the last checkpoint, whatever triggered it;
-- Lightning (retriever): `lightning_time_checkpoint`, Lightning's own `ModelCheckpoint`
-  with `train_time_interval`, writing the same `last.ckpt` the step checkpoints write.
+- Lightning (retriever): `lightning_time_checkpoint`, a callback that writes the same
+  `last.ckpt` the step checkpoints write.
 
 Either checkpoint is the one a rerun resumes from; the time is wall-clock time of this
 process, so how often depends on the machine, never on the weights. See docs/resume.md.
@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 
 from pydantic import Field
@@ -71,9 +70,25 @@ def _save_every_minutes_class():
 
 
 def lightning_time_checkpoint(dirpath: str | Path, minutes: float):
-    """A Lightning ModelCheckpoint that writes `dirpath/last.ckpt` every `minutes` of training."""
-    from pytorch_lightning.callbacks import ModelCheckpoint
+    """A Lightning callback that writes `dirpath/last.ckpt` every `minutes` of training.
 
-    return ModelCheckpoint(
-        dirpath=dirpath, save_last=True, save_top_k=0, train_time_interval=timedelta(minutes=minutes)
-    )
+    Not Lightning's `ModelCheckpoint(train_time_interval=...)`: beside the step checkpoint it
+    also writes `last.ckpt` at every epoch end, including the early end of a `max_steps`
+    stop, which records the epoch as finished, so a later run with a larger `max_steps`
+    trained nothing. List it after callbacks whose state must count the batch (ExactResume).
+    """
+    from pytorch_lightning.callbacks import Callback
+
+    class SaveEveryMinutes(Callback):
+        def __init__(self) -> None:
+            self.path, self.seconds, self.last = Path(dirpath) / "last.ckpt", minutes * 60.0, None
+
+        def on_train_start(self, trainer, pl_module) -> None:
+            self.last = time.monotonic()
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+            if time.monotonic() - self.last >= self.seconds:
+                trainer.save_checkpoint(self.path)
+                self.last = time.monotonic()
+
+    return SaveEveryMinutes()

@@ -44,9 +44,11 @@ def test_import_repos_sql_and_export_of_the_sample(tmp_path):
     exp = invoke("export", out, "--repo", "https://dojoflow.invalid/samples/NatBasics", "--home", home)
     assert exp.exit_code == 0, exp.output
     meta = json.loads((out / "metadata.json").read_text())
-    assert meta["repositories"] == [
-        {"url": "https://dojoflow.invalid/samples/NatBasics", "commit": meta["from_repo"]["commit"]}
+    # one repository from one export: the source export's own fields are kept (issue 7)
+    assert [(r["url"], r["commit"]) for r in meta["repositories"]] == [
+        ("https://dojoflow.invalid/samples/NatBasics", meta["from_repo"]["commit"])
     ]
+    assert meta["repositories"][0]["from_repo"] == meta["from_repo"]
 
 
 def test_sql_refuses_writes_and_explains_bad_queries(tmp_path):
