@@ -40,7 +40,7 @@ from . import atomic, catalog, schemas
 from .errors import InputError
 from .ids import stable_hash
 from .repo_urls import normalize_url
-from .tactic_text import is_sorry
+from .tactic_text import sorry_mask
 from .snapshot_ref import SnapshotRef
 from .store import _read_repository
 
@@ -87,20 +87,6 @@ def theorem_keys(file_paths: list[str], full_names: list[str]) -> pa.Array:
                      for p, n in zip(file_paths, full_names)], pa.uint64())
 
 
-def _not_sorry(tactic: pa.ChunkedArray | pa.Array) -> pa.Array:
-    """False where `is_sorry(tactic)`. Only tactics that mention sorry/admit at all
-    (found by a vectorised substring match) are checked by `is_sorry` itself."""
-    if isinstance(tactic, pa.ChunkedArray):
-        tactic = tactic.combine_chunks()
-    mentions = pc.or_(pc.match_substring(tactic, "sorry"), pc.match_substring(tactic, "admit"))
-    where = pc.indices_nonzero(mentions)
-    keep = [True] * len(tactic)
-    for i, text in zip(where.to_pylist(), pc.take(tactic, where).to_pylist()):
-        if is_sorry(text):
-            keep[i] = False
-    return pa.array(keep, pa.bool_())
-
-
 def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
     """Filter one repository's rows into per-split parts (once per content and settings).
 
@@ -119,7 +105,7 @@ def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
     theorems = pq.read_table(store.table_path(rid, "theorems"))
     tactics = pq.read_table(store.table_path(rid, "tactics"))
     if settings.drop_sorry:
-        tactics = tactics.filter(_not_sorry(tactics["tactic"]))
+        tactics = tactics.filter(pc.invert(sorry_mask(tactics["tactic"])))
     if settings.drop_no_goals:
         tactics = tactics.filter(pc.not_equal(pc.utf8_trim_whitespace(tactics["state_before"]), "no goals"))
     # Each tactic row carries its theorem's proof length; each theorem, its rows kept.
