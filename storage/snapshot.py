@@ -87,14 +87,16 @@ def theorem_keys(file_paths: list[str], full_names: list[str]) -> pa.Array:
                      for p, n in zip(file_paths, full_names)], pa.uint64())
 
 
-def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
+def build_parts(store, repo: dict, settings: SnapshotSettings, theorems: pa.Table | None = None,
+                tactics: pa.Table | None = None) -> dict:
     """Filter one repository's rows into per-split parts (once per content and settings).
 
     Besides the parts, writes `index.parquet` (one row per theorem: identity, its
     cross-repository `key` hash, splits, training rows kept) and `_SUCCESS` (the
     part's counts per split kind and split, and the theorems' distinct file paths),
     so that a snapshot counts and de-duplicates from these small files without
-    reading the parts. Returns that summary.
+    reading the parts. Returns that summary. `theorems` and `tactics`: the repository's
+    tables when the caller holds them (ingestion), else they are read from the store.
     """
     rel = _part_rel(repo, _settings_key(settings))
     summary = _part_summary(store, rel)
@@ -102,8 +104,9 @@ def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
         return summary
     part = store.root / rel
     rid = repo["repo_id"]
-    theorems = pq.read_table(store.table_path(rid, "theorems"))
-    tactics = pq.read_table(store.table_path(rid, "tactics"))
+    if theorems is None or tactics is None:
+        theorems = pq.read_table(store.table_path(rid, "theorems"))
+        tactics = pq.read_table(store.table_path(rid, "tactics"))
     if settings.drop_sorry:
         tactics = tactics.filter(pc.invert(sorry_mask(tactics["tactic"])))
     if settings.drop_no_goals:
