@@ -519,8 +519,8 @@ def _read_export(root: Path, split_settings: SplitSettings | None) -> list[RepoD
         raise InputError(root, "the export holds no theorems", "export a repository that has theorems")
     if len(split_of) == 2:
         a, b = (seen.keys() for seen in split_of.values())
-        if a != b:
-            missing = next(iter(a ^ b))
+        if a != b:  # name the first theorem, in reading order, that one kind lacks
+            missing = next((k for k in a if k not in b), None) or next(k for k in b if k not in a)
             raise InputError(root, f"theorem {missing[3]} ({missing[2]}) is in one split kind but not the other",
                              "re-create the export: random/ and novel_premises/ must hold the same theorems")
 
