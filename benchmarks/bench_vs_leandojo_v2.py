@@ -18,6 +18,8 @@ runs; results (with the machine) go to benchmarks/results/vs-leandojo-v2-<R>x<T>
     bash benchmarks/leandojo_v2_env.sh
     .venv/bin/python benchmarks/bench_vs_leandojo_v2.py --repos 10 --theorems 2000 --repeat 3
     .venv/bin/python benchmarks/bench_vs_leandojo_v2.py --repos 10 --theorems 2000 --repeat 5 --ingest-only
+    .venv/bin/python benchmarks/bench_vs_leandojo_v2.py --repos 10 --theorems 2000 --repeat 5 --ingest-only \
+        --baseline /tmp/dojoflow-before   # also an earlier Dojoflow: git archive <commit> | tar -x -C /tmp/dojoflow-before
 """
 
 from __future__ import annotations
@@ -207,9 +209,25 @@ def summarise(runs: list, a, where: dict, input_bytes: int, out: Path) -> None:
 def compare_ingest(work: Path, a, where: dict) -> None:
     """Ingest of all repositories, alternating sides, medians of --repeat."""
     runs = {"leandojo_v2": [], "dojoflow": []}
+    if a.baseline:  # an earlier Dojoflow (its own copy of this script's child), interleaved too
+        runs["dojoflow_baseline"] = []
     for _ in range(a.repeat):
         runs["leandojo_v2"].append(leandojo_v2(["ingest-only", str(a.repos), str(work / "exports")]))
         runs["dojoflow"].append(dojoflow("import-all-serial", work, a.repos))
+        if a.baseline:
+            runs["dojoflow_baseline"].append(
+                _run(
+                    [
+                        sys.executable,
+                        str(a.baseline / "benchmarks" / "bench_vs_leandojo_v2.py"),
+                        "--child",
+                        "import-all-serial",
+                        str(work),
+                        str(a.repos),
+                    ],
+                    {**os.environ, "PYTHONPATH": str(a.baseline)},
+                )
+            )
     med = {
         side: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "op_cpu_s", "peak_rss_mib") if k in rs[0]}
         for side, rs in runs.items()
@@ -238,6 +256,9 @@ def compare_ingest(work: Path, a, where: dict) -> None:
             "runs": runs,
         },
     )
+    if a.baseline:
+        base = med["dojoflow_baseline"]["op_cpu_s"]
+        print(f"Dojoflow CPU against its baseline ({a.baseline}): {base / med['dojoflow']['op_cpu_s']:.2f}x faster")
     print(f"results: {out}", flush=True)
 
 
@@ -254,6 +275,13 @@ def main() -> None:
         help="Only compare ingesting all repositories: LeanDojo-v2's in-memory ingest against Dojoflow's "
         "import_exports in one process, wall and CPU seconds of the operation itself.",
     )
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="With --ingest-only: also time the import of an earlier Dojoflow source tree (e.g. "
+        "`git archive <commit> | tar -x -C DIR`), in the same run, interleaved.",
+    )
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -265,7 +293,7 @@ def main() -> None:
         raise SystemExit("LeanDojo-v2's venv is missing: run `bash benchmarks/leandojo_v2_env.sh` first")
     from storage.synthetic import write_synthetic_export
 
-    where = describe_machine(("pyarrow", "duckdb"))
+    where = describe_machine(("pyarrow", "duckdb", "msgspec"))
     work = Path(tempfile.mkdtemp(prefix="dojoflow-vs-leandojo-v2-"))
     try:
         for k in range(1, a.repos + 1):
@@ -275,7 +303,7 @@ def main() -> None:
             return compare_ingest(work, a, where)
         runs = []
         out = a.out or ROOT / "benchmarks" / "results" / f"vs-leandojo-v2-{a.repos}x{a.theorems}.json"
-        for _rep in range(a.repeat):
+        for rep in range(a.repeat):
             runs.append(one_run(work, a.repos, log=sys.stderr))
             # Figures after every run: a long run cut short still leaves the medians so far.
             summarise(runs, a, where, input_bytes, out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from json.encoder import encode_basestring
 
 from .repo_urls import repo_name
 
@@ -33,6 +34,18 @@ def repo_id(url: str, commit: str) -> str:
 
 def theorem_id(repo_id_: str, file_path: str, full_name: str) -> str:
     return stable_hash([repo_id_, file_path, full_name], 16)
+
+
+def theorem_ids(repo_id_: str, file_paths: list[str], full_names: list[str]) -> list[str]:
+    """`theorem_id` of many theorems of one repository, the same ids several times faster:
+    `stable_hash` of a list of strings is the hash of `["a","b","c"]`, each string as
+    `json.dumps` writes it (`encode_basestring`), so that text is built directly."""
+    prefix = "[" + encode_basestring(repo_id_) + ","
+    sha256 = hashlib.sha256
+    return [
+        sha256(f"{prefix}{encode_basestring(p)},{encode_basestring(n)}]".encode()).hexdigest()[:16]
+        for p, n in zip(file_paths, full_names)
+    ]
 
 
 def unit_interval(*parts: str) -> float:

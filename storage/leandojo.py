@@ -9,26 +9,30 @@ verbatim in `extra`, so import then export gives identical theorem records.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
 from collections import defaultdict
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path, PurePosixPath
+from typing import Annotated
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import atomic, schemas
 from .errors import InputError
-from .ids import COMMIT_RE, repo_name
+from .ids import COMMIT_RE, repo_name, theorem_ids
 from .ids import repo_id as make_repo_id
-from .ids import theorem_id as make_theorem_id
 from .repo_data import RepoData
 from .repo_urls import redact_url, url_credentials
 from .splits import SplitSettings, assign_novel_premises, assign_random
-from .tactic_text import is_sorry
+from .tactic_text import sorry_mask
 
 THEOREM_KEYS = {"url", "commit", "file_path", "full_name", "theorem_statement", "start", "end", "traced_tactics"}
 TACTIC_KEYS = {"tactic", "annotated_tactic", "state_before", "state_after"}
@@ -38,12 +42,18 @@ _PACKAGE_RE = re.compile(r"^(?:\.lake/packages|lake-packages)/([^/]+)/")
 
 
 # -- reading and validating -----------------------------------------------------------
-def _read_text(path: Path) -> str:
-    """A file's text, or an InputError naming it (not a raw OSError/UnicodeDecodeError)."""
+def _read_bytes(path: Path) -> bytes:
+    """A file's bytes, or an InputError naming it (not a raw OSError)."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as e:
         raise InputError(path, f"cannot be read ({e.strerror or e})", "check that it is a readable file") from e
+
+
+def _read_text(path: Path, data: bytes | None = None) -> str:
+    """A file's text (of its `data` when read already), or an InputError naming it."""
+    if data is None:
+        data = _read_bytes(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -56,8 +66,8 @@ def _read_text(path: Path) -> str:
         ) from e
 
 
-def _load_json(path: Path):
-    text = _read_text(path)
+def _load_json(path: Path, data: bytes | None = None):
+    text = _read_text(path, data)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -249,61 +259,156 @@ def _extra(rec: dict, known: set[str], optional: tuple[str, ...] = ()) -> str | 
     return json.dumps(extra, sort_keys=True, ensure_ascii=False) if extra else None
 
 
-def _is_pos(p) -> bool:
-    return (
-        p is None
-        or type(p) is list
-        and len(p) == 2
-        and type(p[0]) is int
-        and type(p[1]) is int
-        and 0 <= p[0] <= MAX_POS
-        and 0 <= p[1] <= MAX_POS
-    )
+# -- theorem records: a fast whole-file path, and record-by-record checks that name errors --
+# docs/leandojo-export.md, "Import: where the time goes". A split file is decoded by
+# msgspec straight into the typed records below, which checks every type, every key
+# (none missing, none unknown) and every position's range in C. Any failure (or a check
+# msgspec cannot express: `end` before `start`, a path leaving the repository, a bad url
+# or commit) sends the file to the record-by-record checks, which name the record and field.
+_Coordinate = Annotated[int, msgspec.Meta(ge=0, le=MAX_POS)]
+_Position = tuple[_Coordinate, _Coordinate]
+# gc=False: these records hold only strings, numbers and lists of records, never a cycle,
+# so the cycle collector need not track them (it took a fifth of the decoding time).
 
 
-def _tactic_fast(t) -> dict | None:
-    """The common, valid tactic record (exactly LeanDojo's four keys) parsed without
-    building error context; None sends anything else to `_parse_tactic`, which names
-    what is wrong. Import spends most of its time here (docs/leandojo-export.md)."""
-    if type(t) is not dict or len(t) != 4:
+class _Annotation(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    full_name: str
+    def_path: str
+    def_pos: _Position | None
+    def_end_pos: _Position | None
+
+
+class _Tactic(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    tactic: str
+    annotated_tactic: tuple[str, list[_Annotation]]
+    state_before: str
+    state_after: str
+
+
+class _Theorem(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    url: str
+    commit: str
+    file_path: str
+    full_name: str
+    theorem_statement: str | None
+    start: _Position
+    end: _Position
+    traced_tactics: list[_Tactic]
+
+
+class _Identity(msgspec.Struct, gc=False):
+    """A theorem record's identity; its other fields are skipped (but still checked as JSON)."""
+
+    url: str
+    commit: str
+    file_path: str
+    full_name: str
+
+
+_THEOREMS_DECODER = msgspec.json.Decoder(list[_Theorem])
+_IDENTITIES_DECODER = msgspec.json.Decoder(list[_Identity])
+# What msgspec raises on bad input (ValidationError is a DecodeError; strings that are not
+# UTF-8 raise UnicodeDecodeError; deep nesting RecursionError).
+_DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+def _valid_repo(url: str, commit: str) -> bool:
+    """True when `_url` and `check_commit` would accept this pair."""
+    return bool(url.strip()) and url_credentials(url) is None and COMMIT_RE.match(commit) is not None
+
+
+def _identity_ok(rec, valid_repos: set) -> bool:
+    """True for a typed record whose identity `_identity` would accept (remembering its
+    repository in `valid_repos`)."""
+    pair = (rec.url, rec.commit)
+    if pair not in valid_repos:
+        if not _valid_repo(*pair):
+            return False
+        valid_repos.add(pair)
+    return _is_relative_inside(rec.file_path)
+
+
+def _theorem_ok(thm: _Theorem) -> bool:
+    """The checks of `_theorem` that the typed decoding leaves: positions in order, paths inside."""
+    if thm.end < thm.start:
+        return False
+    for t in thm.traced_tactics:
+        for a in t.annotated_tactic[1]:
+            if not _is_relative_inside(a.def_path) or (
+                a.def_pos is not None and a.def_end_pos is not None and a.def_end_pos < a.def_pos
+            ):
+                return False
+    return True
+
+
+def _split_fast(data: bytes, bodies: bool, valid_repos: set, theorems: dict) -> list | None:
+    """[(identity, record)] of a split file whose records are all plain and valid, else None.
+
+    `bodies`: decode whole theorem records (the first split kind read); otherwise only
+    identities (another split kind lists the same theorems: their records were read
+    already, and an identity not seen before sends the file to the full checks)."""
+    try:
+        if bodies:
+            recs = _THEOREMS_DECODER.decode(data)
+        else:  # skipped fields are not decoded, so check the UTF-8 here
+            recs = _IDENTITIES_DECODER.decode(data.decode("utf-8"))
+    except _DECODE_ERRORS:
         return None
-    tactic, ann, before, after = t.get("tactic"), t.get("annotated_tactic"), t.get("state_before"), t.get("state_after")
-    if not (
-        type(tactic) is str
-        and type(before) is str
-        and type(after) is str
-        and type(ann) is list
-        and len(ann) == 2
-        and type(ann[0]) is str
-        and type(ann[1]) is list
+    items = []
+    for r in recs:
+        key = (r.url, r.commit, r.file_path, r.full_name)
+        if not _identity_ok(r, valid_repos) or (not _theorem_ok(r) if bodies else key not in theorems):
+            return None
+        items.append((key, r if bodies else None))
+    return items
+
+
+def _split_checked(source: Path, data: bytes, valid_repos: set, theorems: dict, extras: dict):
+    """(identity, record) of each record of a split file, checked one by one: the first bad
+    one raises an InputError naming it. A record whose identity is in `theorems` already is
+    not parsed further (None). Keys the records carry beyond LeanDojo's go to `extras`."""
+    records = _load_json(source, data)
+    if not isinstance(records, list):
+        raise InputError(
+            source, f"expected a JSON list of theorems, found {type(records).__name__}", "re-create the export"
+        )
+    for i, rec in enumerate(records):
+        key = _identity_fast(rec, valid_repos) or _identity(rec, source, i)
+        valid_repos.add(key[:2])
+        thm = None
+        if key not in theorems:
+            thm, extra, tactic_extras = _theorem_checked(rec, key, source, f"record {i} ({key[3]})")
+            if extra is not None or any(e is not None for e in tactic_extras):
+                extras[key] = (extra, tactic_extras)
+        yield key, thm
+
+
+def _convert(rec, kind):
+    try:
+        return msgspec.convert(rec, kind)
+    except _DECODE_ERRORS:
+        return None
+
+
+def _theorem_checked(rec, key: tuple, source, where: str) -> tuple[_Theorem, str | None, list]:
+    """(record, its `extra`, its tactics' `extra`) of one theorem record, or an InputError."""
+    thm = _convert(rec, _Theorem)
+    if thm is not None and _theorem_ok(thm):
+        return thm, None, [None] * len(thm.traced_tactics)
+    return _theorem(rec, key, source, where)
+
+
+def _tactic_checked(t, source, where: str) -> tuple[_Tactic, str | None]:
+    tac = _convert(t, _Tactic)
+    if tac is not None and all(
+        _is_relative_inside(a.def_path) and (a.def_pos is None or a.def_end_pos is None or a.def_end_pos >= a.def_pos)
+        for a in tac.annotated_tactic[1]
     ):
-        return None
-    annotations = []
-    for a in ann[1]:
-        if type(a) is not dict:
-            return None
-        name, path, pos, end = a.get("full_name"), a.get("def_path"), a.get("def_pos", 0), a.get("def_end_pos", 0)
-        if not (
-            type(name) is str
-            and type(path) is str
-            and _is_relative_inside(path)
-            and _is_pos(pos)
-            and _is_pos(end)
-            and (pos is None or end is None or end >= pos)
-        ):
-            return None
-        annotations.append({"full_name": name, "def_path": path, "def_pos": pos, "def_end_pos": end})
-    return {
-        "tactic": tactic,
-        "annotated_tactic": ann[0],
-        "annotations": annotations,
-        "state_before": before,
-        "state_after": after,
-        "extra": None,
-    }
+        return tac, None
+    return _parse_tactic(t, source, where)
 
 
-def _parse_tactic(t, source, where: str) -> dict:
+def _parse_tactic(t, source, where: str) -> tuple[_Tactic, str | None]:
     tactic = _need(t, "tactic", str, source, where)
     ann = _need(t, "annotated_tactic", list, source, where)
     if len(ann) != 2 or not isinstance(ann[0], str) or not isinstance(ann[1], list):
@@ -317,49 +422,21 @@ def _parse_tactic(t, source, where: str) -> dict:
     for j, a in enumerate(ann[1]):
         w = f"{where}, annotation {j}"
         annotations.append(
-            {
-                "full_name": _need(a, "full_name", str, source, w),
-                "def_path": check_relative_path(_need(a, "def_path", str, source, w), source, w),
-                **dict(zip(("def_pos", "def_end_pos"), _span(a, "def_pos", "def_end_pos", source, w, nullable=True))),
-            }
+            _Annotation(
+                _need(a, "full_name", str, source, w),
+                check_relative_path(_need(a, "def_path", str, source, w), source, w),
+                *_span(a, "def_pos", "def_end_pos", source, w, nullable=True),
+            )
         )
-    return {
-        "tactic": tactic,
-        "annotated_tactic": ann[0],
-        "annotations": annotations,
-        "state_before": _need(t, "state_before", str, source, where),
-        "state_after": _need(t, "state_after", str, source, where),
-        "extra": _extra(t, TACTIC_KEYS),
-    }
-
-
-def _read_split_files(root: Path) -> dict[str, dict[str, list]]:
-    """{split_kind: {split: [records]}} for the split kinds present."""
-    found = {}
-    for kind in schemas.SPLIT_KINDS:
-        kind_dir = root / kind
-        if not kind_dir.exists():
-            continue
-        found[kind] = {}
-        for split in schemas.SPLITS:
-            f = kind_dir / f"{split}.json"
-            if not f.exists():
-                raise InputError(
-                    f, "file is missing", f"a LeanDojo export has {kind}/train.json, val.json and test.json"
-                )
-            records = _load_json(f)
-            if not isinstance(records, list):
-                raise InputError(
-                    f, f"expected a JSON list of theorems, found {type(records).__name__}", "re-create the export"
-                )
-            found[kind][split] = records
-    if not found:
-        raise InputError(
-            root,
-            "no split folder found (random/ or novel_premises/)",
-            "point at the folder of a LeanDojo export (it holds random/ and novel_premises/)",
-        )
-    return found
+    return (
+        _Tactic(
+            tactic,
+            (ann[0], annotations),
+            _need(t, "state_before", str, source, where),
+            _need(t, "state_after", str, source, where),
+        ),
+        _extra(t, TACTIC_KEYS),
+    )
 
 
 def _identity_fast(rec, valid_repos: set) -> tuple | None:
@@ -390,55 +467,159 @@ def _identity(rec, source, i: int) -> tuple:
     return url, commit, file_path, full_name
 
 
-def _theorem_fast(rec) -> dict | None:
-    """A theorem record with exactly LeanDojo's keys and valid values, parsed fast; None
-    sends anything else to `_theorem`, which names what is wrong."""
-    if len(rec) != len(THEOREM_KEYS):  # all known keys, no unknown one (which `extra` keeps)
-        return None
-    start, end, statement, tactics = (
-        rec.get("start"),
-        rec.get("end"),
-        rec.get("theorem_statement", 0),
-        rec.get("traced_tactics"),
-    )
-    if not (
-        start is not None
-        and end is not None
-        and _is_pos(start)
-        and _is_pos(end)
-        and end >= start
-        and (statement is None or type(statement) is str)
-        and type(tactics) is list
-    ):
-        return None
-    parsed = []
-    for t in tactics:
-        p = _tactic_fast(t)
-        if p is None:
-            return None
-        parsed.append(p)
-    return {"theorem_statement": statement, "start": start, "end": end, "tactics": parsed, "extra": None}
-
-
-def _theorem(rec: dict, source, where: str) -> dict:
+def _theorem(rec: dict, key: tuple, source, where: str) -> tuple[_Theorem, str | None, list]:
     tactics = rec.get("traced_tactics") or []
     if not isinstance(tactics, list):
         raise InputError(source, "field `traced_tactics` should be a list", "fix the record", where=where)
     start, end = _span(rec, "start", "end", source, where)
-    return {
-        "theorem_statement": _need(rec, "theorem_statement", str, source, where, nullable=True)
-        if "theorem_statement" in rec
-        else None,
-        "start": start,
-        "end": end,
-        "tactics": [_tactic_fast(t) or _parse_tactic(t, source, f"{where}, tactic {j}") for j, t in enumerate(tactics)],
-        "extra": _extra(rec, THEOREM_KEYS, optional=("theorem_statement", "traced_tactics")),
-    }
+    statement = (
+        _need(rec, "theorem_statement", str, source, where, nullable=True) if "theorem_statement" in rec else None
+    )
+    parsed = [_tactic_checked(t, source, f"{where}, tactic {j}") for j, t in enumerate(tactics)]
+    return (
+        _Theorem(*key, statement, start, end, [t for t, _ in parsed]),
+        _extra(rec, THEOREM_KEYS, optional=("theorem_statement", "traced_tactics")),
+        [e for _, e in parsed],
+    )
+
+
+def _read_theorems(root: Path) -> tuple[dict, dict, dict]:
+    """The theorem records of the split kinds present: ({identity: record}, in the order
+    first read; {identity: (extra, tactics' extras)} of records with keys we do not model;
+    {split kind: {identity: split}})."""
+    theorems: dict[tuple, _Theorem] = {}
+    extras: dict[tuple, tuple] = {}
+    split_of: dict[str, dict[tuple, str]] = {}
+    valid_repos: set[tuple[str, str]] = set()  # (url, commit) pairs already checked
+    for kind in schemas.SPLIT_KINDS:
+        kind_dir = root / kind
+        if not kind_dir.exists():
+            continue
+        seen = split_of[kind] = {}
+        bodies = len(split_of) == 1  # the first kind read has the records; others, identities
+        for split in schemas.SPLITS:
+            source = kind_dir / f"{split}.json"
+            if not source.exists():
+                raise InputError(
+                    source, "file is missing", f"a LeanDojo export has {kind}/train.json, val.json and test.json"
+                )
+            data = _read_bytes(source)
+            items = _split_fast(data, bodies, valid_repos, theorems)
+            if items is None:
+                items = _split_checked(source, data, valid_repos, theorems, extras)
+            for i, (key, thm) in enumerate(items):
+                if key in seen:
+                    raise InputError(
+                        source,
+                        f"theorem {key[3]} in {key[2]} appears twice in {kind}/",
+                        "remove the duplicate record",
+                        where=f"record {i} ({key[3]})",
+                    )
+                seen[key] = split
+                if thm is not None and key not in theorems:
+                    theorems[key] = thm
+    if not split_of:
+        raise InputError(
+            root,
+            "no split folder found (random/ or novel_premises/)",
+            "point at the folder of a LeanDojo export (it holds random/ and novel_premises/)",
+        )
+    return theorems, extras, split_of
+
+
+def _theorem_tables(
+    rid: str,
+    keys: list[tuple],
+    export_order: list[int],
+    theorems: dict,
+    extras: dict,
+    split_random: list[str],
+    split_novel: list[str],
+) -> tuple[pa.Table, pa.Table]:
+    """The theorems and tactics tables of one repository, built column by column."""
+    records = [theorems[k] for k in keys]
+    paths, names = [k[2] for k in keys], [k[3] for k in keys]
+    counts = [len(r.traced_tactics) for r in records]
+    tactics = [t for r in records for t in r.traced_tactics]
+    parent = pa.array([i for i, c in enumerate(counts) for _ in range(c)], pa.int64())
+    theorem_id = pa.array(theorem_ids(rid, paths, names), pa.string())
+    file_path, full_name = pa.array(paths, pa.string()), pa.array(names, pa.string())
+    tactic = pa.array([t.tactic for t in tactics], pa.string())
+    annotations = [t.annotated_tactic[1] for t in tactics]
+    flat = [a for anns in annotations for a in anns]
+    annotation = pa.StructArray.from_arrays(
+        [
+            pa.array([a.full_name for a in flat], pa.string()),
+            pa.array([a.def_path for a in flat], pa.string()),
+            pa.array([a.def_pos for a in flat], schemas.POS),
+            pa.array([a.def_end_pos for a in flat], schemas.POS),
+        ],
+        fields=list(schemas.ANNOTATION),
+    )
+    offsets = pa.array(list(accumulate((len(a) for a in annotations), initial=0)), pa.int32())
+    theorem_extra = tactic_extra = None
+    if extras:
+        kept = [extras.get(k, (None, [None] * c)) for k, c in zip(keys, counts)]
+        theorem_extra, tactic_extra = [e for e, _ in kept], [e for _, es in kept for e in es]
+    has_sorry = pc.is_in(pa.array(range(len(keys)), pa.int64()), value_set=pc.filter(parent, sorry_mask(tactic)))
+    theorem_table = pa.Table.from_arrays(
+        [
+            pa.array([rid] * len(keys), pa.string()),
+            theorem_id,
+            file_path,
+            full_name,
+            pa.array([r.theorem_statement for r in records], pa.string()),
+            pa.array([r.start for r in records], schemas.POS),
+            pa.array([r.end for r in records], schemas.POS),
+            pa.array(counts, pa.int64()),
+            has_sorry,
+            pa.array(split_random, pa.string()),
+            pa.array(split_novel, pa.string()),
+            pa.array(export_order, pa.int64()),
+            pa.array(theorem_extra or [None] * len(keys), pa.string()),
+        ],
+        schema=schemas.THEOREMS,
+    )
+    tactic_table = pa.Table.from_arrays(
+        [
+            pa.array([rid] * len(tactics), pa.string()),
+            theorem_id.take(parent),
+            file_path.take(parent),
+            full_name.take(parent),
+            pa.array([j for c in counts for j in range(c)], pa.int64()),
+            tactic,
+            pa.array([t.annotated_tactic[0] for t in tactics], pa.string()),
+            pa.ListArray.from_arrays(offsets, annotation, type=pa.list_(schemas.ANNOTATION)),
+            pa.array([t.state_before for t in tactics], pa.string()),
+            pa.array([t.state_after for t in tactics], pa.string()),
+            pa.array(tactic_extra or [None] * len(tactics), pa.string()),
+        ],
+        schema=schemas.TACTICS,
+    )
+    return theorem_table, tactic_table
 
 
 def read_export(path: str | Path, split_settings: SplitSettings | None = None) -> list[RepoData]:
     """Parse and validate a LeanDojo export; return one RepoData per repository in it."""
-    root = Path(path)
+    with _gc_paused():
+        return _read_export(Path(path), split_settings)
+
+
+@contextmanager
+def _gc_paused():
+    """Pause Python's cycle collector: reading an export creates a few hundred thousand
+    objects (no cycles among them), and the collector's passes over them took a fifth of
+    the reading time (docs/leandojo-export.md). Garbage is still freed by reference counts."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read_export(root: Path, split_settings: SplitSettings | None) -> list[RepoData]:
     settings = split_settings or SplitSettings()
     if not root.exists():
         raise InputError(root, "does not exist", "give the path of a LeanDojo export folder")
@@ -449,47 +630,27 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
     if not isinstance(metadata, dict):
         raise InputError(meta_path, "expected a JSON object", "re-create the export")
     splits_assigned = metadata.get("dojoflow_splits") != "unassigned"
-    split_files = _read_split_files(root)
 
     # Theorems: one entry per identity, with the split it has in each split kind.
-    theorems: dict[tuple, dict] = {}
-    split_of: dict[str, dict[tuple, str]] = defaultdict(dict)
-    valid_repos: set[tuple[str, str]] = set()  # (url, commit) pairs already checked
-    for kind, by_split in split_files.items():
-        for split, records in by_split.items():
-            source = root / kind / f"{split}.json"
-            seen = split_of[kind]
-            for i, rec in enumerate(records):
-                key = _identity_fast(rec, valid_repos) or _identity(rec, source, i)
-                valid_repos.add(key[:2])
-                if key in seen:
-                    raise InputError(
-                        source,
-                        f"theorem {key[3]} in {key[2]} appears twice in {kind}/",
-                        "remove the duplicate record",
-                        where=f"record {i} ({key[3]})",
-                    )
-                seen[key] = split
-                if key not in theorems:
-                    theorems[key] = _theorem_fast(rec) or _theorem(rec, source, f"record {i} ({key[3]})")
-                    theorems[key]["order"] = len(theorems) - 1
+    theorems, extras, split_of = _read_theorems(root)
     if not theorems:
         raise InputError(root, "the export holds no theorems", "export a repository that has theorems")
-    kinds = list(split_files)
-    if len(kinds) == 2:
-        a, b = (set(split_of[k]) for k in kinds)
-        if a != b:
-            missing = next(iter(a ^ b))
+    if len(split_of) == 2:
+        a, b = (seen.keys() for seen in split_of.values())
+        if a != b:  # name the first theorem, in reading order, that one kind lacks
+            missing = next((k for k in a if k not in b), None) or next(k for k in b if k not in a)
             raise InputError(
                 root,
                 f"theorem {missing[3]} ({missing[2]}) is in one split kind but not the other",
                 "re-create the export: random/ and novel_premises/ must hold the same theorems",
             )
 
-    # Repositories in this export, keyed by (url, commit).
+    # Repositories in this export, keyed by (url, commit); each theorem's position in the export.
     by_repo: dict[tuple[str, str], list[tuple]] = defaultdict(list)
-    for key in theorems:
+    order_of: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, key in enumerate(theorems):
         by_repo[key[:2]].append(key)
+        order_of[key[:2]].append(i)
     from_repo = metadata.get("from_repo") or {}
     main = (from_repo.get("url"), from_repo.get("commit"))
     if main not in by_repo:
@@ -579,24 +740,22 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
         # No corpus.jsonl: keep the premises that tactics mention, from their annotations.
         known = set()
         for key, thm in theorems.items():
-            for t in thm["tactics"]:
-                for a in t["annotations"]:
-                    if (a["def_path"], a["full_name"]) in known:
+            for t in thm.traced_tactics:
+                for a in t.annotated_tactic[1]:
+                    if (a.def_path, a.full_name) in known:
                         continue
-                    known.add((a["def_path"], a["full_name"]))
+                    known.add((a.def_path, a.full_name))
                     repo = (
-                        owner(a["def_path"])
-                        if a["def_path"] in owner_of_file or _PACKAGE_RE.match(a["def_path"])
-                        else key[:2]
+                        owner(a.def_path) if a.def_path in owner_of_file or _PACKAGE_RE.match(a.def_path) else key[:2]
                     )
                     premises[repo].append(
                         {
-                            "file_path": a["def_path"],
-                            "full_name": a["full_name"],
+                            "file_path": a.def_path,
+                            "full_name": a.full_name,
                             "code": None,
                             "kind": None,
-                            "start": a["def_pos"],
-                            "end": a["def_end_pos"],
+                            "start": a.def_pos,
+                            "end": a.def_end_pos,
                             "idx": len(premises[repo]),
                             "from_annotation": True,
                             "extra": None,
@@ -608,30 +767,6 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
     out = []
     for (url, commit), keys in by_repo.items():
         rid = make_repo_id(url, commit)
-        keys.sort(key=lambda k: theorems[k]["order"])
-        th_rows, tac_rows = [], []
-        for key in keys:
-            thm = theorems[key]
-            tid = make_theorem_id(rid, key[2], key[3])
-            for idx, t in enumerate(thm["tactics"]):
-                tac_rows.append(
-                    {"repo_id": rid, "theorem_id": tid, "file_path": key[2], "full_name": key[3], "idx": idx, **t}
-                )
-            th_rows.append(
-                {
-                    "repo_id": rid,
-                    "theorem_id": tid,
-                    "file_path": key[2],
-                    "full_name": key[3],
-                    "theorem_statement": thm["theorem_statement"],
-                    "start": thm["start"],
-                    "end": thm["end"],
-                    "num_tactics": len(thm["tactics"]),
-                    "has_sorry": any(is_sorry(t["tactic"]) for t in thm["tactics"]),
-                    "export_order": thm["order"],
-                    "extra": thm["extra"],
-                }
-            )
         ident = [(url, k[2], k[3]) for k in keys]
         if splits_assigned and "random" in split_of:
             random_split = [split_of["random"][k] for k in keys]
@@ -640,10 +775,11 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
         if splits_assigned and "novel_premises" in split_of:
             novel_split = [split_of["novel_premises"][k] for k in keys]
         else:
-            used = [{a["full_name"] for t in theorems[k]["tactics"] for a in t["annotations"]} for k in keys]
+            used = [{a.full_name for t in theorems[k].traced_tactics for a in t.annotated_tactic[1]} for k in keys]
             novel_split = assign_novel_premises(ident, used, settings)
-        for row, r, n in zip(th_rows, random_split, novel_split):
-            row["split_random"], row["split_novel_premises"] = r, n
+        theorem_table, tactic_table = _theorem_tables(
+            rid, keys, order_of[url, commit], theorems, extras, random_split, novel_split
+        )
         repo_files = [{"repo_id": rid, **f} for f in files.get((url, commit), [])]
         repo_premises = [{"repo_id": rid, **p} for p in premises.get((url, commit), [])]
         split_record = {
@@ -667,8 +803,8 @@ def read_export(path: str | Path, split_settings: SplitSettings | None = None) -
             RepoData(
                 repository=repository,
                 files=pa.Table.from_pylist(repo_files, schema=schemas.FILES),
-                theorems=pa.Table.from_pylist(th_rows, schema=schemas.THEOREMS),
-                tactics=pa.Table.from_pylist(tac_rows, schema=schemas.TACTICS),
+                theorems=theorem_table,
+                tactics=tactic_table,
                 premises=pa.Table.from_pylist(repo_premises, schema=schemas.PREMISES),
             )
         )

@@ -42,7 +42,7 @@ from .ids import stable_hash
 from .repo_urls import normalize_url
 from .snapshot_ref import SnapshotRef
 from .store import _read_repository
-from .tactic_text import is_sorry
+from .tactic_text import sorry_mask
 
 
 class SnapshotSettings(BaseModel):
@@ -95,28 +95,17 @@ def theorem_keys(file_paths: list[str], full_names: list[str]) -> pa.Array:
     )
 
 
-def _not_sorry(tactic: pa.ChunkedArray | pa.Array) -> pa.Array:
-    """False where `is_sorry(tactic)`. Only tactics that mention sorry/admit at all
-    (found by a vectorised substring match) are checked by `is_sorry` itself."""
-    if isinstance(tactic, pa.ChunkedArray):
-        tactic = tactic.combine_chunks()
-    mentions = pc.or_(pc.match_substring(tactic, "sorry"), pc.match_substring(tactic, "admit"))
-    where = pc.indices_nonzero(mentions)
-    keep = [True] * len(tactic)
-    for i, text in zip(where.to_pylist(), pc.take(tactic, where).to_pylist()):
-        if is_sorry(text):
-            keep[i] = False
-    return pa.array(keep, pa.bool_())
-
-
-def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
+def build_parts(
+    store, repo: dict, settings: SnapshotSettings, theorems: pa.Table | None = None, tactics: pa.Table | None = None
+) -> dict:
     """Filter one repository's rows into per-split parts (once per content and settings).
 
     Besides the parts, writes `index.parquet` (one row per theorem: identity, its
     cross-repository `key` hash, splits, training rows kept) and `_SUCCESS` (the
     part's counts per split kind and split, and the theorems' distinct file paths),
     so that a snapshot counts and de-duplicates from these small files without
-    reading the parts. Returns that summary.
+    reading the parts. Returns that summary. `theorems` and `tactics`: the repository's
+    tables when the caller holds them (ingestion), else they are read from the store.
     """
     rel = _part_rel(repo, _settings_key(settings))
     summary = _part_summary(store, rel)
@@ -124,10 +113,11 @@ def build_parts(store, repo: dict, settings: SnapshotSettings) -> dict:
         return summary
     part = store.root / rel
     rid = repo["repo_id"]
-    theorems = pq.read_table(store.table_path(rid, "theorems"))
-    tactics = pq.read_table(store.table_path(rid, "tactics"))
+    if theorems is None or tactics is None:
+        theorems = pq.read_table(store.table_path(rid, "theorems"))
+        tactics = pq.read_table(store.table_path(rid, "tactics"))
     if settings.drop_sorry:
-        tactics = tactics.filter(_not_sorry(tactics["tactic"]))
+        tactics = tactics.filter(pc.invert(sorry_mask(tactics["tactic"])))
     if settings.drop_no_goals:
         tactics = tactics.filter(pc.not_equal(pc.utf8_trim_whitespace(tactics["state_before"]), "no goals"))
     # Each tactic row carries its theorem's proof length; each theorem, its rows kept.

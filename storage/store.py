@@ -272,8 +272,15 @@ class Store:
         # that a curriculum step's snapshot only lists them (storage/snapshot.py).
         from .snapshot import SnapshotSettings, build_parts
 
+        tables = {d.repo_id: d for d, _, _ in plan}
         for rid in staged:
-            build_parts(self, self.repository(rid), SnapshotSettings())
+            build_parts(
+                self,
+                self.repository(rid),
+                SnapshotSettings(),
+                theorems=tables[rid].theorems.cast(schemas.THEOREMS),
+                tactics=tables[rid].tactics.cast(schemas.TACTICS),
+            )
         return [AddResult(d.repo_id, status, {n: t.num_rows for n, t in d.tables().items()}) for d, _, status in plan]
 
     def _stage(self, data: RepoData, content_hash: str) -> str:

@@ -515,6 +515,22 @@ BAD_RECORDS = {
         lambda r: r["traced_tactics"][0].update(state_before="\udc00"),
         r"record 0: field `traced_tactics\[0\].state_before` holds a lone surrogate",
     ),
+    "annotation_ending_before_it_starts": (
+        lambda r: r["traced_tactics"][0]["annotated_tactic"][1][0].update(def_pos=[9, 1], def_end_pos=[3, 1]),
+        r"record 0 \(.*\), tactic 0, annotation 0: field `def_end_pos` \[3, 1\] comes before `def_pos` \[9, 1\]",
+    ),
+    "boolean_position": (
+        lambda r: r.update(start=[True, 1]),
+        r"record 0 \(.*\): field `start` should be \[line, column\].*found \[true, 1\]",
+    ),
+    "tactic_not_text": (
+        lambda r: r["traced_tactics"][0].update(tactic=5),
+        r"record 0 \(.*\), tactic 0: field `tactic` should be a string, found 5",
+    ),
+    "url_with_credentials": (
+        lambda r: r.update(url="https://user:secret@example.com/x/y"),
+        r"record 0 \(.*\): the url .* holds credentials",
+    ),
 }
 
 
@@ -612,4 +628,88 @@ def test_a_bad_export_among_several_is_named_and_nothing_is_imported(store, tmp_
     )
     with pytest.raises(InputError, match=r"repository std-.* is also in .*first, with different content"):
         import_exports(store, [first, changed], workers=1)
+    assert store.repo_ids() == []
+
+
+def _read_record_by_record(path, monkeypatch) -> list:
+    """read_export with every split file sent to the record-by-record checks."""
+    import storage.leandojo as leandojo
+
+    with monkeypatch.context() as m:
+        m.setattr(leandojo, "_split_fast", lambda *a: None)
+        return read_export(path)
+
+
+def test_the_fast_path_reads_what_the_record_by_record_checks_read(tmp_path, monkeypatch):
+    import storage.leandojo as leandojo
+
+    exp = write_synthetic_export(tmp_path / "e", "alpha", 40, 3, seed=1, extra_repos=[std_dependency()])
+    for kind in ("random", "novel_premises"):  # non-ASCII escaped, as json.dump writes it by default
+        recs = load_split(exp / kind / "val.json")
+        recs[0]["theorem_statement"] = "∀ x ∈ 𝓝 a, x ≠ b"
+        (exp / kind / "val.json").write_text(json.dumps(recs))
+    recs = load_split(exp / "random" / "train.json")  # keys Dojoflow does not model: this file only
+    recs[0]["custom"] = {"a": [1]}
+    recs[1].pop("theorem_statement")
+    recs[2]["traced_tactics"][0]["note"] = "kept"
+    (exp / "random" / "train.json").write_text(json.dumps(recs))
+    checked = []
+    real = leandojo._split_checked
+    monkeypatch.setattr(leandojo, "_split_checked", lambda source, *a: checked.append(source) or real(source, *a))
+    fast = read_export(exp)
+    assert checked == [exp / "random" / "train.json"]
+    slow = _read_record_by_record(exp, monkeypatch)
+    assert [d.repo_id for d in fast] == [d.repo_id for d in slow]
+    for f, s in zip(fast, slow):
+        assert {k: v for k, v in f.repository.items() if k != "ingested_at"} == {
+            k: v for k, v in s.repository.items() if k != "ingested_at"
+        }
+        for name, table in f.tables().items():
+            assert table.to_pylist() == s.tables()[name].to_pylist(), name
+    statements = fast[0].theorems["theorem_statement"].to_pylist() + fast[1].theorems["theorem_statement"].to_pylist()
+    assert "∀ x ∈ 𝓝 a, x ≠ b" in statements
+
+
+SECOND_KIND = {  # novel_premises/ holds the same theorems as random/: only identities are decoded there
+    "lone_surrogate_in_another_field": (
+        lambda recs: recs[0].update(custom="\ud800"),
+        r"novel_premises/train.json, record 0: field `custom` holds a lone surrogate",
+    ),
+    "path_escapes": (
+        lambda recs: recs[0].update(file_path="../x.lean"),
+        r"novel_premises/train.json, record 0 \(.*\): file path '../x.lean' escapes the repository",
+    ),
+    "unknown_theorem": (
+        lambda recs: recs[0].update(full_name="Nowhere.thm"),
+        r"theorem .* is in one split kind but not the other",
+    ),
+    "duplicate": (
+        lambda recs: recs.append(dict(recs[0])),
+        r"novel_premises/train.json, record \d+ \(.*\): "
+        r"theorem .* appears twice in novel_premises/",
+    ),
+    "not_a_record": (lambda recs: recs.append(7), r"novel_premises/train.json, record \d+: expected a JSON object"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SECOND_KIND))
+def test_a_bad_record_of_the_second_split_kind_is_named(store, tmp_path, case):
+    change, message = SECOND_KIND[case]
+    exp = write_synthetic_export(tmp_path / case, "bad", 20, 2, seed=5)
+    recs = load_split(exp / "novel_premises" / "train.json")
+    change(recs)
+    (exp / "novel_premises" / "train.json").write_text(json.dumps(recs))
+    with pytest.raises(InputError, match=message):
+        import_export(store, exp)
+    assert store.repo_ids() == []
+
+
+def test_bytes_that_are_not_utf8_in_a_field_of_the_second_split_kind_are_named(store, tmp_path):
+    exp = write_synthetic_export(tmp_path / "e", "bad", 20, 2, seed=5)
+    text = (exp / "novel_premises" / "val.json").read_bytes()
+    (exp / "novel_premises" / "val.json").write_bytes(
+        text.replace(b'"theorem_statement": "', b'"theorem_statement": "\xff', 1)
+    )
+    with pytest.raises(InputError, match=r"novel_premises/val.json, line 1: is not UTF-8 text"):
+        import_export(store, exp)
     assert store.repo_ids() == []

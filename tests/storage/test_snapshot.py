@@ -14,7 +14,7 @@ from storage.curriculum import curriculum_order, repo_difficulties
 from storage.leandojo import import_export
 from storage.snapshot import SnapshotSettings, _recency, build_snapshot, newest_commits
 from storage.synthetic import synthetic_records, write_synthetic_export
-from storage.tactic_text import is_sorry
+from storage.tactic_text import is_sorry, sorry_mask
 
 
 def test_snapshot_drops_sorry_and_lists_every_split(store, export_with_dep):
@@ -214,7 +214,7 @@ def test_sorry_filter_agrees_with_is_sorry():
         "",
         "\u00a0sorry",
     ]
-    assert snapshot._not_sorry(pa.array(texts)).to_pylist() == [not is_sorry(t) for t in texts]
+    assert sorry_mask(pa.array(texts)).to_pylist() == [is_sorry(t) for t in texts]
 
 
 def _evolve(tmp_path, name: str, theorems: int, seed: int, commit_time: str | None):
