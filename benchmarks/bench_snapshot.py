@@ -34,7 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # benchmarks.machine
@@ -90,51 +92,54 @@ def step_dojoflow(work: Path, k: int) -> dict:
     # results: looked up before the clock starts (one pass over the store).
     urls = {r["url"]: r["repo_id"] for r in store.repositories()}
     earlier = [urls[f"https://dojoflow.invalid/synthetic/repo{i}"] for i in range(1, k)]
-    before, w0 = _dir_bytes(store.root), _wchar()
-    t0 = time.perf_counter()
-    added = import_export(store, work / "exports" / f"repo{k}")
-    gc.collect()  # the garbage of a phase is collected in that phase's window (both sides: see _GcWatch)
-    t1, w1 = time.perf_counter(), _wchar()
-    with _GcWatch() as gc_watch:
-        build_snapshot(store, earlier + [added[0].repo_id])
-    t2 = time.perf_counter()
-    w2, growth = _wchar(), _dir_bytes(store.root) - before
-    return {
-        "ingest_s": t1 - t0,
-        "snapshot_s": t2 - t1,
-        "growth_bytes": growth,
-        "bytes_written": w2 - w0 if w0 is not None else growth,
-        "snapshot_bytes_written": w2 - w1 if w0 is not None else None,
-        **gc_watch.figures(),
-    }
+    before = _dir_bytes(store.root)
+    return _timed_step(
+        ingest=lambda: import_export(store, work / "exports" / f"repo{k}"),
+        snapshot=lambda added: build_snapshot(store, earlier + [added[0].repo_id]),
+        growth=lambda: _dir_bytes(store.root) - before,
+    )
 
 
 def step_json_baseline(work: Path, k: int) -> dict:
     """LeanDojo-v2: DynamicDatabase (one JSON file) + export_merged_data (all splits)."""
     db_path = work / "baseline" / "database.json"
     db_path.parent.mkdir(parents=True, exist_ok=True)
+    out = work / "baseline" / "merged"
+
+    def ingest() -> dict:
+        db = json.loads(db_path.read_text()) if db_path.exists() else {"repositories": []}
+        exp = work / "exports" / f"repo{k}"
+        theorems = [t for s in ("train", "val", "test") for t in json.loads((exp / "random" / f"{s}.json").read_text())]
+        corpus = [json.loads(x) for x in (exp / "corpus.jsonl").read_text().splitlines()]
+        db["repositories"].append(
+            {"url": theorems[0]["url"], "commit": theorems[0]["commit"], "theorems": theorems, "corpus": corpus}
+        )
+        db_path.write_text(json.dumps(db))
+        return db
+
+    return _timed_step(
+        ingest=ingest,
+        snapshot=lambda db: _export_merged_data(db, out),
+        growth=lambda: _dir_bytes(out) + db_path.stat().st_size,  # both rewritten whole at every step
+    )
+
+
+def _timed_step(ingest: Callable[[], Any], snapshot: Callable[[Any], None], growth: Callable[[], int]) -> dict:
+    """Time `ingest()`, then `snapshot(<what ingest returned>)`; the same clocks for both sides."""
     w0 = _wchar()
     t0 = time.perf_counter()
-    db = json.loads(db_path.read_text()) if db_path.exists() else {"repositories": []}
-    exp = work / "exports" / f"repo{k}"
-    theorems = [t for s in ("train", "val", "test") for t in json.loads((exp / "random" / f"{s}.json").read_text())]
-    corpus = [json.loads(x) for x in (exp / "corpus.jsonl").read_text().splitlines()]
-    db["repositories"].append(
-        {"url": theorems[0]["url"], "commit": theorems[0]["commit"], "theorems": theorems, "corpus": corpus}
-    )
-    db_path.write_text(json.dumps(db))
-    gc.collect()  # as on the dojoflow side
+    ingested = ingest()
+    gc.collect()  # the garbage of a phase is collected in that phase's window (both sides: see _GcWatch)
     t1, w1 = time.perf_counter(), _wchar()
-    out = work / "baseline" / "merged"
     with _GcWatch() as gc_watch:
-        _export_merged_data(db, out)
+        snapshot(ingested)
     t2 = time.perf_counter()
-    w2, growth = _wchar(), _dir_bytes(out) + db_path.stat().st_size  # both rewritten whole at every step
+    w2, grown = _wchar(), growth()
     return {
         "ingest_s": t1 - t0,
         "snapshot_s": t2 - t1,
-        "growth_bytes": growth,
-        "bytes_written": w2 - w0 if w0 is not None else growth,
+        "growth_bytes": grown,
+        "bytes_written": w2 - w0 if w0 is not None else grown,
         "snapshot_bytes_written": w2 - w1 if w0 is not None else None,
         **gc_watch.figures(),
     }

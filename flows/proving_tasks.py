@@ -10,11 +10,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from prefect import task
-from prefect.cache_policies import NO_CACHE, CacheKeyFnPolicy
+from prefect.cache_policies import NO_CACHE
 
 from storage.ids import stable_hash
 from storage.store import Store
-from tasks.prefect_locking import FlockLockManager
+from tasks.prefect_tasks import cached_under
 from tasks.proving import evaluate, patches, preflight, sorry
 
 
@@ -74,15 +74,7 @@ def write_patches_task(home: str, proofs: list[dict], out_dir: str) -> list[dict
 
 def proving_tasks(home: str | Path) -> SimpleNamespace:
     """The proving tasks, `prove_batch` cached under `home` like the curriculum's tasks."""
-    home = Path(home)
-    policy = CacheKeyFnPolicy(cache_key_fn=_prove_key).configure(
-        key_storage=home / "prefect" / "cache-keys",
-        lock_manager=FlockLockManager(home / "prefect" / "locks"),
-        isolation_level="SERIALIZABLE",
-    )
-    prove_batch = prove_batch_task.with_options(
-        cache_policy=policy, result_storage=home / "prefect" / "results", result_serializer="json", persist_result=True
-    )
+    prove_batch = cached_under(home)(prove_batch_task, _prove_key)
     return SimpleNamespace(
         check=check_proving_task,
         resolve=resolve_task,

@@ -10,6 +10,7 @@ store compute each key once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,18 +184,18 @@ class CurriculumTasks:
     record_run_start: Task
     mark_crashed_runs: Task
     record_run_end: Task
-    mark_crashed_runs: Task
     report: Task
 
 
-def tasks_for(home: Path) -> CurriculumTasks:
-    """The tasks with cache keys, result storage and locks under `home`."""
+def cached_under(home: Path) -> Callable[[Task, Callable], Task]:
+    """`cached(task, key_fn)`: `task` with its results cached as JSON under `home`, keyed by
+    `key_fn`, one run at a time per key (file locks under `home`)."""
     home = Path(home)
     storage = home / "prefect" / "results"
     keys = home / "prefect" / "cache-keys"  # must differ from `storage`, or records overwrite results
     locks = FlockLockManager(home / "prefect" / "locks")
 
-    def cached(t, key_fn):
+    def cached(t: Task, key_fn: Callable) -> Task:
         policy = CacheKeyFnPolicy(cache_key_fn=key_fn).configure(
             key_storage=keys, lock_manager=locks, isolation_level="SERIALIZABLE"
         )
@@ -202,6 +203,12 @@ def tasks_for(home: Path) -> CurriculumTasks:
             cache_policy=policy, result_storage=storage, result_serializer="json", persist_result=True
         )
 
+    return cached
+
+
+def tasks_for(home: Path) -> CurriculumTasks:
+    """The tasks with cache keys, result storage and locks under `home`."""
+    cached = cached_under(home)
     return CurriculumTasks(
         pin=pin_task,
         ingest=cached(ingest_task, _ingest_key),

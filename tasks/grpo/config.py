@@ -22,7 +22,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from storage.errors import InputError
-from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, LoraSettings, device_capabilities
+from tasks.sft.config import (
+    DEFAULT_MODEL,
+    DEFAULT_SYSTEM_PROMPT,
+    LoraSettings,
+    capabilities_unless_given,
+    device_capabilities,
+)
 from tasks.trainers.training_args import check_training_args
 
 from .algorithms import ALGORITHMS, TRL_OPTION_KEYS, canonical_algorithm, resolve_algorithm
@@ -380,10 +386,7 @@ def build_grpo_config(
 
     from trl import GRPOConfig
 
-    if cuda is None or bf16_ok is None:
-        detected = device_capabilities()
-        cuda = detected[0] if cuda is None else cuda
-        bf16_ok = detected[1] if bf16_ok is None else bf16_ok
+    cuda, bf16_ok = capabilities_unless_given(cuda, bf16_ok)
     algo = settings.resolved_algorithm()
     fixed = {**algo.trl, "reward_weights": list(settings.reward_weights().values())}
     defaults = {**default_training_args(settings.training, cuda, bf16_ok), **fixed}

@@ -122,6 +122,25 @@ def prove_theorems(
     return results
 
 
+def prove_under_seed(model, tokenizer, specs: list, backend, evaluation, **options) -> list[dict]:
+    """`prove_theorems` with `evaluation`'s k, temperature and token budget, sampled under its
+    seed (torch's generators restored afterwards, so training's random stream is untouched)."""
+    import torch
+
+    with torch.random.fork_rng():
+        torch.manual_seed(evaluation.seed)
+        return prove_theorems(
+            model,
+            tokenizer,
+            specs,
+            backend,
+            k=evaluation.k,
+            temperature=evaluation.temperature,
+            max_new_tokens=evaluation.max_new_tokens,
+            **options,
+        )
+
+
 def pass_at(results: list[dict], k: int) -> float:
     return sum(unbiased_pass_at_k(r["n"], r["proved"], k) for r in results) / len(results) if results else 0.0
 
@@ -137,7 +156,6 @@ def evaluate_grpo(
     model_cache_dir: Path | None = None,
 ) -> list[Metric]:
     """pass@1 and pass@k of whole-proof sampling per (repository, split), named by the checker."""
-    import torch
 
     from storage.ids import unit_interval
     from storage.store import Store
@@ -166,17 +184,7 @@ def evaluate_grpo(
                     continue
                 if model is None:
                     model, tokenizer = load_causal_lm(checkpoint_dir, cache, dtype=settings.model_dtype)
-                with torch.random.fork_rng():
-                    torch.manual_seed(ev.seed)
-                    results = prove_theorems(
-                        model,
-                        tokenizer,
-                        specs,
-                        backend,
-                        k=ev.k,
-                        temperature=ev.temperature,
-                        max_new_tokens=ev.max_new_tokens,
-                    )
+                results = prove_under_seed(model, tokenizer, specs, backend, ev)
                 checker, n = backend.name, len(results)
                 metrics.append(Metric(repo, split, f"{checker}_pass@1", pass_at(results, 1), n))
                 if ev.k > 1:

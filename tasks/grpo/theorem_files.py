@@ -284,11 +284,10 @@ def evaluate_on_theorem_file(
     settings: GRPOSettings, checkpoint: Path, theorems: list[FileTheorem], store, *, model_cache_dir: Path | None = None
 ) -> dict:
     """`dojoflow grpo evaluate`: pass@1 and pass@k of whole-proof sampling, named by the checker."""
-    import torch
 
     from tasks.models.loading import default_model_cache, load_causal_lm
 
-    from .evaluate import pass_at, prove_theorems
+    from .evaluate import pass_at, prove_under_seed
     from .train import open_reward_backend
 
     ev = settings.evaluation
@@ -298,19 +297,9 @@ def evaluate_on_theorem_file(
     model, tokenizer = load_causal_lm(checkpoint, cache, dtype=settings.model_dtype)
     backend = open_reward_backend(settings, store)
     try:
-        with torch.random.fork_rng():
-            torch.manual_seed(ev.seed)
-            results = prove_theorems(
-                model,
-                tokenizer,
-                specs,
-                backend,
-                k=ev.k,
-                max_new_tokens=ev.max_new_tokens,
-                temperature=ev.temperature,
-                contexts=contexts,
-                system_prompt=settings.prompt(),
-            )
+        results = prove_under_seed(
+            model, tokenizer, specs, backend, ev, contexts=contexts, system_prompt=settings.prompt()
+        )
     finally:
         backend.close()
     checker = backend.name

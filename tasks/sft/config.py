@@ -149,6 +149,15 @@ def device_capabilities() -> tuple[bool, bool]:
     return cuda, bool(cuda and torch.cuda.is_bf16_supported())
 
 
+def capabilities_unless_given(cuda: bool | None, bf16_ok: bool | None) -> tuple[bool, bool]:
+    """(cuda, bf16_ok) as given, each one left None detected on this machine (`device_capabilities`)."""
+    if cuda is None or bf16_ok is None:
+        detected = device_capabilities()
+        cuda = detected[0] if cuda is None else cuda
+        bf16_ok = detected[1] if bf16_ok is None else bf16_ok
+    return cuda, bf16_ok
+
+
 def default_training_args(user: dict[str, Any], cuda: bool, bf16_ok: bool) -> dict[str, Any]:
     """Dojoflow's defaults for the SFTConfig arguments the user left unset."""
     defaults: dict[str, Any] = {
@@ -195,10 +204,7 @@ def build_sft_config(
 ):
     """The `trl.SFTConfig` for a training step on this machine (capabilities detected unless given);
     `training` is checked by `tasks.trainers.training_args` (errors name `field`)."""
-    if cuda is None or bf16_ok is None:
-        detected = device_capabilities()
-        cuda = detected[0] if cuda is None else cuda
-        bf16_ok = detected[1] if bf16_ok is None else bf16_ok
+    cuda, bf16_ok = capabilities_unless_given(cuda, bf16_ok)
     defaults = training_defaults(settings, cuda, bf16_ok)
     user = check_training_args(dict(settings.training), "trl:SFTConfig", field, defaults)
     if user.get("bf16") and not bf16_ok:
