@@ -303,7 +303,7 @@ def main() -> None:
             return compare_ingest(work, a, where)
         runs = []
         out = a.out or ROOT / "benchmarks" / "results" / f"vs-leandojo-v2-{a.repos}x{a.theorems}.json"
-        for rep in range(a.repeat):
+        for _rep in range(a.repeat):
             runs.append(one_run(work, a.repos, log=sys.stderr))
             # Figures after every run: a long run cut short still leaves the medians so far.
             summarise(runs, a, where, input_bytes, out)
