@@ -19,7 +19,7 @@ from prefect.transactions import transaction
 from storage.store import dojoflow_home
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
-from tasks.generate.checkpoint import GENERATOR_TRAINERS
+from tasks.generate.checkpoint import is_tactic_generator
 from tasks.prefect_tasks import tasks_for
 
 from . import crashed, ui
@@ -105,7 +105,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
                 )
             t.record_metrics(home, evaluated.result(), run_id, step.step, step.primary)
             this_step[name] = trained.result()
-            if config.evaluation.proving is not None and name in GENERATOR_TRAINERS and this_step[name].has_model:
+            if config.evaluation.proving is not None and is_tactic_generator(this_step[name]):
                 proving_step(
                     home,
                     config.evaluation.proving,

@@ -103,5 +103,9 @@ def say(message: str, *values) -> None:
     console.print(message.format(*(escape(str(v)) for v in values)))
 
 
-def fail(error: Exception) -> None:
-    err.print(f"[bold red]error:[/] {escape(str(error))}")
+def fail(error: Exception, suffix: str = "") -> None:
+    err.print(
+        f"[bold red]error:[/] {escape(str(error) or type(error).__name__)}{escape(suffix)}",
+        soft_wrap=True,
+        highlight=False,
+    )

@@ -101,7 +101,7 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "sorry")
 
     # One checked patch per repository with proofs
-    proved = [{**r, "tactics": r["proof"]} for r in records if r["proof"]]
+    proved = [r for r in records if r["proof"]]
     out = config.out or str(Path(home) / "patches" / run_id)
     written = p.write_patches(home, proved, out) if proved else []
     t.record_run_end(home, run_id, "completed", None)

@@ -22,6 +22,7 @@ from rich.markup import escape
 from storage.errors import DojoflowError
 
 from . import server as servers
+from .output import fail
 from .terminal import CapturedOutput, RunDisplay, log_path, print_summary
 
 EXIT_INTERRUPTED = 130
@@ -144,11 +145,7 @@ class RunSession:
             self.exit_code = EXIT_INTERRUPTED
             return None
         if error is not None:
-            Console(stderr=True).print(
-                f"[bold red]error:[/] {escape(str(error) or type(error).__name__)}{escape(log_hint)}",
-                soft_wrap=True,
-                highlight=False,
-            )
+            fail(error, suffix=log_hint)
             self.exit_code = 2 if isinstance(error, DojoflowError) else 1
             return None
         from storage.store import Store

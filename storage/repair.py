@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from . import catalog, schemas
+from . import atomic, catalog, schemas
 from .lock import file_lock
-from .store import Store, _trash
+from .store import Store
 
 KEPT_TABLES = ("checkpoints", "metrics", "runs")
 
@@ -89,7 +89,7 @@ def repair(home) -> RepairReport:
             listed = {r: f for r, f in index["repositories"].items() if r not in report.removed}
             store._write_index({"generation": int(index.get("generation", 0)) + 1, "repositories": listed})
             for repo_id in report.removed:
-                _trash(store.root / index["repositories"][repo_id])
+                atomic.remove_tree(store.root / index["repositories"][repo_id])
     catalog.ensure(store)
     with catalog.connect(store, write=True) as con:
         for table, rows in saved.items():

@@ -54,17 +54,11 @@ def resolve(store, prefix: str) -> list[str]:
 
 
 def process_alive(pid: int, started_by: datetime | None = None) -> bool:
-    """Whether process `pid` exists on this machine (signal 0 checks, sends nothing), is
+    """Whether process `pid` exists on this machine, is
     not a zombie (killed, not yet reaped) and, given `started_by`, had started by then: a
     pid the system gave to a later process after the run's own died is not the run's."""
     import psutil
 
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
     try:
         process = psutil.Process(pid)
         if process.status() == psutil.STATUS_ZOMBIE:
@@ -73,7 +67,7 @@ def process_alive(pid: int, started_by: datetime | None = None) -> bool:
     except psutil.NoSuchProcess:
         return False
     except psutil.Error:
-        return True
+        return True  # exists, owned by someone else
 
 
 def crashed_runs(store) -> list[str]:

@@ -174,7 +174,7 @@ class Store:
         listed = set(self.folders().values())  # root / "data/<name>", as _repo_folders builds them
         for p in list(self._repo_folders()):
             if p not in listed:
-                _trash(p)
+                atomic.remove_tree(p)
 
     # -- repositories ----------------------------------------------------------------
     def folders(self) -> dict[str, Path]:
@@ -267,7 +267,7 @@ class Store:
             self._write_index({"generation": int(index.get("generation", 0)) + 1, "repositories": listed})
         catalog.refresh_views(self)  # also repairs views a killed import left stale
         for folder in replaced:
-            _trash(folder)
+            atomic.remove_tree(folder)
         # Training rows under the default snapshot settings are derived once, here, so
         # that a curriculum step's snapshot only lists them (storage/snapshot.py).
         from .snapshot import SnapshotSettings, build_parts
@@ -311,7 +311,7 @@ class Store:
             return
         self._write_index({"generation": int(index.get("generation", 0)) + 1, "repositories": listed})
         catalog.refresh_views(self)
-        _trash(self.root / folder)
+        atomic.remove_tree(self.root / folder)
 
 
 def _read_parquet(path: Path, store_root: Path, columns) -> pa.Table:
@@ -328,8 +328,3 @@ def _read_repository(folder: Path) -> dict:
         if row[key] is not None:
             row[key] = datetime.fromisoformat(row[key])
     return row
-
-
-def _trash(folder: Path) -> None:
-    """Delete a folder so that a kill midway leaves only a temp name (an orphan)."""
-    atomic.remove_tree(folder)

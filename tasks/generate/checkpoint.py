@@ -23,6 +23,13 @@ from .base import Candidates, NotAGeneratorError, TacticQuery
 from .config import GeneratorSettings
 
 GENERATOR_TRAINERS = ("sft", "grpo")  # trainers whose checkpoints generate tactics
+
+
+def is_tactic_generator(checkpoint) -> bool:
+    """Whether a curriculum checkpoint (a `CheckpointRef`) holds a model that generates tactics."""
+    return checkpoint.trainer in GENERATOR_TRAINERS and checkpoint.has_model
+
+
 CHECKPOINT_MANIFEST = "dojoflow-checkpoint.json"
 
 # One model per checkpoint per process, shared by the batches a task runner's threads search

@@ -12,7 +12,6 @@ docs/grpo.md for the formulas and the papers.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -395,10 +394,3 @@ def describe(name: str) -> str:
     """'name: objective (paper)' for one algorithm."""
     a = ALGORITHMS[canonical_algorithm(name)]
     return f"{a.name}: {a.objective} ({a.paper})"
-
-
-def unbiased_pass_at_k(n: int, c: int, k: int) -> float:
-    """Chen et al. 2021: 1 − C(n−c, k)/C(n, k); 1 when n − c < k."""
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))

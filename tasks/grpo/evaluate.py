@@ -24,9 +24,9 @@ from pathlib import Path
 
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache, load_causal_lm
+from tasks.search.pass_at_k import pass_at_k as unbiased_pass_at_k  # Chen et al. 2021, one estimator
 from tasks.trainers.base import Metric
 
-from .algorithms import unbiased_pass_at_k
 from .config import PROOF_SYSTEM_PROMPT, GRPOSettings
 from .data import proof_prompt
 from .rewards import completion_text, proof_of, refusal

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Optional
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from storage.errors import InputError
@@ -121,14 +120,9 @@ class ProveConfig(BaseModel):
     @classmethod
     def from_yaml(cls, path: str | Path) -> "ProveConfig":
         """A prove config, or a pipeline config: its `home` and `evaluation.proving` are used."""
-        try:
-            raw = yaml.safe_load(Path(path).read_text())
-        except (FileNotFoundError, IsADirectoryError):
-            raise InputError(
-                path, "does not exist", "give the path of a YAML config (see examples/proving.yaml)"
-            ) from None
-        except yaml.YAMLError as e:
-            raise InputError(path, f"is not valid YAML ({e})", "fix the YAML syntax") from e
+        from tasks.yaml_config import load_yaml_mapping
+
+        raw = load_yaml_mapping(path, "examples/proving.yaml")
         if isinstance(raw, dict) and {"evaluation", "trainers", "sources"} & set(raw):
             from tasks.config import PipelineConfig  # a pipeline config, validated as one
 

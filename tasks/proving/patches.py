@@ -125,7 +125,7 @@ def write_patches(store, proofs: list[dict], out_dir: Path) -> list[dict]:
                 # Bottom-up, so earlier positions stay valid.
                 for p in sorted(items, key=lambda p: positions[(repo_id, p["full_name"])][0], reverse=True):
                     start, end = positions[(repo_id, p["full_name"])]
-                    text = replace_proof(text, start, end, list(p["tactics"]))
+                    text = replace_proof(text, start, end, list(p["proof"]))
                 source.write_text(text)
             patch = _git(["diff", "--no-color", "--no-ext-diff"], checkout)
             _git(["checkout", "--quiet", "--", "."], checkout)

@@ -66,6 +66,6 @@ def whole_proof_search(theorem, backend, generator, budget: SearchBudget, goals:
         axioms=axioms,
         error=error,
         rejected=tuple(rejected),
-        attempts=max(budget.num_tactics, 1),
+        attempts=budget.num_tactics,
         successes=successes,
     )

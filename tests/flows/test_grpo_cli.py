@@ -6,6 +6,7 @@ starts."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -68,6 +69,10 @@ def test_grpo_train_on_a_lean_grpo_file_is_cached_on_rerun_then_evaluate(prefect
     assert info["settings"]["training"]["num_generations"] == 2
     again = invoke(*args)
     assert again.exit_code == 0 and "(cached" in again.output
+    shutil.rmtree(out)  # a cached result whose folder is gone is trained again
+    third = invoke(*args)
+    assert third.exit_code == 0 and "done: dr_grpo" in third.output and "(cached" not in third.output, third.output
+    assert (out / "dojoflow_model.json").is_file()
 
     ev = invoke("grpo", "evaluate", out, theorem_file, "-k", "2", "--max-new-tokens", "8", "--home", home)
     assert ev.exit_code == 0, ev.output

@@ -56,9 +56,11 @@ def test_sql_cannot_read_outside_the_store_or_install_extensions(home, tmp_path,
         "LOAD httpfs",
     ],
 )
-def test_sql_cannot_turn_the_lock_off(home, tmp_path, query):
+def test_sql_refuses_statements_that_could_turn_the_lock_off(home, tmp_path, query):
+    """The CLI's SELECT-only check; the lock below it: test_a_query_cannot_unlock_its_own_connection."""
     r = sql(home, query)
     assert r.exit_code == 2, r.output
+    assert "read-only SELECT" in r.output, r.output
     assert not (tmp_path / "user" / ".duckdb").exists()
 
 

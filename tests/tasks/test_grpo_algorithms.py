@@ -27,7 +27,6 @@ from tasks.grpo.algorithms import (
     resolve_algorithm,
     scale_advantages,
     sequence_logps,
-    unbiased_pass_at_k,
     winsorized_advantages,
     zero_variance_groups,
 )
@@ -252,6 +251,8 @@ def test_bad_algorithm_config_values_are_refused():
 
 
 def test_unbiased_pass_at_k():
+    from tasks.grpo.evaluate import unbiased_pass_at_k  # the estimator GRPO's evaluation uses
+
     assert unbiased_pass_at_k(4, 1, 1) == pytest.approx(0.25)
     assert unbiased_pass_at_k(4, 0, 4) == 0.0
     assert unbiased_pass_at_k(4, 1, 4) == 1.0

@@ -228,13 +228,23 @@ def test_latest_trainer_checkpoint_skips_incomplete_ones(tmp_path):
     assert latest_trainer_checkpoint(tmp_path) == Path(tmp_path / "checkpoint-10")
 
 
-def test_remove_tree_leaves_no_half_deleted_folder(tmp_path):
+def test_remove_tree_leaves_no_half_deleted_folder(tmp_path, monkeypatch):
+    from storage import atomic
     from storage.atomic import remove_tree
 
     d = tmp_path / "ckpt"
     (d / "sub").mkdir(parents=True)
     (d / "sub" / "w.bin").write_bytes(b"1")
+    real_rmtree, deleted = atomic.shutil.rmtree, []
+
+    def rmtree(p, **kw):  # by the time any file is deleted, the folder is renamed away
+        assert not d.exists() and Path(p) != d
+        deleted.append(p)
+        real_rmtree(p, **kw)
+
+    monkeypatch.setattr(atomic.shutil, "rmtree", rmtree)
     remove_tree(d)
+    assert deleted
     assert list(tmp_path.iterdir()) == []
     remove_tree(d)  # already gone: nothing to do
 
