@@ -130,13 +130,16 @@ def prefect_state(home: Path, run_id: str) -> str:
 
 
 def interrupt_at_checkpoint(cfg: Path, home: Path, sig: signal.Signals, checkpoint: str) -> tuple[str, str]:
+    """Signal the run once it has written a Trainer checkpoint of its own (`checkpoint` or a later
+    one: an earlier run's stop may have got past `checkpoint` before it stopped)."""
+
+    def checkpoints() -> set[Path]:
+        return set((home / "work" / "sft").rglob("checkpoint-*")) if (home / "work").exists() else set()
+
+    before = checkpoints()
     proc = start_run(cfg, home)
     try:
-        wait_for(
-            f"{checkpoint} of step 1",
-            lambda: list((home / "work" / "sft").rglob(checkpoint)) if (home / "work").exists() else None,
-            proc,
-        )
+        wait_for(f"{checkpoint} of step 1 (or a later one)", lambda: checkpoints() - before, proc)
         os.killpg(proc.pid, sig)  # what a terminal's Ctrl-C does: the whole foreground group
         out, err = proc.communicate(timeout=120)  # "within seconds": a generous ceiling for a loaded machine
     finally:
