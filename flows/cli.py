@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from storage.errors import DojoflowError, InputError
 
-from .output import Format, console, emit, fail, plain, say
+from .output import Format, console, emit, fail, plain, say, say_line
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 app.add_typer(__import__("flows.grpo_cli", fromlist=["app"]).app, name="grpo")  # dojoflow grpo ... (flows/grpo_cli.py)
@@ -573,9 +573,11 @@ def prove_cmd(
     cfg = cfg.model_copy(update={"home": str(resolved)})
     prepare_prefect_env(resolved)
     from .prove import prove
+    from .terminal import library_output_to_log
 
     try:
-        result = prove(config=cfg)
+        with library_output_to_log(resolved, "prove") as log:
+            result = prove(config=cfg)
     except DojoflowError as e:
         _fail(e)
     say("tried {} sorry theorems, proved {}", result["theorems"], len(result["proved"]))
@@ -585,6 +587,7 @@ def prove_cmd(
         say("  [yellow]error[/] {}: {}", e["theorem"], e["error"])
     for w in result["patches"]:
         say("patch for {}: {}   (git apply {})", w["name"], w["path"], w["path"])
+    say_line(f"log: {log}")
 
 
 def main() -> None:  # pragma: no cover

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -61,6 +63,28 @@ class CapturedOutput:
         self._terminal.close()
 
 
+@contextmanager
+def library_output_to_log(home: Path, name: str) -> Iterator[Path]:
+    """For `prove` and `grpo`: what Prefect and the libraries print goes to a log file, as in
+    `dojoflow run`; the command prints its own lines after, and the log's path."""
+    path = log_path(home, name)
+    with CapturedOutput(path):
+        try:
+            yield path
+        finally:
+            _stop_prefects_temporary_servers()
+
+
+def _stop_prefects_temporary_servers() -> None:
+    """Prefect stops its temporary server at exit and says so on stderr; stop it here, while
+    stderr still goes to the log."""
+    server_module = sys.modules.get("prefect.server.api.server")
+    if server_module is None:
+        return
+    for server in list(server_module.SubprocessASGIServer._instances.values()):
+        server.stop()
+
+
 class RunDisplay:
     """One progress display per run: step k of n, trainer, phase, elapsed time."""
 
@@ -80,6 +104,10 @@ class RunDisplay:
                 TimeElapsedColumn(),
                 console=console,
                 transient=True,
+                # rich's defaults swap sys.stdout/sys.stderr for proxies that print above the live
+                # line, which would put every library print on the terminal instead of the log file.
+                redirect_stdout=False,
+                redirect_stderr=False,
             )
             self.task = self.progress.add_task("starting", total=None)
             self.progress.start()
