@@ -36,6 +36,7 @@ from .output import Format, console, emit, fail, plain, say, say_line
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 app.add_typer(__import__("flows.grpo_cli", fromlist=["app"]).app, name="grpo")  # dojoflow grpo ... (flows/grpo_cli.py)
+app.command("doctor")(__import__("flows.doctor_cli", fromlist=["doctor_cmd"]).doctor_cmd)  # flows/doctor_cli.py
 
 Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
 FormatOption = Annotated[
