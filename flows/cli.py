@@ -523,6 +523,12 @@ def import_progress_cmd(
         say("train on it: trainers.progress.extra_datasets: [{}]", result["name"])
 
 
+REPLAY_CANNOT_PROVE_SORRY = (
+    "note: the replay backend re-finds traced proofs only, and a `sorry` theorem has none: it proves "
+    "no `sorry` theorem. Use the repl, kimina or leandojo backend to prove them (docs/lean-backends.md)."
+)
+
+
 @app.command("prove")
 def prove_cmd(
     config: Annotated[
@@ -572,6 +578,8 @@ def prove_cmd(
         _fail(e)
     resolved = dojoflow_home(cfg.home)
     cfg = cfg.model_copy(update={"home": str(resolved)})
+    if cfg.proving.backend.kind == "replay":
+        say_line(REPLAY_CANNOT_PROVE_SORRY)
     prepare_prefect_env(resolved)
     from .prove import prove
     from .terminal import library_output_to_log
