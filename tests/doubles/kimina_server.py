@@ -39,7 +39,7 @@ from pathlib import Path
 import httpx
 
 from tests.doubles.kimina_venv import server_python
-from tests.doubles.lean_repl import ReplDouble, make_repl_double
+from tests.doubles.lean_process import ReplDouble, make_repl_double
 
 STARTUP_CEILING_S = 180.0  # a backstop against a server that never comes up, not a deadline
 
@@ -91,7 +91,7 @@ def _server_env(folder: Path, repl: ReplDouble, port: int, api_key: str | None, 
     env.update(
         LEAN_SERVER_HOST="127.0.0.1",
         LEAN_SERVER_PORT=str(port),
-        LEAN_SERVER_REPL_PATH=str(repl.repl_path / ".lake" / "build" / "bin" / "repl"),
+        LEAN_SERVER_REPL_PATH=str(repl.repl_binary),
         LEAN_SERVER_PROJECT_DIR=str(project),
         LEAN_SERVER_AST_EXPORT_BIN=str(_placeholder(folder / "ast_export" / "ast-export")),
         LEAN_SERVER_AST_EXPORT_PROJECT_DIR=str(folder / "ast_export"),
