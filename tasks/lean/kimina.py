@@ -1,21 +1,37 @@
 """The `kimina` backend: whole-proof checking against a kimina-lean-server over HTTP.
 
-Wire format (kimina-lean-server; docs/lean-backends.md): `GET /health`;
-`POST /api/check` with `{"snippets": [{"id", "code"}], "timeout", "debug", "reuse"}`,
+Wire format (kimina-ast-server 2.1.3; docs/lean-backends.md): `GET /health`;
+`POST /api/check` with `{"snippets": [{"id", "code"}], "timeout": int, "debug", "reuse"}`,
 answered `{"results": [{"id", "time", "error" | "response"}]}` where `response` is a
 Lean REPL command reply. A snippet is the theorem's file header (or the configured
 header), the theorem with the proof as its tactic block, and `#print axioms` of it.
-Snippets go in batches of `batch_size`, `workers` requests at a time; a 429 (no free
-REPL), a 5xx or a dropped connection is retried with exponential backoff, a snippet
-that timed out is sent once more, and what still fails is an error, not a rejection.
-The API key is read from the environment variable the config names and sent as a
-Bearer token; it is never logged or put in a message.
+
+What the server does with a snippet decides its shape (server/split.py, repl.py,
+manager.py): the leading `import` lines are the REPL's header, run once per REPL as its
+first command (env 0); every later body on that REPL is sent with `env: 0`. So each
+snippet starts with its imports (hoisted above comments; `import Init`, which every file
+has implicitly, when it has none): env 0 is then the imports alone and no snippet sees
+another's declarations. A body-first snippet would make env 0 the first proof's
+environment, and later copies of its file redeclare it ("already been declared").
+Files that open with `module`/`prelude` cannot be split so; they go with `reuse: false`
+(a fresh REPL each).
+
+Snippets go in batches of `batch_size`, `workers` requests at a time. A 429 (no free
+REPL), a 502-504 or a dropped connection is retried with exponential backoff; a batch
+that still fails (2.0.x answers a whole batch 500 when one snippet kills its REPL) is
+checked one snippet at a time, so only the culprit is an error. A snippet the server
+answers with an error (timed out, its REPL died) is sent once more, alone (the server
+has destroyed that REPL); what still fails is an error, never a rejection. The API key
+is read from the environment variable the config names and sent as a Bearer token; it
+is never logged or put in a message; preflight checks it on `/api/check`, the route that
+demands it (`/health` never does).
 
 Tactic mode does not exist on this server: `start` answers an error saying so.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import uuid
@@ -28,9 +44,10 @@ from storage.errors import InputError
 from .backend import ProofCheck, ProofState, TacticResult, TheoremSpec, forbidden_message
 from .config import BackendSettings, KiminaOptions
 from .guard import forbidden_construct, parse_print_axioms
-from .source import file_header, project_dir, proof_command
+from .source import file_header, project_dir, proof_command, split_imports
 
-RETRY_STATUS = {429, 500, 502, 503, 504}
+RETRY_STATUS = {429, 502, 503, 504}  # not 500: a snippet that kills its REPL gives it every time (2.0.x)
+IMPLICIT_IMPORT = "import Init"  # what a file without imports imports anyway
 
 
 class ServerError(Exception):
@@ -43,25 +60,33 @@ def _headers(opts: KiminaOptions) -> dict[str, str]:
 
 
 def check_server(opts: KiminaOptions, timeout_s: float = 10.0) -> None:
-    """Raise InputError unless the server answers `GET /health` with 2xx."""
+    """Raise InputError unless the server is up (`GET /health`) and takes the API key.
+
+    The key is checked on `/api/check`, the route that demands it (server/auth.py's
+    `require_key`; `/health` has no auth). The probe body is empty, so a server that took
+    the key answers 422 (no snippets) without starting any Lean, and one that did not, 401."""
+    base = opts.url.rstrip("/")
     try:
-        res = httpx.get(opts.url.rstrip("/") + "/health", headers=_headers(opts), timeout=timeout_s)
+        health = httpx.get(base + "/health", timeout=timeout_s)
+        probe = httpx.post(base + "/api/check", json={}, headers=_headers(opts), timeout=timeout_s)
     except httpx.HTTPError as e:
         raise InputError(
             "backend.kimina.url",
             f"the kimina-lean-server at {opts.url} is not reachable ({type(e).__name__})",
             "start the server (see docs/lean-backends.md) or fix the URL",
         ) from None
-    if res.status_code in (401, 403):
+    if probe.status_code in (401, 403):
+        state = "no" if not os.environ.get(opts.api_key_env) else "a refused"
         raise InputError(
             "backend.kimina.url",
-            f"the server at {opts.url} refused the API key (HTTP {res.status_code})",
-            f"set the environment variable {opts.api_key_env} to a valid key",
+            f"the server at {opts.url} wants an API key and got {state} key (HTTP {probe.status_code})",
+            f"set the environment variable {opts.api_key_env} to the server's LEAN_SERVER_API_KEY",
         )
-    if not res.is_success:
+    if not health.is_success or probe.status_code != 422:
         raise InputError(
             "backend.kimina.url",
-            f"{opts.url}/health answered HTTP {res.status_code}",
+            f"{opts.url} answered /health with HTTP {health.status_code} and /api/check with "
+            f"HTTP {probe.status_code}, not as a kimina-lean-server does",
             "check that the URL points at a kimina-lean-server",
         )
 
@@ -98,66 +123,79 @@ class KiminaBackend:
     def check_proofs(self, items: list[tuple[TheoremSpec, str]]) -> list[ProofCheck]:
         """Check several proofs: batched, `workers` requests at a time; results in input order."""
         results: list[ProofCheck | None] = [None] * len(items)
-        pending: list[tuple[int, dict, TheoremSpec]] = []
+        pending: dict[bool, list[tuple[int, dict, str]]] = {True: [], False: []}  # by `reuse`
         for i, (theorem, proof) in enumerate(items):
             why = forbidden_construct(proof)
             if why is not None:
                 results[i] = ProofCheck(False, self.name, (forbidden_message(why),))
                 continue
             try:
-                code, axioms_of = self._snippet(theorem, proof)
+                code, axioms_of, reuse = self._snippet(theorem, proof)
             except InputError as e:
                 results[i] = ProofCheck(False, self.name, error=str(e))
                 continue
-            pending.append((i, {"id": f"{i}-{uuid.uuid4().hex[:8]}", "code": code}, axioms_of))
+            pending[reuse].append((i, {"id": f"{i}-{uuid.uuid4().hex[:8]}", "code": code}, axioms_of))
         size = self.opts.batch_size
-        batches = [pending[k : k + size] for k in range(0, len(pending), size)]
+        batches = [(reuse, group[k : k + size]) for reuse, group in pending.items() for k in range(0, len(group), size)]
         with ThreadPoolExecutor(max_workers=max(1, min(self.settings.workers, len(batches) or 1))) as pool:
-            for batch, checks in zip(batches, pool.map(self._check_batch, batches)):
+            for (_, batch), checks in zip(batches, pool.map(lambda b: self._check_batch(*b), batches)):
                 for (i, _, _), check in zip(batch, checks):
                     results[i] = check
         return results  # type: ignore[return-value]
 
-    def _snippet(self, theorem: TheoremSpec, proof: str) -> tuple[str, str]:
-        """(Lean code of the snippet, the name `#print axioms` is asked for)."""
+    def _snippet(self, theorem: TheoremSpec, proof: str) -> tuple[str, str, bool]:
+        """(Lean code of the snippet, the name `#print axioms` is asked for, `reuse`): its
+        imports first, so the server runs them as the REPL's header (module docstring)."""
         if self.opts.header:
             name = declared_name(theorem.statement)
             header = self.opts.header.rstrip() + "\n\n"
         else:
             header = file_header(theorem, project_dir(theorem, self.opts.projects, "backend.kimina.projects"))
             name = theorem.full_name
-        return f"{header}{proof_command(theorem, proof)}\n#print axioms {name}\n", name
+        imports, rest, pinned = split_imports(header)
+        if not pinned:
+            header = "\n".join(imports or [IMPLICIT_IMPORT]) + "\n\n" + rest
+        return f"{header}{proof_command(theorem, proof)}\n#print axioms {name}\n", name, not pinned
 
-    def _check_batch(self, batch: list[tuple[int, dict, str]]) -> list[ProofCheck]:
-        checks: dict[str, ProofCheck] = {}
-        todo = list(batch)
-        for attempt in range(2):  # a snippet that timed out on the server is sent once more
-            try:
-                answers = self._post([snippet for _, snippet, _ in todo])
-            except ServerError as e:
-                for _, snippet, _ in todo:
-                    checks[snippet["id"]] = ProofCheck(False, self.name, error=str(e))
-                break
-            retry = []
-            for item in todo:
-                _, snippet, name = item
-                answer = answers.get(snippet["id"])
-                if answer is None:
-                    checks[snippet["id"]] = ProofCheck(
-                        False, self.name, error="the server's reply has no result for it"
-                    )
-                elif answer.get("error") is not None:
-                    checks[snippet["id"]] = ProofCheck(False, self.name, error=str(answer["error"]))
-                    retry.append(item)
-                else:
-                    checks[snippet["id"]] = self._verdict(answer.get("response") or {}, name)
-            if not retry or attempt == 1:
-                break
-            todo = retry
-        return [checks[snippet["id"]] for _, snippet, _ in batch]
+    def _check_batch(self, reuse: bool, batch: list[tuple[int, dict, str]]) -> list[ProofCheck]:
+        """Verdicts for one batch. A request that fails as a whole is split into single
+        snippets, so one snippet that kills its REPL takes only its own verdict down."""
+        try:
+            answers = self._post([snippet for _, snippet, _ in batch], reuse)
+        except ServerError as e:
+            if len(batch) > 1:
+                return [check for item in batch for check in self._check_batch(reuse, [item])]
+            return [ProofCheck(False, self.name, error=str(e))]
+        checks = []
+        for item in batch:
+            _, snippet, name = item
+            answer = answers.get(snippet["id"])
+            if answer is None:
+                checks.append(ProofCheck(False, self.name, error="the server's reply has no result for it"))
+            elif answer.get("error") is not None:
+                checks.append(self._again(reuse, item, str(answer["error"])))
+            else:
+                checks.append(self._verdict(answer.get("response") or {}, name))
+        return checks
 
-    def _post(self, snippets: list[dict]) -> dict[str, dict]:
-        body = {"snippets": snippets, "timeout": self.settings.theorem_timeout_s, "debug": False, "reuse": True}
+    def _again(self, reuse: bool, item: tuple[int, dict, str], first_error: str) -> ProofCheck:
+        """A snippet the server answered with an error (it timed out, or its REPL died and
+        was destroyed) is sent once more, alone, on a fresh REPL; then it is an error."""
+        _, snippet, name = item
+        try:
+            answer = self._post([snippet], reuse).get(snippet["id"])
+        except ServerError as e:
+            return ProofCheck(False, self.name, error=f"{first_error}; sent again: {e}")
+        if answer is None:
+            return ProofCheck(False, self.name, error=f"{first_error}; sent again: no result for it")
+        if answer.get("error") is not None:
+            return ProofCheck(False, self.name, error=f"{first_error}; sent again: {answer['error']}")
+        return self._verdict(answer.get("response") or {}, name)
+
+    def _post(self, snippets: list[dict], reuse: bool = True) -> dict[str, dict]:
+        # CheckRequest.timeout is an int: a float with a fraction is refused with 422
+        timeout = max(1, math.ceil(self.settings.theorem_timeout_s))
+        body = {"snippets": snippets, "timeout": timeout, "debug": False, "reuse": reuse}
         wait = self.opts.retry_backoff_s
         last = ""
         for attempt in range(self.opts.max_retries + 1):

@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 
-from tests.doubles.kimina_venv import server_python
+from tests.doubles.kimina_venv import LEGACY, server_python
 from tests.doubles.lean_process import ReplDouble, make_repl_double
 
 STARTUP_CEILING_S = 180.0  # a backstop against a server that never comes up, not a deadline
@@ -77,7 +78,9 @@ def _placeholder(path: Path) -> Path:
     return path
 
 
-def _server_env(folder: Path, repl: ReplDouble, port: int, api_key: str | None, max_repls: int) -> dict[str, str]:
+def _server_env(
+    folder: Path, repl: ReplDouble, port: int, api_key: str | None, max_repls: int, legacy: bool
+) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEAN_SERVER_")}
     project = folder / "project"
     project.mkdir(exist_ok=True)
@@ -104,6 +107,8 @@ def _server_env(folder: Path, repl: ReplDouble, port: int, api_key: str | None, 
     )
     if api_key is not None:
         env["LEAN_SERVER_API_KEY"] = api_key
+    if legacy:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(LEGACY), env.get("PYTHONPATH", "")) if p)
     return env
 
 
@@ -124,8 +129,11 @@ def _wait_ready(url: str, proc: subprocess.Popen, log_path: Path) -> None:
 
 
 @contextmanager
-def kimina_server(folder: Path, *, api_key: str | None = None, max_repls: int = 2) -> Iterator[KiminaServer]:
-    """Start `python -m server` (the package's own entry point) and stop it afterwards."""
+def kimina_server(
+    folder: Path, *, api_key: str | None = None, max_repls: int = 2, legacy: bool = False
+) -> Iterator[KiminaServer]:
+    """Start `python -m server` (the package's own entry point) and stop it afterwards;
+    `legacy` runs kimina_venv.LEGACY_SERVER (2.0.x) instead of the pinned 2.1.x."""
     folder = Path(folder)
     repl = make_repl_double(folder / "lean")
     port = _free_port()
@@ -136,7 +144,7 @@ def kimina_server(folder: Path, *, api_key: str | None = None, max_repls: int = 
         proc = subprocess.Popen(
             [str(server_python()), "-m", "server"],
             cwd=run_dir,
-            env=_server_env(folder, repl, port, api_key, max_repls),
+            env=_server_env(folder, repl, port, api_key, max_repls, legacy),
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -152,3 +160,20 @@ def kimina_server(folder: Path, *, api_key: str | None = None, max_repls: int = 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+API_KEY = "s3cret-kimina-key"  # the servers below demand it on /api/check
+
+
+@pytest.fixture(scope="session")
+def kimina(tmp_path_factory) -> Iterator[KiminaServer]:
+    """One real kimina server (the pinned 2.1.x) for the session, with an API key."""
+    with kimina_server(tmp_path_factory.mktemp("kimina"), api_key=API_KEY) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def kimina_legacy(tmp_path_factory) -> Iterator[KiminaServer]:
+    """The 2.0.x server the conformance reference was read from, for the behaviours that differ."""
+    with kimina_server(tmp_path_factory.mktemp("kimina-legacy"), api_key=API_KEY, legacy=True) as server:
+        yield server

@@ -23,9 +23,14 @@ from pathlib import Path
 # unpinned, and its server/main.py passes `FastAPI(..., logger=logger)`, which FastAPI accepted
 # through `**extra` up to 0.144.0; 0.145.0 dropped `**extra` (TypeError at start).
 KIMINA_SERVER = ("kimina-ast-server==2.1.3", "fastapi==0.144.0")
+# 2.0.x, the line the conformance reference was read from (it answers a whole batch HTTP 500
+# when one snippet kills its REPL; 2.1.x answers that snippet alone). Same dependencies, so it
+# is installed beside them (`pip --target`, put first on PYTHONPATH) for the tests of that path.
+LEGACY_SERVER = "kimina-ast-server==2.0.4"
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".kimina-venv"
 MARKER = VENV / "dojoflow-pin.txt"
+LEGACY = VENV / "legacy"  # LEGACY_SERVER's `server` package
 
 
 def _interpreters() -> list[str]:
@@ -47,7 +52,7 @@ def server_python() -> Path:
     if os.environ.get("DOJOFLOW_KIMINA_PYTHON"):
         return Path(os.environ["DOJOFLOW_KIMINA_PYTHON"])
     python = VENV / "bin" / "python"
-    if python.exists() and MARKER.exists() and MARKER.read_text().split() == list(KIMINA_SERVER):
+    if python.exists() and MARKER.exists() and MARKER.read_text().split() == [*KIMINA_SERVER, LEGACY_SERVER]:
         return python
     base = next((p for p in _interpreters() if _works(p)), None)
     if base is None:
@@ -58,7 +63,9 @@ def server_python() -> Path:
     shutil.rmtree(VENV, ignore_errors=True)
     subprocess.run([base, "-m", "venv", str(VENV)], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "-q", *KIMINA_SERVER], check=True)
-    MARKER.write_text("\n".join(KIMINA_SERVER) + "\n")
+    pip_target = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--target", str(LEGACY)]
+    subprocess.run([*pip_target, LEGACY_SERVER], check=True)
+    MARKER.write_text("\n".join([*KIMINA_SERVER, LEGACY_SERVER]) + "\n")
     return python
 
 
