@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 
@@ -44,7 +45,7 @@ def open_kimina(store, url, theorem_timeout_s: float = 20, **kimina_options):
 def check_all(store, server, items, **options):
     backend = open_kimina(store, server.url, **options)
     bodies: list[dict] = []
-    backend.client.event_hooks["request"].append(lambda req: bodies.append(__import__("json").loads(req.content)))
+    backend.client.event_hooks["request"].append(lambda req: bodies.append(json.loads(req.content)))
     try:
         return backend.check_proofs(items), bodies
     finally:
