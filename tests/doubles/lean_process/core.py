@@ -180,9 +180,20 @@ class LeanCore:
 
     def _command(self, cmd: str, env: int | None) -> dict:
         module = self.envs[env].module if env is not None else _starts_with_module(cmd)
-        text = cmd.strip()
-        if text.startswith("#print axioms"):
-            return self._print_axioms(text.split(None, 2)[2].strip(), env, module)
+        lines = cmd.rstrip().split("\n")
+        at = next((i for i, line in enumerate(lines) if line.startswith("#print axioms")), None)
+        if at is not None:
+            # A command text holding several commands answers once: one env, the messages of all
+            # (positions relative to the whole text), as REPL/Main.lean elaborates a whole `cmd`.
+            name = lines[at].split(None, 2)[2].strip()
+            if at == 0:
+                return self._print_axioms(name, env, module, line=1, new_env=True)
+            reply = self.command("\n".join(lines[:at]), env)
+            if "env" in reply:
+                printed = self._print_axioms(name, reply["env"], module, line=at + 1, new_env=False)
+                reply = {**reply, "messages": reply.get("messages", []) + printed["messages"]}
+                reply["env"] = reply.pop("env")  # key order as in the transcripts: env last
+            return reply
         decls, namespaces, errors = self._scan(cmd, env)
         parts = split_declaration(cmd)
         theorem = self.world.theorem(parts[1]) if parts else None
@@ -243,18 +254,19 @@ class LeanCore:
         reply["env"] = self._new_env(env, decls, namespaces, module)
         return reply
 
-    def _print_axioms(self, name: str, env: int | None, module: bool) -> dict:
+    def _print_axioms(self, name: str, env: int | None, module: bool, line: int, new_env: bool) -> dict:
         """Print.lean's `elabPrintAxioms`: info "'N' depends on axioms: [a, b]" (sorted by name),
         or "'N' does not depend on any axioms"; refused in a `module` (lean4#8174)."""
-        start, end = pos(1, 0), pos(1, len("#print"))
-        new_env = self._new_env(env, {}, self.envs[env].namespaces if env is not None else (), module)
+        start, end = pos(line, 0), pos(line, len("#print"))
+        if new_env:
+            new_env = self._new_env(env, {}, self.envs[env].namespaces if env is not None else (), module)
         if module:
             return {"messages": [message("error", MODULE_PRINT_AXIOMS, start, end)], "env": new_env}
         axioms = self.lookup(env, name)
         if axioms is None:
             # Lean's unknown-constant error (src/Lean/Exception.lean, backtick style of the v4.33 transcripts).
             return {
-                "messages": [message("error", f"Unknown constant `{name}`", pos(1, 14), pos(1, 14 + len(name)))],
+                "messages": [message("error", f"Unknown constant `{name}`", pos(line, 14), pos(line, 14 + len(name)))],
                 "env": new_env,
             }
         text = (
@@ -262,7 +274,7 @@ class LeanCore:
             if axioms
             else f"'{name}' does not depend on any axioms"
         )
-        return {"messages": [message("info", text, start, pos(1, len("#print axioms")))], "env": new_env}
+        return {"messages": [message("info", text, start, pos(line, len("#print axioms")))], "env": new_env}
 
     # -- proof states ------------------------------------------------------------------------
     def tactic(self, tactic: str, proof_state) -> dict:
