@@ -36,6 +36,7 @@ import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import httpx
 
@@ -44,7 +45,8 @@ from storage.errors import InputError
 from .backend import ProofCheck, ProofState, TacticResult, TheoremSpec, forbidden_message
 from .config import BackendSettings, KiminaOptions
 from .guard import forbidden_construct, parse_print_axioms
-from .source import file_header, project_dir, proof_command, split_imports
+from .repl_answers import MODULE_REFUSAL
+from .source import file_header, project_dir, proof_command, split_imports, without_module_header
 
 RETRY_STATUS = {429, 502, 503, 504}  # not 500: a snippet that kills its REPL gives it every time (2.0.x)
 IMPLICIT_IMPORT = "import Init"  # what a file without imports imports anyway
@@ -52,6 +54,20 @@ IMPLICIT_IMPORT = "import Init"  # what a file without imports imports anyway
 
 class ServerError(Exception):
     """The server could not be reached or kept failing: an infrastructure error."""
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """One proof as the server gets it; `outside`: the same without the file's `module` line."""
+
+    id: str
+    code: str
+    name: str  # what `#print axioms` is asked for
+    reuse: bool  # False where the header cannot be split off (`module`/`prelude`)
+    outside: str | None = None
+
+    def wire(self) -> dict:
+        return {"id": self.id, "code": self.code}
 
 
 def _headers(opts: KiminaOptions) -> dict[str, str]:
@@ -123,74 +139,81 @@ class KiminaBackend:
     def check_proofs(self, items: list[tuple[TheoremSpec, str]]) -> list[ProofCheck]:
         """Check several proofs: batched, `workers` requests at a time; results in input order."""
         results: list[ProofCheck | None] = [None] * len(items)
-        pending: dict[bool, list[tuple[int, dict, str]]] = {True: [], False: []}  # by `reuse`
+        pending: dict[bool, list[tuple[int, Snippet]]] = {True: [], False: []}  # by `reuse`
         for i, (theorem, proof) in enumerate(items):
             why = forbidden_construct(proof)
             if why is not None:
                 results[i] = ProofCheck(False, self.name, (forbidden_message(why),))
                 continue
             try:
-                code, axioms_of, reuse = self._snippet(theorem, proof)
+                snippet = self._snippet(theorem, proof, f"{i}-{uuid.uuid4().hex[:8]}")
             except InputError as e:
                 results[i] = ProofCheck(False, self.name, error=str(e))
                 continue
-            pending[reuse].append((i, {"id": f"{i}-{uuid.uuid4().hex[:8]}", "code": code}, axioms_of))
+            pending[snippet.reuse].append((i, snippet))
         size = self.opts.batch_size
-        batches = [(reuse, group[k : k + size]) for reuse, group in pending.items() for k in range(0, len(group), size)]
+        batches = [group[k : k + size] for group in pending.values() for k in range(0, len(group), size)]
         with ThreadPoolExecutor(max_workers=max(1, min(self.settings.workers, len(batches) or 1))) as pool:
-            for (_, batch), checks in zip(batches, pool.map(lambda b: self._check_batch(*b), batches)):
-                for (i, _, _), check in zip(batch, checks):
+            for batch, checks in zip(batches, pool.map(lambda b: self._check_batch([s for _, s in b]), batches)):
+                for (i, _), check in zip(batch, checks):
                     results[i] = check
         return results  # type: ignore[return-value]
 
-    def _snippet(self, theorem: TheoremSpec, proof: str) -> tuple[str, str, bool]:
-        """(Lean code of the snippet, the name `#print axioms` is asked for, `reuse`): its
-        imports first, so the server runs them as the REPL's header (module docstring)."""
+    def _snippet(self, theorem: TheoremSpec, proof: str, sid: str) -> Snippet:
+        """A theorem's snippet, its imports first so the server runs them as the REPL's header
+        (module docstring); a `module` file's also without its `module` line, for its axioms."""
         if self.opts.header:
             name = declared_name(theorem.statement)
             header = self.opts.header.rstrip() + "\n\n"
         else:
             header = file_header(theorem, project_dir(theorem, self.opts.projects, "backend.kimina.projects"))
             name = theorem.full_name
-        imports, rest, pinned = split_imports(header)
-        if not pinned:
-            header = "\n".join(imports or [IMPLICIT_IMPORT]) + "\n\n" + rest
-        return f"{header}{proof_command(theorem, proof)}\n#print axioms {name}\n", name, not pinned
+        tail = f"{proof_command(theorem, proof)}\n#print axioms {name}\n"
+        code = self._snippet_text(header, tail)
+        if code is not None:
+            return Snippet(sid, code, name, True)
+        return Snippet(sid, header + tail, name, False, self._snippet_text(without_module_header(header), tail))
 
-    def _check_batch(self, reuse: bool, batch: list[tuple[int, dict, str]]) -> list[ProofCheck]:
+    @staticmethod
+    def _snippet_text(header: str, tail: str) -> str | None:
+        """Imports first (`import Init` if none), then the rest; None where a `module` or
+        `prelude` line must stay first."""
+        imports, rest, pinned = split_imports(header)
+        return None if pinned else "\n".join(imports or [IMPLICIT_IMPORT]) + "\n\n" + rest + tail
+
+    def _check_batch(self, batch: list[Snippet]) -> list[ProofCheck]:
         """Verdicts for one batch. A request that fails as a whole is split into single
         snippets, so one snippet that kills its REPL takes only its own verdict down."""
         try:
-            answers = self._post([snippet for _, snippet, _ in batch], reuse)
+            answers = self._post([s.wire() for s in batch], batch[0].reuse)
         except ServerError as e:
             if len(batch) > 1:
-                return [check for item in batch for check in self._check_batch(reuse, [item])]
+                return [check for snippet in batch for check in self._check_batch([snippet])]
             return [ProofCheck(False, self.name, error=str(e))]
-        checks = []
-        for item in batch:
-            _, snippet, name = item
-            answer = answers.get(snippet["id"])
-            if answer is None:
-                checks.append(ProofCheck(False, self.name, error="the server's reply has no result for it"))
-            elif answer.get("error") is not None:
-                checks.append(self._again(reuse, item, str(answer["error"])))
-            else:
-                checks.append(self._verdict(answer.get("response") or {}, name))
-        return checks
+        return [self._answer(snippet, answers.get(snippet.id)) for snippet in batch]
 
-    def _again(self, reuse: bool, item: tuple[int, dict, str], first_error: str) -> ProofCheck:
-        """A snippet the server answered with an error (it timed out, or its REPL died and
-        was destroyed) is sent once more, alone, on a fresh REPL; then it is an error."""
-        _, snippet, name = item
-        try:
-            answer = self._post([snippet], reuse).get(snippet["id"])
-        except ServerError as e:
-            return ProofCheck(False, self.name, error=f"{first_error}; sent again: {e}")
-        if answer is None:
-            return ProofCheck(False, self.name, error=f"{first_error}; sent again: no result for it")
-        if answer.get("error") is not None:
-            return ProofCheck(False, self.name, error=f"{first_error}; sent again: {answer['error']}")
-        return self._verdict(answer.get("response") or {}, name)
+    def _answer(self, snippet: Snippet, answer: dict | None, first_error: str | None = None) -> ProofCheck:
+        """One snippet's result. One the server answered with an error (it timed out, or its
+        REPL died and was destroyed) is sent once more, alone, on a fresh REPL; then it is an
+        error. Where Lean refused `#print axioms` in a `module` (lean4#8174; its message says to
+        leave the `module` line out), the proof is read again so, as the repl backend does."""
+        if answer is None or answer.get("error") is not None:
+            why = "the server's reply has no result for it" if answer is None else str(answer["error"])
+            if first_error is not None:
+                return ProofCheck(False, self.name, error=f"{first_error}; sent again: {why}")
+            try:
+                again = self._post([snippet.wire()], snippet.reuse).get(snippet.id)
+            except ServerError as e:
+                return ProofCheck(False, self.name, error=f"{why}; sent again: {e}")
+            return self._answer(snippet, again, why)
+        check, refused = self._verdict(answer.get("response") or {}, snippet.name)
+        if refused and snippet.outside is not None:
+            moved = Snippet(snippet.id + "-outside", snippet.outside, snippet.name, True)
+            retried = self._check_batch([moved])[0]
+            if retried.accepted:
+                note = "info: `#print axioms` is refused in a `module`; the axioms were read with the file's `module` line left out"
+                return ProofCheck(True, self.name, retried.messages + (note,), retried.axioms)
+        return check
 
     def _post(self, snippets: list[dict], reuse: bool = True) -> dict[str, dict]:
         # CheckRequest.timeout is an int: a float with a fraction is refused with 422
@@ -217,24 +240,29 @@ class KiminaBackend:
                 wait *= 2
         raise ServerError(f"kimina-lean-server failed {self.opts.max_retries + 1} times: {last}")
 
-    def _verdict(self, response: dict, name: str) -> ProofCheck:
-        messages = response.get("messages") or []
-        texts = tuple(f"{m.get('severity')}: {m.get('data')}" for m in messages)
-        if any(m.get("severity") == "error" for m in messages):
-            return ProofCheck(False, self.name, texts)
-        axioms = next(
-            (
-                parsed[1]
-                for m in messages
-                if m.get("severity") == "info"
-                for parsed in [parse_print_axioms(m.get("data") or "")]
-                if parsed
-            ),
-            None,
-        )
+    def _verdict(self, response: dict, name: str) -> tuple[ProofCheck, bool]:
+        """(the check, whether Lean refused `#print axioms` in a `module`). The messages of the
+        trailing `#print axioms` are told apart by their text: its axiom list for `name`
+        (Print.lean's format) or the module refusal; their positions differ between server
+        versions (2.0.x shifts them past the header, 2.1.x does not)."""
+        own, axioms, refused = [], None, False
+        for m in response.get("messages") or []:
+            data = m.get("data") or ""
+            parsed = parse_print_axioms(data) if m.get("severity") == "info" else None
+            if parsed is not None and parsed[0] == name:
+                axioms = parsed[1]
+            elif data.startswith(MODULE_REFUSAL):
+                refused = True
+            else:
+                own.append(f"{m.get('severity')}: {data}")
+        texts = tuple(own)
+        if any(t.startswith("error:") for t in texts):
+            return ProofCheck(False, self.name, texts), refused
         if axioms is None:
-            return ProofCheck(False, self.name, texts + (f"error: `#print axioms {name}` gave no axiom list",))
-        return ProofCheck(True, self.name, texts, axioms)
+            why = "refused in a `module`" if refused else "gave no axiom list"
+            error = f"`#print axioms {name}` {why}: the proof's axioms cannot be checked"
+            return ProofCheck(False, self.name, texts, error=error), refused
+        return ProofCheck(True, self.name, texts, axioms), refused
 
     def close(self) -> None:
         self.client.close()

@@ -155,30 +155,6 @@ class LeanCore:
     def command(self, cmd: str, env: int | None) -> dict:
         if env is not None and not (isinstance(env, int) and 0 <= env < len(self.envs)):
             return dict(UNKNOWN_ENV)
-        lines = cmd.rstrip().split("\n")
-        last = lines[-1].strip()
-        if len(lines) > 1 and last.startswith("#print axioms"):
-            return self._then_print_axioms("\n".join(lines[:-1]), last, len(lines), env)
-        return self._command(cmd, env)
-
-    def _then_print_axioms(self, prefix: str, printed: str, line: int, env: int | None) -> dict:
-        """A `cmd` of several commands ending in `#print axioms` (a kimina snippet): the REPL
-        elaborates them in order and answers once, every command's messages (positions in the
-        whole text) and one env (transcript upstream/root_goals: two declarations in one cmd,
-        one reply, `env` 0)."""
-        first = self._command(prefix, env)
-        if "env" not in first:
-            return first
-        printed_reply = self._print_axioms(
-            printed.split(None, 2)[2].strip(), first["env"], self.envs[first["env"]].module
-        )
-        self.envs.pop()  # one request, one env: the REPL's ids count requests
-        for m in printed_reply["messages"]:
-            m["pos"]["line"] += line - 1
-            m["endPos"]["line"] += line - 1
-        return {**first, "messages": first.get("messages", []) + printed_reply["messages"]}
-
-    def _command(self, cmd: str, env: int | None) -> dict:
         module = self.envs[env].module if env is not None else _starts_with_module(cmd)
         lines = cmd.rstrip().split("\n")
         at = next((i for i, line in enumerate(lines) if line.startswith("#print axioms")), None)
