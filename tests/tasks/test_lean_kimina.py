@@ -75,21 +75,33 @@ def test_kimina_checks_proofs_in_batches_against_the_real_server(store, theorems
     assert "# Propositional logic" in kimina.snippets()  # the theorem's file header goes with its proof
 
 
-def test_kimina_file_without_imports_twice_on_one_repl_is_accepted_twice(store, theorems, kimina):
+def test_kimina_snippets_without_imports_twice_on_one_repl_are_accepted_twice(store, theorems, kimina):
     """Conformance #8: the server runs only a snippet's leading imports as the REPL's header
-    (env 0) and every later body of that header on env 0. A file without imports made env 0
-    the first proof's environment, so the second copy failed with "already been declared"."""
+    (env 0) and every later body with that header on env 0. Without imports, env 0 was the
+    first proof's own environment, and the same declaration checked again on that REPL failed
+    with "already been declared" (here: a configured header with no imports and no namespace)."""
+    one_mul = theorems["NatBasics.one_mul'"]
+    before = len(kimina.commands())
+    first, _ = check_all(store, kimina, [(one_mul, "simp")], header="open Nat")
+    second, _ = check_all(store, kimina, [(one_mul, "simp")], header="open Nat")
+    bodies = [c for c in kimina.commands()[before:] if "theorem one_mul'" in c.get("cmd", "")]
+    assert len(bodies) == 2 and bodies[0]["pid"] == bodies[1]["pid"]  # one REPL, reused
+    assert bodies[1].get("env") == 0  # the server's reuse
+    assert not any("already been declared" in m for m in second[0].messages), second[0].messages
+    assert judge(first[0], "simp").proved and judge(second[0], "simp").proved
+
+
+def test_kimina_file_without_imports_gets_its_imports_as_the_servers_header(store, theorems, kimina):
+    """A file with no imports (LogicPuzzles/Props.lean): `import Init`, which it imports
+    implicitly, is the REPL's header, so env 0 holds no proof."""
     de_morgan = theorems["LogicPuzzles.de_morgan_classical"]
     before = len(kimina.commands())
-    first, _ = check_all(store, kimina, [(de_morgan, DE_MORGAN)])
-    second, _ = check_all(store, kimina, [(de_morgan, DE_MORGAN)])
+    checks = [check_all(store, kimina, [(de_morgan, DE_MORGAN)])[0][0] for _ in range(2)]
     sent = kimina.commands()[before:]
-    bodies = [c for c in sent if "theorem de_morgan_classical" in c.get("cmd", "")]
-    assert len(bodies) == 2 and bodies[0]["pid"] == bodies[1]["pid"]  # one REPL, reused
-    assert all(c.get("env") == 0 for c in bodies[1:])  # the server's reuse: env 0
-    assert first[0].accepted and second[0].accepted, second[0].messages
-    assert not any("already been declared" in m for m in second[0].messages)
-    assert any(c["cmd"] == "import Init" for c in sent)  # the header the server ran as env 0
+    assert all(judge(c, DE_MORGAN).proved for c in checks)
+    headers = [c for c in sent if "env" not in c and "de_morgan_classical" not in c["cmd"]]
+    assert [c["cmd"] for c in headers][:1] in (["import Init"], [])  # [] if a REPL with that header was free
+    assert all(c.get("env") == 0 for c in sent if "de_morgan_classical" in c["cmd"])
 
 
 def test_kimina_snippet_that_kills_its_repl_does_not_fail_its_batch_mates(store, theorems, kimina):
