@@ -182,3 +182,48 @@ def test_kimina_has_no_tactic_mode(store, theorems, kimina):
     finally:
         backend.close()
     assert result.status == "error" and "whole proofs" in result.message
+
+
+@pytest.mark.parametrize(
+    "header, imports, rest, pinned",
+    [
+        ("import A\nimport B\n\nnamespace X\n", ["import A", "import B"], "\nnamespace X\n", False),
+        (
+            "/- Copyright\nimport Fake -/\nimport A\n-- note\nopen B\n",
+            ["import A"],
+            "/- Copyright\nimport Fake -/\n-- note\nopen B\n",
+            False,
+        ),
+        ("namespace X\n", [], "namespace X\n", False),
+        ("module\n\nimport A\n", [], "module\n\nimport A\n", True),
+        ("/-! doc -/\nprelude\nimport Init.Core\n", [], "/-! doc -/\nprelude\nimport Init.Core\n", True),
+    ],
+)
+def test_split_imports_finds_the_imports_lean_reads_first(header, imports, rest, pinned):
+    from tasks.lean.source import split_imports
+
+    assert split_imports(header) == (imports, rest, pinned)
+
+
+def test_kimina_imports_after_a_leading_comment_go_first(store, theorems, kimina, tmp_path):
+    """Mathlib-style files open with a copyright comment, then the imports. The server takes
+    only *leading* import lines as the header; Dojoflow hoists them so the server runs them
+    as the REPL's header instead of sending them inside a body on env 0."""
+    import shutil
+
+    from storage.sample import SAMPLE_ROOT
+
+    project = tmp_path / "NatBasics"
+    shutil.copytree(SAMPLE_ROOT / "lean" / "NatBasics", project)
+    mul = project / "NatBasics" / "Mul.lean"
+    lines = mul.read_text().split("\n")
+    assert lines[:2] == ["import NatBasics.Add", ""]  # same line count: the traced start stays right
+    mul.write_text("\n".join(["/- Copyright (c) the sample -/", "import NatBasics.Add"] + lines[2:]))
+    before = len(kimina.commands())
+    checks, _ = check_all(
+        store, kimina, [(theorems["NatBasics.one_mul'"], "simp")] * 2, projects={"NatBasics": str(project)}
+    )
+    assert all(judge(c, "simp").proved for c in checks)
+    sent = [c["cmd"] for c in kimina.commands()[before:]]
+    assert not any("import" in cmd for cmd in sent if "theorem one_mul'" in cmd)  # imports never in a body
+    assert all(cmd.startswith("/- Copyright") for cmd in sent if "theorem one_mul'" in cmd)
