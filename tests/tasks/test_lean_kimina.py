@@ -97,11 +97,11 @@ def test_kimina_file_without_imports_gets_its_imports_as_the_servers_header(stor
     de_morgan = theorems["LogicPuzzles.de_morgan_classical"]
     before = len(kimina.commands())
     checks = [check_all(store, kimina, [(de_morgan, DE_MORGAN)])[0][0] for _ in range(2)]
-    sent = kimina.commands()[before:]
+    bodies = [c for c in kimina.commands()[before:] if "de_morgan_classical" in c["cmd"]]
     assert all(judge(c, DE_MORGAN).proved for c in checks)
-    headers = [c for c in sent if "env" not in c and "de_morgan_classical" not in c["cmd"]]
-    assert [c["cmd"] for c in headers][:1] in (["import Init"], [])  # [] if a REPL with that header was free
-    assert all(c.get("env") == 0 for c in sent if "de_morgan_classical" in c["cmd"])
+    assert all(c.get("env") == 0 for c in bodies)
+    for pid in {c["pid"] for c in bodies}:  # each REPL that checked it began with the imports alone
+        assert next(c for c in kimina.commands() if c["pid"] == pid) == {"pid": pid, "cmd": "import Init"}
 
 
 def test_kimina_snippet_that_kills_its_repl_does_not_fail_its_batch_mates(store, theorems, kimina):
