@@ -17,7 +17,7 @@ import pytest
 from storage.errors import InputError
 from storage.sample import SAMPLE_ROOT
 from tasks.lean import BackendSettings, judge, open_backend
-from tests.doubles.kimina_server import API_KEY, kimina, kimina_legacy  # noqa: F401  (fixtures)
+from tests.doubles.kimina_server import API_KEY
 from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 DE_MORGAN = "intro h\nby_cases hp : p\nexact Or.inr (fun hq => h ⟨hp, hq⟩)\nexact Or.inl hp"  # four tactics

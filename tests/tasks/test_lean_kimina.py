@@ -16,7 +16,7 @@ import pytest
 
 from storage.errors import InputError
 from tasks.lean import BackendSettings, judge, open_backend
-from tests.doubles.kimina_server import API_KEY, kimina, kimina_legacy  # noqa: F401  (fixtures)
+from tests.doubles.kimina_server import API_KEY
 from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 DE_MORGAN = "intro h\nby_cases hp : p\nexact Or.inr (fun hq => h ⟨hp, hq⟩)\nexact Or.inl hp"
