@@ -107,6 +107,16 @@ def check_server(opts: KiminaOptions, timeout_s: float = 10.0) -> None:
         )
 
 
+def server_reason(error: str) -> str:
+    """A snippet's `error` from the server, said in Dojoflow's words (server/routers/check.py
+    of 2.1.x: a timeout, or a REPL that died under the snippet, which the server destroys)."""
+    if "timed out" in error:
+        return f"the server's Lean process timed out on it ({error})"
+    if error.startswith(("Snippet execution failed", "REPL prep failed")):
+        return f"the server's Lean process crashed or was killed on it ({error})"
+    return f"the server could not check it ({error})"
+
+
 def declared_name(statement: str) -> str:
     """The name a declaration's text gives (`theorem foo ...` -> `foo`)."""
     words = statement.split()
@@ -198,7 +208,7 @@ class KiminaBackend:
         error. Where Lean refused `#print axioms` in a `module` (lean4#8174; its message says to
         leave the `module` line out), the proof is read again so, as the repl backend does."""
         if answer is None or answer.get("error") is not None:
-            why = "the server's reply has no result for it" if answer is None else str(answer["error"])
+            why = "the server's reply has no result for it" if answer is None else server_reason(str(answer["error"]))
             if first_error is not None:
                 return ProofCheck(False, self.name, error=f"{first_error}; sent again: {why}")
             try:
@@ -233,7 +243,10 @@ class KiminaBackend:
                     except (ValueError, KeyError, TypeError) as e:
                         raise ServerError(f"the server answered something that is not a check reply ({e})") from None
                 if res.status_code not in RETRY_STATUS:
-                    raise ServerError(f"HTTP {res.status_code} from {self.opts.url}/api/check: {res.text[:300]}")
+                    crashed = " (2.0.x: its Lean process crashed or failed)" if res.status_code == 500 else ""
+                    raise ServerError(
+                        f"HTTP {res.status_code} from {self.opts.url}/api/check{crashed}: {res.text[:300]}"
+                    )
                 last = f"HTTP {res.status_code} ({res.text[:100]})"
             if attempt < self.opts.max_retries:
                 time.sleep(wait)

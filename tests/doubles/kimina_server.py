@@ -26,13 +26,16 @@ server/repl.py, server/__main__.py of kimina-ast-server 2.1.3):
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,17 +166,35 @@ def kimina_server(
 
 
 API_KEY = "s3cret-kimina-key"  # the servers below demand it on /api/check
+_SHARED: dict[bool, tuple[ExitStack, KiminaServer]] = {}
+
+
+def shared_server(legacy: bool = False) -> KiminaServer:
+    """One server per version for the whole test session, started on first use (the session
+    fixtures below and the contract suite's harness share it), stopped when Python exits."""
+    if legacy not in _SHARED:
+        stack = ExitStack()
+        folder = Path(tempfile.mkdtemp(prefix="kimina-legacy-" if legacy else "kimina-"))
+        stack.callback(shutil.rmtree, folder, True)
+        server = stack.enter_context(kimina_server(folder, api_key=API_KEY, legacy=legacy))
+        if not _SHARED:
+            atexit.register(stop_shared_servers)
+        _SHARED[legacy] = (stack, server)
+    return _SHARED[legacy][1]
+
+
+def stop_shared_servers() -> None:
+    while _SHARED:
+        _SHARED.popitem()[1][0].close()
 
 
 @pytest.fixture(scope="session")
-def kimina(tmp_path_factory) -> Iterator[KiminaServer]:
-    """One real kimina server (the pinned 2.1.x) for the session, with an API key."""
-    with kimina_server(tmp_path_factory.mktemp("kimina"), api_key=API_KEY) as server:
-        yield server
+def kimina() -> KiminaServer:
+    """The real kimina server (the pinned 2.1.x), with an API key."""
+    return shared_server()
 
 
 @pytest.fixture(scope="session")
-def kimina_legacy(tmp_path_factory) -> Iterator[KiminaServer]:
+def kimina_legacy() -> KiminaServer:
     """The 2.0.x server the conformance reference was read from, for the behaviours that differ."""
-    with kimina_server(tmp_path_factory.mktemp("kimina-legacy"), api_key=API_KEY, legacy=True) as server:
-        yield server
+    return shared_server(legacy=True)
