@@ -58,6 +58,13 @@ RECORD_TABLES = {
             checker VARCHAR, axioms JSON, expansions INTEGER, seconds DOUBLE,
             found_at TIMESTAMPTZ DEFAULT now(),
             PRIMARY KEY (run_id, checkpoint_id, theorem_id, proof_id))""",
+    # Lean's answer to each proof checked, so a proof is checked once per toolchain
+    # (storage/verification_cache.py reads and writes it).
+    "verification_cache": """
+        CREATE TABLE IF NOT EXISTS verification_cache (
+            cache_key VARCHAR PRIMARY KEY, toolchain VARCHAR, header_hash VARCHAR, statement VARCHAR,
+            proof VARCHAR, rule_version VARCHAR, backend VARCHAR, verdict VARCHAR, accepted BOOLEAN,
+            messages JSON, axioms JSON, answer JSON, checked_at TIMESTAMPTZ DEFAULT now())""",
 }
 
 

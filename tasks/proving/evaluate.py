@@ -105,7 +105,7 @@ def open_search_tools(
 ):
     """(backend, generator) for a batch; each fails with a clear error if it cannot work."""
     from tasks.generate import open_generator
-    from tasks.lean import open_backend
+    from tasks.lean.verified import open_verifier
 
     premises = None
     if settings.generator.kind == "retrieval":
@@ -114,7 +114,7 @@ def open_search_tools(
         premises = PremiseCorpus(store.read_table("premises", repo_ids), store.read_table("files", repo_ids))
     generator = open_generator(settings.generator, checkpoint_dir, premises, model_cache_dir)
     try:
-        backend = open_backend(settings.backend, store)
+        backend = open_verifier(settings.backend, store)
     except BaseException:
         generator.close()
         raise

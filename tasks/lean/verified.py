@@ -1,0 +1,232 @@
+"""The verifier everything shares: a Lean backend whose whole-proof checks are remembered in
+the store's catalog (storage/verification_cache.py), so a proof is checked once per toolchain
+whether search, the proving evaluation, `dojoflow prove` or a GRPO reward asks.
+
+    from tasks.lean.verified import open_verifier
+    backend = open_verifier(BackendSettings(kind="repl", ...), store)  # a LeanBackend
+    backend.check_proof(theorem, "simp")  # Lean once; the same proof again: the catalog
+
+Why each rule (docs/lean-backends.md, "The verification cache"):
+- The key is what Lean's answer depends on: the toolchain, the header the theorem is elaborated
+  under (hashed), the statement, the proof with only layout Lean ignores taken out, the
+  verdict rule's version (it decides which commands are sent and how they are read) and the
+  backend (the Dojo cannot report axioms: its answer must not stand for the REPL's).
+- Only Lean's answers are stored: an infrastructure error (`ProofCheck.error`: a crash, a hang,
+  bad input) is never stored, so the next check asks Lean again; a proof the text guard refuses
+  never reaches Lean and is not stored either. Rejections and proofs are.
+- `replay` is not wrapped: it answers from the traced data in microseconds (nothing to save),
+  and its verdict is not Lean's, so no row of it may sit beside Lean's answers.
+- Tactic steps (`start`, `run_tactic`) are passed through: a proof state lives in one process.
+Callers apply the verdict rule to the returned check as before; the rule is pure, so a check
+read back from the catalog gives the verdict the first check gave.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+import types
+import typing
+from collections.abc import Callable
+from importlib import import_module
+
+from storage.errors import InputError
+from storage.ids import stable_hash
+from storage.verification_cache import CachedAnswer, CacheKey, lookup, remember
+
+from .backend import LeanBackend, ProofCheck, TheoremSpec
+from .config import BackendSettings
+from .guard import forbidden_construct, judge
+
+# TODO(lead): after merging wt-verdict, use tasks.lean.verdict.RULE_VERSION here.
+RULE_VERSION = "guard-2026-11-24"
+"""The version of the verdict rule cached answers were read under; a new one is a new key."""
+
+# ProofCheck fields typed loosely (to avoid an import cycle) and the class their JSON decodes to.
+_FIELD_CLASSES = {"answers": "tasks.lean.verdict:LeanAnswers"}
+
+
+def normalise_proof(proof: str) -> str:
+    """The proof with only what Lean ignores taken out: line endings, trailing spaces, blank
+    lines and a common indentation (the backends indent the block under `by` themselves).
+    Indentation *within* the block is kept: it is Lean syntax (`·` and `case` blocks)."""
+    lines = [line.rstrip() for line in proof.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    return textwrap.dedent("\n".join(line for line in lines if line))
+
+
+def header_text(settings: BackendSettings, theorem: TheoremSpec) -> str:
+    """What the theorem is elaborated under, as `settings`' backend sends it: the kimina
+    `header` option, else the file up to the theorem in the configured checkout; for a backend
+    with no checkout option (the Dojo), the traced file at its commit, named."""
+    kind = settings.kind
+    if kind == "kimina" and settings.kimina.header:
+        return settings.kimina.header
+    projects = {"repl": settings.repl.projects, "kimina": settings.kimina.projects}.get(kind)
+    if projects is None:
+        return f"{theorem.url}@{theorem.commit}:{theorem.file_path}:{theorem.start}"
+    from .source import file_header, project_dir
+
+    return file_header(theorem, project_dir(theorem, projects, f"backend.{kind}.projects"))
+
+
+def check_to_json(check: ProofCheck) -> dict:
+    return dataclasses.asdict(check)
+
+
+def check_from_json(data: dict) -> ProofCheck:
+    """A ProofCheck from `check_to_json`'s dict (nested dataclasses rebuilt; unknown keys dropped)."""
+    hints = typing.get_type_hints(ProofCheck)
+    kwargs = {}
+    for f in dataclasses.fields(ProofCheck):
+        if f.name in data:
+            ref = _FIELD_CLASSES.get(f.name)
+            kind = _load(ref) if ref and data[f.name] is not None else hints[f.name]
+            kwargs[f.name] = _decode(kind, data[f.name])
+    return ProofCheck(**kwargs)
+
+
+def _load(ref: str):
+    module, _, name = ref.partition(":")
+    return getattr(import_module(module), name)
+
+
+def _decode(kind, value):
+    """`value` (JSON) as `kind`: dataclasses, tuples and optionals rebuilt, the rest as is."""
+    if value is None:
+        return None
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        return _decode(next(a for a in args if a is not type(None)), value)
+    if origin is tuple:
+        return tuple(_decode(args[0], v) for v in value)
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        return kind(
+            **{f.name: _decode(hints[f.name], value[f.name]) for f in dataclasses.fields(kind) if f.name in value}
+        )
+    return value
+
+
+def _status(check: ProofCheck, proof: str) -> str:
+    verdict = judge(check, proof)
+    return getattr(verdict, "status", None) or ("proved" if verdict.proved else "rejected")
+
+
+@dataclasses.dataclass
+class CacheStats:
+    """What the cache did, for benchmarks, logs and tests."""
+
+    hits: int = 0
+    misses: int = 0  # checked by the backend
+    stored: int = 0
+    uncached: int = 0  # passed through and not stored: errors, refused text, no header
+
+
+class VerifiedBackend:
+    """`backend` with its whole-proof checks remembered in `store`'s catalog (module docstring)."""
+
+    def __init__(
+        self,
+        backend: LeanBackend,
+        store,
+        header_of: Callable[[TheoremSpec], str],
+        rule_version: str = RULE_VERSION,
+    ):
+        self.backend = backend
+        self.store = store
+        self.header_of = header_of
+        self.rule_version = rule_version
+        self.stats = CacheStats()
+        self._toolchains: dict[str, str] = {}
+        self._headers: dict[tuple, str] = {}
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    def __getattr__(self, attr):  # the wrapped backend's own options and helpers
+        return getattr(self.backend, attr)
+
+    def start(self, theorem):
+        return self.backend.start(theorem)
+
+    def run_tactic(self, theorem, state, tactic):
+        return self.backend.run_tactic(theorem, state, tactic)
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def key(self, theorem: TheoremSpec, proof: str) -> CacheKey | None:
+        """The cache key of checking `proof` of `theorem`; None when it cannot be cached."""
+        if forbidden_construct(proof) is not None:
+            return None  # the backend refuses it without Lean
+        spot = (theorem.repo_id, theorem.file_path, theorem.start)
+        if spot not in self._headers:
+            try:
+                self._headers[spot] = stable_hash(self.header_of(theorem), 32)
+            except InputError:
+                return None  # the backend says why itself
+        if theorem.repo_id not in self._toolchains:
+            try:
+                version = self.store.repository(theorem.repo_id).get("lean_version")
+            except InputError:
+                version = None
+            self._toolchains[theorem.repo_id] = version or f"unknown toolchain of {theorem.url}@{theorem.commit}"
+        return CacheKey(
+            self._toolchains[theorem.repo_id],
+            self._headers[spot],
+            theorem.statement,
+            normalise_proof(proof),
+            self.rule_version,
+            self.backend.name,
+        )
+
+    def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
+        return self.check_proofs([(theorem, proof)])[0]
+
+    def check_proofs(self, items: list[tuple[TheoremSpec, str]]) -> list[ProofCheck]:
+        """Checks in input order: answers the catalog holds, the rest from the backend (in its
+        batches, where it has them); each new answer Lean gave is stored."""
+        from . import check_proofs
+
+        results: list[ProofCheck | None] = [None] * len(items)
+        keys = [self.key(theorem, proof) for theorem, proof in items]
+        todo = []
+        for i, key in enumerate(keys):
+            found = lookup(self.store, key) if key is not None else None
+            if found is not None:
+                self.stats.hits += 1
+                results[i] = check_from_json(found.answer)
+            else:
+                todo.append(i)
+        checks = check_proofs(self.backend, [items[i] for i in todo]) if todo else []
+        for i, check in zip(todo, checks):
+            results[i] = check
+            key = keys[i]
+            if key is None or check.error is not None:
+                self.stats.uncached += 1
+                continue
+            self.stats.misses += 1
+            answer = CachedAnswer(
+                check.checker,
+                _status(check, items[i][1]),
+                check.accepted,
+                tuple(check.messages),
+                tuple(check.axioms),
+                check_to_json(check),
+            )
+            remember(self.store, key, answer)
+            self.stats.stored += 1
+        return results  # type: ignore[return-value]
+
+
+def open_verifier(settings: BackendSettings, store) -> LeanBackend:
+    """The backend `settings` names (`open_backend`), wrapped in the verification cache unless
+    `settings.verification_cache` is off, there is no store, or it is a lower bound (replay)."""
+    from . import open_backend
+    from .registry import get
+
+    backend = open_backend(settings, store)
+    if not settings.verification_cache or store is None or get(settings.kind).lower_bound:
+        return backend
+    return VerifiedBackend(backend, store, lambda theorem: header_text(settings, theorem))
