@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -92,6 +93,9 @@ def add_columns(con) -> None:
             con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
 
 
+_IN_PROCESS = threading.RLock()
+
+
 @contextmanager
 def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iterator:
     """A DuckDB connection to the catalog: read-only and shared, or (`write`) exclusive."""
@@ -99,7 +103,10 @@ def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iter
 
     if not write and not store.catalog_path.exists():
         ensure(store)
-    with file_lock(store.root / "catalog.lock", timeout=timeout, shared=not write):
+    # One connection at a time in this process: DuckDB shares one database instance between a
+    # process's connections to a file and `lock_down` sets the instance's configuration, so a
+    # second thread's connection failed on `SET allowed_directories` while another was open.
+    with _IN_PROCESS, file_lock(store.root / "catalog.lock", timeout=timeout, shared=not write):
         try:
             con = duckdb.connect(str(store.catalog_path), read_only=not write, config=NO_EXTENSIONS)
         except duckdb.Error as e:

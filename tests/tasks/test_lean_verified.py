@@ -221,3 +221,27 @@ def test_the_header_is_the_file_prefix_from_the_checkout(theorems, double, tmp_p
     assert text.startswith("import ") and "square_add" not in text.split("\n")[-1]
     kimina = BackendSettings(kind="kimina", kimina={"header": "import Mathlib"})
     assert header_text(kimina, theorem) == "import Mathlib"
+
+
+def test_threads_of_one_process_read_the_catalog_together(tmp_path):
+    """DuckDB shares one database instance between a process's connections to a file, and the
+    lock-down is set on the instance: a second reader's `SET allowed_directories` used to fail
+    while another thread held a connection (GRPO's reward threads, the benchmark's workers)."""
+    store = Store.open(tmp_path / "home")
+    key = verification_cache.CacheKey("v4.20.0", "h", "theorem t : True", "trivial", "r", "repl")
+    verification_cache.remember(store, key, verification_cache.CachedAnswer("repl", "proved", True, (), (), {}))
+    failures = []
+
+    def read():
+        try:
+            for _ in range(20):
+                assert verification_cache.lookup(store, key) is not None
+        except Exception as e:  # noqa: BLE001  (collected for the assertion below)
+            failures.append(e)
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
