@@ -96,7 +96,16 @@ def lookup(store, key: CacheKey) -> CachedAnswer | None:
 
 def remember(store, key: CacheKey, answer: CachedAnswer) -> None:
     """Store `answer` under `key` (replacing an identical one a concurrent writer stored)."""
-    values = [
+    with catalog.connect(store, write=True) as con:
+        _ensure_table(con)
+        con.execute(
+            f"INSERT OR REPLACE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+            _values(key, answer),
+        )
+
+
+def _values(key: CacheKey, answer: CachedAnswer) -> list:
+    return [
         key.digest,
         key.toolchain,
         key.header_hash,
@@ -110,11 +119,36 @@ def remember(store, key: CacheKey, answer: CachedAnswer) -> None:
         json.dumps(list(answer.axioms)),
         json.dumps(answer.answer),
     ]
+
+
+def remember_many(store, pairs: list[tuple[CacheKey, CachedAnswer]]) -> None:
+    """Store several answers in one transaction (one connection: a connection costs far more
+    than a row, so the wrapper writes in batches)."""
+    if not pairs:
+        return
     with catalog.connect(store, write=True) as con:
         _ensure_table(con)
-        con.execute(
-            f"INSERT OR REPLACE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values
+        con.execute("BEGIN TRANSACTION")
+        con.executemany(
+            f"INSERT OR REPLACE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+            [_values(key, answer) for key, answer in pairs],
         )
+        con.execute("COMMIT")
+
+
+def answers_since(store, rule_version: str, backend: str, since=None) -> tuple[dict[str, dict], object]:
+    """({digest: answer JSON} of the rows of one rule version and backend stored after `since`
+    (all when None), the newest `checked_at` read): what a process loads to answer from memory."""
+    with catalog.connect(store) as con:
+        if not _has_table(con):
+            return {}, since
+        rows = con.sql(
+            f"""SELECT cache_key, answer, checked_at FROM {TABLE}
+                WHERE rule_version = $r AND backend = $b AND ($since IS NULL OR checked_at >= $since)""",
+            params={"r": rule_version, "b": backend, "since": since},
+        ).fetchall()
+    newest = max((r[2] for r in rows), default=since)
+    return {r[0]: json.loads(r[1]) for r in rows}, newest
 
 
 def count(store) -> int:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+import threading
+import time
 import types
 import typing
 from collections.abc import Callable
@@ -32,7 +34,7 @@ from importlib import import_module
 
 from storage.errors import InputError
 from storage.ids import stable_hash
-from storage.verification_cache import CachedAnswer, CacheKey, lookup, remember
+from storage.verification_cache import CachedAnswer, CacheKey, answers_since, remember_many
 
 from .backend import LeanBackend, ProofCheck, TheoremSpec
 from .config import BackendSettings
@@ -117,13 +119,21 @@ class CacheStats:
     """What the cache did, for benchmarks, logs and tests."""
 
     hits: int = 0
-    misses: int = 0  # checked by the backend
-    stored: int = 0
+    misses: int = 0  # checked by the backend, answer stored
+    stored: int = 0  # written to the catalog so far
     uncached: int = 0  # passed through and not stored: errors, refused text, no header
+    syncs: int = 0  # catalog round trips (each one connection)
 
 
 class VerifiedBackend:
-    """`backend` with its whole-proof checks remembered in `store`'s catalog (module docstring)."""
+    """`backend` with its whole-proof checks remembered in `store`'s catalog (module docstring).
+
+    A catalog connection costs about a hundred times a row, so this process answers from memory:
+    it loads the answers of its rule version and backend once, and syncs with the catalog (writes
+    its new answers in one transaction, reads those other processes stored since) when
+    `sync_every` answers are pending or `sync_s` seconds have passed, and on `close()` (`flush()`).
+    Two processes checking the same new proof within one sync interval both ask Lean; both store it.
+    """
 
     def __init__(
         self,
@@ -131,14 +141,22 @@ class VerifiedBackend:
         store,
         header_of: Callable[[TheoremSpec], str],
         rule_version: str = RULE_VERSION,
+        sync_every: int = 32,
+        sync_s: float = 5.0,
     ):
         self.backend = backend
         self.store = store
         self.header_of = header_of
         self.rule_version = rule_version
+        self.sync_every, self.sync_s = sync_every, sync_s
         self.stats = CacheStats()
         self._toolchains: dict[str, str] = {}
         self._headers: dict[tuple, str] = {}
+        self._known: dict[str, dict] | None = None  # digest -> ProofCheck JSON
+        self._pending: list[tuple[CacheKey, CachedAnswer]] = []
+        self._watermark = None
+        self._synced_at = 0.0
+        self._lock = threading.RLock()
 
     @property
     def name(self) -> str:
@@ -154,7 +172,21 @@ class VerifiedBackend:
         return self.backend.run_tactic(theorem, state, tactic)
 
     def close(self) -> None:
-        self.backend.close()
+        try:
+            self.flush()
+        finally:
+            self.backend.close()
+
+    def flush(self) -> None:
+        """Write the pending answers and read what other processes stored (one connection each)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+            remember_many(self.store, pending)
+            self.stats.stored += len(pending)
+            found, self._watermark = answers_since(self.store, self.rule_version, self.backend.name, self._watermark)
+            self._known = {**(self._known or {}), **found}
+            self.stats.syncs += 1
+            self._synced_at = time.monotonic()
 
     def key(self, theorem: TheoremSpec, proof: str) -> CacheKey | None:
         """The cache key of checking `proof` of `theorem`; None when it cannot be cached."""
@@ -185,38 +217,41 @@ class VerifiedBackend:
         return self.check_proofs([(theorem, proof)])[0]
 
     def check_proofs(self, items: list[tuple[TheoremSpec, str]]) -> list[ProofCheck]:
-        """Checks in input order: answers the catalog holds, the rest from the backend (in its
+        """Checks in input order: answers already known, the rest from the backend (in its
         batches, where it has them); each new answer Lean gave is stored."""
         from . import check_proofs
 
         results: list[ProofCheck | None] = [None] * len(items)
         keys = [self.key(theorem, proof) for theorem, proof in items]
         todo = []
-        for i, key in enumerate(keys):
-            found = lookup(self.store, key) if key is not None else None
-            if found is not None:
-                self.stats.hits += 1
-                results[i] = check_from_json(found.answer)
-            else:
-                todo.append(i)
+        with self._lock:
+            if self._known is None:
+                self.flush()
+            for i, key in enumerate(keys):
+                found = self._known.get(key.digest) if key is not None else None
+                if found is not None:
+                    self.stats.hits += 1
+                    results[i] = check_from_json(found)
+                else:
+                    todo.append(i)
         checks = check_proofs(self.backend, [items[i] for i in todo]) if todo else []
-        for i, check in zip(todo, checks):
-            results[i] = check
-            key = keys[i]
-            if key is None or check.error is not None:
-                self.stats.uncached += 1
-                continue
-            self.stats.misses += 1
-            answer = CachedAnswer(
-                check.checker,
-                _status(check, items[i][1]),
-                check.accepted,
-                tuple(check.messages),
-                tuple(check.axioms),
-                check_to_json(check),
-            )
-            remember(self.store, key, answer)
-            self.stats.stored += 1
+        with self._lock:
+            for i, check in zip(todo, checks):
+                results[i] = check
+                key = keys[i]
+                if key is None or check.error is not None:
+                    self.stats.uncached += 1
+                    continue
+                self.stats.misses += 1
+                data = check_to_json(check)
+                verdict = _status(check, items[i][1])
+                answer = CachedAnswer(check.checker, verdict, check.accepted, check.messages, check.axioms, data)
+                self._known[key.digest] = data
+                self._pending.append((key, answer))
+            if len(self._pending) >= self.sync_every or (
+                self._pending and time.monotonic() - self._synced_at >= self.sync_s
+            ):
+                self.flush()
         return results  # type: ignore[return-value]
 
 

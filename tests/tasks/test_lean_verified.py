@@ -65,7 +65,9 @@ def test_the_second_check_of_the_same_proof_never_reaches_the_double(store, theo
     again = verifier.check_proof(theorem, "\r\n    " + SQUARE_ADD.replace("\n", "\r\n    ") + "\n\n")
     assert again == first and judge(again, SQUARE_ADD).proved
     assert len(checks_sent(double)) == 1
-    assert verifier.stats.hits == 1 and verifier.stats.stored == 1
+    assert verifier.stats.hits == 1 and verifier.stats.misses == 1
+    verifier.flush()  # answers are written in batches
+    assert verifier.stats.stored == 1
     row = verification_cache.lookup(store, verifier.key(theorem, SQUARE_ADD))
     assert (row.backend, row.verdict, row.axioms) == ("repl", "proved", ("propext",))
 
@@ -76,6 +78,7 @@ def test_rejections_are_cached_too(store, theorems, double, verifier):
         check = verifier.check_proof(theorem, "unfold square\nrfl")
         assert not check.accepted and check.error is None
     assert len(checks_sent(double)) == 1
+    verifier.flush()
     assert verification_cache.lookup(store, verifier.key(theorem, "unfold square\nrfl")).verdict == "rejected"
 
 
@@ -112,6 +115,7 @@ def test_an_infrastructure_error_is_not_cached(store, theorems, double, verifier
     double.faults({"when": "#print axioms", "do": "crash", "times": 2})  # the check and its retry
     failed = verifier.check_proof(theorem, SQUARE_ADD)
     assert failed.error is not None and not failed.accepted
+    verifier.flush()
     assert verification_cache.lookup(store, verifier.key(theorem, SQUARE_ADD)) is None
     assert verifier.stats.uncached == 1 and verifier.stats.stored == 0
     after = verifier.check_proof(theorem, SQUARE_ADD)  # Lean is asked again, and answers
@@ -123,7 +127,24 @@ def test_text_the_guard_refuses_is_neither_sent_nor_cached(store, theorems, doub
     before = verification_cache.count(store)
     check = verifier.check_proof(theorems["NatBasics.square_add"], "run_tac Lean.Elab.Tactic.evalTactic default")
     assert not check.accepted and "not sent to Lean" in check.messages[0]
+    verifier.flush()
     assert checks_sent(double) == [] and verification_cache.count(store) == before
+
+
+def test_another_process_reads_the_answers_from_the_catalog(store, theorems, double, verifier, tmp_path):
+    """A verifier opened later (another process, another Lean process double) is answered by the
+    catalog: what the first stored at its sync never reaches the second double."""
+    theorem = theorems["NatBasics.square_add"]
+    verifier.check_proof(theorem, SQUARE_ADD)
+    verifier.flush()
+    other_double = make_repl_double(tmp_path / "other-double")
+    other = open_verifier(settings_for(other_double, tmp_path), store)
+    other.rule_version = verifier.rule_version
+    try:
+        assert judge(other.check_proof(theorem, SQUARE_ADD), SQUARE_ADD).proved
+    finally:
+        other.close()
+    assert checks_sent(other_double) == [] and other.stats.hits == 1
 
 
 def test_replay_is_not_wrapped(store):
