@@ -122,13 +122,19 @@ def _values(key: CacheKey, answer: CachedAnswer) -> list:
 
 
 def sync(
-    store, pending: list[tuple[CacheKey, CachedAnswer]], rule_version: str, backend: str, since=None
+    store,
+    pending: list[tuple[CacheKey, CachedAnswer]],
+    rule_version: str,
+    backend: str,
+    since=None,
+    timeout: float = 120.0,
 ) -> tuple[dict[str, dict], object]:
     """Store `pending` in one transaction and read back the answers of one rule version and
     backend stored at or after `since` (all when None), over ONE connection (a connection costs
     far more than a row: about 60 ms here, against microseconds): ({digest: answer JSON}, the
-    newest `checked_at` read, for the next `since`). Read-only when nothing is pending."""
-    with catalog.connect(store, write=bool(pending)) as con:
+    newest `checked_at` read, for the next `since`). Read-only when nothing is pending.
+    StoreLockedError after `timeout` s if another process holds the catalog."""
+    with catalog.connect(store, write=bool(pending), timeout=timeout) as con:
         if pending:
             _ensure_table(con)
             con.execute("BEGIN TRANSACTION")

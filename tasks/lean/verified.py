@@ -24,6 +24,7 @@ read back from the catalog gives the verdict the first check gave.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import textwrap
 import threading
 import time
@@ -32,13 +33,15 @@ import typing
 from collections.abc import Callable
 from importlib import import_module
 
-from storage.errors import InputError
+from storage.errors import InputError, StoreLockedError
 from storage.ids import stable_hash
 from storage.verification_cache import CachedAnswer, CacheKey, sync
 
 from .backend import LeanBackend, ProofCheck, TheoremSpec
 from .config import BackendSettings
 from .guard import forbidden_construct, judge
+
+log = logging.getLogger(__name__)
 
 # TODO(lead): after merging wt-verdict, use tasks.lean.verdict.RULE_VERSION here.
 RULE_VERSION = "guard-2026-11-24"
@@ -133,6 +136,7 @@ class VerifiedBackend:
     it loads the answers of its rule version and backend once, and syncs with the catalog (writes
     its new answers in one transaction, reads those other processes stored since) when
     `sync_every` answers are pending or `sync_s` seconds have passed, and on `close()` (`flush()`).
+    A catalog another process keeps locked for `sync_timeout_s` delays the sync, never a check.
     Two processes checking the same new proof within one sync interval both ask Lean; both store it.
     Lookups of other threads wait while a sync runs.
     """
@@ -145,12 +149,13 @@ class VerifiedBackend:
         rule_version: str = RULE_VERSION,
         sync_every: int = 256,
         sync_s: float = 30.0,
+        sync_timeout_s: float = 10.0,
     ):
         self.backend = backend
         self.store = store
         self.header_of = header_of
         self.rule_version = rule_version
-        self.sync_every, self.sync_s = sync_every, sync_s
+        self.sync_every, self.sync_s, self.sync_timeout_s = sync_every, sync_s, sync_timeout_s
         self.stats = CacheStats()
         self._toolchains: dict[str, str] = {}
         self._headers: dict[tuple, str] = {}
@@ -183,7 +188,16 @@ class VerifiedBackend:
         """Write the pending answers and read what other processes stored (one connection)."""
         with self._lock:
             pending, self._pending = self._pending, []
-            found, self._watermark = sync(self.store, pending, self.rule_version, self.backend.name, self._watermark)
+            try:
+                found, self._watermark = sync(
+                    self.store, pending, self.rule_version, self.backend.name, self._watermark, self.sync_timeout_s
+                )
+            except StoreLockedError as e:  # transient: keep the answers for the next sync, never fail a check
+                log.warning("verification cache not synced (%s); %d answers kept for the next sync", e, len(pending))
+                self._pending = pending + self._pending
+                self._known = self._known if self._known is not None else {}
+                self._synced_at = time.monotonic()
+                return
             self.stats.stored += len(pending)
             self._known = {**(self._known or {}), **found}
             self.stats.syncs += 1

@@ -266,3 +266,17 @@ def test_threads_of_one_process_read_the_catalog_together(tmp_path):
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_a_locked_catalog_delays_the_sync_and_fails_no_check(store, theorems, double, verifier):
+    from storage.lock import file_lock
+
+    theorem = theorems["NatBasics.square_add"]
+    verifier.check_proof(theorem, "unfold square\nrfl")  # the first load, before the lock is taken
+    verifier.sync_every, verifier.sync_timeout_s = 1, 0.2
+    with file_lock(store.root / "catalog.lock"):  # another writer holds the catalog
+        check = verifier.check_proof(theorem, SQUARE_ADD)
+        assert judge(check, SQUARE_ADD).proved
+    assert verification_cache.lookup(store, verifier.key(theorem, SQUARE_ADD)) is None  # kept, not lost
+    verifier.flush()
+    assert verification_cache.lookup(store, verifier.key(theorem, SQUARE_ADD)).verdict == "proved"
