@@ -8,16 +8,13 @@ counted from its request log, so "never reached Lean" is observed, not assumed.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import shutil
-import threading
 from dataclasses import dataclass
 
 import pytest
 
 from storage import verification_cache
 from storage.sample import SAMPLE_ROOT
-from storage.store import Store
 from tasks.lean import BackendSettings, ProofCheck, judge
 from tasks.lean.verified import (
     VerifiedBackend,
@@ -175,32 +172,6 @@ def test_the_cache_is_shared_by_search_and_rewards(store, theorems, double, veri
     assert len(checks_sent(double)) == 1 and verifier.stats.hits == 2
 
 
-def _remember_many(home: str, n: int) -> None:
-    store = Store.open(home)
-    key = verification_cache.CacheKey("v4.20.0", "h", "theorem t : True", "trivial", "r", "repl")
-    for i in range(n):
-        answer = verification_cache.CachedAnswer("repl", "proved", True, (), (), {"i": i})
-        verification_cache.remember(store, key, answer)
-        assert verification_cache.lookup(store, key) is not None
-
-
-def test_concurrent_writers_of_one_key_leave_one_readable_row(tmp_path):
-    home = tmp_path / "home"
-    Store.open(home)
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_remember_many, args=(str(home), 8)) for _ in range(2)]
-    threads = [threading.Thread(target=_remember_many, args=(str(home), 8)) for _ in range(2)]
-    for w in procs + threads:
-        w.start()
-    for w in procs + threads:
-        w.join(timeout=300)
-    assert [p.exitcode for p in procs] == [0, 0]
-    store = Store.open(home)
-    assert verification_cache.count(store) == 1
-    key = verification_cache.CacheKey("v4.20.0", "h", "theorem t : True", "trivial", "r", "repl")
-    assert verification_cache.lookup(store, key).answer["i"] == 7
-
-
 @pytest.mark.parametrize(
     "a, b, same",
     [
@@ -244,30 +215,6 @@ def test_the_header_is_the_file_prefix_from_the_checkout(theorems, double, tmp_p
     assert header_text(kimina, theorem) == "import Mathlib"
 
 
-def test_threads_of_one_process_read_the_catalog_together(tmp_path):
-    """DuckDB shares one database instance between a process's connections to a file, and the
-    lock-down is set on the instance: a second reader's `SET allowed_directories` used to fail
-    while another thread held a connection (GRPO's reward threads, the benchmark's workers)."""
-    store = Store.open(tmp_path / "home")
-    key = verification_cache.CacheKey("v4.20.0", "h", "theorem t : True", "trivial", "r", "repl")
-    verification_cache.remember(store, key, verification_cache.CachedAnswer("repl", "proved", True, (), (), {}))
-    failures = []
-
-    def read():
-        try:
-            for _ in range(20):
-                assert verification_cache.lookup(store, key) is not None
-        except Exception as e:  # noqa: BLE001  (collected for the assertion below)
-            failures.append(e)
-
-    threads = [threading.Thread(target=read) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert failures == []
-
-
 def test_a_locked_catalog_delays_the_sync_and_fails_no_check(store, theorems, double, verifier):
     from storage.lock import file_lock
 
@@ -280,3 +227,14 @@ def test_a_locked_catalog_delays_the_sync_and_fails_no_check(store, theorems, do
     assert verification_cache.lookup(store, verifier.key(theorem, SQUARE_ADD)) is None  # kept, not lost
     verifier.flush()
     assert verification_cache.lookup(store, verifier.key(theorem, SQUARE_ADD)).verdict == "proved"
+
+
+def test_grpo_rewards_open_their_backend_through_the_cache(store, double, tmp_path):
+    from tasks.grpo.train import as_settings, open_reward_backend
+
+    backend_settings = settings_for(double, tmp_path).model_dump()
+    backend = open_reward_backend(as_settings({"backend": backend_settings}), store)
+    try:
+        assert isinstance(backend, VerifiedBackend)
+    finally:
+        backend.close()
