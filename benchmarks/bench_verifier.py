@@ -12,7 +12,7 @@ Mathlib (arXiv 2504.21230); the figures here only say how much Dojoflow's own ma
 top of that, and how much the cache saves when a proof comes back.
 
     PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_verifier.py
-    PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_verifier.py --checks 24 --latency-ms 50 --no-kimina
+    PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_verifier.py --checks 24 --latency-ms 50 --backends repl
 
 Writes benchmarks/results/verifier.json (atomically).
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -179,7 +180,13 @@ def main(argv=None) -> dict:
     ap.add_argument("--latency-ms", type=float, default=50.0, help="the double's answer delay per whole-proof check")
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--repeat", type=int, default=3, help="passes per mode (medians over all of them)")
-    ap.add_argument("--no-kimina", action="store_true", help="skip the real kimina server")
+    ap.add_argument("--backends", nargs="+", default=["repl", "kimina"], choices=["repl", "kimina"])
+    ap.add_argument(
+        "--order",
+        default="mixed",
+        choices=["mixed", "by-file"],
+        help="mixed: files in turn (each check under another header); by-file: a file's checks together",
+    )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "verifier.json"))
     args = ap.parse_args(argv)
 
@@ -192,6 +199,8 @@ def main(argv=None) -> dict:
     store = sample_store(Path(args.home) if args.home else tmp / "home")
     theorems = {t.full_name: t for t in load_theorems(store, store.repo_ids())}
     items = workload(theorems, args.checks)
+    if args.order == "by-file":
+        items.sort(key=lambda item: item[0].file_path)
     latency = args.latency_ms / 1000
     late = {"when": "#print axioms", "do": "late", "seconds": latency}  # a measurement knob (module docstring)
     rows: list[dict] = []
@@ -199,11 +208,11 @@ def main(argv=None) -> dict:
 
     double = make_repl_double(tmp / "double")
     double.faults(late)
-    for w in args.workers:
+    for w in args.workers if "repl" in args.backends else []:
         settings = BackendSettings(kind="repl", workers=w, work_dir=str(tmp / "work"), repl=double.options())
         measure("repl", settings, store, items, w, latency, rows, double, args.repeat)
 
-    if not args.no_kimina:
+    if "kimina" in args.backends:
         from tests.doubles.kimina_server import API_KEY, kimina_server
 
         os.environ.setdefault("DOJOFLOW_KIMINA_PYTHON", str(Path("/work/main/.kimina-venv/bin/python")))
@@ -219,6 +228,7 @@ def main(argv=None) -> dict:
         "latency_ms": args.latency_ms,
         "checks": len(items),
         "repeat": args.repeat,
+        "order": args.order,
         "rows": rows,
         "machine": machine_before,
         "loadavg_after": os.getloadavg(),
@@ -227,6 +237,7 @@ def main(argv=None) -> dict:
         "(kimina-lean-server technical report).",
     }
     write_json(Path(args.out), result)
+    shutil.rmtree(tmp, ignore_errors=True)
     print(
         f"{'backend':8} {'w':>2} {'mode':9} {'checks/s':>9} {'/worker':>8} {'median ms':>10} {'over lat.':>9} {'cpu ms':>7}"
     )

@@ -170,6 +170,8 @@ class VerifiedBackend:
         return self.backend.name
 
     def __getattr__(self, attr):  # the wrapped backend's own options and helpers
+        if attr == "backend":  # not set yet (a copy being built): no recursion
+            raise AttributeError(attr)
         return getattr(self.backend, attr)
 
     def start(self, theorem):
