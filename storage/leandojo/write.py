@@ -157,7 +157,7 @@ def export_metadata(repos: list[dict]) -> dict:
     sources = [json.loads(r["metadata"]) if r.get("metadata") else {} for r in repos]
     main_at = next((i for i, m in enumerate(sources) if m), 0)
     main = repos[main_at]
-    meta = {k: v for k, v in sources[main_at].items() if k not in ("dojoflow_splits", "dojoflow_computed_splits")}
+    meta = {k: v for k, v in sources[main_at].items() if k != "dojoflow_splits"}
     from_repo = meta.get("from_repo") if isinstance(meta.get("from_repo"), dict) else {}
     meta.update(
         {
@@ -176,7 +176,8 @@ def export_metadata(repos: list[dict]) -> dict:
             ],
         }
     )
-    computed = computed_splits(repos)
+    said = meta.get("dojoflow_computed_splits")  # by the Dojoflow export this one came from
+    computed = {**computed_splits(repos), **(said if isinstance(said, dict) else {})}
     if computed:
         meta["dojoflow_computed_splits"] = computed
     return meta
