@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..memory import release_arrow_memory
 from ..splits import SplitSettings
 from .fields import check_commit, check_relative_path
 from .read import read_export, read_exports
@@ -64,4 +65,6 @@ def import_exports(
 ) -> list:
     """Import several exports as one change (one process, one commit): all of their
     repositories appear together, or, if any export is invalid or conflicts, none."""
-    return store.ingest(read_exports(paths, split_settings, workers), replace=replace, lock_timeout=lock_timeout)
+    results = store.ingest(read_exports(paths, split_settings, workers), replace=replace, lock_timeout=lock_timeout)
+    release_arrow_memory()  # the tables read are garbage now (storage/memory.py)
+    return results

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from .. import atomic, schemas
 from ..errors import InputError
+from ..memory import release_arrow_memory
 from .files import shown
 from .records import ABSENT
 
@@ -240,6 +241,7 @@ def write_export(store, out_dir: str | Path, repo_ids: list[str]) -> Path:
             (tmp / "metadata.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
     finally:
         con.close()
+        release_arrow_memory()
     return out
 
 
