@@ -53,7 +53,7 @@ JOIN (SELECT unnest($order_repo) AS repo_id, unnest($order_path) AS path, unnest
 LEFT JOIN p ON p.repo_id = f.repo_id AND p.file_path = f.path
 ORDER BY o.pos
 """
-_BATCH_ROWS = 2048
+_BATCH_ROWS = 512  # rows per Arrow batch: 2,048 held ~10 MiB more at the peak, for no time saved
 
 
 def _with_extra(rec_json: str, extra: str | None, items_key: str | None = None, item_extras=None) -> str:
