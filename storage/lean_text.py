@@ -103,10 +103,21 @@ def statement_problem(statement: str) -> str | None:
     head = _DECL_HEAD.match(statement)
     if head is None:
         return "does not start with a declaration (`theorem`, `lemma`, `def`, ...)"
-    second = _SECOND_COMMAND.search(statement, head.end())
+    second = _second_command(statement, head.end())
     if second:
         return f"holds a second command (`{second.group()}`)"
     return None
+
+
+# The words as plain text: a search without lookbehinds, twice as fast, rules out most statements.
+_ANY_COMMAND_WORD = re.compile("|".join(sorted(_COMMAND_WORDS, key=len, reverse=True)) + "|#")
+
+
+def _second_command(statement: str, start: int):
+    """The first command word after `start`, if any."""
+    if not _ANY_COMMAND_WORD.search(statement, start):
+        return None
+    return _SECOND_COMMAND.search(statement, start)
 
 
 def is_statement(statement: str | None) -> bool:
