@@ -24,7 +24,9 @@ Faults, as tactics (the real Lean shows each of these to pexpect in the same way
 "OOM"; here the stream ends first, dojo.py:466-467); `double_hang` never answers;
 `double_late` closes the goal but answers only when the next request line arrives, i.e.
 after the caller's timeout, like a slow `omega` that finishes late: its answer is the
-first line a caller that keeps the stream reads next.
+first line a caller that keeps the stream reads next. A file `DOUBLE_SLOW_START` in the
+traced repository delays the first state by the seconds it holds (a long file prefix or
+`import Mathlib` to elaborate before `lean_dojo_repl` runs).
 """
 
 from __future__ import annotations
@@ -102,6 +104,9 @@ def serve(file: Path) -> int:
         # what Lean shows when the file does not elaborate (here: a theorem the sample does not know)
         print(f"{file}:1:0: error: unknown theorem (the double knows no `{_statement(code)[:80]}`)")
         return 1
+    slow = Path("DOUBLE_SLOW_START")  # in the traced repository (the cwd): a long prefix to elaborate
+    if slow.exists():
+        time.sleep(float(slow.read_text() or "2"))
     states = [theorem.initial]  # savedStates (Lean4Repl.lean:48), sid = index
     _print({"sid": 0, "tacticState": theorem.initial, "error": None})
     late: dict | None = None
