@@ -90,5 +90,12 @@ def proof_command(theorem: TheoremSpec, proof: str) -> str:
     return f"{theorem.statement} := by\n{body}\n"
 
 
+def without_module_header(header: str) -> str:
+    """The file header with its `module` line left out: where Lean refuses `#print axioms` in a
+    `module` (lean4#8174), its message says to do so to read a proof's axioms."""
+    lines = header.splitlines(keepends=True)
+    return "".join(line for line in lines if line.split("--", 1)[0].strip() != "module")
+
+
 def print_axioms_command(theorem: TheoremSpec) -> str:
     return f"#print axioms {theorem.full_name}"

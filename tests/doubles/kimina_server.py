@@ -1,6 +1,6 @@
 """A kimina-lean-server double on 127.0.0.1: `/health` and `/api/check` as the real
-server answers them, with a REPL double behind them (tests/doubles/lean_repl_double.py,
-in-process), so its answers come from the sample's transitions and known proofs.
+server answers them, with a REPL double behind them (tests/doubles/lean_process/,
+its core in-process), so its answers come from the sample's transitions and known proofs.
 
 Modes: `busy_for=N` answers the first N checks with HTTP 429 `No available REPLs`, as
 the server does when no REPL is free; a snippet containing `double_hang` gets the
@@ -17,8 +17,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from storage.sample import SAMPLE_ROOT
-from tests.doubles.lean_repl_double import ReplDouble
-from tests.doubles.lean_world import LeanWorld
+from tests.doubles.lean_process import LeanCore, LeanWorld
 
 
 class KiminaDouble:
@@ -87,12 +86,12 @@ class KiminaDouble:
                 "time": float(timeout),
                 "error": f"Lean REPL command timed out in {timeout:g} seconds",
             }
-        repl = ReplDouble(self.world)
+        repl = LeanCore(self.world)
         code, _, printed = snippet["code"].rpartition("#print axioms")
-        first = repl.command({"cmd": code if printed else snippet["code"]})
+        first = repl.answer({"cmd": code if printed else snippet["code"]})
         messages = list(first.get("messages", []))
         if printed:
-            messages += repl.command({"cmd": "#print axioms" + printed.rstrip(), "env": first["env"]}).get(
+            messages += repl.answer({"cmd": "#print axioms" + printed.rstrip(), "env": first["env"]}).get(
                 "messages", []
             )
         response = {"env": 0, **({"messages": messages} if messages else {})}

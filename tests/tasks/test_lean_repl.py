@@ -1,7 +1,7 @@
 """The `repl` backend against the Lean REPL double, which LeanInteract itself launches
 (through `local_repl_path` and a fake `lake`): no Lean runs here, and no test claims
 Lean checked anything. The double answers from the sample's traced transitions and
-known proofs (tests/doubles/lean_world.py).
+known proofs (tests/doubles/lean_process/world.py).
 
     PYTHONPATH=$PWD .venv/bin/python -m pytest tests/tasks/test_lean_repl.py -q
 """
@@ -14,7 +14,7 @@ import pytest
 
 from storage.errors import InputError
 from tasks.lean import BackendSettings, judge, open_backend
-from tests.doubles.lean_repl import make_repl_double
+from tests.doubles.lean_process import make_repl_double
 from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]", "omega"]

@@ -85,16 +85,16 @@ def test_preflight_refuses_repl_on_a_checkout_older_than_leaninteracts_tags(stor
     import shutil
 
     from storage.sample import SAMPLE_ROOT
-
-    from tests.doubles.lean_repl import make_repl_double
+    from tests.doubles.lean_process import make_repl_double
 
     checkout = tmp_path / "NatBasics"
     shutil.copytree(SAMPLE_ROOT / "lean" / "NatBasics", checkout)
     (checkout / "lean-toolchain").write_text("leanprover/lean4:v4.7.0\n")
-    lake = make_repl_double(tmp_path / "repl").lake_path
+    double = make_repl_double(tmp_path / "repl")
+    lake = double.lake_path
     options = {"lake_path": str(lake), "projects": {"NatBasics": str(checkout)}}
     theorem = theorems["NatBasics.square_add"]
     with pytest.raises(InputError, match=r"uses Lean v4\.7\.0; the repl backend \(lean-interact 0\.11\.6\)"):
         preflight(BackendSettings(kind="repl", repl=options), [theorem])
     # a REPL the user built for their version (repl_path) is not bound to LeanInteract's tags
-    preflight(BackendSettings(kind="repl", repl={**options, "repl_path": str(tmp_path / "repl" / "repl")}), [theorem])
+    preflight(BackendSettings(kind="repl", repl={**options, "repl_path": str(double.repl_path)}), [theorem])

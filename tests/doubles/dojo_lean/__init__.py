@@ -23,6 +23,7 @@ from pathlib import Path
 
 from storage.sample import SAMPLE_ROOT
 
+from ..lean_process.faults import write_rules
 from .ast_json import write_traced_files
 
 FRONTEND = Path(__file__).resolve().parent / "lean4repl.py"
@@ -33,6 +34,11 @@ class DojoLean:
     bin_dir: Path  # holds the fake `lake`
     cache_dir: Path  # lean-dojo's CACHE_DIR
     log: Path
+    control: Path  # the fault-control file (tests/doubles/lean_process/faults.py)
+
+    def faults(self, *rules: dict) -> None:
+        """Replace the fault rules (`{"when", "do", "seconds", "times"}`, lean_process/faults.py)."""
+        write_rules(self.control, list(rules))
 
     def received(self) -> list[dict]:
         return [json.loads(x) for x in self.log.read_text().splitlines()] if self.log.exists() else []
@@ -66,10 +72,13 @@ def add_traced_repo(cache_dir: Path, name: str, commit: str | None = None) -> Pa
 def make_dojo_lean(folder: Path, repos: tuple[str, ...] = ("NatBasics", "ListLemmas", "LogicPuzzles")) -> DojoLean:
     folder = Path(folder)
     bin_dir, cache_dir, log = folder / "bin", folder / "lean_dojo_cache", folder / "dojo-double.jsonl"
+    control = folder / "faults.json"
     bin_dir.mkdir(parents=True, exist_ok=True)
     lake = bin_dir / "lake"
-    lake.write_text(f'#!/bin/sh\nDOJO_DOUBLE_LOG="{log}" exec "{sys.executable}" "{FRONTEND}" "$@"\n')
+    lake.write_text(
+        f'#!/bin/sh\nDOJO_DOUBLE_LOG="{log}" DOJO_DOUBLE_CONTROL="{control}" exec "{sys.executable}" "{FRONTEND}" "$@"\n'
+    )
     lake.chmod(lake.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     for name in repos:
         add_traced_repo(cache_dir, name)
-    return DojoLean(bin_dir, cache_dir, log)
+    return DojoLean(bin_dir, cache_dir, log, control)

@@ -18,12 +18,21 @@ process, line for line as `Lean4Repl.lean` (lean-dojo 4.20.0, beside dojo.py) do
   the error "proof contains `sorry`" (:195-196); an unknown sid is `[fatal] unknown tsid`,
   an exception that ends the elaboration: Lean reports it and exits 1 (:220).
 
-Which tactic leads where comes from the sample's traced transitions (tests/doubles/lean_world.py).
-Faults, as tactics (the real Lean shows each of these to pexpect in the same way):
-`double_crash` exits 137 mid-proof (the OOM killer's SIGKILL, which dojo.py:482-483 reads as
-"OOM"; here the stream ends first, dojo.py:466-467); `double_hang` never answers;
-`double_late` closes the goal but answers only when the next request line arrives, i.e.
-after the caller's timeout, like a slow `omega` that finishes late: its answer is the
+What Lean answers is the shared double of the Lean process (tests/doubles/lean_process/):
+the theorem is opened in its `LeanCore` as `THEOREM := by sorry` (the REPL's sorry gives the
+initial goal, as `lean_dojo_repl` prints it), and each tactic is the core's
+`{"tactic", "proofState"}` answer, read the way `Lean4Repl` reports the same outcome:
+error messages are joined (:230-232); "Completed" is `no goals` (:237-238, :212-215); no
+goals left but the proof holds `sorry` is "proof contains `sorry`" (:195-196), a
+metavariable "proof contains metavariables" (:198-199), a kernel failure "kernel type
+check failed: ..." (:207-210); open goals are the state, joined by blank lines (:91-96).
+
+Faults: the in-band tactics `double_crash` (exit 137 mid-proof: the OOM killer's SIGKILL,
+which dojo.py:482-483 reads as "OOM"; the stream ends first, dojo.py:466-467) and
+`double_hang` (never answers), the control-file rules of lean_process/faults.py (crash,
+hang, late after `seconds`, garbage: a `REPL>` line that is not JSON, dojo.py:470-471), and
+`double_late`: it closes the goal but answers only when the next request line arrives,
+i.e. after the caller's timeout, like a slow `omega` that finishes late: its answer is the
 first line a caller that keeps the stream reads next. A file `DOUBLE_SLOW_START` in the
 traced repository delays the first state by the seconds it holds (a long file prefix or
 `import Mathlib` to elaborate before `lean_dojo_repl` runs).
@@ -41,7 +50,9 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.doubles.lean_world import CRASH, HANG, NO_GOALS, SORRY, LeanWorld, norm  # noqa: E402
+from tests.doubles.lean_process.core import METAVARIABLES, LeanCore, ProcessFault  # noqa: E402
+from tests.doubles.lean_process.faults import fault_for, sleep_forever  # noqa: E402
+from tests.doubles.lean_process.world import CRASH, HANG, NO_GOALS, LeanWorld, norm  # noqa: E402
 
 LATE = "double_late"
 MARKER = "by\n  lean_dojo_repl\n  sorry\n"  # dojo.py:382
@@ -50,6 +61,10 @@ MARKER = "by\n  lean_dojo_repl\n  sorry\n"  # dojo.py:382
 def _print(res: dict) -> None:
     sys.stdout.write("REPL> " + json.dumps(res, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+def _error(message: str) -> dict:
+    return {"sid": None, "tacticState": None, "error": message}
 
 
 def _log(event: dict) -> None:
@@ -68,12 +83,11 @@ def _statement(code: str) -> str:
     return head.rstrip().removesuffix(":=").strip()
 
 
-def _one_tactic(world: LeanWorld, theorem, state: str, cmd: str) -> str | None:
-    """The parse error Lean gives when `cmd` is more than one tactic, else None."""
-    tac = norm(cmd)
-    if tac in world_steps(theorem, state) or tac.split(" ")[0] in (CRASH, HANG, LATE, SORRY):
-        return None
-    lines = [ln for ln in cmd.strip("\n").split("\n")]
+def parse_error(cmd: str) -> str | None:
+    """The error `runParserCategory env `tactic cmd "<stdin>"` gives when `cmd` holds more than one
+    tactic (Lean4Repl.lean:222), else None: a second tactic on a new line at the first one's column
+    (not a `|` alternative or a `<;>` continuation), or after a `;` outside brackets."""
+    lines = cmd.strip("\n").split("\n")
     first_col = len(lines[0]) - len(lines[0].lstrip())
     for i, line in enumerate(lines[1:], start=2):
         col = len(line) - len(line.lstrip())
@@ -88,8 +102,30 @@ def _one_tactic(world: LeanWorld, theorem, state: str, cmd: str) -> str | None:
     return None
 
 
-def world_steps(theorem, state: str) -> set[str]:
-    return set(theorem.steps.get(norm(state), {}))
+def as_lean4repl(reply: dict) -> tuple[str | None, str | None]:
+    """(tactic state, error) of Lean4Repl for the core's REPL answer to one tactic."""
+    if set(reply) == {"message"}:  # a tactic that does not parse; Lean4Repl names the input <stdin>
+        return None, reply["message"].removeprefix("Lean error:\n").replace("<input>", "<stdin>")
+    errors = [m["data"] for m in reply.get("messages", []) if m["severity"] == "error"]
+    if errors:
+        return None, "\n".join(errors)
+    status, goals = reply["proofStatus"], reply.get("goals", [])
+    if goals:
+        return "\n\n".join(goals), None
+    if status == "Completed":
+        return NO_GOALS, None
+    if status == "Incomplete: contains sorry":
+        return None, "proof contains `sorry`"
+    if status == METAVARIABLES:
+        return None, "proof contains metavariables"
+    if status.startswith("Error: kernel type check failed"):
+        return None, status.removeprefix("Error: ")
+    return None, status
+
+
+def _control() -> Path | None:
+    path = os.environ.get("DOJO_DOUBLE_CONTROL")
+    return Path(path) if path else None
 
 
 def serve(file: Path) -> int:
@@ -97,20 +133,20 @@ def serve(file: Path) -> int:
     if not code.startswith("import Lean4Repl") or MARKER not in code:
         print(f"{file}:1:0: error: the Dojo double only runs files written by lean-dojo's Dojo")
         return 1
-    world = LeanWorld(ROOT / "storage" / "sample")
-    theorem = world.theorem(_statement(code))
-    if theorem is None or theorem.initial is None:
+    core = LeanCore(LeanWorld(ROOT / "storage" / "sample"))
+    opened = core.answer({"cmd": _statement(code) + " := by\n  sorry"})
+    if not opened.get("sorries"):
         # what Lean shows when the file does not elaborate (here: a theorem the sample does not know)
         print(f"{file}:1:0: error: unknown theorem (the double knows no `{_statement(code)[:80]}`)")
         return 1
-    slow = Path("DOUBLE_SLOW_START")  # in the traced repository (the cwd): a long prefix to elaborate
+    slow = Path("DOUBLE_SLOW_START")  # in the traced repository (the cwd)
     if slow.exists():
         time.sleep(float(slow.read_text() or "2"))
-    states = [theorem.initial]  # savedStates (Lean4Repl.lean:48), sid = index
-    _print({"sid": 0, "tacticState": theorem.initial, "error": None})
+    sids = [opened["sorries"][0]["proofState"]]  # savedStates (Lean4Repl.lean:48): sid -> core proofState
+    _print({"sid": 0, "tacticState": opened["sorries"][0]["goal"], "error": None})
     late: dict | None = None
-    for line in sys.stdin:
-        line = line.strip()
+    for raw in sys.stdin:
+        line = raw.strip()
         if late is not None:  # the slow tactic finishes now, after the caller gave up on it
             _print(late)
             late = None
@@ -119,32 +155,42 @@ def serve(file: Path) -> int:
         req = json.loads(line)
         _log({"request": req})
         sid, cmd = req["sid"], req["cmd"]
-        if not (0 <= sid < len(states)):
+        if not (0 <= sid < len(sids)):
             print(f"{file}:1:0: error: [fatal] unknown tsid: {sid}")
             return 1
-        state, tac = states[sid], norm(cmd)
-        if tac == CRASH:
+        fault = fault_for(_control(), line)
+        if fault is not None and fault.do == "crash" or norm(cmd) == CRASH:
             sys.stdout.flush()
             os._exit(137)
-        if tac == HANG:
-            time.sleep(3600)
+        if fault is not None and fault.do == "hang" or norm(cmd) == HANG:
+            sleep_forever()
+        if fault is not None and fault.do == "garbage":
+            sys.stdout.write("REPL> this is not JSON: the Lean process double was told to answer garbage\n")
+            sys.stdout.flush()
             continue
-        parse_error = _one_tactic(world, theorem, state, cmd)
-        if parse_error is not None:
-            _print({"sid": None, "tacticState": None, "error": parse_error})
+        error = parse_error(cmd)
+        if error is None and norm(cmd) == LATE:
+            sids.append(-1)
+            late = {"sid": len(sids) - 1, "tacticState": NO_GOALS, "error": None}
             continue
-        if tac == LATE:
-            states.append(NO_GOALS)
-            late = {"sid": len(states) - 1, "tacticState": NO_GOALS, "error": None}
-            continue
-        out = world.step(theorem, state, cmd)
-        if out.state is None:
-            _print({"sid": None, "tacticState": None, "error": out.error})
-        elif "sorryAx" in out.axioms and norm(out.state) == NO_GOALS:
-            _print({"sid": None, "tacticState": None, "error": "proof contains `sorry`"})
+        if error is None:
+            if sids[sid] < 0:
+                error = "no goals to be proved"
+            else:
+                try:
+                    reply = core.answer({"tactic": cmd, "proofState": sids[sid]})
+                except ProcessFault as e:  # an in-band crash or hang inside a longer text
+                    if e.kind == CRASH:
+                        os._exit(137)
+                    sleep_forever()
+                state, error = as_lean4repl(reply)
+        if fault is not None and fault.do == "late":
+            time.sleep(fault.seconds)
+        if error is not None:
+            _print(_error(error))
         else:
-            states.append(out.state)
-            _print({"sid": len(states) - 1, "tacticState": out.state, "error": None})
+            sids.append(reply["proofState"])
+            _print({"sid": len(sids) - 1, "tacticState": state, "error": None})
     if late is not None:
         _print(late)
     return 0
