@@ -168,3 +168,25 @@ def test_leandojo_not_installed_fails_before_any_work(store, tmp_path, monkeypat
         pytest.skip("lean_dojo is installed in this environment")
     with pytest.raises(InputError, match="lean-dojo"):
         open_backend(BackendSettings(kind="leandojo"), store)
+
+
+def test_best_first_search_proves_a_multi_tactic_theorem_through_the_real_dojo(store, theorems, dojo_lean, tmp_path):
+    """Mismatch #3 in search: the found path is re-checked as a whole proof (`_accept`), one tactic
+    per Dojo request; joined into one block, Lean4Repl would refuse it ("expected end of input")."""
+    from tasks.search import SearchBudget, best_first_search
+    from tests.tasks.test_search import ScriptedGenerator
+
+    table = {
+        "⊢ square (a + b)": [(SQUARE_ADD[0], -0.1)],
+        "⊢ (a + b) * (a + b)": [(SQUARE_ADD[1], -0.1)],
+        "⊢ a * a + a * b": [(SQUARE_ADD[2], -0.1)],
+    }
+    backend = dojo_backend(store, dojo_lean, tmp_path)
+    try:
+        theorem = theorems["NatBasics.square_add"]
+        result = best_first_search(theorem, backend, ScriptedGenerator(table), SearchBudget(num_tactics=1))
+    finally:
+        backend.close()
+    assert result.stopped == "proved", result
+    assert tuple(result.proof) == tuple(SQUARE_ADD)
+    assert all("\n" not in t for t in dojo_lean.tactics())  # every request one tactic
