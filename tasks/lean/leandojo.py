@@ -179,11 +179,11 @@ class LeanDojoBackend:
     def _key(theorem: TheoremSpec) -> str:
         return f"{theorem.repo_id}:{theorem.file_path}:{theorem.full_name}"
 
-    def _open(self, theorem: TheoremSpec, fresh: bool = False) -> _Opened:
-        """The theorem's live Dojo in the current worker, opened now if there is none (or `fresh`)."""
+    def _open(self, theorem: TheoremSpec) -> _Opened:
+        """The theorem's live Dojo in the current worker, opened now if there is none."""
         key = self._key(theorem)
         opened = self._opened.get(key)
-        if not fresh and opened is not None and opened.generation == self.process.current_generation():
+        if opened is not None and opened.generation == self.process.current_generation():
             return opened
         self._opened.pop(key, None)
         opts = self.settings.leandojo
