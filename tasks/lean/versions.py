@@ -46,10 +46,10 @@ SUPPORTED: dict[str, Support] = {
         Support(
             "leandojo",
             "lean-dojo 4.20.0 (Dojo)",
-            "v4.3.0-rc2",
+            "v4.9.0",
             "v4.11",
-            "lean-dojo supports Lean from v4.3.0-rc2 (`is_supported_version`); its Dojo's tactic interaction is "
-            "broken from v4.12.0 (LeanDojo#211, open; #250)",
+            "the Dojo opens a repository traced by lean-dojo 4.20.0 (tracing's range, below); its tactic "
+            "interaction is broken from v4.12.0 (LeanDojo#211, open; #250)",
             "use backend.kind: repl (Lean REPL through LeanInteract) for this repository",
         ),
         Support(
@@ -64,10 +64,11 @@ SUPPORTED: dict[str, Support] = {
         Support(
             "tracing",
             "lean-dojo 4.20.0 (trace, ExtractData.lean)",
-            "v4.3.0-rc2",
+            "v4.9.0",
             "v4.27",
-            "lean-dojo's ExtractData.lean needs Lean >= v4.3.0-rc2 and stops compiling at v4.28 "
-            "(`ToJson String.Pos`, LeanDojo-v2#6); the failure would come only after hours of `lake build`",
+            "lean-dojo 4.20.0's ExtractData.lean fails to compile on v4.8.0 (`Lean.HashMap.get?`, LeanAgent#7; it "
+            "reads `const2ModIdx` as a `Std.HashMap`, lean4#4917) and from v4.28 (`ToJson String.Pos`, "
+            "LeanDojo-v2#6); the failure would come only after hours of `lake build`",
             "trace a commit whose lean-toolchain is in the range, or import a LeanDojo export made elsewhere "
             "(`dojoflow import`)",
         ),

@@ -26,14 +26,15 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "lean-backends.md"
         ("repl", "v4.7.0", False),  # older: lean-interact raises ValueError
         ("repl", "v4.33.0-rc1", True),  # its last tag
         ("repl", "v4.33.0", False),  # no tag yet
-        ("leandojo", "v4.3.0-rc2", True),  # lean-dojo's own lower bound
-        ("leandojo", "v4.3.0-rc1", False),
+        ("leandojo", "v4.9.0", True),  # tracing's lower bound: the Dojo needs a trace
+        ("leandojo", "v4.8.0", False),
         ("leandojo", "v4.11.2", True),
         ("leandojo", "v4.12.0-rc1", False),  # Dojo's tactics broken from v4.12 (LeanDojo#211)
         ("leandojo", "v4.20.0", False),  # the sample's version
         ("tracing", "v4.27.0", True),
         ("tracing", "v4.28.0-rc1", False),  # ExtractData.lean breaks (LeanDojo-v2#6)
         ("tracing", "v4.9.0", True),
+        ("tracing", "v4.8.0", False),  # ExtractData.lean: no `Lean.HashMap.get?` (LeanAgent#7)
     ],
 )
 def test_version_ranges(name, version, supported):
@@ -52,7 +53,7 @@ def test_refusal_is_one_line_naming_repository_version_range_and_fix():
     msg = str(e.value)
     assert "\n" not in msg
     assert msg.startswith("https://github.com/u/r@0123456789ab: uses Lean v4.20.0")
-    assert "v4.3.0-rc2 to v4.11.x" in msg and "LeanDojo#211" in msg and "backend.kind: repl" in msg
+    assert "v4.9.0 to v4.11.x" in msg and "LeanDojo#211" in msg and "backend.kind: repl" in msg
     with pytest.raises(InputError, match="names no Lean release"):
         check_version("tracing", "r", "leanprover/lean4:nightly-2024-05-01")
     check_version("kimina", "r", "leanprover/lean4:v4.2.0")  # no range Dojoflow knows of: never refused
