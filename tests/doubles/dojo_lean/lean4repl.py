@@ -8,7 +8,9 @@ process, line for line as `Lean4Repl.lean` (lean-dojo 4.20.0, beside dojo.py) do
 
 - at start it prints `REPL> {"sid": 0, "tacticState": PP, "error": null}` (Lean4Repl.lean:100-108;
   `printResponse` prints `REPL> ` and the JSON on one line and flushes, :12-15; the derived
-  `ToJson` writes the three fields, which dojo.py:285 and :417-422 read as keys);
+  `ToJson` writes all three fields, `none` as null: Lean's deriving handler omits a `none` only
+  for a field whose name ends in `?` (src/Lean/Elab/Deriving/FromToJson.lean, `mkJsonField`),
+  and dojo.py:285 and :417-422 index the keys);
 - then, per stdin line: `exit` ends it (:253); a JSON `{"sid", "cmd"}` runs ONE tactic
   (`runParserCategory ... tactic`, :222): text holding more than one tactic is a parse error
   `<stdin>:L:C: expected end of input` (leanprover-community/repl#43 shows the same for
