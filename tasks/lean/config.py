@@ -85,7 +85,7 @@ class LeanDojoOptions(BaseModel):
     cache_dir: str | None = Field(
         None,
         description="lean-dojo's cache (its CACHE_DIR), where tracing left the traced and built repository "
-        "(`<trace work folder>/lean_dojo_cache` for `dojoflow trace`); default: $CACHE_DIR, else lean-dojo's "
+        "(`<dojoflow home>/traces/work/lean_dojo_cache` for `dojoflow trace`); default: $CACHE_DIR, else lean-dojo's "
         "own (~/.cache/lean_dojo). The Dojo never traces: a repository missing there is an error.",
     )
     extra_pythonpath: list[str] = Field(

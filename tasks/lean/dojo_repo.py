@@ -23,8 +23,8 @@ from pathlib import Path
 from storage.errors import InputError
 
 TRACE_FIX = (
-    "trace it first (`dojoflow trace URL --commit SHA`) and set backend.leandojo.cache_dir to the "
-    "`lean_dojo_cache` folder under that trace's work folder"
+    "trace it first (`dojoflow trace URL --commit SHA`) and set backend.leandojo.cache_dir to lean-dojo's "
+    "cache of that trace: <dojoflow home>/traces/work/lean_dojo_cache"
 )
 
 
