@@ -77,7 +77,9 @@ def test_real_dojo_runs_tactics_and_checks_multi_tactic_proofs(store, theorems, 
 def test_late_answer_of_a_timed_out_tactic_is_never_read_as_the_next(store, theorems, dojo_lean, tmp_path):
     """Mismatch #1: `double_late` closes the goal but answers after the timeout. lean-dojo keeps the
     stream, so a Dojo used again would return that `no goals` for the next tactic: `garbage` proved."""
-    backend = dojo_backend(store, dojo_lean, tmp_path, tactic_timeout_s=1)
+    backend = dojo_backend(
+        store, dojo_lean, tmp_path, tactic_timeout_s=3
+    )  # generous: no answer is slow but the late one
     try:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
@@ -116,13 +118,13 @@ def test_a_dojo_crash_is_retried_once_on_a_fresh_dojo_and_is_an_error(store, the
 
 def test_dojo_start_has_its_own_time_limit(store, theorems, dojo_lean, tmp_path):
     """Mismatch #11: the Dojo's start (imports, file prefix) is not bounded by the tactic limit."""
-    (next(dojo_lean.cache_dir.glob("gitpython-NatBasics-*")) / "NatBasics" / "DOUBLE_SLOW_START").write_text("2")
-    backend = dojo_backend(store, dojo_lean, tmp_path, tactic_timeout_s=1, leandojo={"start_timeout_s": 120})
+    (next(dojo_lean.cache_dir.glob("gitpython-NatBasics-*")) / "NatBasics" / "DOUBLE_SLOW_START").write_text("6")
+    backend = dojo_backend(store, dojo_lean, tmp_path, tactic_timeout_s=2, leandojo={"start_timeout_s": 120})
     try:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
         assert start.status == "state", start
-        assert backend.run_tactic(theorem, start.state, "double_hang").status == "timeout"  # tactics keep 1 s
+        assert backend.run_tactic(theorem, start.state, "double_hang").status == "timeout"  # tactics keep their 2 s
     finally:
         backend.close()
     assert BackendSettings().leandojo.start_timeout_s >= 600
