@@ -204,7 +204,10 @@ class ReplBackend:
     def _run(self, server, request, timeout: float):
         """One request; LeanProcessFailure if the process crashed, hung, answered garbage or lost
         the env / proof state sent (it is killed: the next request starts a new one)."""
-        failures = POOL_FAILURES if server.__class__.__name__ == "LeanServerPool" else CRASHES
+        from lean_interact import LeanServerPool
+
+        pool = isinstance(server, LeanServerPool)
+        failures = POOL_FAILURES if pool else CRASHES
         try:
             reply = server.run(request, timeout=timeout)
         except TimeoutError as e:
@@ -212,11 +215,13 @@ class ReplBackend:
                 crash_message("hung", f"no answer in {timeout:g} s: {_first_line(e)}"), True
             ) from None
         except failures as e:
-            _kill(server)  # LeanInteract keeps a process that answered garbage alive: never ask it again
+            if not pool:  # LeanInteract keeps a process that answered garbage alive: never ask it again
+                server.kill()
             raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"), False) from None
         stale = stale_reason(reply)
         if stale is not None:
-            _kill(server)
+            if not pool:  # a pool's requests carry no ids (see _check)
+                server.kill()
             raise LeanProcessFailure(
                 crash_message("lost its state", f"it answered {stale!r}, after a restart by LeanInteract"), False
             )
@@ -389,12 +394,6 @@ class ReplBackend:
 
 def _absolute(path: str) -> str:
     return str(Path(path).expanduser().resolve())
-
-
-def _kill(server) -> None:
-    """Kill a process that can no longer be trusted (a pool manages its own)."""
-    if hasattr(server, "kill") and server.__class__.__name__ != "LeanServerPool":
-        server.kill()
 
 
 def _first_line(e: BaseException) -> str:

@@ -82,8 +82,12 @@ def read_check(reply, name: str | None, print_line: int | None) -> CheckReading:
             parsed = parse_print_axioms(m.data) if m.severity == "info" else None
             if parsed is not None and parsed[0] == name:
                 axioms = parsed[1]
-            refused = refused or m.data.startswith(MODULE_REFUSAL)
-            continue
+                continue
+            if m.severity == "error" and m.data.startswith(MODULE_REFUSAL):
+                refused = True
+                continue
+        # anything else is the declaration's: a proof that does not parse is reported where the
+        # next command starts, on the `#print`'s line
         own.append(m)
     accepted = not any(m.severity == "error" for m in own)
     return CheckReading(accepted, tuple(f"{m.severity}: {m.data}" for m in own), axioms, refused)

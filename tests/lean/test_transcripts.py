@@ -175,3 +175,30 @@ def test_print_axioms_answers_in_prints_format_are_read(severity, text, axioms, 
     assert reading.accepted  # the declaration itself had no error
     assert reading.axioms == axioms and reading.refused_in_module is refused
     assert reading.messages == ()  # the #print's own message is not the declaration's
+
+
+def test_an_error_reported_on_the_print_line_is_the_declarations():
+    """A proof that does not parse gets its error where the next command (the `#print`) starts."""
+    from lean_interact.interface import CommandResponse
+
+    reply = CommandResponse.model_validate(
+        {
+            "messages": [
+                {
+                    "severity": "error",
+                    "pos": {"line": 3, "column": 0},
+                    "endPos": {"line": 3, "column": 6},
+                    "data": "unexpected token '#print'; expected ')'",
+                },
+                {
+                    "severity": "info",
+                    "pos": {"line": 3, "column": 0},
+                    "endPos": {"line": 3, "column": 13},
+                    "data": "'T' depends on axioms: [sorryAx]",
+                },
+            ],
+            "env": 1,
+        }
+    )
+    reading = read_check(reply, "T", 3)
+    assert not reading.accepted and reading.axioms == ("sorryAx",)

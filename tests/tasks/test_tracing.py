@@ -992,3 +992,18 @@ def test_trace_refuses_a_lean_version_lean_dojo_cannot_trace_before_any_build(tr
     assert "v4.9.0 to v4.27.x" in msg and "ExtractData" in msg
     assert not (e["work"] / "jobs").exists() or not list((e["work"] / "jobs").iterdir())  # no worker started
     assert not e["out"].exists()
+
+
+def test_build_deps_false_is_refused_before_any_work(tmp_path):
+    """Conformance #16: with build_deps false lean-dojo builds no file graph, and the export of the
+    corpus failed only after the whole trace."""
+    from pydantic import ValidationError
+
+    from tasks.config import TracingConfig
+
+    with pytest.raises(ValidationError, match="tracing.build_deps: true"):
+        TracingConfig(build_deps=False)
+    with pytest.raises(InputError, match="build_deps") as err:
+        trace_repository(str(tmp_path / "not-even-there"), None, tmp_path / "out", tmp_path / "work", build_deps=False)
+    assert "corpus" in str(err.value)
+    assert not (tmp_path / "work").exists()  # nothing started

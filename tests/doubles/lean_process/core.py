@@ -273,13 +273,6 @@ class LeanCore:
                 "proofState": new,
                 "goals": [],
             }
-        if re.search(r"(^|\s)\?[A-Za-z_]", text):
-            # upstream/app_type_mismatch: `apply ?succ` leaves a metavariable and no goals.
-            return {
-                "proofStatus": METAVARIABLES,
-                "proofState": self._remember(state.theorem, NO_GOALS, state.axioms),
-                "goals": [],
-            }
         t = state.theorem
         if t is not None and text in (f"exact {t.full_name}", f"exact {t.full_name.rsplit('.', 1)[-1]}"):
             # upstream/self_proof_exact_check: a proof by the theorem itself fails the kernel check.
@@ -289,6 +282,11 @@ class LeanCore:
         else:
             out = self.world.run_tactics(t, state.goals, tactic)
             out_state, axioms, error = out.state, out.axioms, out.error
+        if out_state is None and re.search(r"(^|[\s(⟨,])\?[A-Za-z]", text):
+            # upstream/app_type_mismatch: `apply ?succ` (a named hole nothing fills) leaves a
+            # metavariable and no goals.
+            new = self._remember(t, NO_GOALS, state.axioms)
+            return {"proofStatus": METAVARIABLES, "proofState": new, "goals": []}
         if out_state is None:
             # upstream/invalid_tactic: the error as a message at 0:0, no goals, and the state the error
             # recovery left ("contains sorry"), with a new proofState.

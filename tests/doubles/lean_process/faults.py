@@ -4,9 +4,10 @@ The control file (written by the test, read again before every request, so a tes
 it between two calls) holds `{"rules": [RULE, ...]}`; a RULE is
 
     {"when": "substring of the raw request" | null (any request),
-     "do": "crash" | "hang" | "late" | "garbage" | "grow_memory",
+     "do": "crash" | "hang" | "late" | "garbage" | "grow_memory" | "message",
      "seconds": 2.0,      # "late": answer this long after the request
      "rss_mb": 300,       # "grow_memory": hold memory until RSS reaches this, then answer
+     "text": "...",       # "message": answer `{"message": text}` instead
      "times": 1}          # how many requests it hits, over every process of this double; null: all
 
 What each one stands for (docs/lean-backends.md, "Testing with the Lean process double"):
@@ -14,6 +15,8 @@ What each one stands for (docs/lean-backends.md, "Testing with the Lean process 
 - hang: it never answers (a tactic that loops), so the client's timeout kills it;
 - late: it answers, after `seconds` (lean-dojo's stale stream, conformance #1);
 - garbage: it answers something that is not JSON;
+- message: it answers `{"message": text}`, the REPL's answer to a request it could not run
+  (the shape of upstream/unknown_environment and unknown_tactic), e.g. an import that fails;
 - grow_memory: its resident memory grows past what LeanInteract's `AutoLeanServer` tolerates,
   so that `_run_dict_backoff` kills and restarts it before the next request (conformance #2:
   RSS >= max_process_memory (0.8) x memory_hard_limit_mb).
@@ -30,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ACTIONS = ("crash", "hang", "late", "garbage", "grow_memory")
+ACTIONS = ("crash", "hang", "late", "garbage", "grow_memory", "message")
 GARBAGE = "this is not JSON: the Lean process double was told to answer garbage\n\n"
 
 
@@ -39,6 +42,7 @@ class Fault:
     do: str
     seconds: float = 0.0
     rss_mb: float = 0.0
+    text: str = ""
 
 
 def write_rules(control: Path, rules: list[dict]) -> None:
@@ -64,7 +68,9 @@ def fault_for(control: Path | None, raw_request: str) -> Fault | None:
         times = rule.get("times")
         if times is not None and not _take_hit(control, i, times):
             continue
-        return Fault(rule["do"], float(rule.get("seconds", 0.0)), float(rule.get("rss_mb", 0.0)))
+        return Fault(
+            rule["do"], float(rule.get("seconds", 0.0)), float(rule.get("rss_mb", 0.0)), str(rule.get("text", ""))
+        )
     return None
 
 

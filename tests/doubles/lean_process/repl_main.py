@@ -69,7 +69,8 @@ def serve(core: LeanCore, stdin, stdout, log: Path, control: Path | None) -> Non
         if fault is not None and fault.do == "hang":
             sleep_forever()
         try:
-            reply = json.dumps(core.answer(json.loads(raw)), ensure_ascii=False) + "\n\n"
+            answer = {"message": fault.text} if fault is not None and fault.do == "message" else None
+            reply = json.dumps(answer or core.answer(json.loads(raw)), ensure_ascii=False) + "\n\n"
         except json.JSONDecodeError as e:
             # REPL/Main.lean answers a request it cannot parse with a message, and goes on.
             reply = json.dumps({"message": f"Could not parse JSON:\n{e}"}) + "\n\n"
