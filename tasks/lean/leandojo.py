@@ -13,7 +13,8 @@ What lean-dojo 4.20.0's real `Dojo` requires, and how this backend meets it:
 - a Dojo whose tactic timed out keeps its stale pexpect stream (the late answer would be read
   as the next tactic's): the worker closes it, and the next request opens the theorem again
   and replays the state's tactics (`_State.opened` names the Dojo a state lives in);
-- `DojoCrashError` is an infrastructure error, retried once on a fresh Dojo, never a rejection;
+- `DojoCrashError` and a tactic timeout are infrastructure errors, retried once on a fresh Dojo
+  (the state's tactics replayed), then reported as an error / "timeout", never a rejection;
 - `Lean4Repl` parses one tactic per request: whole proofs are split into their top-level
   tactics (tasks/lean/tactic_split.py) and sent one by one;
 - the Dojo's start has its own limit (`leandojo.start_timeout_s`), apart from the tactics';
@@ -226,7 +227,7 @@ class LeanDojoBackend:
 
     def _tac(self, theorem: TheoremSpec, dojo_id: int, tactic: str) -> dict:
         """One tactic in the theorem's Dojo. A Dojo that timed out or crashed is gone (the worker
-        closed it); a crash raises LeanProcessFailure, so that `retry_once` tries a new Dojo."""
+        closed it); both raise LeanProcessFailure, so that `retry_once` tries a new Dojo once."""
         key = self._key(theorem)
         reply = self.process.request(
             {"op": "run_tac", "key": key, "id": dojo_id, "tactic": tactic},
@@ -235,8 +236,8 @@ class LeanDojoBackend:
         )
         if reply.get("discarded"):
             self._opened.pop(key, None)
-        if reply["status"] == "crashed":
-            raise LeanProcessFailure(reply["message"], False)
+        if reply["status"] in ("crashed", "timeout"):  # a hang is retried like a crash, on a fresh Dojo
+            raise LeanProcessFailure(reply["message"], reply["status"] == "timeout")
         return reply
 
     def start(self, theorem: TheoremSpec) -> TacticResult:
@@ -268,7 +269,7 @@ class LeanDojoBackend:
             return TacticResult("finished")
         if status == "given_up":
             return TacticResult("error", message=SORRY_TACTIC)
-        return TacticResult("timeout" if status == "timeout" else "error", message=reply.get("message", ""))
+        return TacticResult("error", message=reply.get("message", ""))
 
     def _run_steps(self, theorem: TheoremSpec, tactics: list[str]) -> dict:
         """Run `tactics` one by one from a fresh initial state; the last answer, or the first that
@@ -304,8 +305,6 @@ class LeanDojoBackend:
             return ProofCheck(True, self.name, ("declaration uses 'sorry'",))
         if status == "state":
             return ProofCheck(False, self.name, (f"unsolved goals\n{reply['pp']}",))
-        if status == "timeout":
-            return ProofCheck(False, self.name, error=reply.get("message", "timed out"))
         return ProofCheck(False, self.name, (reply.get("message", ""),))
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:

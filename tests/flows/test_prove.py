@@ -171,4 +171,4 @@ def test_prove_with_leandojo_refuses_a_repository_at_a_lean_version_the_dojo_can
         len(line) == 1 and "NatBasics" in line[0] and "uses Lean v4.20.0" in line[0] and "v4.9.0 to v4.11.x" in line[0]
     ), r.output
     assert "backend.kind: repl" in line[0]
-    assert not dojo.received() and not sent and read_proofs(store) == []
+    assert not dojo.events() and not sent and read_proofs(store) == []

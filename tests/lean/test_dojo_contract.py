@@ -66,7 +66,10 @@ def test_fault_tactic_answering_after_the_timeout(dojo, theorems):
     backend, double = dojo
     theorem = theorems["NatBasics.square_add"]
     double.faults({"when": '"cmd": "omega"', "do": "late", "seconds": 60, "times": 1})
-    assert verdict(backend.check_proof(theorem, SQUARE_ADD), SQUARE_ADD) == "error"  # timed out: not a verdict
+    # late once: the hang is retried on a fresh Dojo (its tactics replayed), where it answers in time
+    assert verdict(backend.check_proof(theorem, SQUARE_ADD), SQUARE_ADD) == "proved"
+    double.faults({"when": '"cmd": "omega"', "do": "late", "seconds": 60, "times": 2})
+    assert verdict(backend.check_proof(theorem, SQUARE_ADD), SQUARE_ADD) == "error"  # late twice: not a verdict
     assert verdict(backend.check_proof(theorem, "rfl"), "rfl") == "not proved"  # the late answer is never read
     assert verdict(backend.check_proof(theorem, SQUARE_ADD), SQUARE_ADD) == "proved"
 

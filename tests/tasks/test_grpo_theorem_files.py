@@ -143,4 +143,4 @@ def test_a_repository_at_a_lean_version_the_backend_cannot_run_stops_the_run(tmp
     file = [FileTheorem("one_mul'", "theorem one_mul' (n : Nat) : 1 * n = n")]
     with pytest.raises(InputError, match=r"uses Lean v4\.20\.0; the leandojo backend .* v4\.9\.0 to v4\.11\.x"):
         checkable_specs(settings, file, store)
-    assert not dojo.received()
+    assert not dojo.events()

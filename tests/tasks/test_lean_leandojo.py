@@ -40,7 +40,7 @@ def dojo_backend(store, double, tmp_path, **settings):
 
 
 def lean_starts(double) -> int:
-    return sum(1 for r in double.received() if "argv" in r)
+    return sum(1 for r in double.events() if "argv" in r)
 
 
 def test_real_dojo_runs_tactics_and_checks_multi_tactic_proofs(store, theorems, dojo_lean, tmp_path):
@@ -70,7 +70,7 @@ def test_real_dojo_runs_tactics_and_checks_multi_tactic_proofs(store, theorems, 
         assert backend.check_steps(theorem, tuple(SQUARE_ADD)).accepted
     finally:
         backend.close()
-    received = dojo_lean.received()
+    received = dojo_lean.events()
     assert received and all("GITHUB_ACCESS_TOKEN" not in r["env_keys"] for r in received)
 
 
@@ -83,7 +83,7 @@ def test_late_answer_of_a_timed_out_tactic_is_never_read_as_the_next(store, theo
     try:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
-        late = backend.run_tactic(theorem, start.state, "double_late")
+        late = backend.run_tactic(theorem, start.state, "double_late")  # late on the retry too
         assert late.status == "timeout", late
         garbage = backend.run_tactic(theorem, start.state, "garbage_tactic")
         assert garbage.status == "error", garbage  # not "finished"
@@ -145,7 +145,7 @@ def test_dojo_opens_what_tracing_built_and_never_traces(store, theorems, dojo_le
         assert "lean_dojo_cache" in missing.message  # the fix
     finally:
         backend.close()
-    starts = [r for r in dojo_lean.received() if "argv" in r]
+    starts = [r for r in dojo_lean.events() if "argv" in r]
     assert len(starts) == 1 and starts[0]["cwd"] == str(found.traced_dir)
     with pytest.raises(InputError, match="no traced repository"):
         find_traced_repo(tmp_path / "empty", theorem.url, theorem.commit)

@@ -79,7 +79,7 @@ def test_preflight_refuses_leandojo_on_a_repository_at_lean_v4_20(store, theorem
     preflight(settings, [theorem])  # in range: passes
     with pytest.raises(InputError, match="no traced repository"):  # not traced: refused before any Dojo
         preflight(settings, [theorems["ListLemmas.rev_snoc_snoc"]])
-    assert not double.received()  # no Lean started
+    assert not double.events()  # no Lean started
 
 
 def test_preflight_refuses_repl_on_a_checkout_older_than_leaninteracts_tags(store, theorems, tmp_path):

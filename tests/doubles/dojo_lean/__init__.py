@@ -40,11 +40,20 @@ class DojoLean:
         """Replace the fault rules (`{"when", "do", "seconds", "times"}`, lean_process/faults.py)."""
         write_rules(self.control, list(rules))
 
-    def received(self) -> list[dict]:
+    def events(self) -> list[dict]:
+        """Every lake call (`argv`) and request (`request`), with pid, cwd and environment names."""
         return [json.loads(x) for x in self.log.read_text().splitlines()] if self.log.exists() else []
 
     def tactics(self) -> list[str]:
-        return [r["request"]["cmd"] for r in self.received() if "request" in r]
+        return [r["request"]["cmd"] for r in self.events() if "request" in r]
+
+    def received(self) -> str:
+        """All request text the Lean processes received, one request a line."""
+        return "\n".join(json.dumps(r["request"], ensure_ascii=False) for r in self.events() if "request" in r)
+
+    def pids(self) -> list[int]:
+        """The Lean processes started, in order."""
+        return [r["pid"] for r in self.events() if "argv" in r]
 
 
 def _sample_commit(name: str) -> str:
