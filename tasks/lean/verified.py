@@ -24,6 +24,7 @@ read back from the catalog gives the verdict the first check gave.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import textwrap
 import threading
@@ -172,7 +173,8 @@ class VerifiedBackend:
     def __getattr__(self, attr):  # the wrapped backend's own options and helpers
         if attr == "backend":  # not set yet (a copy being built): no recursion
             raise AttributeError(attr)
-        return getattr(self.backend, attr)
+        found = getattr(self.backend, attr)  # AttributeError where the backend has none
+        return self._check_steps if attr == "check_steps" else found
 
     def start(self, theorem):
         return self.backend.start(theorem)
@@ -238,8 +240,22 @@ class VerifiedBackend:
         batches, where it has them); each new answer Lean gave is stored."""
         from . import check_proofs
 
-        results: list[ProofCheck | None] = [None] * len(items)
         keys = [self.key(theorem, proof) for theorem, proof in items]
+        return self._remembered(items, keys, lambda todo: check_proofs(self.backend, todo))
+
+    def _check_steps(self, theorem: TheoremSpec, tactics: tuple[str, ...]) -> ProofCheck:
+        """The backend's `check_steps` (the Dojo: one tactic per request, as search found them),
+        remembered under the steps themselves: the same text split otherwise is another check."""
+        text = "\n".join(tactics)
+        key = self.key(theorem, text)
+        if key is not None:
+            key = dataclasses.replace(key, proof="steps: " + json.dumps([t.strip() for t in tactics]))
+        run = lambda todo: [self.backend.check_steps(theorem, tuple(tactics))]  # noqa: E731
+        return self._remembered([(theorem, text)], [key], run)[0]
+
+    def _remembered(self, items, keys, run) -> list[ProofCheck]:
+        """Known answers from memory; `run(missing items)` for the rest, whose answers are kept."""
+        results: list[ProofCheck | None] = [None] * len(items)
         todo = []
         with self._lock:
             if self._known is None:
@@ -251,7 +267,7 @@ class VerifiedBackend:
                     results[i] = check_from_json(found)
                 else:
                     todo.append(i)
-        checks = check_proofs(self.backend, [items[i] for i in todo]) if todo else []
+        checks = run([items[i] for i in todo]) if todo else []
         with self._lock:
             for i, check in zip(todo, checks):
                 results[i] = check

@@ -238,3 +238,34 @@ def test_grpo_rewards_open_their_backend_through_the_cache(store, double, tmp_pa
         assert isinstance(backend, VerifiedBackend)
     finally:
         backend.close()
+
+
+class StepsReplay:
+    """The real replay backend with a `check_steps` (as the leandojo backend has: a proof given as
+    the tactics search found), counting what reaches it."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.steps = inner, inner.name, []
+
+    def check_steps(self, theorem, tactics):
+        self.steps.append(tuple(tactics))
+        return self.inner.check_proof(theorem, "\n".join(tactics))
+
+    def check_proof(self, theorem, proof):
+        return self.inner.check_proof(theorem, proof)
+
+    def close(self):
+        self.inner.close()
+
+
+def test_check_steps_of_a_backend_that_has_it_go_through_the_cache(store, theorems):
+    from tasks.lean import open_backend
+
+    inner = StepsReplay(open_backend(BackendSettings(kind="replay"), store))
+    verifier = VerifiedBackend(inner, store, lambda t: t.file_path, rule_version="test-steps")
+    theorem = theorems["NatBasics.square_add"]
+    steps = tuple(SQUARE_ADD.split("\n"))
+    first = verifier.check_steps(theorem, steps)  # best-first search calls it where it exists
+    assert verifier.check_steps(theorem, steps) == first
+    assert inner.steps == [steps] and verifier.stats.hits == 1
+    assert not hasattr(VerifiedBackend(open_backend(BackendSettings(kind="replay"), store), store, str), "check_steps")
