@@ -269,3 +269,25 @@ def test_check_steps_of_a_backend_that_has_it_go_through_the_cache(store, theore
     assert verifier.check_steps(theorem, steps) == first
     assert inner.steps == [steps] and verifier.stats.hits == 1
     assert not hasattr(VerifiedBackend(open_backend(BackendSettings(kind="replay"), store), store, str), "check_steps")
+
+
+def test_kimina_batches_go_through_the_cache(store, theorems, kimina, monkeypatch):
+    """The real kimina server (tests/doubles/kimina_server.py) with the Lean process double behind
+    it: a batch checked twice sends its snippets to the server once."""
+    from tests.doubles.kimina_server import API_KEY
+
+    monkeypatch.setenv("LEAN_SERVER_API_KEY", API_KEY)
+    kimina.repl.faults()
+    settings = BackendSettings(kind="kimina", theorem_timeout_s=20, kimina={"url": kimina.url})
+    verifier = open_verifier(settings, store)
+    verifier.rule_version = "test-kimina-batches"
+    items = [(theorems["NatBasics.square_add"], SQUARE_ADD), (theorems["NatBasics.square_add"], "unfold square\nrfl")]
+    try:
+        before = len(checks_sent(kimina.repl))
+        first = verifier.check_proofs(items)
+        sent = len(checks_sent(kimina.repl))
+        assert sent - before == 2 and judge(first[0], SQUARE_ADD).proved and not first[1].accepted
+        assert verifier.check_proofs(items) == first
+        assert len(checks_sent(kimina.repl)) == sent and verifier.stats.hits == 2
+    finally:
+        verifier.close()
