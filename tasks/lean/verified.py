@@ -133,10 +133,11 @@ class VerifiedBackend:
     """`backend` with its whole-proof checks remembered in `store`'s catalog (module docstring).
 
     A catalog connection costs 60 ms or more here (DuckDB opens the file), thousands of times a
-    row, so this process answers from memory:
-    it loads the answers of its rule version and backend once, and syncs with the catalog (writes
-    its new answers in one transaction, reads those other processes stored since) when
-    `sync_every` answers are pending or `sync_s` seconds have passed, and on `close()` (`flush()`).
+    row, so this process answers from memory: it loads the answers of its rule version and
+    backend once, and syncs with the catalog (writes its new answers in one transaction, reads
+    those other processes stored since) when `sync_every` answers are pending or `sync_s` seconds
+    have passed, and on `close()` (`flush()`). Memory holds every answer of the rule version and
+    backend (about 1 KB each).
     A catalog another process keeps locked for `sync_timeout_s` delays the sync, never a check.
     Two processes checking the same new proof within one sync interval both ask Lean; both store it.
     Lookups of other threads wait while a sync runs.
