@@ -3,19 +3,59 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import logging
 import os
 import shutil
 
 from storage.errors import DojoflowError, InputError
 
 from .config import BackendSettings
+from .sandbox import Limits, probe
+
+log = logging.getLogger(__name__)
 
 LEAN_EXTRA = "pip install -e '.[lean]' in a Dojoflow checkout, or pip install 'dojoflow[lean]'"
 ELAN = (
     "install Lean's toolchain manager elan (`curl https://raw.githubusercontent.com/leanprover/elan/master/"
     "elan-init.sh -sSf | sh`) and open a new shell, or set backend.repl.lake_path to your `lake`"
 )
+
+
+SANDBOX_FIX = (
+    "install bubblewrap (`apt-get install bubblewrap`) where unprivileged user namespaces are allowed "
+    "(`sysctl kernel.unprivileged_userns_clone=1`; or run as root), or, knowing that model-written proofs then "
+    "run as you with your files and network, set backend.sandbox.unsafe_no_sandbox: true"
+)
+
+
+@functools.cache
+def _probe(bwrap: str) -> str | None:
+    return probe(bwrap)
+
+
+def sandbox_limits(settings: BackendSettings) -> Limits:
+    """How Lean processes of `settings` are contained. Raises InputError where bubblewrap
+    cannot run, unless the user opted out with `sandbox.unsafe_no_sandbox` (then warns)."""
+    sandbox = settings.sandbox
+    if sandbox.unsafe_no_sandbox:
+        log.warning("backend.sandbox.unsafe_no_sandbox: Lean processes run WITHOUT a sandbox, as this user")
+        bwrap = None
+    else:
+        why = _probe(sandbox.bwrap_path)
+        if why is not None:
+            raise InputError(
+                "backend.sandbox", f"Lean runs untrusted proofs only under bubblewrap, and {why}", SANDBOX_FIX
+            )
+        bwrap = shutil.which(sandbox.bwrap_path)
+    return Limits(
+        bwrap,
+        settings.memory_limit_mb,
+        sandbox.cpu_limit_s,
+        tuple(sandbox.read_only_paths),
+        tuple(sandbox.writable_paths),
+    )
 
 
 def _module_missing(module: str) -> bool:
@@ -36,6 +76,8 @@ def check_available(settings: BackendSettings) -> None:
     kind = settings.kind
     if kind == "replay":
         return
+    if kind in ("repl", "leandojo"):  # Dojoflow starts their Lean processes: they must be contained
+        sandbox_limits(settings)
     if kind == "repl":
         if _module_missing("lean_interact"):
             raise InputError("backend.kind: repl", "the Python package lean-interact is not installed", LEAN_EXTRA)

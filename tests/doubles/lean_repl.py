@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DOUBLE = Path(__file__).resolve().parent / "lean_repl_double.py"
+CHECKOUT = DOUBLE.parents[2]
 LEAN_TOOLCHAIN = "leanprover/lean4:v4.20.0\n"
 
 
@@ -28,10 +29,15 @@ class ReplDouble:
     lake_log: Path  # every fake-lake call
 
     def requests(self) -> list[dict]:
-        """What reached the double: [{"pid", "cwd", "env_keys", "request"}], in order."""
+        """What reached the double: [{"pid", "home", "cwd", "env_keys", "memory_limit", "request"}], in order."""
         if not self.log_path.exists():
             return []
         return [json.loads(line) for line in self.log_path.read_text().splitlines()]
+
+    def processes(self, requests: list[dict]) -> set[str]:
+        """The distinct processes that received `requests` (under bubblewrap each has pid 2 in
+        its own PID namespace, and a private HOME of its own)."""
+        return {f"{r['pid']}:{r.get('home', '')}" for r in requests}
 
     def received(self) -> str:
         """All request text the double received, concatenated."""
@@ -40,6 +46,16 @@ class ReplDouble:
     def options(self, **extra) -> dict:
         """`backend.repl` options that point the repl backend at this double."""
         return {"lake_path": str(self.lake_path), "repl_path": str(self.repl_path), "build_repl": False, **extra}
+
+    def sandbox(self, **extra) -> dict:
+        """`backend.sandbox` settings under which the double runs in bubblewrap: Python and this
+        checkout (the double's code, the sample it answers from) read-only, the double's
+        folder (its logs) writable. Real Lean needs none of these."""
+        return {
+            "read_only_paths": [sys.prefix, sys.base_prefix, str(CHECKOUT)],
+            "writable_paths": [str(self.log_path.parent)],
+            **extra,
+        }
 
 
 def _executable(path: Path, text: str) -> Path:

@@ -223,7 +223,8 @@ def main(argv=None) -> None:
             f.write(
                 json.dumps(
                     {
-                        "pid": os.getpid(),
+                        "pid": os.getpid(),  # 2 for every process in its own PID namespace (bubblewrap)
+                        "home": os.environ.get("HOME", ""),  # the private folder: one per process
                         "cwd": os.getcwd(),
                         "env_keys": sorted(os.environ),
                         "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0],

@@ -24,6 +24,7 @@ SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul
 def repl_backend(store, double, tmp_path, repl_options: dict | None = None, **settings):
     """The repl backend pointed at `double`, closed afterwards."""
     settings.setdefault("work_dir", str(tmp_path / "work"))
+    settings.setdefault("sandbox", double.sandbox())
     backend = open_backend(BackendSettings(kind="repl", repl=double.options(**(repl_options or {})), **settings), store)
     try:
         yield backend
@@ -85,7 +86,7 @@ def test_forbidden_construct_never_reaches_repl_double(store, theorems, double, 
     assert sent and "run_tac" not in sent and "#eval" not in sent and "IO.Process" not in sent
 
 
-def test_repl_processes_get_their_own_folder_a_minimal_env_and_a_memory_limit_against_repl_double(
+def test_repl_processes_run_in_their_checkout_with_a_minimal_env_and_a_memory_limit_against_repl_double(
     store, theorems, double, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("GITHUB_ACCESS_TOKEN", "secret-token")
@@ -94,8 +95,9 @@ def test_repl_processes_get_their_own_folder_a_minimal_env_and_a_memory_limit_ag
         assert backend.start(theorems["NatBasics.square_add"]).status == "state"
     first = double.requests()[0]
     assert "GITHUB_ACCESS_TOKEN" not in first["env_keys"] and "LEAN_SERVER_API_KEY" not in first["env_keys"]
-    assert first["cwd"].startswith(str(tmp_path / "work"))
-    assert "storage/sample" not in first["cwd"]  # not the repository's checkout
+    # elan picks the toolchain from the working directory: the process runs in the checkout
+    # (read-only under bubblewrap; its own writable folder is its HOME and TMPDIR).
+    assert first["cwd"].endswith("storage/sample/lean/NatBasics")
     assert first["memory_limit"] == 3000 * 1024 * 1024
 
 
@@ -107,8 +109,8 @@ def test_crashed_repl_process_is_replaced_and_the_step_retried_against_repl_doub
         step = backend.run_tactic(theorem, start.state, "unfold square")
         assert step.status == "state", step  # the second process answered
         assert backend.run_tactic(theorem, step.state, SQUARE_ADD[1]).status == "state"
-    pids = {r["pid"] for r in double.requests()}
-    assert len(pids) == 2
+    # Two processes were started (each has pid 2 in its own PID namespace: count the launches).
+    assert len([line for line in double.lake_log.read_text().splitlines() if " env " in line]) == 2
 
 
 def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_double(store, theorems, double, tmp_path):
@@ -124,7 +126,7 @@ def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_dou
         # The replaced process serves the next theorem.
         assert backend.check_proof(theorem, "\n".join(SQUARE_ADD)).accepted
     crashes = [r for r in double.requests() if "double_crash" in r["request"]]
-    assert len(crashes) == 4 and len({r["pid"] for r in crashes}) == 4  # each tried twice, each on a new process
+    assert len(crashes) == 4 and len(double.processes(crashes)) == 4  # each tried twice, each on a new process
 
 
 def test_hanging_repl_process_is_killed_and_reported_against_repl_double(store, theorems, double, tmp_path):
@@ -137,7 +139,7 @@ def test_hanging_repl_process_is_killed_and_reported_against_repl_double(store, 
         assert check.error is not None and "hung" in check.error
         assert backend.run_tactic(theorem, start.state, "unfold square").status == "state"  # rebuilt after the kill
     hangs = [r for r in double.requests() if "double_hang" in r["request"]]
-    assert len({r["pid"] for r in hangs}) == 4
+    assert len(double.processes(hangs)) == 4
 
 
 def test_repl_pool_checks_whole_proofs_on_several_processes_against_repl_double(store, theorems, double, tmp_path):
