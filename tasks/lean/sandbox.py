@@ -111,14 +111,16 @@ def bwrap_argv(
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
     if network:
         argv.append("--share-net")
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
     for path in SYSTEM_PATHS + ETC_FILES:
         argv += ["--ro-bind-try", path, path]
     # Parents before children, so a writable folder inside a read-only one stays writable.
     mounts = [(p, "--ro-bind") for p in read_only] + [(p, "--bind") for p in writable]
     for path, flag in sorted({(os.path.abspath(p), f) for p, f in mounts}, key=lambda m: (m[0].count("/"), m[0])):
         argv += [flag, path, path]
-    argv += ["--chdir", cwd, "--clearenv"]
+    # The root is bwrap's own tmpfs, holding the mount points: read-only, so nothing can be
+    # written anywhere but the writable folders (no /tmp: TMPDIR is the private folder).
+    argv += ["--remount-ro", "/", "--chdir", cwd, "--clearenv"]
     for key, value in sorted(env.items()):
         argv += ["--setenv", key, value]
     return argv + ["--"]
