@@ -1,9 +1,11 @@
 """The `leandojo` backend: lean-dojo's `Dojo` on a traced repository, for users who
 trace with LeanDojo.
 
-`Dojo` runs in a worker process (tasks/lean/leandojo_worker.py) started in a folder of
-its own, with a minimal environment (lean-dojo reads tokens from the environment; the
-worker never gets them) and a memory limit. Each request has a wall-clock limit; a
+`Dojo` runs in a worker process (tasks/lean/leandojo_worker.py) started under
+bubblewrap (tasks/lean/sandbox.py): a folder of its own as HOME and TMPDIR, Dojoflow,
+Python, the toolchain and lean-dojo's cache read-only, no network, its own PID
+namespace, a minimal environment (lean-dojo reads tokens from the environment; the
+worker never gets them), memory and CPU limits. Each request has a wall-clock limit; a
 worker that crashes or hangs is killed and replaced, the theorem is opened again, its
 tactics replayed and the request retried once, then reported as an error.
 `TacticState` -> "state", `ProofFinished` -> "finished", `LeanError` -> "error",
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from tasks.tracing.toolchain import minimal_env
 
+from .availability import sandbox_limits
 from .backend import (
     SORRY_TACTIC,
     ProofCheck,
@@ -40,7 +43,7 @@ from .backend import (
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
-from .sandbox import limit_memory
+from .sandbox import bwrap_argv, elan_home, set_limits, toolchain_paths
 from .states import ProofStates, failure_result
 
 DOJOFLOW_ROOT = Path(__file__).resolve().parents[2]
@@ -63,11 +66,33 @@ class _DojoProcess:
         cache = self.settings.leandojo.cache_dir or os.environ.get("CACHE_DIR")
         if cache:  # where tracing left the built repository: Dojo reuses it instead of building again
             extra["CACHE_DIR"] = str(Path(cache).expanduser())
-        env = minimal_env(extra=extra)
-        memory = self.settings.memory_limit_mb
+        else:  # lean-dojo's default cache, under the real HOME (the worker's HOME is its own folder)
+            default = Path(os.path.expanduser("~/.cache/lean_dojo"))
+            if default.is_dir():
+                extra["CACHE_DIR"] = str(default)
+        base = minimal_env(extra=extra)
+        elan = elan_home(base)  # found under the real HOME: the worker's HOME is its own folder
+        env = {**base, "HOME": str(cwd), "TMPDIR": str(cwd), **({"ELAN_HOME": elan} if elan else {})}
+        limits = sandbox_limits(self.settings)
+        argv = [sys.executable, "-m", "tasks.lean.leandojo_worker"]
+        if limits.bwrap is not None:  # lean-dojo and the Lean it runs, inside bubblewrap
+            read_only = [str(DOJOFLOW_ROOT), sys.prefix, sys.base_prefix, *self.settings.leandojo.extra_pythonpath]
+            read_only += [os.path.dirname(os.path.realpath(sys.executable)), *toolchain_paths("lake", base)]
+            read_only += [extra["CACHE_DIR"]] if "CACHE_DIR" in extra else []
+            argv = (
+                bwrap_argv(
+                    limits.bwrap,
+                    read_only=[*read_only, *limits.read_only],
+                    writable=[str(cwd), *limits.writable],
+                    cwd=str(cwd),
+                    env=env,
+                    network=False,
+                )
+                + argv
+            )
         self.log = open(cwd / "worker.log", "w", encoding="utf-8")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tasks.lean.leandojo_worker"],
+            argv,
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -77,7 +102,7 @@ class _DojoProcess:
             encoding="utf-8",
             bufsize=1,
             start_new_session=True,
-            preexec_fn=lambda: limit_memory(memory),
+            preexec_fn=lambda: set_limits(limits.memory_limit_mb, limits.cpu_limit_s),
         )
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True).start()

@@ -115,9 +115,10 @@ def bwrap_argv(
     for path in SYSTEM_PATHS + ETC_FILES:
         argv += ["--ro-bind-try", path, path]
     # Parents before children, so a writable folder inside a read-only one stays writable.
-    mounts = [(p, "--ro-bind") for p in read_only] + [(p, "--bind") for p in writable]
-    for path, flag in sorted({(os.path.abspath(p), f) for p, f in mounts}, key=lambda m: (m[0].count("/"), m[0])):
-        argv += [flag, path, path]
+    mounts = {os.path.abspath(p): "--ro-bind" for p in read_only}
+    mounts.update({os.path.abspath(p): "--bind" for p in writable})  # writable wins over read-only
+    for path in sorted(mounts, key=lambda p: (p.count("/"), p)):
+        argv += [mounts[path], path, path]
     # The root is bwrap's own tmpfs, holding the mount points: read-only, so nothing can be
     # written anywhere but the writable folders (no /tmp: TMPDIR is the private folder).
     argv += ["--remount-ro", "/", "--chdir", cwd, "--clearenv"]

@@ -33,7 +33,11 @@ def dojo_env(tmp_path, monkeypatch):
 def dojo_backend(store, pkgs, tmp_path, **settings):
     return open_backend(
         BackendSettings(
-            kind="leandojo", work_dir=str(tmp_path / "work"), leandojo={"extra_pythonpath": [str(pkgs)]}, **settings
+            kind="leandojo",
+            work_dir=str(tmp_path / "work"),
+            leandojo={"extra_pythonpath": [str(pkgs)]},
+            sandbox={"writable_paths": [str(pkgs)]},  # the double logs what it receives there
+            **settings,
         ),
         store,
     )

@@ -102,7 +102,16 @@ class Dojo:
     def run_tac(self, state: TacticState, tactic: str):
         with _LOG.open("a", encoding="utf-8") as f:
             f.write(
-                json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "env_keys": sorted(os.environ), "tactic": tactic})
+                json.dumps(
+                    {
+                        # pid 2 for every worker in its own PID namespace (bubblewrap): the pair
+                        # with its cwd (a new folder per worker) tells workers apart.
+                        "pid": f"{os.getpid()}:{os.getcwd()}",
+                        "cwd": os.getcwd(),
+                        "env_keys": sorted(os.environ),
+                        "tactic": tactic,
+                    }
+                )
                 + "\n"
             )
         out = _world().run_tactics(self.theorem, state.pp, tactic)
