@@ -11,7 +11,7 @@ import shutil
 
 from storage.errors import DojoflowError, InputError
 
-from .config import BackendSettings
+from .config import BackendSettings, SandboxSettings
 from .sandbox import Limits, probe
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,11 @@ def _probe(bwrap: str) -> str | None:
 def sandbox_limits(settings: BackendSettings) -> Limits:
     """How Lean processes of `settings` are contained. Raises InputError where bubblewrap
     cannot run, unless the user opted out with `sandbox.unsafe_no_sandbox` (then warns)."""
-    sandbox = settings.sandbox
+    return contain(settings.sandbox, settings.memory_limit_mb, settings.sandbox.cpu_limit_s)
+
+
+def contain(sandbox: SandboxSettings, memory_limit_mb: int | None, cpu_limit_s: int | None) -> Limits:
+    """The Limits of `sandbox` (see sandbox_limits), with these memory and CPU limits."""
     if sandbox.unsafe_no_sandbox:
         log.warning("backend.sandbox.unsafe_no_sandbox: Lean processes run WITHOUT a sandbox, as this user")
         bwrap = None
@@ -51,8 +55,8 @@ def sandbox_limits(settings: BackendSettings) -> Limits:
         bwrap = shutil.which(sandbox.bwrap_path)
     return Limits(
         bwrap,
-        settings.memory_limit_mb,
-        sandbox.cpu_limit_s,
+        memory_limit_mb,
+        cpu_limit_s,
         tuple(sandbox.read_only_paths),
         tuple(sandbox.writable_paths),
     )

@@ -43,7 +43,7 @@ from .backend import (
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
-from .sandbox import bwrap_argv, elan_home, set_limits, toolchain_paths
+from .sandbox import private_env, python_worker_argv, set_limits
 from .states import ProofStates, failure_result
 
 DOJOFLOW_ROOT = Path(__file__).resolve().parents[2]
@@ -70,26 +70,18 @@ class _DojoProcess:
             default = Path(os.path.expanduser("~/.cache/lean_dojo"))
             if default.is_dir():
                 extra["CACHE_DIR"] = str(default)
-        base = minimal_env(extra=extra)
-        elan = elan_home(base)  # found under the real HOME: the worker's HOME is its own folder
-        env = {**base, "HOME": str(cwd), "TMPDIR": str(cwd), **({"ELAN_HOME": elan} if elan else {})}
+        env = private_env(minimal_env(extra=extra), str(cwd))
         limits = sandbox_limits(self.settings)
-        argv = [sys.executable, "-m", "tasks.lean.leandojo_worker"]
-        if limits.bwrap is not None:  # lean-dojo and the Lean it runs, inside bubblewrap
-            read_only = [str(DOJOFLOW_ROOT), sys.prefix, sys.base_prefix, *self.settings.leandojo.extra_pythonpath]
-            read_only += [os.path.dirname(os.path.realpath(sys.executable)), *toolchain_paths("lake", base)]
-            read_only += [extra["CACHE_DIR"]] if "CACHE_DIR" in extra else []
-            argv = (
-                bwrap_argv(
-                    limits.bwrap,
-                    read_only=[*read_only, *limits.read_only],
-                    writable=[str(cwd), *limits.writable],
-                    cwd=str(cwd),
-                    env=env,
-                    network=False,
-                )
-                + argv
-            )
+        argv = python_worker_argv(  # lean-dojo and the Lean it runs, inside bubblewrap
+            limits.bwrap,
+            [sys.executable, "-m", "tasks.lean.leandojo_worker"],
+            read_only=[str(DOJOFLOW_ROOT), *self.settings.leandojo.extra_pythonpath, *limits.read_only]
+            + ([extra["CACHE_DIR"]] if "CACHE_DIR" in extra else []),
+            writable=[str(cwd), *limits.writable],
+            cwd=str(cwd),
+            env=env,
+            network=False,
+        )
         self.log = open(cwd / "worker.log", "w", encoding="utf-8")
         self.proc = subprocess.Popen(
             argv,

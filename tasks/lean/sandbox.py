@@ -127,6 +127,33 @@ def bwrap_argv(
     return argv + ["--"]
 
 
+def private_env(env: dict[str, str], private: str) -> dict[str, str]:
+    """`env` with HOME and TMPDIR in the process's private folder, and ELAN_HOME kept where
+    elan's toolchains are (found from the real HOME)."""
+    elan = elan_home(env)
+    return {**env, "HOME": private, "TMPDIR": private, **({"ELAN_HOME": elan} if elan else {})}
+
+
+def python_worker_argv(
+    bwrap: str | None,
+    argv: list[str],
+    *,
+    read_only: list[str],
+    writable: list[str],
+    cwd: str,
+    env: dict[str, str],
+    network: bool,
+) -> list[str]:
+    """`argv`, a worker run by this Python (lean-dojo's Dojo, tracing), under bwrap: this
+    interpreter, its environment, the toolchain and `read_only` visible read-only. `env`
+    is the worker's (private_env). Unchanged when `bwrap` is None (the opt-out)."""
+    if bwrap is None:
+        return argv
+    python = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    visible = [*python, *toolchain_paths("lake", env), *read_only]
+    return bwrap_argv(bwrap, read_only=visible, writable=writable, cwd=cwd, env=env, network=network) + argv
+
+
 def set_limits(memory_limit_mb: int | None, cpu_limit_s: int | None) -> None:
     """RLIMIT_AS and RLIMIT_CPU of this process, inherited by what it executes."""
     import resource
@@ -186,12 +213,10 @@ def launch_argv(spec: SandboxSpec, args: list[str], cwd: str) -> tuple[list[str]
         read_only.append(spec.project)
         if len(args) > 1 and os.sep in args[1]:  # the program lake runs: its checkout (the REPL's)
             program = Path(args[1])
-            root = next((p for p in program.parents if p.name == ".lake"), program).parent
-            read_only.append(str(root))
+            lake_dir = next((p for p in program.parents if p.name == ".lake"), None)
+            read_only.append(str(lake_dir.parent if lake_dir else program))
         writable.append(private)
-        if elan_home(spec.env):
-            env.setdefault("ELAN_HOME", elan_home(spec.env))
-        env.update(HOME=private, TMPDIR=private)
+        env = private_env(env, private)
     else:  # `lake build` (no network) or a fetch step (network): the folder it was asked in, writable
         network = args[:1] != ["build"]
         writable.append(cwd)
