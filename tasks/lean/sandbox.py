@@ -154,6 +154,12 @@ def python_worker_argv(
     return bwrap_argv(bwrap, read_only=visible, writable=writable, cwd=cwd, env=env, network=network) + argv
 
 
+def killed_by(bwrap_returncode: int) -> int:
+    """The signal that killed a process bwrap ran, from bwrap's exit status, which is 128 +
+    the signal (bubblewrap.c `propagate_exit_status`: `128 + WTERMSIG (status)`)."""
+    return bwrap_returncode - 128
+
+
 def set_limits(memory_limit_mb: int | None, cpu_limit_s: int | None) -> None:
     """RLIMIT_AS and RLIMIT_CPU of this process, inherited by what it executes."""
     import resource
