@@ -427,7 +427,7 @@ def trace_repository(
     replaced). `work_dir` holds checkouts, lean-dojo's cache, logs and job files; reuse it to
     resume. `num_procs` caps lean-dojo's parallelism (its NUM_PROCS; default: CPU count, at
     most 32); `extra_pythonpath` lists folders where lean-dojo is installed if it is not in
-    this interpreter's environment. `sandbox` (tasks.lean.config.SandboxSettings, default
+    this interpreter's environment. `sandbox` (tasks.lean.config.SandboxSettings or a dict of it, default
     its defaults): the worker, lean-dojo and the `lake build` it runs are the repository's
     code, and run under bubblewrap (see `_contained`). Raises InputError for bad input,
     ToolchainMissingError for missing programs, TracingError for a failed trace.
@@ -437,7 +437,7 @@ def trace_repository(
 
     # Before any work: no bubblewrap and no opt-out is an InputError. No memory or CPU
     # limit: a trace takes hours and ~100 GB on mathlib; `timeout_s` bounds it.
-    limits = contain(sandbox or SandboxSettings(), None, None)
+    limits = contain(SandboxSettings.model_validate(sandbox or {}), None, None)
     commit = check_commit_format(commit)
     if num_procs is not None and (isinstance(num_procs, bool) or not isinstance(num_procs, int) or num_procs < 1):
         raise InputError(num_procs, "is not a positive number of processes", "pass 1 or more", where="num_procs")
