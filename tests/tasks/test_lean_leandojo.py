@@ -65,6 +65,10 @@ def test_leandojo_runs_tactics_and_checks_proofs_against_dojo_double(store, theo
     received = dojo_received(dojo_env)
     assert received and all("GITHUB_ACCESS_TOKEN" not in r["env_keys"] for r in received)
     assert all(r["cwd"].startswith(str(tmp_path / "work")) for r in received)
+    # Under bubblewrap: the worker is the first process of a PID namespace of its own (pid 2
+    # after bwrap's init), with its own folder as HOME.
+    assert all(r["pid"].startswith("2:") for r in received)
+    assert "HOME" in received[0]["env_keys"]
 
 
 def test_forbidden_construct_never_reaches_dojo_double(store, theorems, dojo_env, tmp_path):
