@@ -9,10 +9,12 @@ the caller's whole environment. Dojoflow gives it, as `lake_path`, a launcher wr
 `write_launcher`: it runs this file as a script, which runs the real `lake` under bwrap:
 
 - `lake env PROGRAM ...` (a Lean process: the REPL): in the project folder, read-only,
-  with a new private folder under the sandbox's work root as HOME and TMPDIR, no network;
+  no network;
 - `lake build`: in the folder it was asked in (the project, writable), no network;
 - anything else (`lake exe cache get`, `lake --version`): the same, with the network:
-  this is the step that fetches dependencies before the build.
+  this is the step that fetches dependencies before the build;
+
+each with a new private folder under the sandbox's work root as HOME and TMPDIR.
 
 The process runs in the project folder because elan picks the toolchain from the
 working directory (its `lean-toolchain`, or a parent's), before lake ever sees `-d`
@@ -212,20 +214,22 @@ def launch_argv(spec: SandboxSpec, args: list[str], cwd: str) -> tuple[list[str]
     env = {k: v for k, v in spec.env.items() if k != "ELAN_TOOLCHAIN"}  # it would override lean-toolchain
     read_only = [*toolchain_paths(spec.lake, spec.env), *limits.read_only]
     writable = list(limits.writable)
+    os.makedirs(spec.work_root, exist_ok=True)
+    private = tempfile.mkdtemp(prefix="lean-", dir=spec.work_root)
+    writable.append(private)
+    env = private_env(env, private)
     if args[:1] == ["env"]:  # a Lean process: the project read-only, its own folder, no network
-        os.makedirs(spec.work_root, exist_ok=True)
-        private = tempfile.mkdtemp(prefix="lean-", dir=spec.work_root)
         cwd, network = spec.project, False
         read_only.append(spec.project)
         if len(args) > 1 and os.sep in args[1]:  # the program lake runs: its checkout (the REPL's)
             program = Path(args[1])
             lake_dir = next((p for p in program.parents if p.name == ".lake"), None)
             read_only.append(str(lake_dir.parent if lake_dir else program))
-        writable.append(private)
-        env = private_env(env, private)
-    else:  # `lake build` (no network) or a fetch step (network): the folder it was asked in, writable
-        network = args[:1] != ["build"]
-        writable.append(cwd)
+    else:  # `lake build` (no network) or a fetch step (network): the folder it was asked in
+        network = args[:1] != ["build"]  # (the project; LeanInteract builds the REPL in its checkout)
+        home = os.path.abspath(os.path.expanduser(spec.env.get("HOME", "~")))
+        # writable, unless it holds the user's home (or is /): then only read
+        (read_only if Path(home).is_relative_to(cwd) else writable).append(cwd)
     command = [spec.lake, *args]
     if limits.bwrap is None:
         os.chdir(cwd)

@@ -24,7 +24,7 @@ import pytest
 
 from storage.errors import InputError
 from tasks.lean import BackendSettings, judge, open_backend
-from tasks.lean.sandbox import bwrap_argv
+from tasks.lean.sandbox import Limits, SandboxSpec, bwrap_argv, launch_argv
 from tests.doubles.lean_repl import make_repl_double
 from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
@@ -148,3 +148,17 @@ def test_bwrap_command_contains_the_process():
     assert argv.index("/proj") < argv.index("/proj/.lake/own")  # the writable folder is mounted over the read-only one
     assert argv[argv.index("--setenv") : argv.index("--setenv") + 3] == ["--setenv", "PATH", "/usr/bin"]
     assert "--share-net" in bwrap_argv("bwrap", read_only=[], writable=[], cwd="/", env={}, network=True)
+
+
+def test_lake_run_from_the_users_home_never_gets_it_writable(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "home" / "proj"
+    project.mkdir(parents=True)
+    limits = Limits("/usr/bin/bwrap", None, None)
+    spec = SandboxSpec("/usr/bin/lake", str(project), str(tmp_path / "work"), {"HOME": str(home)}, limits)
+    argv, env = launch_argv(spec, ["build"], str(home))
+    assert ["--ro-bind", str(home), str(home)] == argv[argv.index(str(home)) - 1 : argv.index(str(home)) + 2]
+    assert env["HOME"].startswith(str(tmp_path / "work"))  # a private HOME, not the user's
+    argv, _ = launch_argv(spec, ["build"], str(project))
+    assert ["--bind", str(project), str(project)] == argv[argv.index(str(project)) - 1 : argv.index(str(project)) + 2]
+    assert "--share-net" not in argv  # the build runs offline
+    assert "--share-net" in launch_argv(spec, ["exe", "cache", "get"], str(project))[0]  # the fetch step may not
