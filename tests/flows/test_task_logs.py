@@ -3,6 +3,7 @@ reach the task run's logs in Prefect, where the UI shows them (flows/ui.py)."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import httpx
@@ -39,3 +40,11 @@ def test_a_log_line_of_the_sft_trainer_is_in_the_train_task_runs_logs(prefect, t
             break
         time.sleep(0.5)
     assert any(line.startswith("tasks.sft.train: SFT on ") for line in lines), lines
+    # The loss curve: one line per logging step of the Trainer, in the same task run's logs.
+    assert any(re.match(r"tasks\.trainers\.progress: step 1/\d+: loss [0-9.]+", line) for line in lines), lines
+    deadline, evaluated = time.monotonic() + 300, []
+    while time.monotonic() < deadline and not evaluated:
+        lines = task_run_logs(PREFECT_API_URL.value(), result["run_id"], "evaluate-sft")
+        evaluated = [line for line in lines if line.startswith("tasks.sft.evaluate: evaluated ")]
+        time.sleep(0.5)
+    assert evaluated and "completion_loss" in evaluated[0], lines

@@ -13,7 +13,7 @@ import pytest
 from tasks.lean import BackendSettings, open_backend
 from tasks.lean.config import MEMORY_LIMIT_MB
 from tests.doubles.fake_elan import make_elan
-from tests.doubles.lean_repl import LEAN_TOOLCHAIN, make_repl_double
+from tests.doubles.lean_process.launch import LEAN_TOOLCHAIN, make_repl_double
 from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 

@@ -25,7 +25,7 @@ import pytest
 from storage.errors import InputError
 from tasks.lean import BackendSettings, judge, open_backend
 from tasks.lean.sandbox import Limits, SandboxSpec, bwrap_argv, launch_argv
-from tests.doubles.lean_repl import make_repl_double
+from tests.doubles.lean_process import make_repl_double
 from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 PAYLOAD = Path(__file__).resolve().parent / "escape_payload.py"
