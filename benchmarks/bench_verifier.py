@@ -209,7 +209,9 @@ def main(argv=None) -> dict:
     double = make_repl_double(tmp / "double")
     double.faults(late)
     for w in args.workers if "repl" in args.backends else []:
-        settings = BackendSettings(kind="repl", workers=w, work_dir=str(tmp / "work"), repl=double.options())
+        settings = BackendSettings(
+            kind="repl", workers=w, work_dir=str(tmp / "work"), repl=double.options(), sandbox=double.sandbox()
+        )
         measure("repl", settings, store, items, w, latency, rows, double, args.repeat)
 
     if "kimina" in args.backends:

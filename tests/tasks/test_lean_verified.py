@@ -42,7 +42,9 @@ def double(tmp_path):
 
 
 def settings_for(double, tmp_path, **repl) -> BackendSettings:
-    return BackendSettings(kind="repl", work_dir=str(tmp_path / "work"), repl=double.options(**repl))
+    return BackendSettings(
+        kind="repl", work_dir=str(tmp_path / "work"), repl=double.options(**repl), sandbox=double.sandbox()
+    )
 
 
 @pytest.fixture

@@ -35,7 +35,12 @@ def test_a_header_is_elaborated_once_per_process_and_replayed_after_a_restart(st
     theorem = theorems["NatBasics.square_add"]
     header = file_header(theorem, SAMPLE_ROOT / "lean" / "NatBasics")
     settings = BackendSettings(
-        kind="repl", workers=1, memory_limit_mb=512, work_dir=str(tmp_path / "work"), repl=double.options()
+        kind="repl",
+        workers=1,
+        memory_limit_mb=512,
+        work_dir=str(tmp_path / "work"),
+        repl=double.options(),
+        sandbox=double.sandbox(),  # under bubblewrap, as real Lean runs
     )
     backend = open_backend(settings, store)
     try:
