@@ -97,7 +97,7 @@ def figures(kind: str, workers: int, mode: str, latency: float, items, wall, tim
     }
 
 
-def raw_leaninteract(backend, items, repeat: int) -> list[float]:
+def raw_leaninteract(backend, items, repeat: int) -> tuple[list[float], float]:
     """The baseline: LeanInteract alone (`AutoLeanServer.run`, the same config, header env and
     command text as the repl backend's whole-proof check), no Dojoflow around it."""
     from lean_interact import AutoLeanServer, Command
@@ -108,6 +108,7 @@ def raw_leaninteract(backend, items, repeat: int) -> list[float]:
     server = AutoLeanServer(project.config)
     envs: dict[tuple, int] = {}
     times = []
+    cpu = 0.0
     try:
         for _ in range(repeat):
             for theorem, proof in items:
@@ -115,12 +116,13 @@ def raw_leaninteract(backend, items, repeat: int) -> list[float]:
                 if spot not in envs:
                     envs[spot] = server.run(Command(cmd=file_header(theorem, project.directory))).env
                 cmd = proof_command(theorem, proof) + print_axioms_command(theorem)
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 server.run(Command(cmd=cmd, env=envs[spot]), timeout=60)
                 times.append(time.perf_counter() - started)
+                cpu += time.process_time() - cpu_started
     finally:
         server.kill()
-    return times
+    return times, cpu
 
 
 def measure(kind, settings, store, items, workers, latency, rows, double, repeat: int) -> None:
@@ -154,7 +156,7 @@ def measure(kind, settings, store, items, workers, latency, rows, double, repeat
         wall, times, cpu = run_passes(backend, items, workers, repeat)
         rows.append(figures(kind, workers, "warm", latency, items, wall, times, cpu, backend.stats.hits - hits))
         if kind == "repl" and workers == 1:
-            base = raw_leaninteract(raw, items, repeat)
+            base, base_cpu = raw_leaninteract(raw, items, repeat)
             med = statistics.median(base)
             uncached = next(r for r in rows if r["backend"] == kind and r["workers"] == 1 and r["mode"] == "uncached")
             rows.append(
@@ -166,6 +168,10 @@ def measure(kind, settings, store, items, workers, latency, rows, double, repeat
                     "median_check_ms": round(med * 1000, 2),
                     "median_over_latency_ms": round((med - latency) * 1000, 2),
                     "dojoflow_overhead_ms": round(uncached["median_check_ms"] - med * 1000, 2),
+                    "dojoflow_cpu_ms_per_check": round(base_cpu / len(base) * 1000, 2),
+                    "dojoflow_cpu_overhead_ms": round(
+                        uncached["dojoflow_cpu_ms_per_check"] - base_cpu / len(base) * 1000, 2
+                    ),
                 }
             )
         assert header_text(settings, items[0][0])  # the key's header was read from the checkout
