@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from tasks.proving.summary import proving_lines
 from tasks.report import COUNT_METRICS
 
 
@@ -116,7 +117,9 @@ def _fmt(value) -> str:
 
 def summary_lines(result: dict, metric_rows: list[dict]) -> list[str]:
     """Per step and trainer: trained or cached, the training loss, the evaluation metrics
-    (averaged over the evaluated repositories), and the checkpoint."""
+    (averaged over the evaluated repositories), and the checkpoint; then the step's proving
+    pass rates per repository and split, with 95% intervals and the number of theorems,
+    beside the closing-tactics baseline (tasks/proving/summary.py)."""
     by_step: dict[tuple[int, str], dict[tuple[str, str], list[float]]] = {}
     for r in metric_rows:
         if r["metric"] not in COUNT_METRICS and r["value"] is not None:
@@ -143,6 +146,8 @@ def summary_lines(result: dict, metric_rows: list[dict]) -> list[str]:
                 parts.append(shown)
             parts.append(f"checkpoint {checkpoint['path']}")
             lines.append("  " + " | ".join(parts))
+        proving = [r for r in metric_rows if r["step"] == s["step"] and r["trainer"] == "proving"]
+        lines += [f"  step {s['step']} proving {line}" for line in proving_lines(proving)]
     return lines
 
 

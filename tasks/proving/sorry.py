@@ -32,12 +32,27 @@ def resolve_repositories(store, specs: list[str]) -> list[str]:
     return out
 
 
-def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | None = None) -> list[dict]:
+def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | None = None, settings=None) -> list[dict]:
     """Records (as evaluation's) of the theorems of `repo_ids` whose proof uses `sorry`
-    (only `full_names`, if given: each must be in the store and be a `sorry` theorem)."""
+    (only `full_names`, if given: each must be in the store and be a `sorry` theorem).
+    With `settings` (ProvingSettings), a statement is looked for where its backend can read
+    one, and `sorry` theorems exist but none can be tried, it fails naming them and why."""
     from tasks.lean import load_theorems
 
-    specs = load_theorems(store, repo_ids, sorry_only=True)
+    from .evaluate import statement_needs
+
+    need_statement, projects = statement_needs(settings) if settings is not None else (True, None)
+    untried: list[dict] = []
+    specs = load_theorems(
+        store, repo_ids, sorry_only=True, need_statement=need_statement, projects=projects, untried=untried
+    )
+    if not specs and untried:
+        names = ", ".join(u["full_name"] for u in untried[:5]) + (" ..." if len(untried) > 5 else "")
+        raise InputError(
+            "prove",
+            f"{len(untried)} `sorry` theorems cannot be tried ({untried[0]['reason']}): {names}",
+            "configure the repositories' checkouts (`backend.repl.projects`), or trace them again with lean-dojo",
+        )
     if full_names:
         load_theorems(store, repo_ids, full_names=list(full_names))  # InputError for a theorem not in the store
         proved_already = sorted(set(full_names) - {s.full_name for s in specs})
