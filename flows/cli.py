@@ -587,6 +587,31 @@ def prove_cmd(
         say("patch for {}: {}   (git apply {})", w["name"], w["path"], w["path"])
 
 
+@command("card")
+def card_cmd(
+    run: Annotated[str, typer.Argument(help="A run id or prefix from `dojoflow runs`.")],
+    against: Annotated[
+        Optional[str], typer.Option("--against", help="Another run: name every setting the two cards differ in.")
+    ] = None,
+    home: Home = None,
+):
+    """The results card of a run (metrics with intervals, provenance), written beside its report."""
+    from tasks.card import card_diff, write_card
+    from tasks.runs import resolve_run
+
+    store = _store(home, create=False)
+    run_id = resolve_run(store, run)
+    if against is None:
+        card = write_card(store, _home(home), run_id)
+        typer.echo(card["markdown"])
+        say("card: {}", card["path"])
+        return
+    other = resolve_run(store, against)
+    differences = card_diff(store, run_id, other)
+    for line in differences or [f"runs {run_id} and {other} have the same settings"]:
+        typer.echo(line)
+
+
 def main() -> None:  # pragma: no cover
     app()
 

@@ -136,6 +136,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     ui.publish_report(config.name, report)
     t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
     log.info("report: %s", report["path"])
+    log.info("results card: %s", ui.publish_card(home, config.name, run_id))
     return {
         "run_id": run_id,
         "steps": step_results,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 from prefect.artifacts import (
     create_markdown_artifact,
@@ -127,6 +128,17 @@ def publish_report(name: str, report: dict) -> None:
         markdown=inline_plot(report["markdown"], report["plot"]),
         description=f"Run report of `{name}` ({report['path']})",
     )
+
+
+def publish_card(home: str, name: str, run_id: str) -> str:
+    """Write the run's results card beside its report (tasks/card.py) and publish it; its path."""
+    from tasks.card import write_card
+
+    card = write_card(Store.open(home), Path(home), run_id)
+    create_markdown_artifact(
+        key=f"{_slug(name)}-card", markdown=card["markdown"], description=f"Results card of `{name}` ({card['path']})"
+    )
+    return card["path"]
 
 
 def _record_end(flow_run, status: str) -> None:

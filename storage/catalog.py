@@ -58,6 +58,12 @@ RECORD_TABLES = {
             checker VARCHAR, axioms JSON, expansions INTEGER, seconds DOUBLE,
             found_at TIMESTAMPTZ DEFAULT now(),
             PRIMARY KEY (run_id, checkpoint_id, theorem_id, proof_id))""",
+    # Where a run's numbers came from, beyond its config (storage/ledger.py).
+    "run_provenance": """
+        CREATE TABLE IF NOT EXISTS run_provenance (
+            run_id VARCHAR PRIMARY KEY, dojoflow_version VARCHAR, git_commit VARCHAR, environment JSON,
+            verifier_rule_version VARCHAR, cpu_seconds_at_start DOUBLE, cpu_seconds DOUBLE, gpu VARCHAR,
+            recorded_at TIMESTAMPTZ DEFAULT now())""",
     # Every theorem a proving evaluation tried or could not try (storage/theorem_results.py).
     "theorem_results": """
         CREATE TABLE IF NOT EXISTS theorem_results (

@@ -16,12 +16,18 @@ from storage.errors import InputError
 
 
 def record_run_start(store, run_id: str, flow: str, config: dict) -> None:
+    from . import ledger
+
     run_records.record_start(store, run_id, flow, config)
+    ledger.record_start(store, run_id)  # code, environment, verifier rule: the card's provenance
 
 
 def record_run_end(store, run_id: str, status: str, report_path: str | None = None) -> None:
     """Close a run's row; a failed run keeps the report path it never wrote as NULL."""
+    from . import ledger
+
     run_records.record_end(store, run_id, status, report_path)
+    ledger.record_end(store, run_id)  # the CPU seconds the run cost
 
 
 def mark_crashed_runs(store) -> list[str]:
