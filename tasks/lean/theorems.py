@@ -10,8 +10,7 @@ not dropped silently: its name and the reason go to `untried`.
 
 from __future__ import annotations
 
-import re
-
+from storage.contamination import statement_from_code  # one rule for a declaration's statement
 from storage.errors import InputError
 
 from .backend import TheoremSpec
@@ -28,14 +27,6 @@ _THEOREM_COLUMNS = [
     "split_random",
     "split_novel_premises",
 ]
-
-
-def statement_from_code(code: str) -> str | None:
-    """The declaration of a corpus entry up to its `:=`, without doc comments and attributes."""
-    text = re.sub(r"/--.*?-/", "", code, flags=re.S).strip()
-    text = re.sub(r"^@\[[^\]]*\]\s*", "", text)
-    head, sep, _ = text.partition(":=")
-    return " ".join(head.split()) if sep else None
 
 
 def load_theorems(
