@@ -23,6 +23,7 @@ from tasks.generate.checkpoint import is_tactic_generator
 from tasks.prefect_tasks import tasks_for
 
 from . import crashed, ui
+from .benchmark_tasks import register_benchmarks_task
 from .prove import proving_step
 
 
@@ -42,6 +43,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     run_id = str(flow_run.id or "local")
     t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
     crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
+    snapshot_settings = register_benchmarks_task(home, config.benchmarks, config.snapshot)  # their fingerprints
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = [], []
@@ -70,7 +72,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     for step in steps:
         started = time.perf_counter()
         ui.show("snapshot", step.step, len(steps), repo=step.name)
-        snapshot = t.snapshot(home, step.seen, config.snapshot, step=step.step, repo_name=step.name)
+        snapshot = t.snapshot(home, step.seen, snapshot_settings, step=step.step, repo_name=step.name)
         eval_repos = step.seen if config.evaluation.all_repositories_so_far else step.repo_ids
         this_step: dict[str, CheckpointRef] = {}
         done = {}

@@ -48,6 +48,47 @@ def _headline(rows: list[dict]) -> list[str]:
     return out + [""]
 
 
+def contamination_section(store, snapshot_ids: list[str], listed: int = 50) -> list[str]:
+    """Markdown of the newest of `snapshot_ids` that has a contamination report: the
+    benchmarks and their fingerprints, counts per repository and benchmark, and the list."""
+    for sid in reversed(snapshot_ids):
+        manifest = store.root / "snapshots" / sid / "manifest.json"
+        rel = json.loads(manifest.read_text()).get("contamination") if manifest.is_file() else None
+        if rel and (store.root / rel).is_file():
+            report = json.loads((store.root / rel).read_text())
+            break
+    else:
+        return []
+    out = [f"## Contamination (snapshot `{sid}`)", ""]
+    s = report["settings"]
+    out.append(
+        f"Checked {report['checked']} theorems ({report['without_statement']} without a statement) against "
+        + (
+            ", ".join(
+                f"`{b['name']}` ({b['statements']} statements, fingerprint `{b['fingerprint']}`)"
+                for b in report["benchmarks"]
+            )
+            or "no benchmark"
+        )
+        + f"; {s['ngram']}-gram overlap above {s['max_overlap']}, cross-repository copies "
+        + ("checked" if s["cross_repository"] else "not checked")
+        + f". Excluded from training: {len(report['excluded'])}."
+    )
+    out.append("")
+    if report["counts"]:
+        out += _table(
+            ["repository", "copies of", "theorems excluded"],
+            [[repo, what, n] for repo, per in sorted(report["counts"].items()) for what, n in sorted(per.items())],
+        )
+        out.append("")
+        out += _table(
+            ["repository", "theorem", "reason", "overlap"],
+            [[e["repo_id"], e["full_name"], e["reason"], e["overlap"]] for e in report["excluded"][:listed]],
+        )
+        out.append("")
+    return out
+
+
 def _provenance(led: dict) -> list[str]:
     run, prov = led["run"], led["provenance"] or {}
     env = prov.get("environment") or {}
@@ -108,6 +149,7 @@ def card_markdown(store, run_id: str) -> str:
     parts = [f"# Results card: `{name}`, run `{run_id}`", ""]
     parts += _headline(rows)
     parts += proving_section(rows, read_results(store, run_id, status="untried"))
+    parts += contamination_section(store, [s["snapshot_id"] for s in led["snapshots"]])
     parts += _provenance(led)
     body = "\n".join(parts)
     cite = (

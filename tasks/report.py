@@ -21,6 +21,7 @@ from storage.metrics import COUNT_METRICS
 from storage.proofs import read_proofs
 from storage.theorem_results import read_results
 
+from .card import contamination_section
 from .forgetting import forgetting_section
 from .proving.summary import proving_section
 
@@ -218,6 +219,7 @@ def write_report(
         ]
     parts += proving_section(rows, read_results(store, run_id, status="untried"))
     parts += forgetting_section(*forgetting.of_run(store, run_id))
+    parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
     if plot:
         parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
     proofs = read_proofs(store, run_id)
