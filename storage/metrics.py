@@ -17,7 +17,9 @@ COUNT_METRICS = frozenset(
     }
 )
 # Words in a metric's name that mean lower is better (the forgetting view flips their sign).
-LOWER_IS_BETTER = ("loss", "seconds", "expansions")
+LOWER_IS_BETTER = ("loss",)
+# Words in a metric's name that mean it measures cost, not skill: never "forgotten".
+COST_METRICS = ("seconds", "expansions")
 
 
 def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:

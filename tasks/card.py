@@ -108,7 +108,7 @@ def _provenance(led: dict) -> list[str]:
         "",
     ]
     for s in led["snapshots"]:
-        out += [f"Snapshot `{s['snapshot_id']}` (split settings `{json.dumps(s['settings'], sort_keys=True)}`):", ""]
+        out += [f"Snapshot `{s['snapshot_id']}` (snapshot settings `{json.dumps(s['settings'], sort_keys=True)}`):", ""]
         out += _table(
             ["repository", "url", "commit", "Lean toolchain"],
             [

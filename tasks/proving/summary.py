@@ -107,7 +107,7 @@ def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50
         return []
     by = defaultdict(dict)
     for r in proving:
-        by[(r["step"], r.get("repo") or r["repo_id"], r["split"])][r["metric"]] = r
+        by[(r["step"], r.get("repo") or r.get("repository") or r["repo_id"], r["split"])][r["metric"]] = r
     table = []
     for (step, repo, split), m in sorted(by.items()):
         for name in sorted(k for k in m if "_pass@" in k and not k.startswith("baseline_")):
