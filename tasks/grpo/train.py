@@ -33,6 +33,7 @@ from tasks.trainers.base import SkipTraining
 from .config import GRPOSettings, build_grpo_config
 from .data import proof_rows, snapshot_theorems, tactic_rows, to_dataset
 from .rewards import LeanRewarder, build_reward_functions
+from .signal_watch import LearningSignalWatch, steps_without_signal
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,7 @@ def run_grpo(
         resume,
     )
     try:
+        callbacks = [*(callbacks or []), LearningSignalWatch()]
         trainer = LeanGRPOTrainer(
             model=model,
             reward_funcs=funcs,
@@ -194,6 +196,7 @@ def run_grpo(
         "checker": getattr(backend, "name", None),
         "reward_mean": _mean(history, "reward"),
         "frac_reward_zero_std": _mean(history, "frac_reward_zero_std"),
+        "steps_without_signal": steps_without_signal(history),
         "seconds": round(time.monotonic() - started, 3),
         "model_kind": start["kind"],
         "started_from": start["started_from"],
