@@ -69,6 +69,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     #    of this step it starts from; train and evaluate commit together
     previous: dict[str, CheckpointRef] = {}
     step_results = []
+    untried: dict[tuple[str, str], dict] = {}  # theorems the proving evaluation could not try, with the reason
     for step in steps:
         started = time.perf_counter()
         ui.show("snapshot", step.step, len(steps), repo=step.name)
@@ -108,7 +109,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
             t.record_metrics(home, evaluated.result(), run_id, step.step, step.primary)
             this_step[name] = trained.result()
             if config.evaluation.proving is not None and is_tactic_generator(this_step[name]):
-                proving_step(
+                proved = proving_step(
                     home,
                     config.evaluation.proving,
                     this_step[name].to_dict(),
@@ -118,6 +119,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
                     step.step,
                     step.primary,
                 )
+                untried.update({(u["repo_id"], u["full_name"]): u for u in proved["untried"]})
             done[name] = ui.trainer_step_summary(trained, evaluated)
         previous = {**previous, **this_step}
         step_results.append(
@@ -145,4 +147,5 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         "failures": failures,
         "report": report["path"],
         "checkpoints": {n: c.path for n, c in previous.items()},
+        "untried": list(untried.values()),
     }

@@ -225,6 +225,8 @@ def print_summary(console: Console, result: dict, metric_rows: list[dict], log: 
     )
     for line in proving_summary_lines(metric_rows):
         console.print(line, soft_wrap=True, markup=False)
+    if result.get("untried"):  # named, with the reason (tasks/proving/summary.py)
+        console.print(proving_lines([], result["untried"])[-1], soft_wrap=True, markup=False)
     for s in result["steps"]:
         for trainer, t in s["trainers"].items():
             console.print(

@@ -214,3 +214,69 @@ def test_the_baseline_proposes_the_closing_tactics_and_is_measured_the_same_way(
     rows = {(m["repo_id"], m["metric"]): m for m in proving_metrics(records, settings, baseline=True)}
     assert {metric for _, metric in rows} >= {"baseline_replay_pass@1", "baseline_proving_errors"}
     assert not any(metric == "replay_pass@1" for _, metric in rows)  # never confused with the model's
+
+
+def test_prove_names_the_sorry_theorems_it_cannot_try_instead_of_trying_none(unstated, tmp_path):
+    from tasks.proving.sorry import select_sorry_theorems
+
+    empty = tmp_path / "not-a-checkout"
+    empty.mkdir()
+    settings = ProvingSettings(backend={"kind": "repl", "repl": {"projects": {"NatBasics": str(empty)}}})
+    with pytest.raises(InputError, match=r"`sorry` theorems cannot be tried \(no statement.*\): NatBasics\."):
+        select_sorry_theorems(unstated, unstated.repo_ids(), None, settings)  # before: "tried 0 sorry theorems"
+    assert select_sorry_theorems(unstated, unstated.repo_ids(), None, ProvingSettings(backend={"kind": "repl"}))
+
+
+def test_the_terminal_summary_names_the_theorems_that_could_not_be_tried():
+    import io
+
+    from rich.console import Console
+
+    from flows.terminal import print_summary
+
+    result = {
+        "run_id": "r",
+        "report": "/x/report.md",
+        "steps": [],
+        "untried": [
+            {"repo_id": "r", "split": "test", "full_name": "T.a", "reason": "no statement: none in the export"}
+        ],
+    }
+    rows = [
+        {
+            "step": 1,
+            "trainer": "proving",
+            "repo_id": "r",
+            "split": "test",
+            "metric": "repl_pass@1",
+            "value": 0.5,
+            "count": 4,
+            "ci_low": 0.15,
+            "ci_high": 0.85,
+        },
+        {
+            "step": 1,
+            "trainer": "proving",
+            "repo_id": "r",
+            "split": "test",
+            "metric": "baseline_repl_pass@1",
+            "value": 0.25,
+            "count": 4,
+            "ci_low": 0.05,
+            "ci_high": 0.7,
+        },
+        {
+            "step": 1,
+            "trainer": "proving",
+            "repo_id": "r",
+            "split": "test",
+            "metric": "proving_untried",
+            "value": 1.0,
+            "count": 5,
+        },
+    ]
+    out = io.StringIO()
+    print_summary(Console(file=out, width=200), result, rows, None)
+    text = out.getvalue()
+    assert "repl_pass@1=0.5 [0.15, 0.85] (n=4) vs baseline 0.25 [0.05, 0.7] (n=4)" in text and "untried=1" in text
+    assert "1 theorems cannot be tried (no statement: none in the export): T.a" in text
