@@ -89,6 +89,20 @@ def contamination_section(store, snapshot_ids: list[str], listed: int = 50) -> l
     return out
 
 
+def _proving_settings(p: dict | None, rule: str | None) -> list[str]:
+    """The proving backend, generator, sampling and budgets, one line (the full config follows)."""
+    if not p:
+        return []
+    g, b = p.get("generator") or {}, p.get("backend") or {}
+    return [
+        f"- Proving: backend `{b.get('kind')}` (verifier rule `{rule}`), generator `{g.get('kind')}` "
+        f"({g.get('decoding')} decoding, temperature {g.get('temperature')}), mode `{p.get('mode')}`, "
+        f"{p.get('attempts')} attempts per theorem, k={p.get('k')}, seed {p.get('seed')}; budgets: "
+        f"{p.get('num_tactics')} tactics per state, {p.get('max_expansions')} expansions, {p.get('timeout_s')} s "
+        f"per theorem; at most {p.get('max_theorems')} theorems per repository and split ({', '.join(p.get('splits') or [])})"
+    ]
+
+
 def _provenance(led: dict) -> list[str]:
     run, prov = led["run"], led["provenance"] or {}
     env = prov.get("environment") or {}
@@ -103,10 +117,9 @@ def _provenance(led: dict) -> list[str]:
         + ", ".join(f"{p} {v}" for p, v in sorted((env.get("packages") or {}).items())),
         f"- Compute: wall {compute['wall_seconds']} s, CPU {prov.get('cpu_seconds')} s, GPU "
         f"{prov.get('gpu') or 'none'} (GPU seconds and tokens generated are not recorded yet)",
-        "",
-        "### Data",
-        "",
     ]
+    out += _proving_settings(led.get("proving"), prov.get("verifier_rule_version"))
+    out += ["", "### Data", ""]
     for s in led["snapshots"]:
         out += [f"Snapshot `{s['snapshot_id']}` (snapshot settings `{json.dumps(s['settings'], sort_keys=True)}`):", ""]
         out += _table(
