@@ -244,3 +244,33 @@ def snapshot_exclusions(store, index_rows: list[dict], fingerprints: tuple[str, 
         ],
     }
     return found, report
+
+
+DUPLICATE_REASON = "same file path and name as a newer repository's"
+
+
+def exclusions_with_reasons(store, indexes: list, columns: list[str], dropped, fingerprints, settings):
+    """(the rows a snapshot excludes, with a `reason` column; the contamination report, or None
+    when nothing was checked). `dropped`: de-duplication's rows (`columns`) or None; `indexes`:
+    the part indexes to check, newest repository first (none: no check)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if dropped is not None:
+        dropped = dropped.append_column("reason", pa.array([DUPLICATE_REASON] * len(dropped), pa.string()))
+    if not indexes:
+        return dropped, None
+    gone = set() if dropped is None else set(zip(dropped["repo_id"].to_pylist(), dropped["theorem_id"].to_pylist()))
+    rows = [
+        r
+        for path in indexes
+        for r in pq.read_table(path, columns=columns).to_pylist()
+        if (r["repo_id"], r["theorem_id"]) not in gone
+    ]
+    found, report = snapshot_exclusions(store, rows, tuple(fingerprints), settings)
+    if found:
+        extra = pa.Table.from_pylist([{**{c: f[c] for c in columns}, "reason": f["reason"]} for f in found])
+        if dropped is not None:
+            extra = extra.cast(dropped.schema)
+        dropped = extra if dropped is None else pa.concat_tables([dropped, extra])
+    return dropped, report

@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import atomic, catalog, schemas
-from .contamination import REPORT_FILE, ContaminationSettings, snapshot_exclusions
+from .contamination import REPORT_FILE, ContaminationSettings, exclusions_with_reasons
 from .errors import InputError
 from .ids import stable_hash
 from .repo_urls import normalize_url
@@ -367,42 +367,11 @@ def build_snapshot(
 
 
 def _with_contamination(store, settings: SnapshotSettings, kept, repos, part, dropped):
-    """`dropped` (the de-duplicated rows, or None) with a `reason`, plus the theorems the
-    contamination rule excludes (storage/contamination.py); and its report (None: no check)."""
-    if dropped is not None:
-        dropped = dropped.append_column(
-            "reason", pa.array(["same file path and name as a newer repository's"] * len(dropped))
-        )
-    if not settings.benchmarks and not (settings.contamination.cross_repository and len(kept) > 1):
-        return dropped, None
-    gone = set() if dropped is None else set(zip(dropped["repo_id"].to_pylist(), dropped["theorem_id"].to_pylist()))
+    """`dropped` with a `reason`, plus what the contamination rule excludes (newest repository first)."""
     newest_first = sorted(kept, key=lambda r: _recency(repos[r]), reverse=True)
-    rows = [
-        r
-        for rid in newest_first
-        for r in pq.read_table(store.root / part[rid] / "index.parquet", columns=INDEX_COLUMNS).to_pylist()
-        if (r["repo_id"], r["theorem_id"]) not in gone
-    ]
-    found, report = snapshot_exclusions(store, rows, settings.benchmarks, settings.contamination)
-    if found:
-        extra = pa.Table.from_pylist([{**{c: f[c] for c in INDEX_COLUMNS}, "reason": f["reason"]} for f in found])
-        extra = extra.cast(pa.schema([*(dropped.schema if dropped is not None else _INDEX_REASON)]))
-        dropped = extra if dropped is None else pa.concat_tables([dropped, extra])
-    return dropped, report
-
-
-_INDEX_REASON = pa.schema(
-    [
-        ("repo_id", pa.string()),
-        ("theorem_id", pa.string()),
-        ("file_path", pa.string()),
-        ("full_name", pa.string()),
-        ("split_random", pa.string()),
-        ("split_novel_premises", pa.string()),
-        ("rows", pa.int64()),
-        ("reason", pa.string()),
-    ]
-)
+    check = bool(settings.benchmarks) or (settings.contamination.cross_repository and len(kept) > 1)
+    indexes = [store.root / part[r] / "index.parquet" for r in newest_first] if check else []
+    return exclusions_with_reasons(store, indexes, INDEX_COLUMNS, dropped, settings.benchmarks, settings.contamination)
 
 
 def _ref(store, manifest: dict, manifest_path: Path) -> SnapshotRef:
