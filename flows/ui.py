@@ -18,7 +18,7 @@ from prefect.artifacts import (
 from storage.errors import DojoflowError
 from storage.store import Store, dojoflow_home
 from tasks import runs
-from tasks.report import inline_plot, metrics_rows, rounded
+from tasks.report import inline_plot, interval_text, metrics_rows, rounded
 
 PLAIN_LOGIC_LOGGERS = ("tasks", "storage")
 
@@ -101,7 +101,8 @@ def update_progress(artifact_id, done: int, total: int) -> None:
 
 def publish_metrics_table(home: str, name: str, run_id: str) -> None:
     rows = metrics_rows(Store.open(home), run_id)
-    table = [{k: rounded(r[k]) for k in ("step", "trainer", "repo", "split", "metric", "value", "count")} for r in rows]
+    keys = ("step", "trainer", "repo", "split", "metric", "value")
+    table = [{**{k: rounded(r[k]) for k in keys}, "95% CI": interval_text(r), "count": r["count"]} for r in rows]
     create_table_artifact(
         key=f"{_slug(name)}-metrics",
         table=table or [{"note": "no metrics yet"}],

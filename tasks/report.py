@@ -119,7 +119,7 @@ def inline_plot(markdown: str, plot: str | Path | None) -> str:
     return markdown.replace(f"![{PLOT_ALT}]({PLOT_FILE})", f"![{PLOT_ALT}](data:image/png;base64,{data})")
 
 
-def _ci(row: dict) -> str:
+def interval_text(row: dict) -> str:
     """The 95% interval of an aggregate, where one was computed."""
     if row.get("ci_low") is None:
         return ""
@@ -209,7 +209,7 @@ def write_report(
                         r["split"],
                         r["metric"],
                         float(r["value"]),
-                        _ci(r),
+                        interval_text(r),
                         r["count"],
                     ]
                     for r in rows
