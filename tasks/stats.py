@@ -55,3 +55,19 @@ def interval(scores: Sequence[float], seed: int = BOOTSTRAP_SEED) -> tuple[float
     if scores and all(s in (0.0, 1.0) for s in scores):
         return (*wilson_interval(sum(scores), len(scores)), "wilson")
     return (*bootstrap_interval(scores, seed), f"bootstrap({BOOTSTRAP_RESAMPLES}, seed {seed})")
+
+
+def interval_fields(scores: Sequence[float], seed: int = BOOTSTRAP_SEED) -> dict:
+    """{ci_low, ci_high, interval} of the mean of per-item scores (empty: none)."""
+    if not scores:
+        return {}
+    low, high, method = interval(scores, seed)
+    return {"ci_low": low, "ci_high": high, "interval": method}
+
+
+def proportion_fields(successes: float, n: int) -> dict:
+    """{ci_low, ci_high, interval}: Wilson's interval of successes / n (n = 0: none)."""
+    if n <= 0:
+        return {}
+    low, high = wilson_interval(successes, n)
+    return {"ci_low": low, "ci_high": high, "interval": "wilson"}
