@@ -30,3 +30,20 @@ def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(
     assert "replay_pass@1" in card and "(n=5)" in card and "## Provenance" in card and "git commit" in card
     store = Store.open(tmp_path / "home")
     assert len(store.repo_ids()) == 3  # the sample: the copy left the snapshot, not the store
+
+
+def test_a_benchmark_file_that_does_not_parse_stops_the_run_before_anything_is_written(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text('{"name": "a", "statement": "theorem a : True"}\n{"name": "b",\n')
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("sources: [{sample: NatBasics}]\nbenchmarks: [{name: mine, path: bench.jsonl}]\n")
+    r = CliRunner().invoke(app, ["run", str(cfg), "--home", str(tmp_path / "home")], env={"COLUMNS": "200"})
+    assert r.exit_code == 2, r.output
+    assert (
+        "bench.jsonl" in r.output and "line 2 is not valid JSON" in r.output and len(r.output.strip().splitlines()) == 1
+    )
+    assert not (tmp_path / "home").exists()  # nothing written
