@@ -27,12 +27,12 @@ def _prove_key(ctx, p) -> str:
     return f"prove-{Store.open(p['home']).instance_id}-{checkpoint}-{stable_hash(what, 16)}"
 
 
-@task(name="check-proving", cache_policy=NO_CACHE)
+@task(name="check-proving", task_run_name="check-proving", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def check_proving_task(home: str, settings, checkpoint: dict | None, theorems: list[dict]) -> None:
     preflight.check_proving(Store.open(home), settings, (checkpoint or {}).get("path"), theorems)
 
 
-@task(name="select-theorems", cache_policy=NO_CACHE)
+@task(name="select-theorems", task_run_name="select-theorems", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settings) -> dict:
     """{"theorems": to try, "untried": those that cannot be, with the reason}; none to try fails here."""
     selection = evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings)
@@ -40,7 +40,9 @@ def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settin
     return selection
 
 
-@task(name="resolve-prove-inputs", cache_policy=NO_CACHE)
+@task(
+    name="resolve-prove-inputs", task_run_name="resolve-prove-inputs", cache_policy=NO_CACHE
+)  # no hash suffix in the UI
 def resolve_task(
     home: str, repos: list[str], theorems: list[str], checkpoint: str | None, settings
 ) -> tuple[list[dict], dict]:
@@ -62,7 +64,7 @@ def prove_batch_task(
     )
 
 
-@task(name="proving-metrics", cache_policy=NO_CACHE)
+@task(name="proving-metrics", task_run_name="proving-metrics", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def proving_metrics_task(
     records: list[dict], settings, checkpoint_id: str, split_kind: str, untried: list[dict] = (), baseline: bool = False
 ) -> list[dict]:
@@ -72,7 +74,9 @@ def proving_metrics_task(
     ]
 
 
-@task(name="record-theorem-results", cache_policy=NO_CACHE)
+@task(
+    name="record-theorem-results", task_run_name="record-theorem-results", cache_policy=NO_CACHE
+)  # no hash suffix in the UI
 def record_theorem_results_task(
     home: str, rows: list[dict], run_id: str, step: int, checkpoint_id: str, split_kind: str
 ) -> int:
@@ -81,14 +85,14 @@ def record_theorem_results_task(
     return record_results(Store.open(home), rows, run_id, step, checkpoint_id, split_kind)
 
 
-@task(name="record-proofs", cache_policy=NO_CACHE)
+@task(name="record-proofs", task_run_name="record-proofs", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def record_proofs_task(home: str, records: list[dict], run_id: str, checkpoint_id: str, purpose: str) -> int:
     from storage.proofs import record_proofs
 
     return record_proofs(Store.open(home), evaluate.proof_rows(records, run_id, checkpoint_id, purpose))
 
 
-@task(name="write-patches", cache_policy=NO_CACHE)
+@task(name="write-patches", task_run_name="write-patches", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def write_patches_task(home: str, proofs: list[dict], out_dir: str) -> list[dict]:
     return patches.write_patches(Store.open(home), proofs, Path(out_dir))
 

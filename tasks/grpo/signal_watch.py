@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from transformers import TrainerCallback
+from tasks.trainers.log_progress import as_trainer_callback
 
 log = logging.getLogger("tasks.grpo.train")
 
@@ -21,7 +21,7 @@ NO_SIGNAL_HINT = (
 )
 
 
-class LearningSignalWatch(TrainerCallback):
+class SignalWatch:
     """Logs, at each logged step, the share of groups with no reward variance; warns at 100%."""
 
     def __init__(self) -> None:
@@ -38,6 +38,11 @@ class LearningSignalWatch(TrainerCallback):
             log.warning("step %d: 100%% of groups had no reward variance: %s", state.global_step, NO_SIGNAL_HINT)
         else:
             log.info("step %d: %.0f%% of groups had no reward variance", state.global_step, 100 * share)
+
+
+def learning_signal_watch():
+    """A transformers TrainerCallback running `SignalWatch`."""
+    return as_trainer_callback(SignalWatch)()
 
 
 def steps_without_signal(history: list[dict]) -> int:

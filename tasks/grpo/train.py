@@ -29,11 +29,12 @@ from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache, is_adapter_dir, write_model_info
 from tasks.sft.train import TRAINER_SUBDIR, _finished_state, _starting_point, latest_trainer_checkpoint
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.log_progress import log_training_progress
 
 from .config import GRPOSettings, build_grpo_config
 from .data import proof_rows, snapshot_theorems, tactic_rows, to_dataset
 from .rewards import LeanRewarder, build_reward_functions
-from .signal_watch import LearningSignalWatch, steps_without_signal
+from .signal_watch import learning_signal_watch, steps_without_signal
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +155,7 @@ def run_grpo(
         resume,
     )
     try:
-        callbacks = [*(callbacks or []), LearningSignalWatch()]
+        callbacks = [*(callbacks or []), learning_signal_watch(), log_training_progress()]
         trainer = LeanGRPOTrainer(
             model=model,
             reward_funcs=funcs,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from types import SimpleNamespace
 
-from tasks.grpo.signal_watch import LearningSignalWatch, steps_without_signal
+from tasks.grpo.signal_watch import learning_signal_watch, steps_without_signal
 
 
 def test_the_watch_logs_the_share_per_step_and_warns_when_no_group_had_variance(caplog):
-    watch = LearningSignalWatch()
+    watch = learning_signal_watch()
     with caplog.at_level(logging.INFO, logger="tasks.grpo.train"):
         watch.on_log(None, SimpleNamespace(global_step=1), None, logs={"frac_reward_zero_std": 0.5})
         watch.on_log(None, SimpleNamespace(global_step=2), None, logs={"frac_reward_zero_std": 1.0})
@@ -28,3 +28,17 @@ def test_steps_without_signal_counts_history_entries_at_one():
         {"frac_reward_zero_std": 1},
     ]
     assert steps_without_signal(history) == 2
+
+
+def test_training_progress_lines_put_the_loss_first_and_count_steps(caplog):
+    from tasks.trainers.log_progress import log_training_progress, progress_line
+
+    assert progress_line(3, 12, {"grad_norm": 1.25, "loss": 2.3125, "epoch": 0.5, "note": "x"}) == (
+        "step 3/12: loss 2.312, grad_norm 1.25, epoch 0.5"
+    )
+    assert progress_line(3, -1, {"loss": 1.0}) == "step 3: loss 1"
+    callback = log_training_progress()
+    with caplog.at_level(logging.INFO, logger="tasks.trainers.progress"):
+        callback.on_log(None, SimpleNamespace(global_step=2, max_steps=4), None, logs={"loss": 0.5})
+        callback.on_train_begin(None, None, None)  # transformers' other events are no-ops
+    assert [r.getMessage() for r in caplog.records] == ["step 2/4: loss 0.5"]
