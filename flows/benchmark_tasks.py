@@ -10,6 +10,8 @@ from storage.store import Store
 from tasks.benchmarks import register_benchmarks
 
 
-@task(name="register-benchmarks", task_run_name="register-benchmarks", cache_policy=NO_CACHE)  # no hash suffix in the UI
+@task(
+    name="register-benchmarks", task_run_name="register-benchmarks", cache_policy=NO_CACHE
+)  # no hash suffix in the UI
 def register_benchmarks_task(home: str, benchmarks: list, snapshot_settings):
     return register_benchmarks(Store.open(home), list(benchmarks), snapshot_settings)
