@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from storage.contamination import statement_from_code  # one rule for a declaration's statement
 from storage.errors import InputError
+from storage.lean_text import is_statement
 
 from .backend import TheoremSpec
 
@@ -142,7 +143,8 @@ class _SourceReader:
             except (InputError, OSError):
                 self.texts[key] = None  # no checkout or no such file: the theorem stays untried, with the reason
         text = self.texts[key]
-        return statement_from_source(text, tuple(row["start"])) if text and row["start"] else None
+        found = statement_from_source(text, tuple(row["start"])) if text and row["start"] else None
+        return found if is_statement(found) else None  # the import's rule: one declaration's signature, no more
 
 
 def theorem_spec(store, repo_id: str, full_name: str) -> TheoremSpec:
