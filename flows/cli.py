@@ -176,8 +176,8 @@ def migrate_cmd(home: Home = None):
 def repair_cmd(home: Home = None):
     """Rebuild a damaged catalog from the store's Parquet files; drop unreadable repositories.
 
-    Keeps the metrics, runs and checkpoints tables where they can still be read, and
-    says what was lost (docs/runs.md)."""
+    Keeps every record table (checkpoints, metrics, runs, proofs) it can still read, and
+    names each one it could not (docs/runs.md)."""
     from storage.repair import repair
 
     report = repair(_home(home))
@@ -480,8 +480,9 @@ def metrics_cmd(
     fmt: FormatOption = None,
 ):
     """Metrics of one run per step, repository, trainer and split (what the UI report shows)."""
-    from tasks.runs import metrics_table, resolve_run
+    from tasks.runs import check_split, metrics_table, resolve_run
 
+    check_split(split)  # before the store's state: a typo is an error even with no runs yet
     store = _store(home, create=False)
     run_id = resolve_run(store, run)
     if run_id is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from storage import checkpoint_registry, metrics
 from storage import runs as run_records
 from storage.errors import InputError
+from storage.schemas import SPLITS
 
 
 def record_run_start(store, run_id: str, flow: str, config: dict) -> None:
@@ -36,6 +37,13 @@ def runs_table(store) -> list[dict]:
     {trainer: path})."""
     latest = checkpoint_registry.latest_of_runs(store)
     return [{**r, "checkpoints": latest.get(r["run_id"], {})} for r in run_records.all_runs(store)]
+
+
+def check_split(split: str | None) -> None:
+    """A `--split` that can name no split of any run, refused before the store is read
+    (so a store with no runs yet does not hide the typo)."""
+    if split is not None and split not in SPLITS:
+        raise InputError(split, "is not a split", f"use one of: {', '.join(SPLITS)}", where="--split")
 
 
 def resolve_run(store, run: str | None) -> str | None:
