@@ -82,19 +82,15 @@ def _fail(e: Exception) -> None:
 
 def _home(home):
     """The resolved home; an existing non-folder on the way is a clean error."""
+    from storage.paths import check_folder_path
     from storage.store import dojoflow_home
 
     resolved = dojoflow_home(home)
-    for p in (resolved, *resolved.parents):
-        if p.exists():
-            if not p.is_dir():
-                shown = home if home is not None else f"DOJOFLOW_HOME={resolved}"
-                problem = "is a file, not a folder" if p == resolved else f"is inside {p}, which is a file"
-                raise InputError(
-                    shown, problem, "give --home (or DOJOFLOW_HOME) a folder, new or holding a Dojoflow home"
-                )
-            break
-    return resolved
+    return check_folder_path(
+        resolved,
+        home if home is not None else f"DOJOFLOW_HOME={resolved}",
+        "give --home (or DOJOFLOW_HOME) a folder, new or holding a Dojoflow home",
+    )
 
 
 def _store(home, create=True):
@@ -552,8 +548,6 @@ def prove_cmd(
 
     Your working tree is never modified: apply a patch with `git apply FILE` in your checkout.
     """
-    from storage.store import dojoflow_home
-
     from .environment import prepare_prefect_env
 
     try:
@@ -568,9 +562,18 @@ def prove_cmd(
             "out": str(out) if out else cfg.out,
         }
         cfg = ProveConfig.model_validate({**cfg.model_dump(), **updates})
+        resolved = _home(cfg.home)
+        from storage.paths import check_folder_path
+        from storage.store import Store
+        from tasks.proving.sorry import check_prove_inputs
+
+        # every input checked before Prefect is imported or a flow starts (one line, exit 2)
+        if cfg.out:
+            check_folder_path(cfg.out, f"--out {cfg.out}", "give --out a folder for the patch files")
+        store = Store.open(resolved, create=False)
+        check_prove_inputs(store, cfg.repos, cfg.theorems, cfg.checkpoint, cfg.proving)
     except DojoflowError as e:
         _fail(e)
-    resolved = dojoflow_home(cfg.home)
     cfg = cfg.model_copy(update={"home": str(resolved)})
     prepare_prefect_env(resolved)
     from .prove import prove

@@ -54,7 +54,7 @@ OWNED_TRAINING_KEYS = {
 class RewardSettings(BaseModel):
     """What the Lean-decided rewards pay (lean-grpo's presets fill these in, `reward_preset`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a NaN reward was silently 0
 
     finished: float = Field(
         1.0,
@@ -134,7 +134,7 @@ def backend_settings_type():
 class GRPOEvalSettings(BaseModel):
     """How a GRPO checkpoint is scored after training: whole-proof sampling, pass@k."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a NaN reward was silently 0
 
     k: int = Field(4, ge=1, le=256, description="Proofs sampled per theorem; pass@k uses all of them.")
     max_theorems: int | None = Field(20, ge=1, description="Most theorems scored per (repository, split); None: all.")
@@ -146,7 +146,7 @@ class GRPOEvalSettings(BaseModel):
 class GRPOSettings(BaseModel):
     """Reinforcement learning of a tactic (or proof) generator with rewards decided by Lean."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a NaN reward was silently 0
 
     model: str = Field(
         DEFAULT_MODEL,

@@ -8,6 +8,7 @@ against that class, with one rule for every trainer:
 - keys Dojoflow sets itself (`RESERVED_KEYS`) are refused, saying why;
 - a key the class does not have is refused, with the closest names;
 - a value of the wrong type is refused; a YAML string such as '1e-4' becomes a number;
+- a value that is not a finite number (`nan`, `inf`) is refused, naming it;
 - a value that would train nothing (`num_train_epochs` <= 0 without `max_steps`,
   `max_steps` 0 or below -1, a negative learning rate, a batch size < 1) is refused;
 - the class itself is built once (mixed precision off, on CPU, so that a laptop and
@@ -22,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import enum
+import math
 import tempfile
 import typing
 import warnings
@@ -40,6 +42,10 @@ RESERVED_KEYS: dict[str, str] = {
 
 def _nothing_to_train(training: dict[str, Any]) -> tuple[str, str] | None:
     """(key, why) of a value that would make a run train nothing, or None."""
+    for key, value in training.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            # NaN would reach TRL as JSON null ("learning_rate: None") after a Prefect round trip
+            return key, "is not a finite number: give a number (e.g. 5e-6 for a learning rate)"
     max_steps = training.get("max_steps", -1)
     if isinstance(max_steps, (int, float)) and (max_steps == 0 or max_steps < -1):
         return "max_steps", "would train nothing: give a positive number of optimizer steps, or -1 for no limit"
