@@ -94,16 +94,26 @@ def _home(home: Path | None) -> Path:
     )
 
 
-def _check_theorems(settings, theorems: list, home: Path) -> None:
-    """Every theorem checkable by the backend, then the settings against TRL (seconds of
-    imports, so last); nothing is created, not even an empty store."""
+def _check_theorems(settings, theorems: list, home: Path, checkpoint: Path | None = None) -> None:
+    """Every theorem checkable by the backend, the backend reachable, the model (or the
+    checkpoint to evaluate) usable, then the settings against TRL (seconds of imports, so
+    last). Nothing is created, not even an empty store."""
     from storage.store import Store
-    from tasks.grpo.config import preflight
     from tasks.grpo.theorem_files import checkable_specs
+    from tasks.lean import preflight as backend_preflight
+    from tasks.lean.config import BackendSettings
+    from tasks.trainers.preflight import check_model_reference, preflight
 
     store = Store.open(home, create=False) if (home / "store").exists() else None
-    checkable_specs(settings, theorems, store)
-    preflight(settings, "grpo")
+    specs = checkable_specs(settings, theorems, store)
+    if checkpoint is None:
+        check_model_reference(settings.model, "--model")
+    else:
+        from tasks.generate.checkpoint import check_causal_lm
+
+        check_causal_lm(checkpoint)
+    backend_preflight(BackendSettings.model_validate(settings.backend), specs)
+    preflight("grpo", settings)
 
 
 def _start(home: Path) -> Path:
@@ -244,7 +254,7 @@ def evaluate_cmd(
         file_theorems = read_theorem_file(theorems)
         settings = _settings(fields)
         resolved = _home(home)
-        _check_theorems(settings, file_theorems, resolved)
+        _check_theorems(settings, file_theorems, resolved, checkpoint)
     except DojoflowError as e:
         _fail(e)
     _start(resolved)

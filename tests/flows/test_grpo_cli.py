@@ -178,3 +178,23 @@ def test_grpo_train_refuses_an_output_it_would_destroy(home, theorem_file, tmp_p
     assert r.exit_code == 2 and r.output.startswith("error: -o "), r.output
     assert message in r.output.replace("\n", " ") and "previous `dojoflow grpo train`" in r.output.replace("\n", " ")
     assert {name: tree_digest(p) for name, p in (("home", home), ("tmp", tmp_path))} == before
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        (["train", "THEOREMS", "-m", "NOMODEL"], "--model: the model path"),
+        (["train", "THEOREMS", "--backend", '{"kind": "kimina", "kimina": {"url": "http://127.0.0.1:9"}}'], "kimina"),
+        (["evaluate", "EMPTY", "THEOREMS"], "holds no config.json: it is not a model folder"),
+    ],
+)
+def test_errors_found_inside_the_flow_before_are_one_line_before_it(home, theorem_file, tmp_path, command, message):
+    """These printed Prefect's log and two tracebacks after a flow started (40-60 s); now
+    they are found before Prefect is started."""
+    (tmp_path / "empty").mkdir()
+    where = {"THEOREMS": theorem_file, "NOMODEL": tmp_path / "no-model", "EMPTY": tmp_path / "empty"}
+    out = ["-o", tmp_path / "out"] if command[0] == "train" else []
+    r = invoke("grpo", *[where.get(a, a) for a in command], *out, "--home", home)
+    assert r.exit_code == 2 and r.output.startswith("error: ") and message in r.output, r.output
+    assert "Traceback" not in r.output and "Flow run" not in r.output and "Task run" not in r.output, r.output
+    assert not (tmp_path / "out").exists()
