@@ -20,9 +20,9 @@ def record_run_start(store, run_id: str, flow: str, config: dict) -> None:
     run_records.record_start(store, run_id, flow, config)
 
 
-def record_run_end(store, run_id: str, status: str, report_path: str | None = None) -> None:
+def record_run_end(store, run_id: str, status: str, report_path: str | None = None, finished_at=None) -> None:
     """Close a run's row; a failed run keeps the report path it never wrote as NULL."""
-    run_records.record_end(store, run_id, status, report_path)
+    run_records.record_end(store, run_id, status, report_path, finished_at)
 
 
 def mark_crashed_runs(store) -> list[str]:
