@@ -265,43 +265,27 @@ def sql_cmd(
     query: Annotated[
         str,
         typer.Argument(
-            help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots; tables: checkpoints, metrics, runs."
+            help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots; tables: checkpoints, metrics, runs, proofs."
         ),
     ],
     home: Home = None,
     max_rows: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
+    time_limit: Annotated[
+        Optional[float],
+        typer.Option("--time-limit", help="Seconds a query may run before it is interrupted (default 60)."),
+    ] = None,
     fmt: FormatOption = None,
 ):
     """Run a read-only DuckDB query against the catalog and print the result.
 
-    The query can read the catalog and the store's own files, nothing else (docs/cli.md)."""
-    import duckdb
+    The query can read the catalog and the store's own files, nothing else, for at most
+    --time-limit seconds (docs/cli.md)."""
+    from storage.user_query import DEFAULT_TIME_LIMIT_S, check_read_only, check_time_limit, run_query
 
-    from storage import catalog
-
-    try:
-        kinds = {s.type.name for s in duckdb.extract_statements(query)}
-    except duckdb.Error as e:
-        raise InputError("query", f"does not parse: {e}", "check the SQL") from e
-    if kinds - {"SELECT"}:
-        raise InputError(
-            "query",
-            f"is a {', '.join(sorted(kinds - {'SELECT'}))} statement",
-            "`dojoflow sql` runs read-only SELECT queries",
-        )
-    try:
-        result = catalog.query(_store(home, create=False), query)
-    except duckdb.PermissionException as e:
-        raise InputError(
-            "query",
-            str(e).splitlines()[0],
-            "`dojoflow sql` reads only the store's own files: query the views and tables "
-            '(`dojoflow sql "SHOW TABLES"`)',
-        ) from e
-    except duckdb.Error as e:
-        raise InputError(
-            "query", str(e).splitlines()[0], 'check the SQL; `dojoflow sql "SHOW TABLES"` lists the tables'
-        ) from e
+    limit = DEFAULT_TIME_LIMIT_S if time_limit is None else time_limit
+    check_time_limit(limit)
+    check_read_only(query)
+    result = run_query(_store(home, create=False), query, limit)
     emit(result.to_pylist(), fmt, max_rows=max_rows)
 
 

@@ -133,3 +133,16 @@ def test_usage_errors_exit_two(tmp_path):
     assert r.exit_code == 2 and "No such option" in r.output
     r = invoke("repos", "--format", "yaml", "--home", tmp_path)
     assert r.exit_code == 2 and "yaml" in r.output
+
+
+@pytest.mark.timeout(600)  # a hang guard: without a limit the query below runs for hours
+def test_a_runaway_query_is_interrupted_at_its_time_limit_and_named(tmp_path):
+    home = store_with_a_run(tmp_path)
+    runaway = "SELECT count(*) FROM range(100000000) a, range(100000000) b WHERE a.range + b.range = 7"
+    out = one_line_error(invoke("sql", runaway, "--time-limit", "1", "--home", home))
+    assert "query: ran longer than the time limit (1 s) and was interrupted" in out and "--time-limit" in out
+    r = invoke("sql", "SELECT count(*) AS n FROM runs", "--home", home)  # the catalog is free again
+    assert r.exit_code == 0 and r.stdout.split() == ["n", "1"], r.output
+    for bad in ("0", "-1", "nan", "inf"):
+        out = one_line_error(invoke("sql", "SELECT 1", "--time-limit", bad, "--home", home))
+        assert f"--time-limit {float(bad)}: must be a positive number of seconds" in out
