@@ -79,9 +79,10 @@ def _settings(fields: dict):
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "settings"
-        raise InputError(
-            where, first["msg"].removeprefix("Value error, "), "fix that option (dojoflow grpo train --help)"
-        ) from e
+        problem = first["msg"].removeprefix("Value error, ")
+        if problem.startswith(f"{where}."):  # a check that names the field and its fix itself
+            raise DojoflowError(problem) from e
+        raise InputError(where, problem, "fix that option (dojoflow grpo train --help)") from e
 
 
 def _home(home: Path | None) -> Path:

@@ -29,7 +29,7 @@ from tasks.sft.config import (
     capabilities_unless_given,
     device_capabilities,
 )
-from tasks.trainers.training_args import check_training_args
+from tasks.trainers.training_args import check_training_args, non_finite_value
 
 from .algorithms import ALGORITHMS, TRL_OPTION_KEYS, canonical_algorithm, resolve_algorithm
 
@@ -334,6 +334,9 @@ def check_training_keys(training: dict[str, Any], field: str = "training") -> di
     for key, why in OWNED_TRAINING_KEYS.items():
         if key in training:
             raise InputError(f"{field}.{key}", f"cannot be set: {why}", f"remove {key} from {field}")
+    bad = non_finite_value(training)
+    if bad is not None:
+        raise InputError(f"{field}.{bad[0]}", f"{training[bad[0]]!r} {bad[1]}", f"fix {field}.{bad[0]}")
     merged = {**default_training_args(training, False, False), **training}
     n = merged.get("num_generations")
     if isinstance(n, int) and n < 2:
