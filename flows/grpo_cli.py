@@ -20,7 +20,7 @@ import typer
 
 from storage.errors import DojoflowError, InputError
 
-from .output import fail, say
+from .output import fail, say, say_line
 
 app = typer.Typer(
     add_completion=False,
@@ -79,10 +79,11 @@ def _settings(fields: dict):
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "settings"
-        problem = first["msg"].removeprefix("Value error, ")
-        if problem.startswith(f"{where}."):  # a check that names the field and its fix itself
-            raise DojoflowError(problem) from e
-        raise InputError(where, problem, "fix that option (dojoflow grpo train --help)") from e
+        message = first["msg"].removeprefix("Value error, ").rstrip(".")
+        if message.startswith(f"{where}."):  # a check that names the field and its fix itself
+            raise DojoflowError(f"{message}.") from e
+        problem, _, fix = message.rpartition(". ") if ". " in message else (message, "", "")
+        raise InputError(where, problem, f"{fix or 'Fix that option (dojoflow grpo train --help)'}.") from e
 
 
 def _home(home: Path | None) -> Path:
@@ -134,6 +135,9 @@ def algorithms_cmd():
         say("[bold]{}[/]{}: {}", a.name, f" ({', '.join(aliases)})" if aliases else "", a.objective)
         say("    paper: {}", a.paper)
         say("    TRL: {}{}", ", ".join(f"{k}={v}" for k, v in a.fixed.items()), f"; {a.notes}" if a.notes else "")
+
+
+UNTRAINED_NOTE = " (the untrained built-in model: it only shows the pipeline works; give -m MODEL to learn)"
 
 
 @app.command("train")
@@ -216,10 +220,15 @@ def train_cmd(
     except DojoflowError as e:
         _fail(e)
     _start(resolved)
+    from tasks.grpo.config import DEFAULT_MODEL
+
+    say_line(f"model: {settings.model}{UNTRAINED_NOTE if settings.model == DEFAULT_MODEL else ''}")
     from .grpo import grpo_train
+    from .terminal import library_output_to_log
 
     try:
-        result = grpo_train(str(resolved), str(theorems.resolve()), settings.model_dump(mode="json"), str(out))
+        with library_output_to_log(resolved, "grpo-train") as log:
+            result = grpo_train(str(resolved), str(theorems.resolve()), settings.model_dump(mode="json"), str(out))
     except DojoflowError as e:
         _fail(e)
     say(
@@ -231,6 +240,11 @@ def train_cmd(
         result["output"],
         " (cached: same theorems, settings and output)" if result["cached"] else "",
     )
+    if result["steps"] and result.get("steps_without_signal") == result["steps"]:
+        from tasks.grpo.signal_watch import NO_SIGNAL_HINT
+
+        say_line(f"warning: nothing was learned: at every step {NO_SIGNAL_HINT}")
+    say_line(f"log: {log}")
 
 
 @app.command("evaluate")
@@ -260,11 +274,13 @@ def evaluate_cmd(
         _fail(e)
     _start(resolved)
     from .grpo import grpo_evaluate
+    from .terminal import library_output_to_log
 
     try:
-        result = grpo_evaluate(
-            str(resolved), str(checkpoint.resolve()), str(theorems.resolve()), settings.model_dump(mode="json")
-        )
+        with library_output_to_log(resolved, "grpo-evaluate") as log:
+            result = grpo_evaluate(
+                str(resolved), str(checkpoint.resolve()), str(theorems.resolve()), settings.model_dump(mode="json")
+            )
     except DojoflowError as e:
         _fail(e)
     checker = result["checker"]
@@ -280,3 +296,4 @@ def evaluate_cmd(
     for r in result["results"]:
         if r["proved"]:
             say("  proved {} ({}/{})", r["full_name"], r["proved"], r["n"])
+    say_line(f"log: {log}")

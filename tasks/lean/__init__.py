@@ -44,37 +44,19 @@ def check_proofs(backend: LeanBackend, items: list[tuple[TheoremSpec, str]]) -> 
 def preflight(settings: BackendSettings, theorems: list[TheoremSpec] | None = None) -> None:
     """Fail now, with the install command or the fix, if the backend cannot run (its package,
     `lake`, or its server is missing) or, given the theorems to work on, if a repository has no
-    usable checkout. Starts no Lean process; `open_backend` calls it (without theorems)."""
-    from .availability import check_available, check_checkouts
+    usable checkout or uses a Lean version the backend does not support (tasks/lean/versions.py).
+    Starts no Lean process; `open_backend` calls it (without theorems)."""
+    from .availability import check_available, check_checkouts, check_versions
 
     check_available(settings)
     if theorems:
         check_checkouts(settings, theorems)
+        check_versions(settings, theorems)
 
 
 def open_backend(settings: BackendSettings, store) -> LeanBackend:
-    """The backend `settings` names, checked to be usable before any work starts."""
+    """The backend `settings` names (tasks/lean/registry.py), checked to be usable before any work starts."""
+    from .registry import get
+
     preflight(settings)
-    if settings.kind == "replay":
-        from .replay import ReplayBackend
-
-        if store is None:
-            from storage.errors import InputError
-
-            raise InputError(
-                "backend.kind: replay",
-                "the replay backend answers from a store, and none was given",
-                "open the store first (`Store.open(home)`) and pass it",
-            )
-        return ReplayBackend(store)
-    if settings.kind == "repl":
-        from .repl import ReplBackend
-
-        return ReplBackend(settings)
-    if settings.kind == "kimina":
-        from .kimina import KiminaBackend
-
-        return KiminaBackend(settings)
-    from .leandojo import LeanDojoBackend
-
-    return LeanDojoBackend(settings)
+    return get(settings.kind).open(settings, store)

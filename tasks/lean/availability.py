@@ -33,31 +33,41 @@ def find_lake(lake_path: str) -> str | None:
 
 
 def check_available(settings: BackendSettings) -> None:
-    kind = settings.kind
-    if kind == "replay":
-        return
-    if kind == "repl":
-        if _module_missing("lean_interact"):
-            raise InputError("backend.kind: repl", "the Python package lean-interact is not installed", LEAN_EXTRA)
-        if find_lake(settings.repl.lake_path) is None:
-            raise InputError(
-                "backend.repl.lake_path",
-                f"no `lake` executable at {settings.repl.lake_path!r} (the REPL backend runs Lean through lake)",
-                ELAN,
-            )
-        for repo, folder in settings.repl.projects.items():
-            if not os.path.isdir(folder):
-                raise InputError(
-                    f"backend.repl.projects[{repo}]",
-                    f"{folder} is not a folder",
-                    "give the local checkout of the traced repository at its traced commit",
-                )
-        return
-    if kind == "kimina":
-        from .kimina import check_server
+    """The chosen backend's own check (its `BackendDef.available`)."""
+    from .registry import get
 
-        check_server(settings.kimina)
-        return
+    get(settings.kind).check_available(settings)
+
+
+def check_replay(settings: BackendSettings) -> None:
+    """Replay answers from the store: nothing to install."""
+
+
+def check_repl(settings: BackendSettings) -> None:
+    if _module_missing("lean_interact"):
+        raise InputError("backend.kind: repl", "the Python package lean-interact is not installed", LEAN_EXTRA)
+    if find_lake(settings.repl.lake_path) is None:
+        raise InputError(
+            "backend.repl.lake_path",
+            f"no `lake` executable at {settings.repl.lake_path!r} (the REPL backend runs Lean through lake)",
+            ELAN,
+        )
+    for repo, folder in settings.repl.projects.items():
+        if not os.path.isdir(folder):
+            raise InputError(
+                f"backend.repl.projects[{repo}]",
+                f"{folder} is not a folder",
+                "give the local checkout of the traced repository at its traced commit",
+            )
+
+
+def check_kimina(settings: BackendSettings) -> None:
+    from .kimina import check_server
+
+    check_server(settings.kimina)
+
+
+def check_leandojo(settings: BackendSettings) -> None:
     from tasks.tracing.toolchain import check_lean_dojo
 
     try:
@@ -84,3 +94,38 @@ def check_checkouts(settings: BackendSettings, theorems) -> None:
         if theorem.repo_id not in seen:
             seen.add(theorem.repo_id)
             check_checkout(theorem, project_dir(theorem, projects, option), option)
+
+
+def repository_toolchain(settings: BackendSettings, theorem) -> tuple[str, str] | None:
+    """(where it was read, the `lean-toolchain` text) of the theorem's repository as the backend
+    will run it: the traced repository in lean-dojo's cache (leandojo; InputError when tracing did
+    not leave it there), or the configured checkout (repl, when LeanInteract picks the REPL tag);
+    None where the backend fixes no range (kimina) or runs a REPL the user built (repl_path)."""
+    if settings.kind == "leandojo":
+        from .dojo_repo import find_traced_repo
+        from .leandojo import dojo_cache_dir
+
+        found = find_traced_repo(dojo_cache_dir(settings), theorem.url, theorem.commit)
+        return str(found.traced_dir), found.lean_toolchain
+    if settings.kind == "repl" and settings.repl.repl_path is None:
+        from .source import project_dir
+
+        toolchain = project_dir(theorem, settings.repl.projects, "backend.repl.projects") / "lean-toolchain"
+        return (str(toolchain.parent), toolchain.read_text()) if toolchain.exists() else None
+    return None
+
+
+def check_versions(settings: BackendSettings, theorems) -> None:
+    """Every repository of `theorems` uses a Lean version the backend supports
+    (tasks/lean/versions.py); else one InputError naming the repository, its version, the range
+    and what to do."""
+    from .versions import check_version
+
+    seen = set()
+    for theorem in theorems:
+        if theorem.repo_id in seen:
+            continue
+        seen.add(theorem.repo_id)
+        found = repository_toolchain(settings, theorem)
+        if found is not None and found[1].strip():
+            check_version(settings.kind, f"{theorem.url}@{theorem.commit[:12]}", found[1])

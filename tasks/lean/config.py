@@ -6,13 +6,9 @@ GRPO config (YAML or the Prefect form). See docs/lean-backends.md.
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .guard import DEFAULT_ALLOWED_AXIOMS
-
-BackendKind = Literal["repl", "kimina", "leandojo", "replay"]
 
 
 class ReplOptions(BaseModel):
@@ -79,10 +75,18 @@ class LeanDojoOptions(BaseModel):
         default_factory=list, description="Extra imports for Dojo's file (its `additional_imports`)."
     )
     build_deps: bool = Field(False, description="Dojo's `build_deps`: rebuild the dependencies too.")
+    start_timeout_s: float = Field(
+        1800.0,
+        gt=0,
+        description="Wall-clock limit of starting one theorem's Dojo: Lean elaborates the imports and the "
+        "file up to the theorem (minutes with Mathlib). lean-dojo's own `timeout` bounds both this start and "
+        "every tactic; Dojoflow gives the start this limit and each tactic `tactic_timeout_s`.",
+    )
     cache_dir: str | None = Field(
         None,
-        description="lean-dojo's cache (its CACHE_DIR), where tracing left the traced and built repository; "
-        "default: $CACHE_DIR, else lean-dojo's own (~/.cache/lean_dojo).",
+        description="lean-dojo's cache (its CACHE_DIR), where tracing left the traced and built repository "
+        "(`<dojoflow home>/traces/work/lean_dojo_cache` for `dojoflow trace`); default: $CACHE_DIR, else lean-dojo's "
+        "own (~/.cache/lean_dojo). The Dojo never traces: a repository missing there is an error.",
     )
     extra_pythonpath: list[str] = Field(
         default_factory=list,
@@ -96,11 +100,11 @@ class BackendSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: BackendKind = Field(
+    kind: str = Field(
         "replay",
-        description="`repl` (Lean REPL via LeanInteract; the default for real work), `kimina` "
-        "(kimina-lean-server, whole proofs), `leandojo` (lean-dojo's Dojo), `replay` (traced transitions "
-        "from the store, no Lean: a lower bound of what Lean accepts).",
+        description="A backend of tasks/lean/registry.py: `repl` (Lean REPL via LeanInteract; the default for "
+        "real work), `kimina` (kimina-lean-server, whole proofs), `leandojo` (lean-dojo's Dojo), `replay` "
+        "(traced transitions from the store, no Lean: a lower bound of what Lean accepts).",
     )
     tactic_timeout_s: float = Field(60.0, gt=0, description="Wall-clock limit of one tactic.")
     theorem_timeout_s: float = Field(
@@ -120,3 +124,16 @@ class BackendSettings(BaseModel):
     repl: ReplOptions = Field(default_factory=ReplOptions, description="Options of the `repl` backend.")
     kimina: KiminaOptions = Field(default_factory=KiminaOptions, description="Options of the `kimina` backend.")
     leandojo: LeanDojoOptions = Field(default_factory=LeanDojoOptions, description="Options of the `leandojo` backend.")
+    options: dict[str, dict] = Field(
+        default_factory=dict,
+        description="{backend name: its options}, for backends registered outside Dojoflow (tasks/lean/registry.py).",
+    )
+
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, kind: str) -> str:
+        from .registry import backends
+
+        if kind not in backends():
+            raise ValueError(f"backend.kind {kind!r} is not a Lean backend: use one of {', '.join(backends())}")
+        return kind

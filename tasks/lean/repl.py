@@ -5,11 +5,13 @@ Dojoflow's sandbox launcher as `lake_path` (tasks/lean/sandbox.py: own folder, m
 environment, memory limit). Tactic mode: `Command("<statement> := by sorry", env=<file
 header>)` gives the initial `proofState`, then `ProofStep`s; each theorem stays on one
 `AutoLeanServer` (REPL proof states live in one process). Whole proofs: a `Command` with
-the proof, then `#print axioms`, on the same servers, or on a `LeanServerPool` when
-several workers are configured. A crashed or hung process is killed and replaced by
-LeanInteract; Dojoflow rebuilds the lost state and retries once, then reports an error
-(ProofCheck.error, or a TacticResult "error"/"timeout"), never a rejection.
-See docs/lean-backends.md.
+the proof and `#print axioms` in one command, on the same servers, or on a `LeanServerPool`
+when several workers are configured (then with the header, so no env id crosses processes).
+A process that crashed, hung, answered garbage, or no longer holds the env / proof state sent
+(LeanInteract restarts it for memory inside `run()`, conformance #2) is killed; Dojoflow
+rebuilds the lost state on a fresh process (header replayed) and retries once, then reports
+an error (ProofCheck.error, or a TacticResult "error"/"timeout"), never a rejection. What
+each answer means is tasks/lean/repl_answers.py's. See docs/lean-backends.md.
 """
 
 from __future__ import annotations
@@ -23,12 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage.errors import InputError
-from storage.tactic_text import is_sorry
 from tasks.tracing.toolchain import minimal_env
 
 from .availability import find_lake
 from .backend import (
-    SORRY_TACTIC,
     ProofCheck,
     ProofState,
     TacticResult,
@@ -38,13 +38,25 @@ from .backend import (
 )
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
-from .guard import forbidden_construct, parse_print_axioms
+from .guard import forbidden_construct
+from .repl_answers import read_check, read_step, stale_reason
 from .sandbox import SandboxSpec, write_launcher
-from .source import check_checkout, file_header, print_axioms_command, project_dir, proof_command, sorry_command
+from .source import (
+    check_checkout,
+    file_header,
+    print_axioms_command,
+    project_dir,
+    proof_command,
+    sorry_command,
+    without_module_header,
+)
 from .states import ProofStates, failure_result
 
-# What LeanInteract raises when the process died, hung (it kills it), or answered garbage.
+# What LeanInteract raises when the process died, hung (it kills it), or answered garbage; and the
+# ValueError its pool's session cache raises when it cannot replay a state on another process
+# (lean_interact/sessioncache.py `_materialize_state`, conformance #16).
 CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSONDecodeError, MemoryError, OSError)
+POOL_FAILURES = (*CRASHES, ValueError, RuntimeError)
 
 
 @dataclass
@@ -91,12 +103,14 @@ class _Project:
         )
         if opts.build_project:
             self._build()
-        kwargs = {"cache_dir": opts.cache_dir} if opts.cache_dir else {}
+        # Relative paths are the user's, from where Dojoflow runs; the sandbox moves each Lean process
+        # to a folder of its own, where they would name nothing (conformance #16).
+        kwargs = {"cache_dir": _absolute(opts.cache_dir)} if opts.cache_dir else {}
         if opts.repl_rev:
             kwargs["repl_rev"] = opts.repl_rev
         self.config = LeanREPLConfig(
             project=LocalProject(directory=str(directory), lake_path=str(self.launcher), auto_build=False),
-            local_repl_path=opts.repl_path,
+            local_repl_path=_absolute(opts.repl_path) if opts.repl_path else None,
             build_repl=opts.build_repl,
             lake_path=str(self.launcher),
             memory_hard_limit_mb=settings.memory_limit_mb,
@@ -188,16 +202,30 @@ class ReplBackend:
             return self._projects[directory]
 
     def _run(self, server, request, timeout: float):
-        """One request; LeanProcessFailure if the process crashed or hung (LeanInteract has
-        then killed it, and starts a new one on the next request)."""
+        """One request; LeanProcessFailure if the process crashed, hung, answered garbage or lost
+        the env / proof state sent (it is killed: the next request starts a new one)."""
+        from lean_interact import LeanServerPool
+
+        pool = isinstance(server, LeanServerPool)
+        failures = POOL_FAILURES if pool else CRASHES
         try:
-            return server.run(request, timeout=timeout)
+            reply = server.run(request, timeout=timeout)
         except TimeoutError as e:
             raise LeanProcessFailure(
                 crash_message("hung", f"no answer in {timeout:g} s: {_first_line(e)}"), True
             ) from None
-        except CRASHES as e:
+        except failures as e:
+            if not pool:  # LeanInteract keeps a process that answered garbage alive: never ask it again
+                server.kill()
             raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"), False) from None
+        stale = stale_reason(reply)
+        if stale is not None:
+            if not pool:  # a pool's requests carry no ids (see _check)
+                server.kill()
+            raise LeanProcessFailure(
+                crash_message("lost its state", f"it answered {stale!r}, after a restart by LeanInteract"), False
+            )
+        return reply
 
     def _header_env(self, worker: _Worker, theorem: TheoremSpec, project: _Project) -> int | None:
         """The env of the theorem's file header in this worker's current process (cached per process)."""
@@ -266,7 +294,6 @@ class ReplBackend:
 
     def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
         from lean_interact import ProofStep
-        from lean_interact.interface import LeanError
 
         record, refused = self._states.lookup(state, tactic)
         if refused is not None:
@@ -282,17 +309,9 @@ class ReplBackend:
             current, reply = retry_once(attempt)
         except (LeanProcessFailure, RuntimeError) as e:
             return failure_result(e)
-        if isinstance(reply, LeanError):
-            return TacticResult("error", message=reply.message)
-        errors = [m.data for m in reply.get_errors()]
-        if errors:
-            return TacticResult("error", message="\n".join(errors))
-        if "sorry" in reply.proof_status or is_sorry(tactic):
-            return TacticResult("error", message=SORRY_TACTIC)
-        if not reply.goals:
-            if reply.proof_status.startswith("Completed"):
-                return TacticResult("finished")
-            return TacticResult("error", message=reply.proof_status)
+        result = read_step(reply, tactic)
+        if result.status != "state":
+            return result
         goals = "\n\n".join(reply.goals)
         nxt = _StateRecord(current.worker, current.pid, reply.proof_state, current.path + (tactic,), goals)
         return TacticResult("state", self._states.remember(nxt, goals))
@@ -320,36 +339,49 @@ class ReplBackend:
                 project.release(worker)
 
     def _check(self, theorem: TheoremSpec, proof: str, project: _Project, pool, worker) -> ProofCheck:
+        """The proof and its `#print axioms` in one command; after a `module` header, where Lean
+        refuses `#print axioms` (lean4#8174), once more with the header's `module` line left out,
+        as Lean's message advises."""
         from lean_interact import Command
-        from lean_interact.interface import LeanError
 
         timeout = self.settings.theorem_timeout_s
+        tail = proof_command(theorem, proof) + print_axioms_command(theorem)
+        header = file_header(theorem, project.directory)
         if pool is not None:  # a pool spreads requests over processes: the header goes with the proof
-            server, env = pool, None
-            cmd = file_header(theorem, project.directory) + proof_command(theorem, proof)
+            server, env, cmd = pool, None, header + tail
         else:
-            server, env = worker.server, self._header_env(worker, theorem, project)
-            cmd = proof_command(theorem, proof)
-        reply = self._run(server, Command(cmd=cmd, env=env), timeout)
-        if isinstance(reply, LeanError):
-            return ProofCheck(False, self.name, (reply.message,))
-        messages = tuple(f"{m.severity}: {m.data}" for m in reply.messages)
-        if reply.has_errors():
-            return ProofCheck(False, self.name, messages)
-        printed = self._run(server, Command(cmd=print_axioms_command(theorem), env=reply.env), timeout)
-        axioms = None
-        if not isinstance(printed, LeanError):
-            for m in printed.messages:
-                parsed = parse_print_axioms(m.data)
-                if parsed is not None:
-                    axioms = parsed[1]
-        if axioms is None:
+            server, env, cmd = worker.server, self._header_env(worker, theorem, project), tail
+        reading = self._read(server, Command(cmd=cmd, env=env), cmd, theorem, timeout)
+        note = ()
+        if reading.refused_in_module and reading.accepted:
+            outside = without_module_header(header) + tail
+            retried = self._read(server, Command(cmd=outside, env=None), outside, theorem, timeout)
+            note = (
+                "info: `#print axioms` is refused in a `module`; the axioms were read with the file's "
+                "`module` line left out",
+            )
+            if retried.accepted:
+                reading = retried
+        if reading.not_run is not None:
+            return ProofCheck(
+                False, self.name, (), (), error=f"the Lean REPL could not run the check: {reading.not_run}"
+            )
+        if not reading.accepted:
+            return ProofCheck(False, self.name, reading.messages)
+        if reading.axioms is None:
+            why = "refused in a `module`" if reading.refused_in_module else "gave no axiom list"
             return ProofCheck(
                 False,
                 self.name,
-                messages + (f"error: `{print_axioms_command(theorem)}` gave no axiom list: {_reply_text(printed)}",),
+                reading.messages,
+                (),
+                error=f"`{print_axioms_command(theorem)}` {why}: the proof's axioms cannot be checked",
             )
-        return ProofCheck(True, self.name, messages, axioms)
+        return ProofCheck(True, self.name, reading.messages + note, reading.axioms)
+
+    def _read(self, server, request, cmd: str, theorem: TheoremSpec, timeout: float):
+        reply = self._run(server, request, timeout)
+        return read_check(reply, theorem.full_name, cmd.rstrip().count("\n") + 1)
 
     def close(self) -> None:
         for project in self._projects.values():
@@ -358,6 +390,10 @@ class ReplBackend:
         self._states.clear()
         if self._own_root:
             shutil.rmtree(self.work_root, ignore_errors=True)
+
+
+def _absolute(path: str) -> str:
+    return str(Path(path).expanduser().resolve())
 
 
 def _first_line(e: BaseException) -> str:

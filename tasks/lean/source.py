@@ -90,5 +90,37 @@ def proof_command(theorem: TheoremSpec, proof: str) -> str:
     return f"{theorem.statement} := by\n{body}\n"
 
 
+def without_module_header(header: str) -> str:
+    """The file header with its `module` line left out: where Lean refuses `#print axioms` in a
+    `module` (lean4#8174), its message says to do so to read a proof's axioms."""
+    lines = header.splitlines(keepends=True)
+    return "".join(line for line in lines if line.split("--", 1)[0].strip() != "module")
+
+
 def print_axioms_command(theorem: TheoremSpec) -> str:
     return f"#print axioms {theorem.full_name}"
+
+
+def split_imports(header: str) -> tuple[list[str], str, bool]:
+    """(the header's `import` lines, the rest of it, whether it opens with `module` or
+    `prelude`). Lean reads a file's imports before any command, with only comments and
+    blank lines around them; servers that run the imports once and the rest per proof (the
+    kimina server's `split_snippet` takes only the leading `import` lines) need them first.
+    A `module` / `prelude` header must stay where it is, so the caller is told."""
+    imports: list[str] = []
+    rest: list[str] = []
+    lines = header.splitlines(keepends=True)
+    depth = 0  # nesting of /- ... -/ block comments
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if depth == 0 and text.startswith("import "):
+            imports.append(text)
+            continue
+        if depth == 0 and text and not text.startswith(("--", "/-")):
+            if text.split()[0] in ("module", "prelude"):
+                return [], header, True
+            rest.extend(lines[i:])
+            break
+        depth = max(0, depth + text.count("/-") - text.count("-/"))
+        rest.append(line)
+    return imports, "".join(rest), False

@@ -66,8 +66,9 @@ from ..git import (
     run_git,
     run_git_network,
 )
+from ..lean.versions import check_version
 from .errors import TracingError
-from .job import TraceJob
+from .job import TraceJob, check_build_deps
 from .toolchain import find_toolchain, minimal_env
 
 log = logging.getLogger(__name__)
@@ -406,6 +407,7 @@ def trace_repository(
     for missing programs, TracingError for a failed trace.
     """
     commit = check_commit_format(commit)
+    check_build_deps(build_deps, where="build_deps")
     if num_procs is not None and (isinstance(num_procs, bool) or not isinstance(num_procs, int) or num_procs < 1):
         raise InputError(num_procs, "is not a positive number of processes", "pass 1 or more", where="num_procs")
     source = parse_source(url_or_path)
@@ -429,6 +431,9 @@ def trace_repository(
     if source.kind == "remote" and commit is None:
         commit = resolve_remote_head(source)
     checkout, commit = checkout_commit(source, commit, work_dir / "checkouts")
+    # lean-dojo's ExtractData.lean works for a known range of Lean versions only: refuse the rest
+    # now, not after hours of `lake build` (tasks/lean/versions.py)
+    check_version("tracing", f"{source.export_url}@{commit[:12]}", (checkout / "lean-toolchain").read_text())
     key = commit[:12]
     cache_dir, tmp_dir, run_dir = work_dir / "lean_dojo_cache", work_dir / "tmp" / key, work_dir / "run" / key
     logs, jobs = work_dir / "logs", work_dir / "jobs"

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 from storage.proofs import read_proofs
 from storage.sample.content.known_proofs import KNOWN_PROOFS
-from tests.doubles.lean_repl import make_repl_double
+from tests.doubles.lean_process import make_repl_double
 from tests.doubles.openai_endpoint import EndpointDouble
 from tests.doubles.sample_store import sample_store
 
@@ -169,3 +169,43 @@ def test_prove_input_errors_are_one_line_before_prefect_starts(tmp_path, args, m
     assert r.returncode == 2 and r.stdout == "", r.stdout + r.stderr
     assert r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1 and message in r.stderr, r.stderr
     assert sorted(p.relative_to(home) for p in home.rglob("*") if not p.name.endswith("lock")) == before
+
+
+def test_prove_with_leandojo_refuses_a_repository_at_a_lean_version_the_dojo_cannot_run(prefect, tmp_path, monkeypatch):
+    """Mismatch #4: Dojo's tactic interaction is broken from Lean v4.12 (LeanDojo#211); the sample is
+    at v4.20.0, so the run stops at preflight with one line, exit code 2, before any Lean starts."""
+    import os
+
+    from tests.doubles.dojo_lean import make_dojo_lean
+
+    home = tmp_path / "home"
+    store = sample_store(home)
+    dojo = make_dojo_lean(tmp_path / "dojo", repos=("NatBasics",))
+    monkeypatch.setenv("PATH", f"{dojo.bin_dir}{os.pathsep}{os.environ['PATH']}")
+    with EndpointDouble(known_proof_table()) as endpoint:
+        (tmp_path / "prove.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "proving": {
+                        "backend": {
+                            "kind": "leandojo",
+                            "leandojo": {"cache_dir": str(dojo.cache_dir)},
+                            "work_dir": str(tmp_path / "work"),
+                        },
+                        "generator": {
+                            "kind": "endpoint",
+                            "endpoint": {"url": endpoint.url, "model": "double", "api_key_env": None},
+                        },
+                    }
+                }
+            )
+        )
+        r = invoke("prove", tmp_path / "prove.yaml", "--repo", "NatBasics", "--home", home, "--out", tmp_path / "out")
+        sent = [q for q in endpoint.requests if q["body"].get("max_tokens") != 1]
+    assert r.exit_code == 2, r.output
+    line = [x for x in r.output.splitlines() if x.startswith("error: ")]  # the CLI's own one-line error
+    assert (
+        len(line) == 1 and "NatBasics" in line[0] and "uses Lean v4.20.0" in line[0] and "v4.9.0 to v4.11.x" in line[0]
+    ), r.output
+    assert "backend.kind: repl" in line[0]
+    assert not dojo.events() and not sent and read_proofs(store) == []

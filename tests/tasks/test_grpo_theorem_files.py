@@ -178,3 +178,21 @@ def test_a_yaml_syntax_error_names_the_file_and_line(tmp_path):
     path.write_bytes(b"algorithm: dapo\xff\n")
     with pytest.raises(InputError, match="is not UTF-8 text"):
         read_lean_grpo_config(path)
+
+
+def test_a_repository_at_a_lean_version_the_backend_cannot_run_stops_the_run(tmp_path, monkeypatch):
+    """Mismatch #4 for GRPO: the leandojo backend's Dojo cannot run tactics on Lean >= v4.12
+    (LeanDojo#211); the sample is at v4.20.0, refused before training with the range and the fix."""
+    import os
+
+    from tasks.grpo.theorem_files import FileTheorem
+    from tests.doubles.dojo_lean import make_dojo_lean
+
+    store = sample_store(tmp_path / "home")
+    dojo = make_dojo_lean(tmp_path / "dojo", repos=("NatBasics",))
+    monkeypatch.setenv("PATH", f"{dojo.bin_dir}{os.pathsep}{os.environ['PATH']}")
+    settings = GRPOSettings(mode="proof", backend={"kind": "leandojo", "leandojo": {"cache_dir": str(dojo.cache_dir)}})
+    file = [FileTheorem("one_mul'", "theorem one_mul' (n : Nat) : 1 * n = n")]
+    with pytest.raises(InputError, match=r"uses Lean v4\.20\.0; the leandojo backend .* v4\.9\.0 to v4\.11\.x"):
+        checkable_specs(settings, file, store)
+    assert not dojo.events()
