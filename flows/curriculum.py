@@ -32,7 +32,7 @@ from .prove import proving_step
     flow_run_name="curriculum[{config.name}]",
     persist_result=False,
     on_failure=[ui.mark_run_failed],
-    on_crashed=[ui.mark_run_failed],
+    on_crashed=[ui.mark_run_crashed],
     on_cancellation=[ui.mark_run_cancelled],
 )
 def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:

@@ -47,12 +47,7 @@ def resolve_task(
     home: str, repos: list[str], theorems: list[str], checkpoint: str | None, settings
 ) -> tuple[list[dict], dict]:
     """The `sorry` theorems to try and the generator's checkpoint; bad input fails here."""
-    store = Store.open(home, create=False)
-    repo_ids = sorry.resolve_repositories(store, repos)
-    return (
-        sorry.select_sorry_theorems(store, repo_ids, theorems, settings),
-        sorry.generator_ref(store, checkpoint, settings),
-    )
+    return sorry.prove_inputs(Store.open(home, create=False), repos, theorems, checkpoint, settings)
 
 
 @task(name="prove-batch", task_run_name="prove-batch[{batch}]")

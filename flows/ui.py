@@ -157,20 +157,32 @@ def publish_card(home: str, name: str, run_id: str) -> str:
     return card["path"]
 
 
-def _record_end(flow_run, status: str) -> None:
+def _record_end(flow_run, status: str, finished_at=None) -> Store | None:
     config = flow_run.parameters.get("config") or {}
     home = config.get("home") if isinstance(config, dict) else getattr(config, "home", None)
     try:
         store = Store.open(dojoflow_home(home), create=False)
     except DojoflowError:
-        return  # failed before the store existed: nothing was recorded
-    runs.record_run_end(store, str(flow_run.id), status)
+        return None  # failed before the store existed: nothing was recorded
+    runs.record_run_end(store, str(flow_run.id), status, None, finished_at)
+    return store
 
 
 def mark_run_failed(flow, flow_run, state) -> None:
-    """Flow hook (on_failure, on_crashed): a run that raised is `failed` in `dojoflow runs`,
-    not left `running`."""
+    """Flow hook (on_failure): a run that raised is `failed` in `dojoflow runs`, not left `running`."""
     _record_end(flow_run, "failed")
+
+
+def mark_run_crashed(flow, flow_run, state) -> None:
+    """Flow hook (on_crashed): a run whose process died (a worker's flow-run process
+    SIGKILLed by the OOM killer, whose Runner then calls this) is `crashed` in `dojoflow runs`,
+    ended when Prefect saw it end; its unfinished task runs become Crashed too, as Prefect's
+    own crash handling does not touch them (they stayed Running in the UI for good)."""
+    from . import crashed
+
+    store = _record_end(flow_run, "crashed", getattr(state, "timestamp", None))
+    if store is not None:
+        crashed.mark_crashed_in_prefect(store.root.parent, [str(flow_run.id)])
 
 
 def mark_run_cancelled(flow, flow_run, state) -> None:
