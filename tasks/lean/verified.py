@@ -38,15 +38,15 @@ from storage.errors import InputError, StoreLockedError
 from storage.ids import stable_hash
 from storage.verification_cache import CachedAnswer, CacheKey, sync
 
+# The verdict rule's version (tasks/lean/verdict.py's RULE_VERSION where it exists, else the axiom
+# guard's), defined once in tasks/ledger.py: cached answers are keyed on the one the ledger records.
+from tasks.ledger import VERIFIER_RULE_VERSION as RULE_VERSION
+
 from .backend import LeanBackend, ProofCheck, TheoremSpec
 from .config import BackendSettings
 from .guard import forbidden_construct, judge
 
 log = logging.getLogger(__name__)
-
-# TODO(lead): after merging wt-verdict, use tasks.lean.verdict.RULE_VERSION here.
-RULE_VERSION = "guard-2026-11-24"
-"""The version of the verdict rule cached answers were read under; a new one is a new key."""
 
 # ProofCheck fields typed loosely (to avoid an import cycle) and the class their JSON decodes to.
 _FIELD_CLASSES = {"answers": "tasks.lean.verdict:LeanAnswers"}

@@ -293,3 +293,13 @@ def test_kimina_batches_go_through_the_cache(store, theorems, kimina, monkeypatc
         assert len(checks_sent(kimina.repl)) == sent and verifier.stats.hits == 2
     finally:
         verifier.close()
+
+
+def test_the_cache_keys_on_the_rule_version_the_run_ledger_records(store, double, tmp_path):
+    from tasks.ledger import VERIFIER_RULE_VERSION
+
+    backend = open_verifier(settings_for(double, tmp_path), store)
+    try:
+        assert backend.rule_version == VERIFIER_RULE_VERSION
+    finally:
+        backend.close()
