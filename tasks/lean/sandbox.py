@@ -33,6 +33,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -239,6 +240,35 @@ def launch_argv(spec: SandboxSpec, args: list[str], cwd: str) -> tuple[list[str]
     ], env
 
 
+def run_tied_to_parent_process(command: list[str], env: dict[str, str]) -> int:
+    """Run `command` (bwrap) as this launcher's child and return its exit status (128+signal
+    when killed), ending it when the process that started the launcher dies.
+
+    Not an exec: bwrap's `--die-with-parent` is PR_SET_PDEATHSIG, which Linux ties to the
+    parent *thread* (prctl(2): "the parent thread", not the process). LeanInteract starts the
+    REPL from whichever thread runs the check (Prefect's task threads come and go), so an
+    exec'd bwrap was killed when that thread ended, and warm Lean processes with their
+    header were lost. Here bwrap's parent is this single-threaded launcher, which lives until
+    bwrap ends or the caller's *process* is gone (reparented: `getppid()` changes)."""
+    caller = os.getppid()
+    child = subprocess.Popen(command, env=env, close_fds=False)
+
+    def forward(signum, _frame):
+        child.send_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, forward)
+    while True:
+        try:
+            code = child.wait(timeout=1.0)
+            return 128 - code if code < 0 else code
+        except subprocess.TimeoutExpired:
+            if os.getppid() != caller:  # the caller's process died: so does the Lean process
+                child.kill()
+                child.wait()
+                return 128 + signal.SIGKILL
+
+
 def main(argv: list[str]) -> None:
     raw = json.loads(Path(argv[0]).read_text())
     spec = SandboxSpec(
@@ -246,7 +276,9 @@ def main(argv: list[str]) -> None:
     )
     command, env = launch_argv(spec, list(argv[1:]), os.getcwd())
     set_limits(spec.limits.memory_limit_mb, spec.limits.cpu_limit_s)
-    os.execvpe(command[0], command, env)
+    if spec.limits.bwrap is None:  # the explicit opt-out: lake itself, as it would run unsandboxed
+        os.execvpe(command[0], command, env)
+    sys.exit(run_tied_to_parent_process(command, env))
 
 
 if __name__ == "__main__":

@@ -162,3 +162,41 @@ def test_lake_run_from_the_users_home_never_gets_it_writable(tmp_path):
     assert ["--bind", str(project), str(project)] == argv[argv.index(str(project)) - 1 : argv.index(str(project)) + 2]
     assert "--share-net" not in argv  # the build runs offline
     assert "--share-net" in launch_argv(spec, ["exe", "cache", "get"], str(project))[0]  # the fetch step may not
+
+
+def test_a_sandboxed_process_outlives_the_thread_that_started_it(tmp_path):
+    """bwrap's --die-with-parent is PR_SET_PDEATHSIG, tied to the parent *thread*: a Lean process
+    started from a Prefect task thread must not die when that thread ends (its warm header would
+    be lost). Dying with the starting *process* is the payload test's case (d) above."""
+    import subprocess
+    import threading
+
+    from tasks.lean.availability import contain
+    from tasks.lean.config import SandboxSettings
+    from tasks.lean.sandbox import write_launcher
+
+    limits = contain(SandboxSettings(), memory_limit_mb=None, cpu_limit_s=None)
+    project = tmp_path / "project"
+    project.mkdir()
+    lake = tmp_path / "bin" / "lake"  # no toolchain here: `lake env PROGRAM` runs PROGRAM
+    lake.parent.mkdir()
+    lake.write_text('#!/bin/sh\nshift\nexec "$@"\n')
+    lake.chmod(0o755)
+    program = tmp_path / "sleeper"
+    program.write_text("#!/bin/sh\nexec sleep 600\n")
+    program.chmod(0o755)
+    spec = SandboxSpec(lake=str(lake), project=str(project), work_root=str(tmp_path / "work"), env={}, limits=limits)
+    launcher = write_launcher(spec, tmp_path / "launcher")
+    started = []
+    thread = threading.Thread(target=lambda: started.append(subprocess.Popen([str(launcher), "env", str(program)])))
+    thread.start()
+    thread.join()
+    proc = started[0]
+    try:
+        deadline = time.monotonic() + 3  # a parent-death signal is delivered as the thread ends
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, f"the sandboxed process died with its starting thread ({proc.returncode})"
+            time.sleep(0.1)
+    finally:
+        proc.terminate()
+        assert proc.wait(60) == 128 + 15  # SIGTERM reached it through the launcher, as bwrap reports it
