@@ -26,12 +26,12 @@ template, target convention, provenance).
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 
 from storage.errors import InputError
-from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer, write_model_info
+from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.lifecycle import TRAINER_SUBDIR, coerce_settings, publish, starts_from_parent, train_or_reload
 from tasks.trainers.log_progress import log_training_progress
 from tasks.trainers.time_checkpoints import save_every_minutes
 
@@ -124,6 +124,7 @@ def train_progress(
     import transformers
     from transformers import DataCollatorWithPadding, Trainer
 
+    settings = coerce_settings(settings, ProgressSettings)
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     rows = progress_examples(snapshot, split_kind, "train")
     extra, extra_counts = extra_examples(snapshot.store_root, settings.extra_datasets)
@@ -137,14 +138,14 @@ def train_progress(
     work_dir.mkdir(parents=True, exist_ok=True)
     cache_dir = Path(model_cache_dir) if model_cache_dir is not None else work_dir / "base-model"
     model_check = None
-    if parent_dir is not None and not settings.restart_from_base:
+    if starts_from_parent(settings, parent_dir):
         model_check = check_parent_model(settings, parent_dir, cache_dir)
         source, from_base, started_from = str(parent_dir), False, "parent"
     else:
         source, from_base = resolve_base_model(settings.model, cache_dir), True
         started_from = "base"
 
-    trainer_dir = work_dir / "trainer"
+    trainer_dir = work_dir / TRAINER_SUBDIR
     args = training_arguments(settings, trainer_dir)
     val_examples: list[ProgressExample] = []
     if args.eval_strategy != "no":
@@ -199,10 +200,7 @@ def train_progress(
     resume = latest_trainer_checkpoint(trainer_dir)
     if resume is not None:
         log.info("resuming progress training from %s", resume)
-    result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    trainer.save_model(str(out_dir))  # writes on the main process only (torchrun-safe)
+    trained = train_or_reload(trainer, resume)
     figures = {
         "examples": len(train_examples),
         "snapshot_examples": len(rows.examples),
@@ -214,31 +212,28 @@ def train_progress(
         "started_from": started_from,
         "start_model": settings.model if from_base else None,
         "model_check": model_check,
-        "resumed_from": resume.name if resume else None,
-        "global_step": trainer.state.global_step,
-        "epochs": float(trainer.state.epoch or 0.0),
-        "train_loss": float(result.training_loss) if math.isfinite(result.training_loss) else None,
+        "resumed_from": trained.resumed_from,
+        "global_step": trained.steps,
+        "epochs": trained.epochs,
+        "train_loss": trained.train_loss,
         "val_examples": len(val_examples),
     }
-    if not trainer.is_world_process_zero():
-        return figures
-    tokenizer.save_pretrained(str(out_dir))
-    write_model_info(
+    publish(
+        trainer,
+        tokenizer,
         out_dir,
-        "full",
-        None,
+        kind="full",
+        base_model=None,
         trainer="progress",
-        **{
-            "format_version": META_FORMAT_VERSION,
-            "settings": settings.model_dump(mode="json"),
-            "max_seq_len": settings.max_seq_len,
-            "input_template": INPUT_TEMPLATE,
-            "target": TARGET_CONVENTION,
-            "snapshot_id": snapshot.snapshot_id,
-            "split_kind": split_kind,
-            "repo_ids": list(snapshot.repo_ids),
-            "training": figures,
-            "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
-        },
+        format_version=META_FORMAT_VERSION,
+        settings=settings.model_dump(mode="json"),
+        max_seq_len=settings.max_seq_len,
+        input_template=INPUT_TEMPLATE,
+        target=TARGET_CONVENTION,
+        snapshot_id=snapshot.snapshot_id,
+        split_kind=split_kind,
+        repo_ids=list(snapshot.repo_ids),
+        training=figures,
+        versions={"transformers": transformers.__version__, "torch": torch.__version__},
     )
     return figures

@@ -289,3 +289,27 @@ def test_the_example_trainer_of_the_docs_works_as_written(tmp_path, monkeypatch)
         assert [m.metric for m in metrics] == ["top1_accuracy"] and 0 <= metrics[0].value <= 1
     finally:
         registry.unregister("frequent")
+
+
+# -- mixed precision: one rule, one error shape, checked at preflight for every Trainer-based trainer ----------------
+@pytest.mark.parametrize("trainer", ["sft", "grpo", "progress"])
+@pytest.mark.parametrize(
+    "precision,problem",
+    [("fp16", "is true but this machine has no CUDA GPU"), ("bf16", "is true but this machine has no GPU with bf16")],
+)
+def test_mixed_precision_this_machine_cannot_do_is_refused_at_preflight_alike(
+    trainer, precision, problem, monkeypatch, tmp_path
+):
+    """GRPO had no fp16 refusal and each trainer its own message: now one rule in check_training_args."""
+    from tasks.trainers import training_args
+    from tasks.trainers.preflight import preflight
+
+    monkeypatch.setattr(training_args, "device_capabilities", lambda: (False, False))  # a machine with no GPU
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no remembered pass of another machine's check
+    settings = registry.get(trainer).settings(training={precision: True})
+    with pytest.raises(InputError) as err:
+        preflight(trainer, settings)
+    field = f"trainers.{trainer}.training"
+    assert (err.value.source, err.value.where) == (f"{field}.{precision}", None)
+    assert err.value.problem.startswith(problem)
+    assert err.value.fix.startswith(f"set {field}.{precision} to false, or run this step on a")
