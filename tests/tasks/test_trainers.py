@@ -313,3 +313,41 @@ def test_mixed_precision_this_machine_cannot_do_is_refused_at_preflight_alike(
     assert (err.value.source, err.value.where) == (f"{field}.{precision}", None)
     assert err.value.problem.startswith(problem)
     assert err.value.fix.startswith(f"set {field}.{precision} to false, or run this step on a")
+
+
+# -- which trainers generate tactics, and the step evaluations: declared, not listed by hand -------------------
+def test_tactic_generators_are_the_trainers_that_declare_it(echo):
+    import dataclasses
+
+    from tasks.checkpoints import CheckpointRef
+    from tasks.generate.checkpoint import is_tactic_generator
+
+    assert registry.tactic_generators() == ("sft", "grpo")
+    ref = CheckpointRef(
+        checkpoint_id="c", trainer="echo", path="/x", snapshot_id="s", parent_id=None, settings_hash="h", figures={}
+    )
+    assert not is_tactic_generator(ref)
+    registry.register(dataclasses.replace(ECHO, generates_tactics=True))  # one declaration, nothing else
+    assert "echo" in registry.tactic_generators() and is_tactic_generator(ref)
+    assert not is_tactic_generator(ref.model_copy(update={"has_model": False}))
+
+
+def test_every_declared_evaluation_is_a_config_section_checked_before_a_run(tmp_path, monkeypatch):
+    from tasks import evaluations
+    from tasks.config import EvaluationConfig, PipelineConfig
+    from tasks.trainers.base import load_object
+
+    assert [e.name for e in evaluations.EVALUATIONS] == ["proving"]
+    for e in evaluations.EVALUATIONS:
+        field = EvaluationConfig.model_fields[e.name]
+        assert field.default is None and field.description == e.description  # off unless asked for
+        assert load_object(e.run).__module__.startswith("flows.")  # a flow-level function (it starts Prefect tasks)
+    checked = []
+    monkeypatch.setattr(evaluations, "check_proving", lambda settings, field: checked.append(field))
+    export = tmp_path / "export"
+    export.mkdir()
+    cfg = PipelineConfig.model_validate(
+        {"sources": [{"export": str(export)}], "trainers": {"sft": None, "progress": {}}, "evaluation": {"proving": {}}}
+    )
+    cfg.validate_for_run()
+    assert checked == ["evaluation.proving"]
