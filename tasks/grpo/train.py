@@ -108,6 +108,29 @@ def _mean(history: list[dict], key: str) -> float | None:
     return round(sum(values) / len(values), 6) if values else None
 
 
+def _merged_reference(model, work_dir: Path) -> None:
+    """TRL reloads the KL reference from the config's name_or_path, which for an adapter merged
+    into its base names the base: save the merged starting point and point there instead."""
+    reference = work_dir / "reference"
+    model.save_pretrained(reference)
+    model.config._name_or_path = str(reference)
+
+
+def _reward_figures(history: list[dict], lean: str | None, rewarder) -> dict:
+    """The run's reward figures: means over its steps, the share Lean accepted, the reward cache."""
+    return {
+        "reward_mean": _mean(history, "reward"),
+        "frac_reward_zero_std": _mean(history, "frac_reward_zero_std"),
+        "steps_without_signal": steps_without_signal(history),
+        **({f"{lean}_accepted": _mean(history, f"lean/{lean}_accepted")} if lean else {}),
+        **(
+            {"reward_cache_hits": rewarder.stats["cache_hits"], "reward_checks": rewarder.stats["checks"]}
+            if rewarder
+            else {}
+        ),
+    }
+
+
 def run_grpo(
     settings: GRPOSettings | dict,
     rows: list[dict],
@@ -134,11 +157,7 @@ def run_grpo(
 
     start = causal_lm_start(settings, parent, model_cache(model_cache_dir))
     if args.beta != 0.0 and start.kind == "full" and starts_from_parent(settings, parent) and is_adapter_dir(parent):
-        # TRL reloads the KL reference from the config's name_or_path, which for an adapter merged
-        # into its base names the base: save the merged starting point and point there instead.
-        reference = work_dir / "reference"
-        start.model.save_pretrained(reference)
-        start.model.config._name_or_path = str(reference)
+        _merged_reference(start.model, work_dir)
     rewarder = LeanRewarder(backend, settings.reward) if set(weights) & {*LEAN_REWARDS} else None
     funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward, args.max_completion_length)
     lean = next((n for n in weights if n in LEAN_REWARDS), None)
@@ -180,19 +199,11 @@ def run_grpo(
         "algorithm": algorithm.name,
         "mode": settings.mode,
         "checker": getattr(backend, "name", None),
-        "reward_mean": _mean(history, "reward"),
-        "frac_reward_zero_std": _mean(history, "frac_reward_zero_std"),
-        "steps_without_signal": steps_without_signal(history),
+        **_reward_figures(history, lean, rewarder),
         "seconds": round(time.monotonic() - started, 3),
         "model_kind": start.kind,
         "started_from": start.started_from,
         "resumed_from": trained.resumed_from,
-        **({f"{lean}_accepted": _mean(history, f"lean/{lean}_accepted")} if lean else {}),
-        **(
-            {"reward_cache_hits": rewarder.stats["cache_hits"], "reward_checks": rewarder.stats["checks"]}
-            if rewarder
-            else {}
-        ),
     }
     if publish(
         trainer,

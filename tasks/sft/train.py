@@ -50,6 +50,16 @@ from .data import build_examples, read_tactics
 log = logging.getLogger(__name__)
 
 
+def _examples(table, settings: SFTSettings, tokenizer, where: str):
+    """The chat examples of `table`; SkipTraining when every tactic is sorry/admit or empty."""
+    examples = build_examples(
+        table, settings.system_prompt, tokenizer=tokenizer, max_state_tokens=settings.max_state_tokens
+    )
+    if len(examples) == 0:
+        raise SkipTraining(f"all {table.num_rows} tactics of {where} are sorry/admit or empty")
+    return examples
+
+
 def train_sft(
     settings: SFTSettings | dict,
     snapshot: SnapshotRef,
@@ -81,28 +91,17 @@ def train_sft(
             f"snapshot {snapshot.snapshot_id} has no tactics in its {split_kind}/train split "
             f"(repositories: {', '.join(snapshot.repo_ids) or 'none'})"
         )
-
     start = causal_lm_start(settings, parent, model_cache(model_cache_dir))
-    examples = build_examples(
-        table, settings.system_prompt, tokenizer=start.tokenizer, max_state_tokens=settings.max_state_tokens
+    examples = _examples(
+        table, settings, start.tokenizer, f"the {split_kind}/train split of snapshot {snapshot.snapshot_id}"
     )
-    if len(examples) == 0:
-        raise SkipTraining(
-            f"all {table.num_rows} tactics of the {split_kind}/train split of snapshot "
-            f"{snapshot.snapshot_id} are sorry/admit or empty"
-        )
 
     trainer_dir = work_dir / TRAINER_SUBDIR
     args = build_sft_config(settings, trainer_dir)
     resume = latest_trainer_checkpoint(trainer_dir)
     log.info(
         "SFT on %d examples (%s/train of %s), from %s, %s, resume=%s",
-        len(examples),
-        split_kind,
-        snapshot.snapshot_id,
-        start.started_from,
-        start.kind,
-        resume,
+        *(len(examples), split_kind, snapshot.snapshot_id, start.started_from, start.kind, resume),
     )
     trainer = SFTTrainer(
         model=start.model,
