@@ -108,7 +108,11 @@ def _accept(search: _Search, backend, proof: tuple[str, ...]) -> tuple[bool, tup
     from tasks.lean.guard import judge
 
     text = "\n".join(proof)
-    check = _timed(search, backend.check_proof, search.theorem, text)
+    check_steps = getattr(backend, "check_steps", None)
+    if check_steps is not None:  # a backend that takes one tactic per request (leandojo): no re-splitting
+        check = _timed(search, check_steps, search.theorem, tuple(proof))
+    else:
+        check = _timed(search, backend.check_proof, search.theorem, text)
     if check.error:
         search.rejected.append(f"check failed: {check.error}")
         return False, ()

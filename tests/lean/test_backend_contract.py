@@ -61,6 +61,12 @@ def needs_double(h):
         pytest.skip(f"{h.name}: no Lean process double behind this backend to inject faults into")
 
 
+def needs(h, capability: str):
+    """Skip where the backend has no counterpart of what the test exercises (Harness.lacks says why)."""
+    if capability in h.lacks:
+        pytest.skip(f"{h.name}: {h.lacks[capability]}")
+
+
 def needs_tactics(name):
     if not backends()[name].tactic_mode:
         pytest.skip(f"{name} checks whole proofs only")
@@ -156,6 +162,7 @@ def test_a_restart_for_memory_between_two_calls_is_not_a_rejection(name, store, 
     proof = "\n".join(AND_SWAP_PROOF)
     with harness(name, store, tmp_path, memory_limit_mb=512) as h:
         needs_double(h)
+        needs(h, "memory_restart")
         grow = {"do": "grow_memory", "rss_mb": 450, "times": 1}
         h.double.faults({"when": "#print axioms", **grow})
         first = h.backend.check_proof(theorem, proof)
@@ -202,6 +209,7 @@ def test_garbage_answers_are_retried_then_an_error_never_a_verdict(name, store, 
     proof = "\n".join(AND_SWAP_PROOF)
     with harness(name, store, tmp_path) as h:
         needs_double(h)
+        needs(h, "print_axioms")
         h.double.faults({"when": "#print axioms", "do": "garbage", "times": 1})
         once = h.backend.check_proof(theorems[AND_SWAP], proof)
         h.double.faults({"when": "#print axioms", "do": "garbage"})
