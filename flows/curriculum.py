@@ -24,6 +24,7 @@ from tasks.prefect_tasks import cached_checkpoint_gone, tasks_for
 from tasks.trainers.base import load_object
 
 from . import crashed, ui
+from .benchmark_tasks import register_benchmarks_task
 
 
 @flow(
@@ -31,7 +32,7 @@ from . import crashed, ui
     flow_run_name="curriculum[{config.name}]",
     persist_result=False,
     on_failure=[ui.mark_run_failed],
-    on_crashed=[ui.mark_run_failed],
+    on_crashed=[ui.mark_run_crashed],
     on_cancellation=[ui.mark_run_cancelled],
 )
 def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
@@ -42,6 +43,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     run_id = str(flow_run.id or "local")
     t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
     crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
+    snapshot_settings = register_benchmarks_task(home, config.benchmarks, config.snapshot)  # their fingerprints
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = [], []
@@ -67,10 +69,11 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     #    of this step it starts from; train and evaluate commit together
     previous: dict[str, CheckpointRef] = {}
     step_results = []
+    untried: dict[tuple[str, str], dict] = {}  # theorems the proving evaluation could not try, with the reason
     for step in steps:
         started = time.perf_counter()
         ui.show("snapshot", step.step, len(steps), repo=step.name)
-        snapshot = t.snapshot(home, step.seen, config.snapshot, step=step.step, repo_name=step.name)
+        snapshot = t.snapshot(home, step.seen, snapshot_settings, step=step.step, repo_name=step.name)
         eval_repos = step.seen if config.evaluation.all_repositories_so_far else step.repo_ids
         this_step: dict[str, CheckpointRef] = {}
         done = {}
@@ -112,7 +115,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
             for evaluation in EVALUATIONS:  # the step evaluations declared in tasks/evaluations.py
                 eval_settings = getattr(config.evaluation, evaluation.name)
                 if eval_settings is not None and evaluation.applies(this_step[name]):
-                    load_object(evaluation.run)(
+                    result = load_object(evaluation.run)(
                         home,
                         eval_settings,
                         this_step[name].to_dict(),
@@ -122,6 +125,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
                         step.step,
                         step.primary,
                     )
+                    untried.update({(u["repo_id"], u["full_name"]): u for u in result.get("untried", [])})
             done[name] = ui.trainer_step_summary(trained, evaluated)
         previous = {**previous, **this_step}
         step_results.append(
@@ -142,10 +146,15 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     ui.publish_report(config.name, report)
     t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
     log.info("report: %s", report["path"])
+    try:  # the run is complete and recorded: a card that cannot be written is said, and `dojoflow card` redoes it
+        log.info("results card: %s", ui.publish_card(home, config.name, run_id))
+    except Exception as e:  # noqa: BLE001
+        log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
     return {
         "run_id": run_id,
         "steps": step_results,
         "failures": failures,
         "report": report["path"],
         "checkpoints": {n: c.path for n, c in previous.items()},
+        "untried": list(untried.values()),
     }

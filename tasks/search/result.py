@@ -9,7 +9,9 @@ from storage.errors import InputError
 
 # Why a search stopped. `proved`: a proof passed the backend's check and the axiom guard;
 # `exhausted`: no open state was left; `expansions` / `time`: a budget ran out;
-# `error`: the backend failed (a crash, a hang, a theorem it cannot start): not a failure to prove.
+# `error`: the backend failed (a crash, a hang, a theorem it cannot start). ReProver's rule
+# (tasks/proving/evaluate.py): a theorem that could not start is left out of pass@k, an
+# error during the search counts as a failure to prove.
 StopReason = Literal["proved", "exhausted", "expansions", "time", "error"]
 
 
@@ -55,6 +57,7 @@ class SearchResult:
     rejected: tuple[str, ...] = field(default_factory=tuple)  # why finished proofs were not accepted (guard)
     attempts: int = 1  # independent tries this result stands for (whole-proof mode: proofs sampled)
     successes: int = 0  # of those, how many were proofs (for pass@k)
+    started: bool = True  # False: the backend could not start the theorem (ReProver discards those from pass@k)
 
     @property
     def proved(self) -> bool:

@@ -35,7 +35,10 @@ def dojo_lean(tmp_path, monkeypatch):
 def dojo_backend(store, double, tmp_path, **settings):
     options = {"cache_dir": str(double.cache_dir), **settings.pop("leandojo", {})}
     return open_backend(
-        BackendSettings(kind="leandojo", work_dir=str(tmp_path / "work"), leandojo=options, **settings), store
+        BackendSettings(
+            kind="leandojo", work_dir=str(tmp_path / "work"), leandojo=options, sandbox=double.sandbox(), **settings
+        ),
+        store,
     )
 
 
