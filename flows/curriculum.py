@@ -19,12 +19,12 @@ from prefect.transactions import transaction
 from storage.store import dojoflow_home
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
-from tasks.generate.checkpoint import is_tactic_generator
-from tasks.prefect_tasks import tasks_for
+from tasks.evaluations import EVALUATIONS
+from tasks.prefect_tasks import cached_checkpoint_gone, tasks_for
+from tasks.trainers.base import load_object
 
 from . import crashed, ui
 from .benchmark_tasks import register_benchmarks_task
-from .prove import proving_step
 
 
 @flow(
@@ -80,8 +80,12 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         for name, settings in trainers.items():
             starts = StartingPoints(previous=previous, this_step=this_step)
             ui.show("train", step.step, len(steps), name, step.name)
+            train = t.train
+            if cached_checkpoint_gone(home, name, settings, snapshot, starts):
+                log.warning("the checkpoint of %s at step %s is gone: training it again", name, step.step)
+                train = train.with_options(refresh_cache=True)
             with transaction():
-                trained = t.train(
+                trained = train(
                     home,
                     name,
                     settings,
@@ -108,18 +112,20 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
                 )
             t.record_metrics(home, evaluated.result(), run_id, step.step, step.primary)
             this_step[name] = trained.result()
-            if config.evaluation.proving is not None and is_tactic_generator(this_step[name]):
-                proved = proving_step(
-                    home,
-                    config.evaluation.proving,
-                    this_step[name].to_dict(),
-                    eval_repos,
-                    config.split_kind,
-                    run_id,
-                    step.step,
-                    step.primary,
-                )
-                untried.update({(u["repo_id"], u["full_name"]): u for u in proved["untried"]})
+            for evaluation in EVALUATIONS:  # the step evaluations declared in tasks/evaluations.py
+                eval_settings = getattr(config.evaluation, evaluation.name)
+                if eval_settings is not None and evaluation.applies(this_step[name]):
+                    result = load_object(evaluation.run)(
+                        home,
+                        eval_settings,
+                        this_step[name].to_dict(),
+                        eval_repos,
+                        config.split_kind,
+                        run_id,
+                        step.step,
+                        step.primary,
+                    )
+                    untried.update({(u["repo_id"], u["full_name"]): u for u in result.get("untried", [])})
             done[name] = ui.trainer_step_summary(trained, evaluated)
         previous = {**previous, **this_step}
         step_results.append(

@@ -18,8 +18,8 @@ from storage.errors import InputError
 from storage.sample import SAMPLE_REPOS
 from storage.snapshot import SnapshotSettings
 from storage.splits import SplitSettings
+from tasks.evaluations import EVALUATIONS
 from tasks.git import refuse_credentials
-from tasks.proving.config import ProvingSettings
 from tasks.trainers import registry
 from tasks.yaml_config import load_yaml_mapping, resolve_local
 
@@ -149,7 +149,7 @@ class TracingConfig(BaseModel):
         return build_deps
 
 
-class EvaluationConfig(BaseModel):
+class _EvaluationBase(BaseModel):
     """What is evaluated after each step."""
 
     model_config = ConfigDict(extra="forbid")
@@ -163,10 +163,15 @@ class EvaluationConfig(BaseModel):
     all_repositories_so_far: bool = Field(
         True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest."
     )
-    proving: Optional[ProvingSettings] = Field(
-        None,
-        description="Proof search after the tactic generator trains: its checkpoint tries the theorems of `proving.splits` of every repository seen so far; pass@k per repository and split (tasks/proving/config.py, docs/proving.md). null: off.",
-    )
+
+
+# One optional section per declared step evaluation (tasks/evaluations.py), null (off) by default.
+EvaluationConfig = create_model(
+    "EvaluationConfig",
+    __base__=_EvaluationBase,
+    __doc__=_EvaluationBase.__doc__,
+    **{e.name: (Optional[e.settings], Field(None, description=e.description)) for e in EVALUATIONS},
+)
 
 
 class PipelineConfig(BaseModel):
@@ -247,10 +252,10 @@ class PipelineConfig(BaseModel):
             from .benchmarks import load_benchmarks
 
             load_benchmarks(self.benchmarks)
-        if self.evaluation.proving is not None:  # a backend that cannot run fails before any training
-            from .lean import preflight as lean_preflight
-
-            lean_preflight(self.evaluation.proving.backend)
+        for evaluation in EVALUATIONS:  # e.g. a proving backend that cannot run fails before any training
+            settings = getattr(self.evaluation, evaluation.name)
+            if settings is not None:
+                evaluation.check(settings)
         return enabled
 
 

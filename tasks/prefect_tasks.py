@@ -187,12 +187,16 @@ class CurriculumTasks:
     report: Task
 
 
+def _cache_keys(home: Path) -> Path:
+    return Path(home) / "prefect" / "cache-keys"  # must differ from the results, or records overwrite them
+
+
 def cached_under(home: Path) -> Callable[[Task, Callable], Task]:
     """`cached(task, key_fn)`: `task` with its results cached as JSON under `home`, keyed by
     `key_fn`, one run at a time per key (file locks under `home`)."""
     home = Path(home)
     storage = home / "prefect" / "results"
-    keys = home / "prefect" / "cache-keys"  # must differ from `storage`, or records overwrite results
+    keys = _cache_keys(home)
     locks = FlockLockManager(home / "prefect" / "locks")
 
     def cached(t: Task, key_fn: Callable) -> Task:
@@ -204,6 +208,23 @@ def cached_under(home: Path) -> Callable[[Task, Callable], Task]:
         )
 
     return cached
+
+
+def cached_checkpoint_gone(home: str, trainer: str, settings, snapshot: SnapshotRef, starts) -> bool:
+    """Whether the train task has a cached result whose checkpoint folder is gone (deleted by
+    hand, or a store copied without it): that result must not be reused, the step trains
+    again (call the task with `refresh_cache=True`). A step that was never cached, or is
+    being trained by another run right now, is left to the cache and its lock, so two runs
+    still train it once."""
+    from prefect.filesystems import LocalFileSystem
+    from prefect.results import ResultStore
+
+    plan = checkpoints.plan_step(trainer, settings, snapshot.snapshot_id, starts)
+    if checkpoints.load_published(Path(home), trainer, plan.checkpoint_id) is not None:
+        return False
+    params = {"home": home, "trainer": trainer, "settings": settings, "snapshot": snapshot, "starts": starts}
+    records = ResultStore(metadata_storage=LocalFileSystem(basepath=str(_cache_keys(Path(home)))))
+    return records.exists(_train_key(None, params))
 
 
 def tasks_for(home: Path) -> CurriculumTasks:

@@ -22,12 +22,13 @@ from typing import Any
 from .base import Candidates, NotAGeneratorError, TacticQuery
 from .config import GeneratorSettings
 
-GENERATOR_TRAINERS = ("sft", "grpo")  # trainers whose checkpoints generate tactics
-
 
 def is_tactic_generator(checkpoint) -> bool:
-    """Whether a curriculum checkpoint (a `CheckpointRef`) holds a model that generates tactics."""
-    return checkpoint.trainer in GENERATOR_TRAINERS and checkpoint.has_model
+    """Whether a curriculum checkpoint (a `CheckpointRef`) holds a model that generates tactics
+    (its trainer declares `generates_tactics`, tasks/trainers/base.py)."""
+    from tasks.trainers.registry import tactic_generators
+
+    return checkpoint.trainer in tactic_generators() and checkpoint.has_model
 
 
 CHECKPOINT_MANIFEST = "dojoflow-checkpoint.json"
@@ -58,11 +59,13 @@ def checkpoint_prompt_settings(path: Path) -> dict:
     data = json.loads(manifest.read_text())
     ref = data.get("checkpoint", {})
     trainer = ref.get("trainer")
-    if trainer not in GENERATOR_TRAINERS:
+    from tasks.trainers.registry import tactic_generators
+
+    if trainer not in tactic_generators():
         raise NotAGeneratorError(
             path,
             f"is a `{trainer}` checkpoint, not a tactic generator",
-            f"give a checkpoint of one of the trainers {', '.join(GENERATOR_TRAINERS)} "
+            f"give a checkpoint of one of the trainers {', '.join(tactic_generators())} "
             "(`dojoflow sql \"SELECT path FROM checkpoints WHERE trainer='sft'\"`)",
         )
     if ref.get("has_model") is False:

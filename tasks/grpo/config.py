@@ -22,14 +22,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from storage.errors import InputError
-from tasks.sft.config import (
-    DEFAULT_MODEL,
-    DEFAULT_SYSTEM_PROMPT,
-    LoraSettings,
+from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, LoraSettings
+from tasks.trainers.training_args import (
     capabilities_unless_given,
+    check_training_args,
     device_capabilities,
+    non_finite_value,
 )
-from tasks.trainers.training_args import check_training_args, non_finite_value
 
 from .algorithms import ALGORITHMS, TRL_OPTION_KEYS, canonical_algorithm, resolve_algorithm
 
@@ -393,9 +392,9 @@ def build_grpo_config(
     algo = settings.resolved_algorithm()
     fixed = {**algo.trl, "reward_weights": list(settings.reward_weights().values())}
     defaults = {**default_training_args(settings.training, cuda, bf16_ok), **fixed}
-    user = check_training_args(check_training_keys(dict(settings.training), field), "trl:GRPOConfig", field, defaults)
-    if user.get("bf16") and not bf16_ok:
-        raise InputError(f"{field}.bf16", "true but this machine has no bf16 support", "set training.bf16 to false")
+    user = check_training_args(
+        check_training_keys(dict(settings.training), field), "trl:GRPOConfig", field, defaults, machine=(cuda, bf16_ok)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         return GRPOConfig(output_dir=os.fspath(output_dir), **{**defaults, **user, **fixed})

@@ -26,9 +26,17 @@ from pathlib import Path
 from storage import atomic
 from storage.errors import InputError
 from storage.snapshot_ref import SnapshotRef
-from tasks.models.loading import default_model_cache, is_adapter_dir, write_model_info
-from tasks.sft.train import TRAINER_SUBDIR, _finished_state, _starting_point, latest_trainer_checkpoint
+from tasks.models.loading import is_adapter_dir, latest_trainer_checkpoint
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.lifecycle import (
+    TRAINER_SUBDIR,
+    causal_lm_start,
+    coerce_settings,
+    model_cache,
+    publish,
+    starts_from_parent,
+    train_or_reload,
+)
 from tasks.trainers.log_progress import log_training_progress
 
 from .config import GRPOSettings, build_grpo_config
@@ -58,7 +66,7 @@ LEAN_REWARDS = ("lean_tactic", "lean_proof")
 
 
 def as_settings(settings: GRPOSettings | dict) -> GRPOSettings:
-    return settings if isinstance(settings, GRPOSettings) else GRPOSettings.model_validate(settings)
+    return coerce_settings(settings, GRPOSettings)
 
 
 def open_reward_backend(settings: GRPOSettings, store):
@@ -100,6 +108,29 @@ def _mean(history: list[dict], key: str) -> float | None:
     return round(sum(values) / len(values), 6) if values else None
 
 
+def _merged_reference(model, work_dir: Path) -> None:
+    """TRL reloads the KL reference from the config's name_or_path, which for an adapter merged
+    into its base names the base: save the merged starting point and point there instead."""
+    reference = work_dir / "reference"
+    model.save_pretrained(reference)
+    model.config._name_or_path = str(reference)
+
+
+def _reward_figures(history: list[dict], lean: str | None, rewarder) -> dict:
+    """The run's reward figures: means over its steps, the share Lean accepted, the reward cache."""
+    return {
+        "reward_mean": _mean(history, "reward"),
+        "frac_reward_zero_std": _mean(history, "frac_reward_zero_std"),
+        "steps_without_signal": steps_without_signal(history),
+        **({f"{lean}_accepted": _mean(history, f"lean/{lean}_accepted")} if lean else {}),
+        **(
+            {"reward_cache_hits": rewarder.stats["cache_hits"], "reward_checks": rewarder.stats["checks"]}
+            if rewarder
+            else {}
+        ),
+    }
+
+
 def run_grpo(
     settings: GRPOSettings | dict,
     rows: list[dict],
@@ -116,7 +147,7 @@ def run_grpo(
     settings = as_settings(settings)
     started = time.monotonic()
     out_dir, work_dir = Path(out_dir), Path(work_dir)
-    cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
+    parent = Path(parent_dir) if parent_dir is not None else None
     if not rows:
         raise SkipTraining("no prompts to train on")
     trainer_dir = work_dir / TRAINER_SUBDIR
@@ -124,20 +155,9 @@ def run_grpo(
     algorithm = settings.resolved_algorithm()
     weights = settings.reward_weights()
 
-    start = _starting_point(settings, Path(parent_dir) if parent_dir is not None else None, cache)
-    model, tokenizer = start["model"], start["tokenizer"]
-    if (
-        args.beta != 0.0
-        and start["kind"] == "full"
-        and parent_dir is not None
-        and is_adapter_dir(parent_dir)
-        and not settings.restart_from_base
-    ):
-        # TRL reloads the KL reference from the config's name_or_path, which for an adapter merged
-        # into its base names the base: save the merged starting point and point there instead.
-        reference = work_dir / "reference"
-        model.save_pretrained(reference)
-        model.config._name_or_path = str(reference)
+    start = causal_lm_start(settings, parent, model_cache(model_cache_dir))
+    if args.beta != 0.0 and start.kind == "full" and starts_from_parent(settings, parent) and is_adapter_dir(parent):
+        _merged_reference(start.model, work_dir)
     rewarder = LeanRewarder(backend, settings.reward) if set(weights) & {*LEAN_REWARDS} else None
     funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward, args.max_completion_length)
     lean = next((n for n in weights if n in LEAN_REWARDS), None)
@@ -150,74 +170,54 @@ def run_grpo(
         algorithm.name,
         settings.mode,
         len(rows),
-        start["started_from"],
-        start["kind"],
+        start.started_from,
+        start.kind,
         resume,
     )
     try:
-        callbacks = [*(callbacks or []), learning_signal_watch(), log_training_progress()]
         trainer = LeanGRPOTrainer(
-            model=model,
+            model=start.model,
             reward_funcs=funcs,
             args=args,
             train_dataset=to_dataset(rows),
-            processing_class=tokenizer,
-            peft_config=start["peft_config"],
-            callbacks=callbacks,
+            processing_class=start.tokenizer,
+            peft_config=start.peft_config,
+            callbacks=[*(callbacks or []), learning_signal_watch(), log_training_progress()],
             algorithm=algorithm,
             verified_reward=lean,
         )
-        finished = _finished_state(resume)
-        if finished is None:
-            result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-            train_loss = float(result.training_loss)
-            log_history = trainer.state.log_history
-        else:
-            trainer._load_from_checkpoint(str(resume))
-            log_history = finished.get("log_history", [])
-            losses = [e["loss"] for e in log_history if "loss" in e]
-            train_loss = float(sum(losses) / len(losses)) if losses else None
+        trained = train_or_reload(trainer, resume)
     finally:
         if rewarder is not None:
             rewarder.close()
 
-    trained = trainer.accelerator.unwrap_model(trainer.model)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    trained.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
-    atomic.write_text(out_dir / "grpo_config.json", args.to_json_string())
-    history = step_history(log_history)
-    atomic.write_json(out_dir / HISTORY_FILE, history)
+    history = step_history(trained.log_history)
     figures = {
-        "train_loss": train_loss,
-        "steps": int(finished["global_step"] if finished else trainer.state.global_step),
+        "train_loss": trained.train_loss,
+        "steps": trained.steps,
         "prompts": len(rows),
         "algorithm": algorithm.name,
         "mode": settings.mode,
         "checker": getattr(backend, "name", None),
-        "reward_mean": _mean(history, "reward"),
-        "frac_reward_zero_std": _mean(history, "frac_reward_zero_std"),
-        "steps_without_signal": steps_without_signal(history),
+        **_reward_figures(history, lean, rewarder),
         "seconds": round(time.monotonic() - started, 3),
-        "model_kind": start["kind"],
-        "started_from": start["started_from"],
-        "resumed_from": resume.name if resume else None,
-        **({f"{lean}_accepted": _mean(history, f"lean/{lean}_accepted")} if lean else {}),
-        **(
-            {"reward_cache_hits": rewarder.stats["cache_hits"], "reward_checks": rewarder.stats["checks"]}
-            if rewarder
-            else {}
-        ),
+        "model_kind": start.kind,
+        "started_from": start.started_from,
+        "resumed_from": trained.resumed_from,
     }
-    write_model_info(
+    if publish(
+        trainer,
+        start.tokenizer,
         out_dir,
-        start["kind"],
-        start["base_model"],
+        kind=start.kind,
+        base_model=start.base_model,
+        config_file="grpo_config.json",
         trainer="grpo",
         settings=settings.model_dump(mode="json"),
         figures=figures,
         **(provenance or {}),
-    )
+    ):
+        atomic.write_json(out_dir / HISTORY_FILE, history)
     return figures
 
 
@@ -241,9 +241,8 @@ def train_grpo(
     backend = open_reward_backend(settings, store)
     try:
         if settings.mode == "tactic":
-            cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
-            source = parent_dir if parent_dir is not None and not settings.restart_from_base else settings.model
-            tokenizer = load_tokenizer(source, cache) if settings.max_state_tokens else None
+            source = parent_dir if starts_from_parent(settings, parent_dir) else settings.model
+            tokenizer = load_tokenizer(source, model_cache(model_cache_dir)) if settings.max_state_tokens else None
             rows = tactic_rows(
                 snapshot,
                 split_kind,

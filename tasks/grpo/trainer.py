@@ -13,5 +13,6 @@ TRAINER = TrainerDef(
     "init_from: sft starts each step from the SFT checkpoint of that step; null turns it off.",
     holds="a causal LM in save_pretrained layout (or a LoRA adapter on its base) and its tokenizer, "
     "with grpo_history.json (per-step rewards)",
+    generates_tactics=True,
     preflight="tasks.grpo.config:preflight",
 )

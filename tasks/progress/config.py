@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from storage.errors import InputError
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
-from tasks.trainers.training_args import RESERVED_KEYS, check_training_args
+from tasks.trainers.training_args import RESERVED_KEYS, capabilities_unless_given, check_training_args
 
 # Defaults under the user's `training` dict. num_train_epochs, learning_rate, batch
 # size and weight decay follow LeanDojo-v2's ProgressTrainer.
@@ -137,35 +137,22 @@ def preflight(settings: ProgressSettings, field: str) -> None:
     resolve_training(dict(settings.training), field=f"{field}.training")
 
 
-def resolve_training(training: dict[str, Any], field: str = "training") -> dict[str, Any]:
-    """DEFAULT_TRAINING overlaid with `training`, adapted to this machine's hardware.
+def resolve_training(
+    training: dict[str, Any], field: str = "training", machine: tuple[bool, bool] | None = None
+) -> dict[str, Any]:
+    """DEFAULT_TRAINING overlaid with `training`, adapted to this machine's hardware
+    (`machine`: (cuda, bf16_ok), detected unless given).
 
-    No CUDA device: `use_cpu` defaults to True. `bf16` without a CUDA device that
-    supports it, or `fp16` without CUDA, raises InputError (TrainingArguments would
-    fail, or silently train in the wrong precision).
+    No CUDA device: `use_cpu` defaults to True. `bf16` or `fp16` the machine cannot do is
+    refused by the one precision rule of `tasks.trainers.training_args`.
     """
-    import torch
-
-    checked = check_training_args(dict(training), "transformers:TrainingArguments", field, DEFAULT_TRAINING)
+    cuda, bf16_ok = capabilities_unless_given(*(machine or (None, None)))
+    checked = check_training_args(
+        dict(training), "transformers:TrainingArguments", field, DEFAULT_TRAINING, machine=(cuda, bf16_ok)
+    )
     resolved = {**DEFAULT_TRAINING, **checked}
-    has_cuda = torch.cuda.is_available()
-    if not has_cuda:
+    if not cuda:
         resolved.setdefault("use_cpu", True)
-    if resolved.get("bf16") and not (has_cuda and torch.cuda.is_bf16_supported()):
-        where = "no CUDA device" if not has_cuda else f"{torch.cuda.get_device_name(0)} has no bf16 support"
-        raise InputError(
-            "progress settings",
-            f"bf16=True was requested but this machine cannot train in bf16 ({where})",
-            "Set training.bf16 to false, or train on a GPU with bf16 (Ampere or newer).",
-            where="training.bf16",
-        )
-    if resolved.get("fp16") and not has_cuda:
-        raise InputError(
-            "progress settings",
-            "fp16=True was requested but this machine has no CUDA device",
-            "Set training.fp16 to false, or train on a CUDA GPU.",
-            where="training.fp16",
-        )
     return resolved
 
 

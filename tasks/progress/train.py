@@ -26,12 +26,12 @@ template, target convention, provenance).
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 
 from storage.errors import InputError
-from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer, write_model_info
+from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.lifecycle import TRAINER_SUBDIR, coerce_settings, publish, starts_from_parent, train_or_reload
 from tasks.trainers.log_progress import log_training_progress
 from tasks.trainers.time_checkpoints import save_every_minutes
 
@@ -105,63 +105,27 @@ def _regression_metrics(eval_pred) -> dict:
     return {"mse": float(((preds - labels) ** 2).mean()), "mae": float(np.abs(preds - labels).mean())}
 
 
-def train_progress(
-    settings: ProgressSettings,
-    snapshot,
-    split_kind: str,
-    parent_dir: Path | None,
-    out_dir: Path,
-    work_dir: Path,
-    *,
-    model_cache_dir: Path | None = None,
-) -> dict:
-    """Train one step; write the checkpoint into `out_dir`; return training figures.
-
-    Raises `SkipTraining` when the train split gives no progress rows (no traced
-    proofs, or only proofs with sorry).
-    """
-    import torch
-    import transformers
-    from transformers import DataCollatorWithPadding, Trainer
-
-    out_dir, work_dir = Path(out_dir), Path(work_dir)
-    rows = progress_examples(snapshot, split_kind, "train")
-    extra, extra_counts = extra_examples(snapshot.store_root, settings.extra_datasets)
-    train_examples = rows.examples + extra
-    if not train_examples:
-        raise SkipTraining(
-            f"no progress rows in {split_kind}/train of snapshot {snapshot.snapshot_id} "
-            f"(repositories {list(snapshot.repo_ids)}; {rows.excluded_sorry} proofs with sorry left out)"
-        )
-
-    work_dir.mkdir(parents=True, exist_ok=True)
-    cache_dir = Path(model_cache_dir) if model_cache_dir is not None else work_dir / "base-model"
-    model_check = None
-    if parent_dir is not None and not settings.restart_from_base:
-        model_check = check_parent_model(settings, parent_dir, cache_dir)
-        source, from_base, started_from = str(parent_dir), False, "parent"
-    else:
-        source, from_base = resolve_base_model(settings.model, cache_dir), True
-        started_from = "base"
-
-    trainer_dir = work_dir / "trainer"
+def _val_examples_and_args(settings: ProgressSettings, snapshot, split_kind: str, trainer_dir: Path):
+    """The TrainingArguments and, when they evaluate during training, the val rows (none: no evaluation)."""
     args = training_arguments(settings, trainer_dir)
-    val_examples: list[ProgressExample] = []
-    if args.eval_strategy != "no":
-        val_examples = progress_examples(snapshot, split_kind, "val").examples
-        if settings.max_eval_examples is not None:
-            from .evaluate import sample_examples
+    if args.eval_strategy == "no":
+        return [], args
+    val_examples = progress_examples(snapshot, split_kind, "val").examples
+    if settings.max_eval_examples is not None:
+        from .evaluate import sample_examples
 
-            val_examples = sample_examples(val_examples, settings.max_eval_examples)
-        if not val_examples:
-            log.warning(
-                "eval_strategy=%s but the val split has no progress rows: training without evaluation",
-                getattr(args.eval_strategy, "value", args.eval_strategy),
-            )
-            args = training_arguments(settings, trainer_dir, eval_strategy="no", load_best_model_at_end=False)
+        val_examples = sample_examples(val_examples, settings.max_eval_examples)
+    if not val_examples:
+        log.warning(
+            "eval_strategy=%s but the val split has no progress rows: training without evaluation",
+            getattr(args.eval_strategy, "value", args.eval_strategy),
+        )
+        args = training_arguments(settings, trainer_dir, eval_strategy="no", load_best_model_at_end=False)
+    return val_examples, args
 
-    # Seed before the model is built: a fresh regression head is drawn from torch's generator.
-    transformers.set_seed(args.seed)
+
+def _load_start(settings: ProgressSettings, source: str, from_base: bool):
+    """The tokenizer and regression model to train, from the parent or the base encoder."""
     try:
         tokenizer = load_tokenizer(source)
         model = load_regression_model(source, tokenizer, from_base=from_base)
@@ -183,6 +147,67 @@ def train_progress(
             f"Set max_seq_len to at most {positions}.",
             where="max_seq_len",
         )
+    return tokenizer, model
+
+
+def _model_card(settings: ProgressSettings, snapshot, split_kind: str, figures: dict) -> dict:
+    """What a progress checkpoint's `dojoflow_model.json` records besides kind and base model."""
+    import torch
+    import transformers
+
+    return {
+        "trainer": "progress",
+        "format_version": META_FORMAT_VERSION,
+        "settings": settings.model_dump(mode="json"),
+        "max_seq_len": settings.max_seq_len,
+        "input_template": INPUT_TEMPLATE,
+        "target": TARGET_CONVENTION,
+        "snapshot_id": snapshot.snapshot_id,
+        "split_kind": split_kind,
+        "repo_ids": list(snapshot.repo_ids),
+        "training": figures,
+        "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
+    }
+
+
+def train_progress(
+    settings: ProgressSettings,
+    snapshot,
+    split_kind: str,
+    parent_dir: Path | None,
+    out_dir: Path,
+    work_dir: Path,
+    *,
+    model_cache_dir: Path | None = None,
+) -> dict:
+    """Train one step; write the checkpoint into `out_dir`; return training figures.
+
+    Raises `SkipTraining` when the train split gives no progress rows (no traced
+    proofs, or only proofs with sorry).
+    """
+    import transformers
+    from transformers import DataCollatorWithPadding, Trainer
+
+    settings = coerce_settings(settings, ProgressSettings)
+    out_dir, work_dir = Path(out_dir), Path(work_dir)
+    rows = progress_examples(snapshot, split_kind, "train")
+    extra, extra_counts = extra_examples(snapshot.store_root, settings.extra_datasets)
+    train_examples = rows.examples + extra
+    if not train_examples:
+        raise SkipTraining(
+            f"no progress rows in {split_kind}/train of snapshot {snapshot.snapshot_id} "
+            f"(repositories {list(snapshot.repo_ids)}; {rows.excluded_sorry} proofs with sorry left out)"
+        )
+
+    work_dir.mkdir(parents=True, exist_ok=True)
+    cache_dir = Path(model_cache_dir) if model_cache_dir is not None else work_dir / "base-model"
+    from_base = not starts_from_parent(settings, parent_dir)
+    model_check = None if from_base else check_parent_model(settings, parent_dir, cache_dir)
+    source = resolve_base_model(settings.model, cache_dir) if from_base else str(parent_dir)
+    trainer_dir = work_dir / TRAINER_SUBDIR
+    val_examples, args = _val_examples_and_args(settings, snapshot, split_kind, trainer_dir)
+    transformers.set_seed(args.seed)  # before the model is built: a fresh regression head is drawn from torch's RNG
+    tokenizer, model = _load_start(settings, source, from_base)
 
     train_ds, truncated = _dataset(tokenizer, train_examples, settings.max_seq_len)
     eval_ds = _dataset(tokenizer, val_examples, settings.max_seq_len)[0] if val_examples else None
@@ -199,10 +224,7 @@ def train_progress(
     resume = latest_trainer_checkpoint(trainer_dir)
     if resume is not None:
         log.info("resuming progress training from %s", resume)
-    result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    trainer.save_model(str(out_dir))  # writes on the main process only (torchrun-safe)
+    trained = train_or_reload(trainer, resume)
     figures = {
         "examples": len(train_examples),
         "snapshot_examples": len(rows.examples),
@@ -211,34 +233,21 @@ def train_progress(
         "excluded_sorry_proofs": rows.excluded_sorry,
         "examples_per_repo": rows.per_repo,
         "truncated_inputs": truncated,
-        "started_from": started_from,
+        "started_from": "base" if from_base else "parent",
         "start_model": settings.model if from_base else None,
         "model_check": model_check,
-        "resumed_from": resume.name if resume else None,
-        "global_step": trainer.state.global_step,
-        "epochs": float(trainer.state.epoch or 0.0),
-        "train_loss": float(result.training_loss) if math.isfinite(result.training_loss) else None,
+        "resumed_from": trained.resumed_from,
+        "global_step": trained.steps,
+        "epochs": trained.epochs,
+        "train_loss": trained.train_loss,
         "val_examples": len(val_examples),
     }
-    if not trainer.is_world_process_zero():
-        return figures
-    tokenizer.save_pretrained(str(out_dir))
-    write_model_info(
+    publish(
+        trainer,
+        tokenizer,
         out_dir,
-        "full",
-        None,
-        trainer="progress",
-        **{
-            "format_version": META_FORMAT_VERSION,
-            "settings": settings.model_dump(mode="json"),
-            "max_seq_len": settings.max_seq_len,
-            "input_template": INPUT_TEMPLATE,
-            "target": TARGET_CONVENTION,
-            "snapshot_id": snapshot.snapshot_id,
-            "split_kind": split_kind,
-            "repo_ids": list(snapshot.repo_ids),
-            "training": figures,
-            "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
-        },
+        kind="full",
+        base_model=None,
+        **_model_card(settings, snapshot, split_kind, figures),
     )
     return figures

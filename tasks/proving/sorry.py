@@ -93,12 +93,12 @@ def holds_model(path: Path) -> bool:
 def newest_generator_checkpoint(store) -> str:
     """The newest SFT (or GRPO) checkpoint in the catalog that holds a model."""
     from storage import catalog
-    from tasks.generate.checkpoint import GENERATOR_TRAINERS
+    from tasks.trainers.registry import tactic_generators
 
     rows = catalog.query(
         store,
         "SELECT path FROM checkpoints WHERE list_contains($t, trainer) ORDER BY created_at DESC",
-        params={"t": list(GENERATOR_TRAINERS)},
+        params={"t": list(tactic_generators())},
     ).to_pylist()
     for r in rows:
         if holds_model(Path(r["path"])):

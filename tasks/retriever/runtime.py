@@ -15,9 +15,9 @@ RETRIEVER_JSON = MODEL_INFO  # the model card every trainer writes (tasks.models
 
 def as_settings(settings) -> RetrieverSettings:
     """A `RetrieverSettings` from itself or from a dict (task parameters arrive as JSON)."""
-    if isinstance(settings, RetrieverSettings):
-        return settings
-    return RetrieverSettings.model_validate(settings or {})
+    from tasks.trainers.lifecycle import coerce_settings
+
+    return coerce_settings(settings or {}, RetrieverSettings)
 
 
 def read_retriever_json(checkpoint_dir: Path) -> dict | None:

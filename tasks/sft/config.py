@@ -20,9 +20,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from storage.errors import InputError
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
-from tasks.trainers.training_args import check_training_args
+from tasks.trainers.training_args import (  # noqa: F401  (device_capabilities: GRPO's vLLM check)
+    capabilities_unless_given,
+    check_training_args,
+    device_capabilities,
+)
 
 DEFAULT_MODEL = "builtin:tiny-causal-lm"
 DEFAULT_SYSTEM_PROMPT = (
@@ -141,23 +144,6 @@ class SFTSettings(BaseModel):
 # -- SFTConfig arguments ----------------------------------------------------------------
 
 
-def device_capabilities() -> tuple[bool, bool]:
-    """(has a CUDA GPU, that GPU supports bf16)."""
-    import torch
-
-    cuda = torch.cuda.is_available()
-    return cuda, bool(cuda and torch.cuda.is_bf16_supported())
-
-
-def capabilities_unless_given(cuda: bool | None, bf16_ok: bool | None) -> tuple[bool, bool]:
-    """(cuda, bf16_ok) as given, each one left None detected on this machine (`device_capabilities`)."""
-    if cuda is None or bf16_ok is None:
-        detected = device_capabilities()
-        cuda = detected[0] if cuda is None else cuda
-        bf16_ok = detected[1] if bf16_ok is None else bf16_ok
-    return cuda, bf16_ok
-
-
 def default_training_args(user: dict[str, Any], cuda: bool, bf16_ok: bool) -> dict[str, Any]:
     """Dojoflow's defaults for the SFTConfig arguments the user left unset."""
     defaults: dict[str, Any] = {
@@ -206,19 +192,7 @@ def build_sft_config(
     `training` is checked by `tasks.trainers.training_args` (errors name `field`)."""
     cuda, bf16_ok = capabilities_unless_given(cuda, bf16_ok)
     defaults = training_defaults(settings, cuda, bf16_ok)
-    user = check_training_args(dict(settings.training), "trl:SFTConfig", field, defaults)
-    if user.get("bf16") and not bf16_ok:
-        raise InputError(
-            f"{field}.bf16",
-            "training.bf16=True but this machine has no bf16 support",
-            "Set training.bf16 to false (or run this step on a GPU with bf16, e.g. an A100 or H100).",
-        )
-    if user.get("fp16") and not cuda:
-        raise InputError(
-            f"{field}.fp16",
-            "training.fp16=True but this machine has no CUDA GPU",
-            "Set training.fp16 to false.",
-        )
+    user = check_training_args(dict(settings.training), "trl:SFTConfig", field, defaults, machine=(cuda, bf16_ok))
     import warnings
 
     from trl import SFTConfig

@@ -37,6 +37,7 @@ from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache, load_causal_lm
 from tasks.stats import proportion_fields
 from tasks.trainers.base import Metric
+from tasks.trainers.lifecycle import coerce_settings
 
 from .config import SFTSettings
 from .data import SFTExamples, build_examples, is_sorry, normalize_tactic, read_tactics
@@ -117,7 +118,7 @@ def evaluate_sft(
     """Metric rows for each (repository, split) of `snapshot` that has examples."""
     import torch
 
-    settings = settings if isinstance(settings, SFTSettings) else SFTSettings.model_validate(settings)
+    settings = coerce_settings(settings, SFTSettings)
     ev = settings.evaluation
     cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
     model = tokenizer = None

@@ -11,6 +11,7 @@ TRAINER = TrainerDef(
     evaluate="tasks.sft.evaluate:evaluate_sft",
     description="SFT tactic generator (TRL SFTTrainer, optional LoRA); null turns it off.",
     holds="a causal LM in save_pretrained layout (or a LoRA adapter on its base) and its tokenizer",
+    generates_tactics=True,
     preflight="tasks.sft.config:preflight",
     enabled_by_default=True,
 )

@@ -136,7 +136,9 @@ class TrainerDef:
     its import must not import torch. `train` and `evaluate` are import strings of
     functions with the signatures above. `starts_from` names another trainer whose
     checkpoint of the same step this one starts from (GRPO from SFT): that trainer
-    then trains first, and its checkpoint id is part of this one's.
+    then trains first, and its checkpoint id is part of this one's. `generates_tactics`
+    says its checkpoints are causal LMs that propose tactics: search and the proving
+    evaluation (`tasks/evaluations.py`) take them, and refuse the others' checkpoints.
     """
 
     name: str
@@ -149,6 +151,7 @@ class TrainerDef:
     preflight: str | None = None  # "module:function(settings, field)": more checks before a run
     starts_from: str | None = None
     enabled_by_default: bool = False
+    generates_tactics: bool = False
 
     def train_fn(self) -> TrainFn:
         return self._checked(self.train, TrainFn)

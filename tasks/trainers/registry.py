@@ -53,6 +53,11 @@ def get(name: str) -> TrainerDef:
         ) from None
 
 
+def tactic_generators() -> tuple[str, ...]:
+    """The trainers whose checkpoints generate tactics (`TrainerDef.generates_tactics`), in registration order."""
+    return tuple(n for n, d in _TRAINERS.items() if d.generates_tactics)
+
+
 def training_order(settings_by_name: dict[str, object]) -> list[str]:
     """The enabled trainers in the order they train at a step: a trainer that starts from
     another's checkpoint comes after it; otherwise registration order. Raises InputError

@@ -11,6 +11,8 @@ against that class, with one rule for every trainer:
 - a value that is not a finite number (`nan`, `inf`) is refused, naming it;
 - a value that would train nothing (`num_train_epochs` <= 0 without `max_steps`,
   `max_steps` 0 or below -1, a negative learning rate, a batch size < 1) is refused;
+- mixed precision is checked against the machine the step runs on (`check_precision`:
+  bf16 needs a GPU that supports it, fp16 a CUDA GPU), one error shape for every trainer;
 - the class itself is built once (mixed precision off, on CPU, so that a laptop and
   the GPU machine agree), so its own cross-field checks apply.
 
@@ -70,6 +72,40 @@ def _nothing_to_train(training: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+def device_capabilities() -> tuple[bool, bool]:
+    """(has a CUDA GPU, that GPU supports bf16)."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    return cuda, bool(cuda and torch.cuda.is_bf16_supported())
+
+
+def capabilities_unless_given(cuda: bool | None, bf16_ok: bool | None) -> tuple[bool, bool]:
+    """(cuda, bf16_ok) as given, each one left None detected on this machine (`device_capabilities`)."""
+    if cuda is None or bf16_ok is None:
+        detected = device_capabilities()
+        cuda = detected[0] if cuda is None else cuda
+        bf16_ok = detected[1] if bf16_ok is None else bf16_ok
+    return cuda, bf16_ok
+
+
+def check_precision(training: dict[str, Any], field: str, cuda: bool, bf16_ok: bool) -> None:
+    """The one mixed-precision rule: what the user asked for must run on this machine, or the
+    run fails at preflight instead of deep inside torch (or silently in the wrong precision)."""
+    if training.get("bf16") and not bf16_ok:
+        raise InputError(
+            f"{field}.bf16",
+            "is true but this machine has no GPU with bf16 support",
+            f"set {field}.bf16 to false, or run this step on a GPU with bf16 (Ampere or newer, e.g. an A100 or H100)",
+        )
+    if training.get("fp16") and not cuda:
+        raise InputError(
+            f"{field}.fp16",
+            "is true but this machine has no CUDA GPU",
+            f"set {field}.fp16 to false, or run this step on a CUDA GPU",
+        )
+
+
 def _fields(cls) -> tuple[set[str], dict[str, Any]]:
     names = {f.name for f in dataclasses.fields(cls) if f.init}
     try:
@@ -84,12 +120,18 @@ def _plain(value: Any) -> bool:
 
 
 def check_training_args(
-    training: dict[str, Any], target: str, field: str, defaults: dict[str, Any] | None = None
+    training: dict[str, Any],
+    target: str,
+    field: str,
+    defaults: dict[str, Any] | None = None,
+    *,
+    machine: tuple[bool, bool] | None = None,
 ) -> dict[str, Any]:
     """`training` checked against the dataclass `target` ("module:Class"); returns it with
     YAML strings coerced to the declared types. `defaults` are the trainer's own values
-    under the user's (so the class's cross-field checks see what will run).
-    Raises InputError naming `{field}.{key}`."""
+    under the user's (so the class's cross-field checks see what will run). `machine` is
+    (cuda, bf16_ok) of the machine the step runs on; None leaves mixed precision unchecked
+    (a machine-independent check). Raises InputError naming `{field}.{key}`."""
     from pydantic import TypeAdapter, ValidationError
 
     if not training:
@@ -131,6 +173,8 @@ def check_training_args(
     if bad is not None:
         key, why = bad
         raise InputError(f"{field}.{key}", f"{out[key]!r} {why}", f"fix {field}.{key}")
+    if machine is not None:
+        check_precision(out, field, *machine)
     probe = {**(defaults or {}), **out, "bf16": False, "fp16": False, "use_cpu": True}
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # deprecation notices of aliases the user chose

@@ -375,3 +375,34 @@ def test_a_trainer_registered_by_one_call_trains_after_the_trainer_it_starts_fro
         assert manifest["starts_from"] == "sft" and manifest["holds"] == "started_from.txt"
     metrics = catalog.query(Store.open(tmp_path / "home"), "SELECT DISTINCT step FROM metrics WHERE trainer = 'echo'")
     assert sorted(metrics.column("step").to_pylist()) == [1, 2]
+
+
+@pytest.fixture
+def echo_alone():
+    """The test trainer `echo`, starting from its own previous checkpoint (no torch: a fast curriculum)."""
+    from tests.echo_trainer import ECHO
+
+    registry.register(dataclasses.replace(ECHO, starts_from=None))
+    yield
+    registry.unregister("echo")
+
+
+def test_a_cached_step_whose_checkpoint_folder_was_deleted_trains_again(prefect, tmp_path, echo_alone):
+    """As the GRPO flow does: a cached train result pointing at a folder that is gone is not reused."""
+    import shutil
+
+    from flows.curriculum import curriculum
+
+    cfg = config(tmp_path, tmp_path / "home", n=2)
+    cfg = cfg.model_validate({**cfg.model_dump(), "trainers": {"sft": None, "echo": {}}})
+    first = curriculum(config=cfg)
+    assert train_states(first, "echo") == ["Completed", "Completed"]
+    gone = Path(first["steps"][1]["trainers"]["echo"]["checkpoint"]["path"])
+    shutil.rmtree(gone)
+
+    second = curriculum(config=cfg)
+    assert train_states(second, "echo") == ["Cached", "Completed"]  # step 1's folder is there: still cached
+    assert (gone / "dojoflow-checkpoint.json").is_file() and (gone / "started_from.txt").is_file()
+    assert second["checkpoints"] == first["checkpoints"]  # the same content id, published again
+    third = curriculum(config=cfg)
+    assert train_states(third, "echo") == ["Cached", "Cached"]

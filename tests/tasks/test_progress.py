@@ -277,7 +277,7 @@ def test_training_is_cpu_safe():
     s = ProgressSettings(training={"bf16": True})  # valid settings; the machine decides at train time
     with pytest.raises(InputError, match="bf16") as info:
         resolve_training(s.training)
-    assert info.value.where == "training.bf16"
+    assert info.value.source == "training.bf16"  # the one precision rule (tasks/trainers/training_args.py)
 
 
 # -- training, evaluation, scoring (real, tiny) -----------------------------------------

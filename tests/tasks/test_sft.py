@@ -190,9 +190,9 @@ def test_bf16_without_support_fails_before_training(tmp_path):
     s = SFTSettings(training={"bf16": True})
     with pytest.raises(InputError) as err:
         build_sft_config(s, tmp_path, cuda=False, bf16_ok=False)
-    assert "training.bf16: training.bf16=True but this machine has no bf16 support" in str(err.value)
-    assert "Set training.bf16 to false" in str(err.value)
-    with pytest.raises(InputError, match="training.fp16=True"):
+    assert "training.bf16: is true but this machine has no GPU with bf16 support" in str(err.value)
+    assert "set training.bf16 to false" in str(err.value)
+    with pytest.raises(InputError, match="training.fp16: is true but this machine has no CUDA GPU"):
         build_sft_config(SFTSettings(training={"fp16": True}), tmp_path, cuda=False, bf16_ok=False)
 
 

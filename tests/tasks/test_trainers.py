@@ -289,3 +289,65 @@ def test_the_example_trainer_of_the_docs_works_as_written(tmp_path, monkeypatch)
         assert [m.metric for m in metrics] == ["top1_accuracy"] and 0 <= metrics[0].value <= 1
     finally:
         registry.unregister("frequent")
+
+
+# -- mixed precision: one rule, one error shape, checked at preflight for every Trainer-based trainer ----------------
+@pytest.mark.parametrize("trainer", ["sft", "grpo", "progress"])
+@pytest.mark.parametrize(
+    "precision,problem",
+    [("fp16", "is true but this machine has no CUDA GPU"), ("bf16", "is true but this machine has no GPU with bf16")],
+)
+def test_mixed_precision_this_machine_cannot_do_is_refused_at_preflight_alike(
+    trainer, precision, problem, monkeypatch, tmp_path
+):
+    """GRPO had no fp16 refusal and each trainer its own message: now one rule in check_training_args."""
+    from tasks.trainers import training_args
+    from tasks.trainers.preflight import preflight
+
+    monkeypatch.setattr(training_args, "device_capabilities", lambda: (False, False))  # a machine with no GPU
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no remembered pass of another machine's check
+    settings = registry.get(trainer).settings(training={precision: True})
+    with pytest.raises(InputError) as err:
+        preflight(trainer, settings)
+    field = f"trainers.{trainer}.training"
+    assert (err.value.source, err.value.where) == (f"{field}.{precision}", None)
+    assert err.value.problem.startswith(problem)
+    assert err.value.fix.startswith(f"set {field}.{precision} to false, or run this step on a")
+
+
+# -- which trainers generate tactics, and the step evaluations: declared, not listed by hand -------------------
+def test_tactic_generators_are_the_trainers_that_declare_it(echo):
+    import dataclasses
+
+    from tasks.checkpoints import CheckpointRef
+    from tasks.generate.checkpoint import is_tactic_generator
+
+    assert registry.tactic_generators() == ("sft", "grpo")
+    ref = CheckpointRef(
+        checkpoint_id="c", trainer="echo", path="/x", snapshot_id="s", parent_id=None, settings_hash="h", figures={}
+    )
+    assert not is_tactic_generator(ref)
+    registry.register(dataclasses.replace(ECHO, generates_tactics=True))  # one declaration, nothing else
+    assert "echo" in registry.tactic_generators() and is_tactic_generator(ref)
+    assert not is_tactic_generator(ref.model_copy(update={"has_model": False}))
+
+
+def test_every_declared_evaluation_is_a_config_section_checked_before_a_run(tmp_path, monkeypatch):
+    from tasks import evaluations
+    from tasks.config import EvaluationConfig, PipelineConfig
+    from tasks.trainers.base import load_object
+
+    assert [e.name for e in evaluations.EVALUATIONS] == ["proving"]
+    for e in evaluations.EVALUATIONS:
+        field = EvaluationConfig.model_fields[e.name]
+        assert field.default is None and field.description == e.description  # off unless asked for
+        assert load_object(e.run).__module__.startswith("flows.")  # a flow-level function (it starts Prefect tasks)
+    checked = []
+    monkeypatch.setattr(evaluations, "check_proving", lambda settings, field: checked.append(field))
+    export = tmp_path / "export"
+    export.mkdir()
+    cfg = PipelineConfig.model_validate(
+        {"sources": [{"export": str(export)}], "trainers": {"sft": None, "progress": {}}, "evaluation": {"proving": {}}}
+    )
+    cfg.validate_for_run()
+    assert checked == ["evaluation.proving"]
