@@ -19,7 +19,7 @@ from storage import atomic, catalog, metrics
 from storage.ids import stable_hash
 from storage.proofs import read_proofs
 
-COUNT_METRICS = {"examples", "gold_missing", "proving_errors", "proving_theorems"}
+COUNT_METRICS = {"examples", "gold_missing", "proving_errors", "proving_theorems", "proving_unverified"}
 PLOT_FILE = "metrics.png"
 PLOT_ALT = "metrics across steps"
 SIGNIFICANT_DIGITS = 3

@@ -84,7 +84,7 @@ def prove_theorems(
     batch_size: int = 4,
 ) -> list[dict]:
     """For each theorem: how many of `k` sampled proofs were proved (guard included), and one proof if any."""
-    from tasks.lean.guard import judge
+    from tasks.lean.verdict import judge
 
     contexts = contexts or {}
     results = []

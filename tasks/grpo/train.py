@@ -136,7 +136,8 @@ def run_grpo(
         reference = work_dir / "reference"
         model.save_pretrained(reference)
         model.config._name_or_path = str(reference)
-    rewarder = LeanRewarder(backend, settings.reward) if set(weights) & {*LEAN_REWARDS} else None
+    allowed = settings.backend.get("allowed_axioms")  # the backend's allow-list setting, default if unset
+    rewarder = LeanRewarder(backend, settings.reward, allowed) if set(weights) & {*LEAN_REWARDS} else None
     funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward, args.max_completion_length)
     lean = next((n for n in weights if n in LEAN_REWARDS), None)
 

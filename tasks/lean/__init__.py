@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from .backend import LeanBackend, ProofCheck, ProofState, TacticResult, TheoremSpec
 from .config import BackendSettings
-from .guard import DEFAULT_ALLOWED_AXIOMS, Verdict, forbidden_construct, judge
+from .guard import DEFAULT_ALLOWED_AXIOMS, forbidden_construct
 from .theorems import load_theorems, theorem_spec
+from .verdict import RULE_VERSION, Verdict, judge
 
 __all__ = [
     "BackendSettings",
     "DEFAULT_ALLOWED_AXIOMS",
     "LeanBackend",
+    "RULE_VERSION",
     "ProofCheck",
     "ProofState",
     "TacticResult",
@@ -77,4 +79,14 @@ def open_backend(settings: BackendSettings, store) -> LeanBackend:
         return KiminaBackend(settings)
     from .leandojo import LeanDojoBackend
 
-    return LeanDojoBackend(settings)
+    dojo = LeanDojoBackend(settings)
+    if settings.recheck is None:
+        return dojo
+    from .recheck import RecheckedBackend
+
+    try:
+        checker = open_backend(settings.model_copy(update={"kind": settings.recheck, "recheck": None}), store)
+    except BaseException:
+        dojo.close()
+        raise
+    return RecheckedBackend(dojo, checker)

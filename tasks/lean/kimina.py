@@ -20,17 +20,32 @@ import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import httpx
 
 from storage.errors import InputError
+from storage.lean_text import parse_statement
 
 from .backend import ProofCheck, ProofState, TacticResult, TheoremSpec, forbidden_message
 from .config import BackendSettings, KiminaOptions
-from .guard import forbidden_construct, parse_print_axioms
-from .source import file_header, project_dir, proof_command
+from .guard import forbidden_construct
+from .source import file_header, print_axioms_command, project_dir, proof_command, statement_check_command
+from .verdict import answer_in, bad_input, messages_of, proof_check
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the commands of one snippet sit (1-based lines): the header ends at `header_lines`,
+    the proof command at `proof_last`, then the statement check and `#print axioms` lines."""
+
+    name: str  # the constant the commands ask about
+    header_lines: int
+    proof_last: int
+    check_line: int
+    axioms_line: int
 
 
 class ServerError(Exception):
@@ -68,8 +83,7 @@ def check_server(opts: KiminaOptions, timeout_s: float = 10.0) -> None:
 
 def declared_name(statement: str) -> str:
     """The name a declaration's text gives (`theorem foo ...` -> `foo`)."""
-    words = statement.split()
-    return words[1] if len(words) > 1 else ""
+    return parse_statement(statement).name
 
 
 class KiminaBackend:
@@ -100,6 +114,10 @@ class KiminaBackend:
         results: list[ProofCheck | None] = [None] * len(items)
         pending: list[tuple[int, dict, TheoremSpec]] = []
         for i, (theorem, proof) in enumerate(items):
+            bad = bad_input(theorem, proof)
+            if bad is not None:
+                results[i] = ProofCheck(False, self.name, error=bad)
+                continue
             why = forbidden_construct(proof)
             if why is not None:
                 results[i] = ProofCheck(False, self.name, (forbidden_message(why),))
@@ -118,17 +136,24 @@ class KiminaBackend:
                     results[i] = check
         return results  # type: ignore[return-value]
 
-    def _snippet(self, theorem: TheoremSpec, proof: str) -> tuple[str, str]:
-        """(Lean code of the snippet, the name `#print axioms` is asked for)."""
+    def _snippet(self, theorem: TheoremSpec, proof: str) -> tuple[str, _Layout]:
+        """(Lean code of the snippet, where each command sits in it): the header, the proof
+        command, the statement check and `#print axioms`, each command on lines of its own so
+        that every message Lean gives is read as the answer of the command it is positioned in."""
         if self.opts.header:
             name = declared_name(theorem.statement)
             header = self.opts.header.rstrip() + "\n\n"
         else:
             header = file_header(theorem, project_dir(theorem, self.opts.projects, "backend.kimina.projects"))
             name = theorem.full_name
-        return f"{header}{proof_command(theorem, proof)}\n#print axioms {name}\n", name
+        proof_cmd = proof_command(theorem, proof)
+        check_cmd = statement_check_command(theorem, name)
+        axioms_cmd = print_axioms_command(theorem, name)
+        h = header.count("\n")
+        p = proof_cmd.count("\n")
+        return f"{header}{proof_cmd}{check_cmd}\n{axioms_cmd}\n", _Layout(name, h, h + p, h + p + 1, h + p + 2)
 
-    def _check_batch(self, batch: list[tuple[int, dict, str]]) -> list[ProofCheck]:
+    def _check_batch(self, batch: list[tuple[int, dict, _Layout]]) -> list[ProofCheck]:
         checks: dict[str, ProofCheck] = {}
         todo = list(batch)
         for attempt in range(2):  # a snippet that timed out on the server is sent once more
@@ -140,7 +165,7 @@ class KiminaBackend:
                 break
             retry = []
             for item in todo:
-                _, snippet, name = item
+                _, snippet, layout = item
                 answer = answers.get(snippet["id"])
                 if answer is None:
                     checks[snippet["id"]] = ProofCheck(
@@ -150,7 +175,7 @@ class KiminaBackend:
                     checks[snippet["id"]] = ProofCheck(False, self.name, error=str(answer["error"]))
                     retry.append(item)
                 else:
-                    checks[snippet["id"]] = self._verdict(answer.get("response") or {}, name)
+                    checks[snippet["id"]] = self._verdict(answer.get("response") or {}, layout)
             if not retry or attempt == 1:
                 break
             todo = retry
@@ -179,24 +204,17 @@ class KiminaBackend:
                 wait *= 2
         raise ServerError(f"kimina-lean-server failed {self.opts.max_retries + 1} times: {last}")
 
-    def _verdict(self, response: dict, name: str) -> ProofCheck:
-        messages = response.get("messages") or []
-        texts = tuple(f"{m.get('severity')}: {m.get('data')}" for m in messages)
-        if any(m.get("severity") == "error" for m in messages):
-            return ProofCheck(False, self.name, texts)
-        axioms = next(
-            (
-                parsed[1]
-                for m in messages
-                if m.get("severity") == "info"
-                for parsed in [parse_print_axioms(m.get("data") or "")]
-                if parsed
-            ),
-            None,
-        )
-        if axioms is None:
-            return ProofCheck(False, self.name, texts + (f"error: `#print axioms {name}` gave no axiom list",))
-        return ProofCheck(True, self.name, texts, axioms)
+    def _verdict(self, response: dict, layout: _Layout) -> ProofCheck:
+        """Lean's answer to the snippet, split by position into the answer of each command
+        (never the first message that looks like `#print axioms`: a proof can print one)."""
+        messages = messages_of(response.get("messages"))
+        h = layout.header_lines
+        proof = answer_in(messages, h + 1, layout.proof_last, h)
+        if any(m.severity == "error" for m in proof.messages):
+            return proof_check(self.name, layout.name, proof)
+        stmt = answer_in(messages, layout.check_line, layout.check_line)
+        printed = answer_in(messages, layout.axioms_line, layout.axioms_line)
+        return proof_check(self.name, layout.name, proof, stmt, printed)
 
     def close(self) -> None:
         self.client.close()

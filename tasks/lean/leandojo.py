@@ -8,8 +8,9 @@ worker that crashes or hangs is killed and replaced, the theorem is opened again
 tactics replayed and the request retried once, then reported as an error.
 `TacticState` -> "state", `ProofFinished` -> "finished", `LeanError` -> "error",
 `ProofGivenUp` (a `sorry`) -> "error". Whole proofs are run as one tactic block from the
-initial state; Dojo does not report axioms, so `ProofCheck.axioms` stays empty and only
-the text checks of the guard apply (docs/lean-backends.md).
+initial state; Dojo neither checks the statement nor reports axioms, so its finished
+proofs are `unverified` (tasks/lean/verdict.py) unless a whole-proof backend re-checks
+them (`backend.recheck`, tasks/lean/recheck.py; docs/lean-backends.md).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
 from .sandbox import limit_memory
 from .states import ProofStates, failure_result
+from .verdict import Answer, Message, bad_input, bad_theorem, proof_check
 
 DOJOFLOW_ROOT = Path(__file__).resolve().parents[2]
 
@@ -202,6 +204,9 @@ class LeanDojoBackend:
         )
 
     def start(self, theorem: TheoremSpec) -> TacticResult:
+        bad = bad_theorem(theorem)
+        if bad is not None:
+            return TacticResult("error", message=bad)
         try:
             generation, dojo_id, pp = retry_once(lambda: self._open(theorem))
         except (LeanProcessFailure, RuntimeError) as e:
@@ -232,6 +237,9 @@ class LeanDojoBackend:
         return TacticResult("timeout" if status == "timeout" else "error", message=reply.get("message", ""))
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
+        bad = bad_input(theorem, proof)
+        if bad is not None:
+            return ProofCheck(False, self.name, error=bad)
         why = forbidden_construct(proof)
         if why is not None:
             return ProofCheck(False, self.name, (forbidden_message(why),))
@@ -244,19 +252,27 @@ class LeanDojoBackend:
             reply = retry_once(attempt)
         except (LeanProcessFailure, RuntimeError) as e:
             return ProofCheck(False, self.name, error=str(e))
-        status = reply["status"]
-        if status == "finished":
-            return ProofCheck(True, self.name, tuple(m for m in [reply.get("message")] if m))
-        if status == "given_up":  # Lean accepts a proof through `sorry`, with LeanDojo's warning
-            return ProofCheck(True, self.name, ("declaration uses 'sorry'",))
-        if status == "state":
-            return ProofCheck(False, self.name, (f"unsolved goals\n{reply['pp']}",))
-        if status == "timeout":
-            return ProofCheck(False, self.name, error=reply.get("message", "timed out"))
-        return ProofCheck(False, self.name, (reply.get("message", ""),))
+        return dojo_proof_check(theorem, reply)
 
     def close(self) -> None:
         self.process.kill()
         self._states.clear()
         if self._own_root:
             shutil.rmtree(self.work_root, ignore_errors=True)
+
+
+def dojo_proof_check(theorem: TheoremSpec, reply: dict) -> ProofCheck:
+    """The worker's answer to a whole proof run as one tactic block, as a `ProofCheck`. The Dojo
+    answers the proof only: no statement check, no `#print axioms`, so the verdict rule
+    (tasks/lean/verdict.py) can at best call it `unverified`."""
+    status = reply["status"]
+    if status == "finished":
+        notes = Answer(tuple(Message("info", m) for m in [reply.get("message")] if m))
+        return proof_check("leandojo", theorem.full_name, notes)
+    if status == "given_up":  # Lean accepts a proof through `sorry`, with LeanDojo's warning
+        return proof_check("leandojo", theorem.full_name, Answer((Message("warning", "declaration uses 'sorry'"),)))
+    if status == "state":
+        return ProofCheck(False, "leandojo", (f"unsolved goals\n{reply['pp']}",))
+    if status == "timeout":
+        return ProofCheck(False, "leandojo", error=reply.get("message", "timed out"))
+    return ProofCheck(False, "leandojo", (reply.get("message", ""),))

@@ -38,10 +38,19 @@ from .backend import (
 )
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
-from .guard import forbidden_construct, parse_print_axioms
+from .guard import forbidden_construct
 from .sandbox import SandboxSpec, write_launcher
-from .source import check_checkout, file_header, print_axioms_command, project_dir, proof_command, sorry_command
+from .source import (
+    check_checkout,
+    file_header,
+    print_axioms_command,
+    project_dir,
+    proof_command,
+    sorry_command,
+    statement_check_command,
+)
 from .states import ProofStates, failure_result
+from .verdict import Answer, answer_in, bad_input, bad_theorem, messages_of, proof_check
 
 # What LeanInteract raises when the process died, hung (it kills it), or answered garbage.
 CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSONDecodeError, MemoryError, OSError)
@@ -249,6 +258,9 @@ class ReplBackend:
 
     # -- the interface -------------------------------------------------------------------
     def start(self, theorem: TheoremSpec) -> TacticResult:
+        bad = bad_theorem(theorem)
+        if bad is not None:
+            return TacticResult("error", message=bad)
         try:
             project = self._project(theorem)
             worker = project.worker()
@@ -298,6 +310,9 @@ class ReplBackend:
         return TacticResult("state", self._states.remember(nxt, goals))
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
+        bad = bad_input(theorem, proof)
+        if bad is not None:
+            return ProofCheck(False, self.name, error=bad)
         why = forbidden_construct(proof)
         if why is not None:
             return ProofCheck(False, self.name, (forbidden_message(why),))
@@ -320,36 +335,28 @@ class ReplBackend:
                 project.release(worker)
 
     def _check(self, theorem: TheoremSpec, proof: str, project: _Project, pool, worker) -> ProofCheck:
+        """The proof command, then the statement check and `#print axioms` in its environment,
+        each answer kept apart for `verdict.judge` (rules in tasks/lean/verdict.py)."""
         from lean_interact import Command
         from lean_interact.interface import LeanError
 
         timeout = self.settings.theorem_timeout_s
+        header_lines = 0
         if pool is not None:  # a pool spreads requests over processes: the header goes with the proof
             server, env = pool, None
-            cmd = file_header(theorem, project.directory) + proof_command(theorem, proof)
+            header = file_header(theorem, project.directory)
+            header_lines = header.count("\n")
+            cmd = header + proof_command(theorem, proof)
         else:
             server, env = worker.server, self._header_env(worker, theorem, project)
             cmd = proof_command(theorem, proof)
         reply = self._run(server, Command(cmd=cmd, env=env), timeout)
-        if isinstance(reply, LeanError):
-            return ProofCheck(False, self.name, (reply.message,))
-        messages = tuple(f"{m.severity}: {m.data}" for m in reply.messages)
-        if reply.has_errors():
-            return ProofCheck(False, self.name, messages)
-        printed = self._run(server, Command(cmd=print_axioms_command(theorem), env=reply.env), timeout)
-        axioms = None
-        if not isinstance(printed, LeanError):
-            for m in printed.messages:
-                parsed = parse_print_axioms(m.data)
-                if parsed is not None:
-                    axioms = parsed[1]
-        if axioms is None:
-            return ProofCheck(
-                False,
-                self.name,
-                messages + (f"error: `{print_axioms_command(theorem)}` gave no axiom list: {_reply_text(printed)}",),
-            )
-        return ProofCheck(True, self.name, messages, axioms)
+        proof_answer = _answer(reply, header_lines, cmd.count("\n") + 1)
+        if isinstance(reply, LeanError) or any(m.severity == "error" for m in proof_answer.messages):
+            return proof_check(self.name, theorem.full_name, proof_answer)
+        asked = [statement_check_command(theorem), print_axioms_command(theorem)]
+        stmt, printed = (_answer(self._run(server, Command(cmd=c, env=reply.env), timeout)) for c in asked)
+        return proof_check(self.name, theorem.full_name, proof_answer, stmt, printed)
 
     def close(self) -> None:
         for project in self._projects.values():
@@ -362,6 +369,13 @@ class ReplBackend:
 
 def _first_line(e: BaseException) -> str:
     return (str(e).strip().splitlines() or [""])[0]
+
+
+def _answer(reply, header_lines: int = 0, last: int = 10**9) -> Answer:
+    """A LeanInteract reply as one command's `verdict.Answer` (the header's own warnings dropped)."""
+    if hasattr(reply, "message") and not hasattr(reply, "messages"):
+        return Answer((), reply.message)
+    return answer_in(messages_of(reply.messages), header_lines + 1, last, header_lines)
 
 
 def _reply_text(reply) -> str:

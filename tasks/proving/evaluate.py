@@ -157,6 +157,7 @@ def prove_theorems(
     for t, results in zip(theorems, runs):
         proved = next((r for r in results if r.proved), None)
         errors = [r.error for r in results if r.stopped == "error"]
+        unverified = [u for r in results for u in r.unverified]
         out.append(
             {
                 **t,
@@ -165,6 +166,7 @@ def prove_theorems(
                 "n": sum(r.attempts for r in results),
                 "c": sum(r.successes for r in results),
                 "errors": len(errors),
+                "unverified": len(unverified) if proved is None else 0,
                 "error": errors[0] if errors else None,
                 "expansions": sum(r.expansions for r in results) / len(results),
                 "seconds": sum(r.seconds for r in results) / len(results),
@@ -187,14 +189,18 @@ def proving_metrics(records: list[dict], settings: ProvingSettings) -> list[dict
     checker = settings.backend.kind
     rows = []
     for (repo, split), recs in sorted(groups.items()):
-        decided = [r for r in recs if not r["errors"]]
+        # Left out of pass@k: theorems whose search failed, and those whose only finished proofs
+        # the backend could not verify (tasks/lean/verdict.py): neither is a failure to prove.
+        decided = [r for r in recs if not r["errors"] and not r.get("unverified")]
         counts = [(r["n"], r["c"]) for r in decided]
         figures = {f"{checker}_pass@1": (pass_at_k_mean(counts, 1), len(decided))}
         if settings.k > 1:
             figures[f"{checker}_pass@{settings.k}"] = (pass_at_k_mean(counts, settings.k), len(decided))
         figures["proving_mean_expansions"] = (sum(r["expansions"] for r in recs) / len(recs), len(recs))
         figures["proving_mean_seconds"] = (sum(r["seconds"] for r in recs) / len(recs), len(recs))
-        figures["proving_errors"] = (float(len(recs) - len(decided)), len(recs))
+        unverified = sum(1 for r in recs if not r["errors"] and r.get("unverified"))
+        figures["proving_errors"] = (float(len(recs) - len(decided) - unverified), len(recs))
+        figures["proving_unverified"] = (float(unverified), len(recs))
         figures["proving_theorems"] = (float(len(recs)), len(recs))
         for metric, (value, count) in figures.items():
             if value == value:  # nan: no theorem was decided, so there is no pass rate to report

@@ -7,10 +7,12 @@ from typing import Literal
 
 from storage.errors import InputError
 
-# Why a search stopped. `proved`: a proof passed the backend's check and the axiom guard;
+# Why a search stopped. `proved`: a proof passed the verdict rule (tasks/lean/verdict.py);
+# `unverified`: Lean finished a proof, but the backend cannot establish the rule (the Dojo:
+# no axioms, no statement check), so it is kept out of pass@k;
 # `exhausted`: no open state was left; `expansions` / `time`: a budget ran out;
 # `error`: the backend failed (a crash, a hang, a theorem it cannot start): not a failure to prove.
-StopReason = Literal["proved", "exhausted", "expansions", "time", "error"]
+StopReason = Literal["proved", "unverified", "exhausted", "expansions", "time", "error"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class SearchResult:
     rejected: tuple[str, ...] = field(default_factory=tuple)  # why finished proofs were not accepted (guard)
     attempts: int = 1  # independent tries this result stands for (whole-proof mode: proofs sampled)
     successes: int = 0  # of those, how many were proofs (for pass@k)
+    unverified: tuple[str, ...] = ()  # finished proofs the backend could not verify (kept out of pass@k)
 
     @property
     def proved(self) -> bool:
@@ -69,6 +72,7 @@ class SearchResult:
         d = asdict(self)
         d["proof"] = list(self.proof) if self.proof is not None else None
         d["axioms"], d["rejected"] = list(self.axioms), list(self.rejected)
+        d["unverified"] = list(self.unverified)
         return d
 
     @classmethod
@@ -79,5 +83,6 @@ class SearchResult:
                 "proof": tuple(d["proof"]) if d.get("proof") is not None else None,
                 "axioms": tuple(d.get("axioms", ())),
                 "rejected": tuple(d.get("rejected", ())),
+                "unverified": tuple(d.get("unverified", ())),
             }
         )

@@ -1,0 +1,229 @@
+"""The one rule that says whether a proof is proved, read from Lean's own answers.
+
+Every caller (best-first and whole-proof search, the proving evaluation, `dojoflow prove`,
+every GRPO reward) asks `judge(check, proof, allowed_axioms)`. A proof is `proved` only
+when all of these were established from what Lean answered, each from the answer to the
+command that asks it (never from the proof's text, never from the first message that
+looks right):
+
+1. the proof command (the theorem's own file header, then the declaration rebuilt from its
+   validated parts with the proof as its tactic block) has no error-severity message and
+   no `declaration uses sorry` warning;
+2. the statement check (`example : ∀ BINDERS, TYPE := NAME`, sent after it in the same
+   environment, SafeVerify-style) has no error: the constant proves the original statement;
+3. `#print axioms NAME`, a command of its own, answers an info message about THAT constant
+   listing only allowed axioms (default `DEFAULT_ALLOWED_AXIOMS`, a setting).
+
+New `axiom`/`opaque`/`@[implemented_by]` declarations are kept out twice: the pre-filter
+(`guard.forbidden_construct`) refuses the commands before Lean, and an axiom the constant
+depends on is in rule 3's answer; `implemented_by` and `opaque` only act through the
+compiler, whose use shows as `Lean.ofReduceBool`/`Lean.trustCompiler`.
+
+A backend that cannot establish one of these (the Dojo answers no `#print axioms`) gives
+no `LeanAnswers`: its verdict is `unverified`, never `proved`, and callers keep it out of
+pass@k and rewards (or re-check it with a whole-proof backend, tasks/lean/recheck.py).
+`replay` answers from traced transitions, not Lean; its verdicts say `replay`.
+Bump `RULE_VERSION` whenever this rule changes: cached verdicts are keyed on it.
+See docs/lean-backends.md ("The verdict rule").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from storage.lean_text import (
+    MAX_PROOF_CHARS,
+    LeanTextError,
+    check_name,
+    check_text,
+    is_sorry,
+    parse_statement,
+    split_name,
+)
+
+from .backend import ProofCheck, TheoremSpec
+from .guard import DEFAULT_ALLOWED_AXIOMS, forbidden_construct, parse_print_axioms
+
+RULE_VERSION = "verdict-2026-11-24.1"
+"""The version of the rule below; a verification cache keys its verdicts on it."""
+
+SORRY_WARNINGS = (
+    "declaration uses `sorry`",
+    "declaration uses 'sorry'",
+    "proof contains `sorry`",
+    "proof contains 'sorry'",
+)
+"""Lean's sorry warning in both quote styles (recent Lean: backticks; older Lean and LeanDojo: quotes)."""
+
+Status = Literal["proved", "rejected", "unverified", "error"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of Lean's answer (the REPL's `{"severity", "pos", "data"}`)."""
+
+    severity: str  # error | warning | info
+    text: str
+    line: int | None = None  # line of its position in the text sent, when Lean gave one
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Lean's answer to one command."""
+
+    messages: tuple[Message, ...] = ()
+    refused: str | None = None  # the REPL answered `{"message": ...}` instead of elaborating it
+
+
+@dataclass(frozen=True)
+class LeanAnswers:
+    """What Lean answered to the commands of one check, command by command."""
+
+    constant: str  # the name the commands asked about (the theorem's full name)
+    proof: Answer
+    statement: Answer | None = None  # None: this backend did not ask
+    axioms: Answer | None = None  # None: this backend cannot ask (the Dojo)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a proof counts, why, and what decided it."""
+
+    status: Status
+    reason: str
+    axioms: tuple[str, ...] = ()
+    rule: str = RULE_VERSION
+
+    @property
+    def proved(self) -> bool:
+        return self.status == "proved"
+
+
+def bad_input(theorem: TheoremSpec, proof: str) -> str | None:
+    """Why this theorem/proof pair cannot be sent to Lean at all (data or text Lean must not
+    see: a NUL, invalid UTF-8, a proof too long, a statement or name that does not parse), or None.
+    Backends answer it as `ProofCheck.error`: an error verdict naming the input, no Lean run."""
+    try:
+        check_text(proof, "the proof", MAX_PROOF_CHARS)
+    except LeanTextError as e:
+        return f"bad input for {theorem.full_name[:120]!r}: {e}"
+    return bad_theorem(theorem)
+
+
+def bad_theorem(theorem: TheoremSpec) -> str | None:
+    """Why the theorem's statement or name cannot be made into a Lean command, or None."""
+    try:
+        parse_statement(theorem.statement)
+        check_name(theorem.full_name)
+    except LeanTextError as e:
+        return f"bad input for {theorem.full_name[:120]!r}: {e}"
+    return None
+
+
+def judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXIOMS) -> Verdict:
+    """The verdict on `proof` given the backend's `check` (see the module docstring)."""
+    if check.error is not None:
+        return Verdict("error", f"not checked ({check.checker} failed: {check.error})")
+    why = forbidden_construct(proof)
+    if why is not None:
+        return Verdict("rejected", f"forbidden construct: {why}")
+    if is_sorry(proof):
+        return Verdict("rejected", "the proof uses `sorry`, `admit` or `sorryAx`")
+    if not check.accepted:
+        first = next(iter(check.messages), "")
+        return Verdict("rejected", f"rejected by {check.checker}" + (f": {first}" if first else ""))
+    if check.checker == "replay":  # traced transitions, no Lean: the verdict says so
+        return Verdict("proved", "replayed traced transitions (replay, not Lean)")
+    if check.answers is None:
+        return Verdict("unverified", f"{check.checker} cannot report the statement and axioms Lean checked")
+    return decide(check.answers, allowed_axioms, check.checker)
+
+
+def decide(answers: LeanAnswers, allowed_axioms=DEFAULT_ALLOWED_AXIOMS, checker: str = "lean") -> Verdict:
+    """Rules 1 to 3 of the module docstring, on Lean's answers command by command."""
+    proof = answers.proof
+    if proof.refused is not None:
+        return Verdict("rejected", f"{checker} refused the proof command: {proof.refused}")
+    errors = [m.text for m in proof.messages if m.severity == "error"]
+    if errors:
+        return Verdict("rejected", f"Lean reports an error: {errors[0]}")
+    if any(m.severity == "warning" and any(w in m.text for w in SORRY_WARNINGS) for m in proof.messages):
+        return Verdict("rejected", "Lean reports that the declaration uses `sorry`")
+    if answers.statement is None:
+        return Verdict("unverified", f"{checker} did not check the proved constant's statement")
+    stmt = answers.statement
+    stmt_errors = [m.text for m in stmt.messages if m.severity == "error"] + ([stmt.refused] if stmt.refused else [])
+    if stmt_errors:
+        return Verdict("rejected", f"the proved constant is not the original statement: {stmt_errors[0]}")
+    if answers.axioms is None:
+        return Verdict("unverified", f"{checker} cannot report the axioms of {answers.constant}")
+    axioms = read_axioms(answers.constant, answers.axioms)
+    if axioms is None:
+        return Verdict("rejected", f"`#print axioms {answers.constant}` gave no axiom list for it")
+    outside = [a for a in axioms if a not in set(allowed_axioms)]
+    if outside:
+        return Verdict("rejected", f"depends on axioms outside the allow-list: {', '.join(outside)}", axioms)
+    listed = f"; axioms: {', '.join(axioms)}" if axioms else "; no axioms"
+    return Verdict("proved", f"accepted by {checker}{listed}", axioms)
+
+
+def read_axioms(constant: str, answer: Answer) -> tuple[str, ...] | None:
+    """The axioms listed in the answer to `#print axioms constant`: the one info message about
+    that constant, or None when there is none, more than one, or an error."""
+    if answer.refused is not None or any(m.severity == "error" for m in answer.messages):
+        return None
+    found = []
+    for m in answer.messages:
+        parsed = parse_print_axioms(m.text) if m.severity == "info" else None
+        if parsed is not None and same_constant(parsed[0], constant):
+            found.append(parsed[1])
+    return found[0] if len(found) == 1 else None
+
+
+def same_constant(printed: str, asked: str) -> bool:
+    """Whether Lean's printed name is the constant asked about. Lean prints the full name; the
+    question may be relative to the header's namespace, so the asked parts end the printed ones
+    (a private constant's `_private.Module.0.` prefix included)."""
+    p, a = split_name(printed), split_name(asked)
+    while a and a[0] == "_root_":
+        a = a[1:]
+    return bool(a) and p[-len(a) :] == a
+
+
+def messages_of(reply_messages, line_offset: int = 0) -> tuple[Message, ...]:
+    """`Message`s from a REPL reply's `messages` (dicts, or LeanInteract's objects)."""
+    out = []
+    for m in reply_messages or ():
+        get = m.get if isinstance(m, dict) else lambda k, _m=m: getattr(_m, k, None)
+        pos = get("pos")
+        line = pos.get("line") if isinstance(pos, dict) else getattr(pos, "line", None)
+        severity = get("severity")
+        severity = getattr(severity, "value", severity)
+        out.append(Message(str(severity), str(get("data") or ""), None if line is None else line - line_offset))
+    return tuple(out)
+
+
+def proof_check(
+    checker: str, constant: str, proof: Answer, statement: Answer | None = None, axioms: Answer | None = None
+) -> ProofCheck:
+    """The `ProofCheck` a backend returns from Lean's answers to its commands (None: not asked)."""
+    texts = tuple(f"{m.severity}: {m.text}" for m in proof.messages) + ((proof.refused,) if proof.refused else ())
+    accepted = proof.refused is None and not any(m.severity == "error" for m in proof.messages)
+    listed = (read_axioms(constant, axioms) or ()) if axioms is not None else ()
+    return ProofCheck(accepted, checker, texts, listed, answers=LeanAnswers(constant, proof, statement, axioms))
+
+
+def answer_in(messages: tuple[Message, ...], first: int, last: int, header_lines: int = 0) -> Answer:
+    """The answer of the command on lines `first`..`last` (1-based) of a text that held several:
+    its own messages, plus errors of the file header (lines up to `header_lines`) and errors
+    without a position, which no command can be cleared of. A header's warnings (a helper lemma
+    proved by `sorry`) are not this command's."""
+    own = []
+    for m in messages:
+        if m.line is None or m.line <= header_lines:
+            if m.severity == "error":
+                own.append(m)
+        elif first <= m.line <= last:
+            own.append(m)
+    return Answer(tuple(own))
