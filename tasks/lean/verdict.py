@@ -191,16 +191,18 @@ def same_constant(printed: str, asked: str) -> bool:
     return bool(a) and p[-len(a) :] == a
 
 
-def messages_of(reply_messages, line_offset: int = 0) -> tuple[Message, ...]:
-    """`Message`s from a REPL reply's `messages` (dicts, or LeanInteract's objects)."""
+def messages_of(reply_messages) -> tuple[Message, ...]:
+    """`Message`s from a REPL reply's `messages`: the wire's dicts (`pos`), or LeanInteract's
+    `Message` objects (`start_pos`)."""
     out = []
     for m in reply_messages or ():
-        get = m.get if isinstance(m, dict) else lambda k, _m=m: getattr(_m, k, None)
-        pos = get("pos")
-        line = pos.get("line") if isinstance(pos, dict) else getattr(pos, "line", None)
-        severity = get("severity")
-        severity = getattr(severity, "value", severity)
-        out.append(Message(str(severity), str(get("data") or ""), None if line is None else line - line_offset))
+        if isinstance(m, dict):
+            severity, data, pos = m.get("severity"), m.get("data"), m.get("pos")
+            line = pos.get("line") if isinstance(pos, dict) else None
+        else:
+            severity, data, pos = m.severity, m.data, getattr(m, "start_pos", None)
+            line = getattr(pos, "line", None)
+        out.append(Message(str(getattr(severity, "value", severity)), str(data or ""), line))
     return tuple(out)
 
 

@@ -78,8 +78,11 @@ class KiminaDouble:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def check(self, snippet: dict, timeout: float) -> dict:
-        """One snippet as the server checks it: the code as one REPL command (the theorem),
-        then its trailing `#print axioms`, with both replies' messages together."""
+        """One snippet as the server checks it: the server sends the whole code to a REPL as ONE
+        command (kimina-lean-server, LEAN.md section 1), so every message is positioned in the
+        snippet's own lines. The double elaborates it command by command (the text up to the first
+        command after the theorem, then each later line: the statement check, `#print axioms`)
+        and shifts each answer's positions to where that command sits in the snippet."""
         started = time.perf_counter()
         if "double_hang" in snippet["code"]:
             return {
@@ -88,16 +91,15 @@ class KiminaDouble:
                 "error": f"Lean REPL command timed out in {timeout:g} seconds",
             }
         repl = ReplDouble(self.world)
-        code, _, printed = snippet["code"].rpartition("#print axioms")
-        first = repl.command({"cmd": code if printed else snippet["code"]})
-        messages = list(first.get("messages", []))
-        if printed:
-            messages += repl.command({"cmd": "#print axioms" + printed.rstrip(), "env": first["env"]}).get(
-                "messages", []
-            )
+        messages, sorries, env = [], [], None
+        for offset, part in _commands(snippet["code"]):
+            reply = repl.command({"cmd": part, **({"env": env} if env is not None else {})})
+            env = reply.get("env", env)
+            messages += [_shifted(m, offset) for m in reply.get("messages", [])]
+            sorries += [_shifted(s, offset) for s in reply.get("sorries", [])]
         response = {"env": 0, **({"messages": messages} if messages else {})}
-        if first.get("sorries"):
-            response["sorries"] = first["sorries"]
+        if sorries:
+            response["sorries"] = sorries
         return {"id": snippet["id"], "time": time.perf_counter() - started, "response": response}
 
     def snippets(self) -> str:
@@ -110,3 +112,24 @@ class KiminaDouble:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+_LATER_COMMANDS = ("#print axioms", "example :")
+
+
+def _commands(code: str) -> list[tuple[int, str]]:
+    """(line offset, text) of the snippet's commands: everything up to the first line that starts
+    a later command (`example : ...`, `#print axioms ...`), then each of those lines."""
+    lines = code.split("\n")
+    first = next((k for k, ln in enumerate(lines) if ln.startswith(_LATER_COMMANDS)), len(lines))
+    parts = [(0, "\n".join(lines[:first]))]
+    parts += [(k, ln) for k, ln in enumerate(lines[first:], start=first) if ln.strip()]
+    return parts
+
+
+def _shifted(item: dict, offset: int) -> dict:
+    out = dict(item)
+    for key in ("pos", "endPos"):
+        if isinstance(out.get(key), dict):
+            out[key] = {**out[key], "line": out[key]["line"] + offset}
+    return out

@@ -52,7 +52,9 @@ def test_leandojo_runs_tactics_and_checks_proofs_against_dojo_double(store, theo
         assert backend.run_tactic(theorem, result.state, "rfl").status == "error"
         assert backend.run_tactic(theorem, result.state, "sorry").status == "error"  # ProofGivenUp
         check = backend.check_proof(theorem, "\n".join(SQUARE_ADD))
-        assert check.accepted and check.checker == "leandojo" and judge(check, "\n".join(SQUARE_ADD)).proved
+        # Dojo finished it, but answers no `#print axioms` and no statement check: unverified, never proved
+        verdict = judge(check, "\n".join(SQUARE_ADD))
+        assert check.accepted and check.checker == "leandojo" and verdict.status == "unverified"
         given_up = backend.check_proof(theorem, "unfold square\nsorry")
         assert not judge(given_up, "unfold square\nsorry").proved
         assert not backend.check_proof(theorem, "unfold square").accepted  # goals left
@@ -61,6 +63,24 @@ def test_leandojo_runs_tactics_and_checks_proofs_against_dojo_double(store, theo
     received = dojo_received(dojo_env)
     assert received and all("GITHUB_ACCESS_TOKEN" not in r["env_keys"] for r in received)
     assert all(r["cwd"].startswith(str(tmp_path / "work")) for r in received)
+
+
+def test_dojo_proofs_rechecked_by_repl_count_as_proved_against_dojo_and_repl_doubles(
+    store, theorems, dojo_env, tmp_path
+):
+    """With `recheck: repl`, tactics go to the Dojo and whole proofs to the REPL, whose answers
+    (statement check, `#print axioms`) decide; the verdicts are named after the REPL."""
+    repl = make_repl_double(tmp_path / "repl")
+    backend = dojo_backend(store, dojo_env, tmp_path, recheck="repl", repl=repl.options())
+    try:
+        theorem = theorems["NatBasics.square_add"]
+        assert backend.start(theorem).status == "state"
+        check = backend.check_proof(theorem, "\n".join(SQUARE_ADD))
+        verdict = judge(check, "\n".join(SQUARE_ADD))
+        assert backend.name == "repl" and verdict.proved and check.answers.axioms is not None
+    finally:
+        backend.close()
+    assert "#print axioms NatBasics.square_add" in repl.received()
 
 
 def test_forbidden_construct_never_reaches_dojo_double(store, theorems, dojo_env, tmp_path):
