@@ -113,15 +113,16 @@ def lex(text: str) -> Lexed:
                 return Lexed(tuple(out), "an unterminated «identifier» (it would swallow what follows)")
             out.append(Token("ident", text[i:j], resolved_name(parts), i, j))
             i = j
-            if text[i - 1] == "!" and i < n and text[i] == '"':  # s!"..{code}.." : the holes are code
-                j = _string_end(text, i)
+            if text[i - 1] == "!" and i < n and text[i] == '"':  # s!"..{code}..": the holes are code
+                j, holes = _interpolated_end(text, i)
                 if j < 0:
-                    return Lexed(tuple(out), "an unterminated string literal (it would swallow what follows)")
-                inner = lex(" ".join(re.findall(r"\{([^{}]*)\}", text[i + 1 : j - 1])))
+                    return Lexed(tuple(out), "an unterminated interpolated string (it would swallow what follows)")
                 out.append(Token("string", text[i:j], start=i, end=j))
-                out.extend(inner.tokens)  # offsets of these are inside the string
-                if inner.error:
-                    return Lexed(tuple(out), inner.error)
+                for hole in holes:
+                    inner = lex(hole)
+                    out.extend(inner.tokens)  # offsets of these are inside the hole
+                    if inner.error:
+                        return Lexed(tuple(out), inner.error)
                 i = j
         elif c == "#" and i + 1 < n and _id_first(text[i + 1]):
             j, parts = _ident(text, i + 1)
@@ -166,6 +167,37 @@ def _string_end(text: str, i: int) -> int:
         else:
             j += 1
     return -1
+
+
+def _interpolated_end(text: str, i: int) -> tuple[int, list[str]]:
+    """(end, code of each `{...}` hole) of the interpolated string at `i`; end -1 if unterminated.
+    A hole is code up to its matching `}`; strings inside it are skipped whole (Lean's
+    `interpolatedStrFn`)."""
+    holes, j, n = [], i + 1, len(text)
+    while j < n:
+        c = text[j]
+        if c == "\\":
+            j += 2
+        elif c == '"':
+            return j + 1, holes
+        elif c == "{":
+            depth, k = 1, j + 1
+            while k < n and depth:
+                if text[k] == '"':
+                    end = _string_end(text, k)
+                    if end < 0:
+                        return -1, holes
+                    k = end
+                    continue
+                depth += {"{": 1, "}": -1}.get(text[k], 0)
+                k += 1
+            if depth:
+                return -1, holes
+            holes.append(text[j + 1 : k - 1])
+            j = k
+        else:
+            j += 1
+    return -1, holes
 
 
 def _char_end(text: str, i: int) -> int:

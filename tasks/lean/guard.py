@@ -96,11 +96,9 @@ _CODE_PREFIXES = (
 
 _NATIVE_NAMES = {
     "native_decide",
-    "Lean.ofReduceBool",
-    "Lean.ofReduceNat",
-    "Lean.reduceBool",
-    "Lean.reduceNat",
+    *(f"{ns}{n}" for ns in ("Lean.", "") for n in ("ofReduceBool", "ofReduceNat", "reduceBool", "reduceNat")),
     "Lean.trustCompiler",
+    "trustCompiler",  # after `open Lean`
 }
 """Names that make Lean compile and run code while checking, trusting the compiler (the axioms
 `Lean.ofReduceBool`/`Lean.trustCompiler`): code runs on the host, and the proof is not the kernel's."""
