@@ -293,6 +293,15 @@ def check_name(name: str) -> None:
         )
 
 
+def check_file_path(path: str) -> None:
+    """LeanTextError unless `path` is a relative path that stays inside its repository
+    (`Foo/Bar.lean`): no absolute path, no `..`, no NUL or control characters."""
+    check_text(path, f"the file path {path[:80]!r}", 4096)
+    parts = path.replace("\\", "/").split("/")
+    if not path or path.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", path) or ".." in parts or "" in parts:
+        raise LeanTextError(f"the file path {path[:80]!r} leaves the repository; give a path relative to its root")
+
+
 def split_name(name: str) -> list[str]:
     """The components of a dotted name, « » removed (`Foo.«a.b».c` -> Foo, a.b, c)."""
     parts, i = [], 0

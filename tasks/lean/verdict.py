@@ -35,6 +35,7 @@ from typing import Literal
 from storage.lean_text import (
     MAX_PROOF_CHARS,
     LeanTextError,
+    check_file_path,
     check_name,
     check_text,
     is_sorry,
@@ -112,10 +113,12 @@ def bad_input(theorem: TheoremSpec, proof: str) -> str | None:
 
 
 def bad_theorem(theorem: TheoremSpec) -> str | None:
-    """Why the theorem's statement or name cannot be made into a Lean command, or None."""
+    """Why the theorem's statement, name or file path cannot be made into Lean commands (the
+    path names the file whose prefix is the header), or None."""
     try:
         parse_statement(theorem.statement)
         check_name(theorem.full_name)
+        check_file_path(theorem.file_path)
     except LeanTextError as e:
         return f"bad input for {theorem.full_name[:120]!r}: {e}"
     return None

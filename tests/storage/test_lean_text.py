@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from storage.lean_text import LeanTextError, check_name, is_sorry, lex, parse_statement, quote_name
+from storage.lean_text import LeanTextError, check_file_path, check_name, is_sorry, lex, parse_statement, quote_name
 from storage.tactic_text import is_sorry as storage_is_sorry
 from storage.tactic_text import sorry_mask
 from tasks.sft.data import is_sorry as sft_is_sorry
@@ -115,3 +115,10 @@ def test_names_are_quoted_as_lean_quotes_them():
     assert quote_name("NatBasics.add_zero'") == "NatBasics.add_zero'"
     assert quote_name("Foo.«x y».end") == "Foo.«x y».«end»"
     assert quote_name("α.β₁") == "α.β₁"
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../x.lean", "A/../../x.lean", "A//B.lean", "A\x00.lean", "C:x", ""])
+def test_file_paths_that_leave_the_repository_are_refused(path):
+    with pytest.raises(LeanTextError):
+        check_file_path(path)
+    check_file_path("NatBasics/Add.lean")

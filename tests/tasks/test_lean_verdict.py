@@ -115,6 +115,11 @@ def test_bad_input_is_an_error_verdict_naming_it(statement, full_name, proof, wh
     assert reason is not None and why in reason and "bad input" in reason
 
 
+def test_a_file_path_outside_the_repository_is_bad_input():
+    spec = TheoremSpec("r", "u", "c", "../../etc/passwd", "t", "theorem t : True", (1, 1))
+    assert "leaves the repository" in bad_input(spec, "trivial")
+
+
 def test_bad_input_reaches_no_lean_and_judges_as_error(tmp_path):
     """Every backend answers bad input before any Lean process: here the repl backend with no
     project configured would fail otherwise."""
