@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from storage.lean_text import MAX_PROOF_CHARS, LeanTextError, check_text, lex
+from storage.lean_text import MAX_PROOF_CHARS, LeanTextError, check_text, is_command, lex
 
 DEFAULT_ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")
 """The axioms of Lean's core logic, the default allow-list (a setting: `allowed_axioms`);
@@ -119,7 +119,7 @@ def forbidden_construct(text: str) -> str | None:
         return lexed.error
     toks = lexed.tokens
     for k, tok in enumerate(toks):
-        if tok.kind == "command":
+        if is_command(tok):
             return f"the command `{tok.text}`: commands such as #eval and #print run code or leave the proof"
         if tok.text == "@[":
             return "an attribute `@[...]`, which only commands take"

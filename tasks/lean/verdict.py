@@ -116,11 +116,11 @@ def bad_theorem(theorem: TheoremSpec) -> str | None:
     """Why the theorem's statement, name or file path cannot be made into Lean commands (the
     path names the file whose prefix is the header), or None."""
     try:
-        parse_statement(theorem.statement)
+        parse_statement(theorem.statement).declaration()  # a constant with a type to prove
         check_name(theorem.full_name)
         check_file_path(theorem.file_path)
     except LeanTextError as e:
-        return f"bad input for {theorem.full_name[:120]!r}: {e}"
+        return f"bad input for {str(theorem.full_name)[:120]!r}: {e}"
     return None
 
 

@@ -8,7 +8,17 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from storage.lean_text import LeanTextError, check_file_path, check_name, is_sorry, lex, parse_statement, quote_name
+from storage.lean_text import (
+    LeanTextError,
+    check_file_path,
+    check_name,
+    is_sorry,
+    lean_name_problem,
+    lex,
+    parse_statement,
+    quote_name,
+    statement_problem,
+)
 from storage.tactic_text import is_sorry as storage_is_sorry
 from storage.tactic_text import sorry_mask
 from tasks.sft.data import is_sorry as sft_is_sorry
@@ -86,35 +96,82 @@ def test_statements_split_into_validated_parts():
     assert parse_statement("theorem t : a.1 = b").proposition() == "a.1 = b"
 
 
+# wt-store's cases for the importer's reasons (storage/leandojo), one per line.
+NAMES = [
+    ("Nat.add_comm", None),
+    ("_private.Mathlib.Foo.0.bar", None),  # private names hold a number
+    ("«term_∣_».x'", None),  # escaped parts, as Name.toString writes them
+    ("α.β₁!?", None),  # Greek letters, subscripts, ! and ?
+    ("ℕ.𝔸", None),  # letter-like symbols
+    ("", "is empty"),
+    ("a..b", "is not a Lean name"),
+    ("a b", "is not a Lean name"),
+    ("λx", "is not a Lean name"),  # λ is not a letter in Lean
+    ("1abc", "is not a Lean name"),
+    ("a.«b", "is not a Lean name"),
+    ("x -- y", "is not a Lean name"),
+    ("x\n#eval 1", "control character (U+000A)"),
+    ("x\x00", "control character (U+0000)"),
+]
+
+
+@pytest.mark.parametrize("name, problem", NAMES)
+def test_lean_names(name, problem):
+    got = lean_name_problem(name)
+    assert (got is None) if problem is None else (problem in got), got
+    if problem is not None:
+        with pytest.raises(LeanTextError):
+            check_name(name)
+
+
+STATEMENTS = [
+    ("theorem t (n : Nat) : n = n", None),
+    ("theorem t (n : Nat) : n = n :=", None),  # LeanDojo's statement runs to the proof
+    ('@[simp, to_additive "[x]"]\nprotected theorem T.t : True :=', None),
+    ("@[foo [bar]] theorem t : True", None),  # brackets nested in an attribute
+    ("private lemma t : True", None),
+    ("theorem t (s : Finset α) : #s ≤ #s", None),  # Mathlib's cardinality, not a command
+    ("theorem t (h : x = y := by simp) : True", None),  # an auto-param's tactic
+    ('theorem t : "--" = "--"', None),  # `--` in a string is no comment
+    ('#eval IO.Process.run {cmd := "id"}', "does not start with a declaration"),
+    ("set_option debug.skipKernelTC true in\ntheorem t : False", "does not start with a declaration"),
+    ("theorem t : True := trivial\n#eval 1", "second command (`#eval`)"),
+    ("theorem t : True := trivial #exit", "second command (`#exit`)"),
+    ("theorem t : True\naxiom cheat : False", "second command (`axiom`)"),
+    ("theorem t : True := by run_tac pure ()", "second command (`run_tac`)"),
+    ("theorem t : True\ntheorem u : False", "second command (`theorem`)"),
+    ("theorem t : True /- open", "does not parse"),
+    ("theorem t : True\x00", "control character (U+0000)"),
+    ("theorem t : True\x1b[2J", "control character (U+001B)"),
+]
+
+
+@pytest.mark.parametrize("statement, problem", STATEMENTS)
+def test_statements(statement, problem):
+    got = statement_problem(statement)
+    assert (got is None) if problem is None else (problem in got), got
+
+
 @pytest.mark.parametrize(
     "statement,why",
     [
-        ('theorem t : True\n#eval IO.Process.run {cmd := "id"}', "#eval"),
-        ("theorem t : True\ntheorem u : False", "theorem"),
-        ("theorem t : True := trivial", "body"),
+        ("theorem t : True := trivial", "body"),  # acceptable data, but no signature to build commands from
         ("theorem t (x : Nat : True", "brackets"),
-        ("def t : Nat", "theorem NAME"),
-        ("theorem t", "theorem NAME"),
+        ("theorem (x : Nat) : True", "not followed by a name"),
+        ("theorem t", "no type"),
         ("theorem t (x : Nat)", "no type"),
-        ("theorem t : True /- open", "does not parse"),
-        ("theorem t : True\x00", "NUL"),
     ],
 )
-def test_statements_that_are_not_one_signature_are_refused(statement, why):
+def test_statements_that_give_no_signature_are_refused_for_commands(statement, why):
     with pytest.raises(LeanTextError, match=why):
         parse_statement(statement)
-
-
-@pytest.mark.parametrize("name", ["Foo\n#eval 1", "Foo bar", "a.«b", "", " a", "x -- y", "a\x07"])
-def test_names_that_are_not_one_lean_name_are_refused(name):
-    with pytest.raises(LeanTextError):
-        check_name(name)
 
 
 def test_names_are_quoted_as_lean_quotes_them():
     assert quote_name("NatBasics.add_zero'") == "NatBasics.add_zero'"
     assert quote_name("Foo.«x y».end") == "Foo.«x y».«end»"
     assert quote_name("α.β₁") == "α.β₁"
+    assert quote_name("_private.M.0.x") == "_private.M.0.x"
 
 
 @pytest.mark.parametrize("path", ["/etc/passwd", "../x.lean", "A/../../x.lean", "A//B.lean", "A\x00.lean", "C:x", ""])

@@ -100,12 +100,14 @@ def test_allow_list_is_a_setting():
     "statement,full_name,proof,why",
     [
         ('theorem t : True\n#eval IO.Process.run {cmd := "id"}', "t", "trivial", "#eval"),
-        ("theorem t : True", "t\n#eval IO.println 1", "trivial", "not one Lean name"),
-        ("theorem t : True", "t", "simp\x00", "NUL"),
-        ("theorem t : True", "t", "simp\n" * 5000, "over the limit"),
+        ("theorem t : True", "t\n#eval IO.println 1", "trivial", "control character (U+000A)"),
+        ("theorem t : True", "t x", "trivial", "not a Lean name"),
+        ("theorem t : True", "t", "simp\x00", "control character (U+0000)"),
+        ("theorem t : True", "t", "simp\n" * 5000, "at most 20000"),
         ("theorem t : True", "t", b"simp \xff".decode("utf-8", "surrogateescape"), "control character"),
         ("theorem t (x : Nat : True", "t", "trivial", "brackets"),
-        ("def t : Nat", "t", "exact 1", "not `theorem NAME"),
+        ("set_option debug.skipKernelTC true in\ntheorem t : False", "t", "trivial", "does not start"),
+        ("example : True", "t", "trivial", "names no constant"),
         ("theorem t : True := trivial", "t", "trivial", "body"),
     ],
 )
