@@ -3,7 +3,7 @@ with 1, 2, 4 and 8 workers: theorems per second, and parallel efficiency against
 in the same run (target: at least 80% at 4 workers).
 
 What is timed is the project's own search, `tasks.search.best_first_search`, through the
-real `repl` backend (LeanInteract launching tests/doubles/lean_repl_double.py through a
+real `repl` backend (LeanInteract launching tests/doubles/lean_process/repl_main.py through a
 fake `lake`; no Lean). A worker is a thread with a backend of its own (one REPL process),
 as each mapped Prefect task has; the workers take theorems from one queue. The generator
 is an oracle over the store's traced tactics (a wrong tactic, then the traced one), so
@@ -115,7 +115,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "proving-search.json"))
     args = ap.parse_args(argv)
 
-    from tests.doubles.lean_repl import make_repl_double
+    from tests.doubles.lean_process import make_repl_double
     from tests.doubles.sample_store import sample_store
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-proving-"))

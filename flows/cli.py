@@ -32,10 +32,11 @@ from pydantic import ValidationError
 
 from storage.errors import DojoflowError, InputError
 
-from .output import Format, console, emit, fail, plain, say
+from .output import Format, console, emit, fail, plain, say, say_line
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 app.add_typer(__import__("flows.grpo_cli", fromlist=["app"]).app, name="grpo")  # dojoflow grpo ... (flows/grpo_cli.py)
+app.command("doctor")(__import__("flows.doctor_cli", fromlist=["doctor_cmd"]).doctor_cmd)  # flows/doctor_cli.py
 
 Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
 FormatOption = Annotated[
@@ -522,6 +523,12 @@ def import_progress_cmd(
         say("train on it: trainers.progress.extra_datasets: [{}]", result["name"])
 
 
+REPLAY_CANNOT_PROVE_SORRY = (
+    "note: the replay backend re-finds traced proofs only, and a `sorry` theorem has none: it proves "
+    "no `sorry` theorem. Use the repl, kimina or leandojo backend to prove them (docs/lean-backends.md)."
+)
+
+
 @app.command("prove")
 def prove_cmd(
     config: Annotated[
@@ -571,11 +578,15 @@ def prove_cmd(
         _fail(e)
     resolved = dojoflow_home(cfg.home)
     cfg = cfg.model_copy(update={"home": str(resolved)})
+    if cfg.proving.backend.kind == "replay":
+        say_line(REPLAY_CANNOT_PROVE_SORRY)
     prepare_prefect_env(resolved)
     from .prove import prove
+    from .terminal import library_output_to_log
 
     try:
-        result = prove(config=cfg)
+        with library_output_to_log(resolved, "prove") as log:
+            result = prove(config=cfg)
     except DojoflowError as e:
         _fail(e)
     say("tried {} sorry theorems, proved {}", result["theorems"], len(result["proved"]))
@@ -585,6 +596,7 @@ def prove_cmd(
         say("  [yellow]error[/] {}: {}", e["theorem"], e["error"])
     for w in result["patches"]:
         say("patch for {}: {}   (git apply {})", w["name"], w["path"], w["path"])
+    say_line(f"log: {log}")
 
 
 def main() -> None:  # pragma: no cover

@@ -20,7 +20,7 @@ import typer
 
 from storage.errors import DojoflowError, InputError
 
-from .output import fail, say
+from .output import fail, say, say_line
 
 app = typer.Typer(
     add_completion=False,
@@ -189,9 +189,11 @@ def train_cmd(
     resolved = _start(home)
     out = Path(output or file_cli.get("output") or resolved / "grpo" / settings.algorithm).resolve()
     from .grpo import grpo_train
+    from .terminal import library_output_to_log
 
     try:
-        result = grpo_train(str(resolved), str(theorems.resolve()), settings.model_dump(mode="json"), str(out))
+        with library_output_to_log(resolved, "grpo-train") as log:
+            result = grpo_train(str(resolved), str(theorems.resolve()), settings.model_dump(mode="json"), str(out))
     except DojoflowError as e:
         _fail(e)
     say(
@@ -203,6 +205,7 @@ def train_cmd(
         result["output"],
         " (cached: same theorems, settings and output)" if result["cached"] else "",
     )
+    say_line(f"log: {log}")
 
 
 @app.command("evaluate")
@@ -228,11 +231,13 @@ def evaluate_cmd(
         _fail(e)
     resolved = _start(home)
     from .grpo import grpo_evaluate
+    from .terminal import library_output_to_log
 
     try:
-        result = grpo_evaluate(
-            str(resolved), str(checkpoint.resolve()), str(theorems.resolve()), settings.model_dump(mode="json")
-        )
+        with library_output_to_log(resolved, "grpo-evaluate") as log:
+            result = grpo_evaluate(
+                str(resolved), str(checkpoint.resolve()), str(theorems.resolve()), settings.model_dump(mode="json")
+            )
     except DojoflowError as e:
         _fail(e)
     checker = result["checker"]
@@ -248,3 +253,4 @@ def evaluate_cmd(
     for r in result["results"]:
         if r["proved"]:
             say("  proved {} ({}/{})", r["full_name"], r["proved"], r["n"])
+    say_line(f"log: {log}")

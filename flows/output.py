@@ -103,6 +103,11 @@ def say(message: str, *values) -> None:
     console.print(message.format(*(escape(str(v)) for v in values)))
 
 
+def say_line(text: str) -> None:
+    """Print `text` as it is: no markup, no wrapping (paths stay whole for copy and paste)."""
+    console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+
 def fail(error: Exception, suffix: str = "") -> None:
     err.print(
         f"[bold red]error:[/] {escape(str(error) or type(error).__name__)}{escape(suffix)}",

@@ -80,7 +80,18 @@ def evaluate_proving(
     )
 
 
-@flow(name="prove", flow_run_name="prove[{config.repos}]", persist_result=False)
+def prove_run_name(config: ProveConfig) -> str:
+    """`prove NatBasics, ListLemmas` (or `prove all repositories`): the name in the UI and `dojoflow runs`."""
+    repos = [r.rstrip("/").rsplit("/", 1)[-1] for r in config.repos]
+    return "prove " + (", ".join(repos) if repos else "all repositories")
+
+
+def _flow_run_name() -> str:
+    config = flow_run.parameters.get("config")
+    return prove_run_name(config if isinstance(config, ProveConfig) else ProveConfig.model_validate(config or {}))
+
+
+@flow(name="prove", flow_run_name=_flow_run_name, persist_result=False)
 def prove(config: ProveConfig = ProveConfig()) -> dict:
     """Try every `sorry` theorem of the chosen repositories; proofs to the catalog, one patch per repository."""
     from pathlib import Path
@@ -94,7 +105,7 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     # Which theorems and which generator; bad input fails here, before any search
     theorems, checkpoint = p.resolve(home, config.repos, config.theorems, config.checkpoint, settings)
     p.check(home, settings, checkpoint, theorems)
-    t.record_run_start(home, run_id, "prove", config.model_dump(mode="json"))
+    t.record_run_start(home, run_id, "prove", {"name": prove_run_name(config), **config.model_dump(mode="json")})
 
     # Search every sorry theorem, in batches spread by the task runner
     records = search_batches(p, home, settings, checkpoint, theorems)

@@ -13,12 +13,16 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from tasks.report import COUNT_METRICS
 
@@ -61,6 +65,28 @@ class CapturedOutput:
         self._terminal.close()
 
 
+@contextmanager
+def library_output_to_log(home: Path, name: str) -> Iterator[Path]:
+    """For `prove` and `grpo`: what Prefect and the libraries print goes to a log file, as in
+    `dojoflow run`; the command prints its own lines after, and the log's path."""
+    path = log_path(home, name)
+    with CapturedOutput(path):
+        try:
+            yield path
+        finally:
+            _stop_prefects_temporary_servers()
+
+
+def _stop_prefects_temporary_servers() -> None:
+    """Prefect stops its temporary server at exit and says so on stderr; stop it here, while
+    stderr still goes to the log."""
+    server_module = sys.modules.get("prefect.server.api.server")
+    if server_module is None:
+        return
+    for server in list(server_module.SubprocessASGIServer._instances.values()):
+        server.stop()
+
+
 class RunDisplay:
     """One progress display per run: step k of n, trainer, phase, elapsed time."""
 
@@ -80,6 +106,10 @@ class RunDisplay:
                 TimeElapsedColumn(),
                 console=console,
                 transient=True,
+                # rich's defaults swap sys.stdout/sys.stderr for proxies that print above the live
+                # line, which would put every library print on the terminal instead of the log file.
+                redirect_stdout=False,
+                redirect_stderr=False,
             )
             self.task = self.progress.add_task("starting", total=None)
             self.progress.start()
@@ -110,46 +140,80 @@ class RunDisplay:
             self.progress = None
 
 
+SUMMARY_WIDTH = 100  # the end-of-run table fits a 100-column terminal
+
+
 def _fmt(value) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
-def summary_lines(result: dict, metric_rows: list[dict]) -> list[str]:
-    """Per step and trainer: trained or cached, the training loss, the evaluation metrics
-    (averaged over the evaluated repositories), and the checkpoint."""
-    by_step: dict[tuple[int, str], dict[tuple[str, str], list[float]]] = {}
+def _metric_label(split: str, metric: str) -> str:
+    """GRPO records `train_reward` under split `train`: show `reward`, not `train train_reward`."""
+    return metric.removeprefix(f"{split}_")
+
+
+def summary_rows(result: dict, metric_rows: list[dict]) -> list[dict]:
+    """One row per step, trainer, evaluated split and metric: trained or cached, the run's mean
+    training loss, and the metric averaged over the repositories evaluated at that step."""
+    by_split: dict[tuple[int, str], dict[str, dict[str, list[float]]]] = {}
     for r in metric_rows:
         if r["metric"] not in COUNT_METRICS and r["value"] is not None:
-            by_step.setdefault((r["step"], r["trainer"]), {}).setdefault((r["split"], r["metric"]), []).append(
-                float(r["value"])
-            )
-    lines = []
+            metrics = by_split.setdefault((r["step"], r["trainer"]), {}).setdefault(r["split"], {})
+            metrics.setdefault(_metric_label(r["split"], r["metric"]), []).append(float(r["value"]))
+    rows = []
     for s in result["steps"]:
         for trainer, t in s["trainers"].items():
             checkpoint = t["checkpoint"]
             figures = checkpoint.get("figures") or {}
             loss = next((figures[k] for k in ("train_loss", "loss") if figures.get(k) is not None), None)
-            metrics = by_step.get((s["step"], trainer), {})
-            shown = ", ".join(
-                f"{split} {metric} {_fmt(sum(v) / len(v))}" for (split, metric), v in sorted(metrics.items())
-            )
             state = "cached" if t.get("train_state") == "Cached" else "trained"
             if checkpoint.get("skipped"):
                 state = f"skipped ({checkpoint['skipped']})"
-            parts = [f"step {s['step']} {s['name']}", trainer, state]
-            if loss is not None:
-                parts.append(f"loss {_fmt(float(loss))}")
-            if shown:
-                parts.append(shown)
-            parts.append(f"checkpoint {checkpoint['path']}")
-            lines.append("  " + " | ".join(parts))
-    return lines
+            head = {"step": s["step"], "repository": s["name"], "trainer": trainer, "state": state}
+            head["loss"] = "" if loss is None else _fmt(float(loss))
+            splits = by_split.get((s["step"], trainer)) or {"": {"": []}}
+            for split, metrics in sorted(splits.items()):
+                for metric, values in sorted(metrics.items()):
+                    value = _fmt(sum(values) / len(values)) if values else ""
+                    rows.append({**head, "split": split, "metric": metric, "value": value})
+                    head = {k: "" for k in head}  # the step's cells once, then only the metrics
+                    split = ""
+    return rows
+
+
+def summary_table(result: dict, metric_rows: list[dict]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, width=SUMMARY_WIDTH, pad_edge=False, show_edge=False)
+    for name, kwargs in (
+        ("step", {"justify": "right", "no_wrap": True}),
+        ("repository", {"overflow": "fold", "max_width": 18}),
+        ("trainer", {"no_wrap": True}),
+        ("state", {"overflow": "fold", "max_width": 12}),
+        ("train loss", {"justify": "right", "no_wrap": True}),
+        ("split", {"no_wrap": True}),
+        ("metric", {"overflow": "fold"}),
+        ("value", {"justify": "right", "no_wrap": True}),
+    ):
+        table.add_column(name, **kwargs)
+    for r in summary_rows(result, metric_rows):
+        cells = (r["step"], r["repository"], r["trainer"], r["state"], r["loss"], r["split"], r["metric"], r["value"])
+        table.add_row(*(escape(str(c)) for c in cells))
+    return table
 
 
 def print_summary(console: Console, result: dict, metric_rows: list[dict], log: Path | None) -> None:
     console.print(f"done: {len(result['steps'])} steps, run {result['run_id']}", soft_wrap=True, markup=False)
-    for line in summary_lines(result, metric_rows):
-        console.print(line, soft_wrap=True, markup=False)
+    console.print(summary_table(result, metric_rows))
+    console.print(
+        "train loss: TRL's mean over the step's training run; value: the step's evaluation on that split, "
+        "averaged over the repositories seen so far",
+        soft_wrap=True,
+        markup=False,
+    )
+    for s in result["steps"]:
+        for trainer, t in s["trainers"].items():
+            console.print(
+                f"checkpoint step {s['step']} {trainer}: {t['checkpoint']['path']}", soft_wrap=True, markup=False
+            )
     for f in result.get("failures") or []:
         console.print(f"  source {f['source']} failed: {f['error']}", soft_wrap=True, markup=False)
     console.print(f"report: {result['report']}", soft_wrap=True, markup=False)

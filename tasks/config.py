@@ -135,6 +135,17 @@ class TracingConfig(BaseModel):
         description="Folders to put on the tracing worker's PYTHONPATH, where lean-dojo is installed if it is not in Dojoflow's environment.",
     )
 
+    @field_validator("build_deps")
+    @classmethod
+    def _needs_the_file_graph(cls, build_deps: bool) -> bool:
+        from tasks.tracing.job import check_build_deps
+
+        try:
+            check_build_deps(build_deps)
+        except InputError as e:
+            raise ValueError(str(e)) from None
+        return build_deps
+
 
 class EvaluationConfig(BaseModel):
     """What is evaluated after each step."""

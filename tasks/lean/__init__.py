@@ -55,38 +55,18 @@ def preflight(settings: BackendSettings, theorems: list[TheoremSpec] | None = No
 
 
 def open_backend(settings: BackendSettings, store) -> LeanBackend:
-    """The backend `settings` names, checked to be usable before any work starts."""
+    """The backend `settings` names (tasks/lean/registry.py), checked to be usable before any work starts."""
+    from .registry import get
+
     preflight(settings)
-    if settings.kind == "replay":
-        from .replay import ReplayBackend
-
-        if store is None:
-            from storage.errors import InputError
-
-            raise InputError(
-                "backend.kind: replay",
-                "the replay backend answers from a store, and none was given",
-                "open the store first (`Store.open(home)`) and pass it",
-            )
-        return ReplayBackend(store)
-    if settings.kind == "repl":
-        from .repl import ReplBackend
-
-        return ReplBackend(settings)
-    if settings.kind == "kimina":
-        from .kimina import KiminaBackend
-
-        return KiminaBackend(settings)
-    from .leandojo import LeanDojoBackend
-
-    dojo = LeanDojoBackend(settings)
-    if settings.recheck is None:
-        return dojo
+    backend = get(settings.kind).open(settings, store)
+    if getattr(settings, "recheck", None) is None:
+        return backend
     from .recheck import RecheckedBackend
 
     try:
         checker = open_backend(settings.model_copy(update={"kind": settings.recheck, "recheck": None}), store)
     except BaseException:
-        dojo.close()
+        backend.close()
         raise
-    return RecheckedBackend(dojo, checker)
+    return RecheckedBackend(backend, checker)

@@ -33,31 +33,41 @@ def find_lake(lake_path: str) -> str | None:
 
 
 def check_available(settings: BackendSettings) -> None:
-    kind = settings.kind
-    if kind == "replay":
-        return
-    if kind == "repl":
-        if _module_missing("lean_interact"):
-            raise InputError("backend.kind: repl", "the Python package lean-interact is not installed", LEAN_EXTRA)
-        if find_lake(settings.repl.lake_path) is None:
-            raise InputError(
-                "backend.repl.lake_path",
-                f"no `lake` executable at {settings.repl.lake_path!r} (the REPL backend runs Lean through lake)",
-                ELAN,
-            )
-        for repo, folder in settings.repl.projects.items():
-            if not os.path.isdir(folder):
-                raise InputError(
-                    f"backend.repl.projects[{repo}]",
-                    f"{folder} is not a folder",
-                    "give the local checkout of the traced repository at its traced commit",
-                )
-        return
-    if kind == "kimina":
-        from .kimina import check_server
+    """The chosen backend's own check (its `BackendDef.available`)."""
+    from .registry import get
 
-        check_server(settings.kimina)
-        return
+    get(settings.kind).check_available(settings)
+
+
+def check_replay(settings: BackendSettings) -> None:
+    """Replay answers from the store: nothing to install."""
+
+
+def check_repl(settings: BackendSettings) -> None:
+    if _module_missing("lean_interact"):
+        raise InputError("backend.kind: repl", "the Python package lean-interact is not installed", LEAN_EXTRA)
+    if find_lake(settings.repl.lake_path) is None:
+        raise InputError(
+            "backend.repl.lake_path",
+            f"no `lake` executable at {settings.repl.lake_path!r} (the REPL backend runs Lean through lake)",
+            ELAN,
+        )
+    for repo, folder in settings.repl.projects.items():
+        if not os.path.isdir(folder):
+            raise InputError(
+                f"backend.repl.projects[{repo}]",
+                f"{folder} is not a folder",
+                "give the local checkout of the traced repository at its traced commit",
+            )
+
+
+def check_kimina(settings: BackendSettings) -> None:
+    from .kimina import check_server
+
+    check_server(settings.kimina)
+
+
+def check_leandojo(settings: BackendSettings) -> None:
     from tasks.tracing.toolchain import check_lean_dojo
 
     try:

@@ -18,8 +18,6 @@ from typing import Literal, Protocol, runtime_checkable
 NO_GOALS = "no goals"
 """LeanDojo's pretty-printed state of a finished proof."""
 
-CHECKERS = ("repl", "kimina", "leandojo", "replay")
-
 
 @dataclass(frozen=True)
 class TheoremSpec:
@@ -51,7 +49,7 @@ class TacticResult:
 @dataclass(frozen=True)
 class ProofCheck:
     accepted: bool  # Lean (or replay) accepted the proof; the axiom guard is applied separately
-    checker: str  # "repl" | "kimina" | "leandojo" | "replay"
+    checker: str  # the backend's registered name (tasks/lean/registry.py)
     messages: tuple[str, ...] = ()  # Lean's messages (errors, warnings such as "declaration uses `sorry`")
     axioms: tuple[str, ...] = ()  # from `#print axioms` (empty when not available)
     error: str | None = None  # infrastructure failure or bad input (nothing was checked): not a rejection

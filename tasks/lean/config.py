@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .guard import DEFAULT_ALLOWED_AXIOMS
-
-BackendKind = Literal["repl", "kimina", "leandojo", "replay"]
 
 
 class ReplOptions(BaseModel):
@@ -96,11 +94,11 @@ class BackendSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: BackendKind = Field(
+    kind: str = Field(
         "replay",
-        description="`repl` (Lean REPL via LeanInteract; the default for real work), `kimina` "
-        "(kimina-lean-server, whole proofs), `leandojo` (lean-dojo's Dojo), `replay` (traced transitions "
-        "from the store, no Lean: a lower bound of what Lean accepts).",
+        description="A backend of tasks/lean/registry.py: `repl` (Lean REPL via LeanInteract; the default for "
+        "real work), `kimina` (kimina-lean-server, whole proofs), `leandojo` (lean-dojo's Dojo), `replay` "
+        "(traced transitions from the store, no Lean: a lower bound of what Lean accepts).",
     )
     tactic_timeout_s: float = Field(60.0, gt=0, description="Wall-clock limit of one tactic.")
     theorem_timeout_s: float = Field(
@@ -126,6 +124,19 @@ class BackendSettings(BaseModel):
     repl: ReplOptions = Field(default_factory=ReplOptions, description="Options of the `repl` backend.")
     kimina: KiminaOptions = Field(default_factory=KiminaOptions, description="Options of the `kimina` backend.")
     leandojo: LeanDojoOptions = Field(default_factory=LeanDojoOptions, description="Options of the `leandojo` backend.")
+    options: dict[str, dict] = Field(
+        default_factory=dict,
+        description="{backend name: its options}, for backends registered outside Dojoflow (tasks/lean/registry.py).",
+    )
+
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, kind: str) -> str:
+        from .registry import backends
+
+        if kind not in backends():
+            raise ValueError(f"backend.kind {kind!r} is not a Lean backend: use one of {', '.join(backends())}")
+        return kind
 
     @model_validator(mode="after")
     def _recheck_needs_dojo(self):

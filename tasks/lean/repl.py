@@ -5,11 +5,13 @@ Dojoflow's sandbox launcher as `lake_path` (tasks/lean/sandbox.py: own folder, m
 environment, memory limit). Tactic mode: `Command("<statement> := by sorry", env=<file
 header>)` gives the initial `proofState`, then `ProofStep`s; each theorem stays on one
 `AutoLeanServer` (REPL proof states live in one process). Whole proofs: a `Command` with
-the proof, then `#print axioms`, on the same servers, or on a `LeanServerPool` when
-several workers are configured. A crashed or hung process is killed and replaced by
-LeanInteract; Dojoflow rebuilds the lost state and retries once, then reports an error
-(ProofCheck.error, or a TacticResult "error"/"timeout"), never a rejection.
-See docs/lean-backends.md.
+the proof and `#print axioms` in one command, on the same servers, or on a `LeanServerPool`
+when several workers are configured (then with the header, so no env id crosses processes).
+A process that crashed, hung, answered garbage, or no longer holds the env / proof state sent
+(LeanInteract restarts it for memory inside `run()`, conformance #2) is killed; Dojoflow
+rebuilds the lost state on a fresh process (header replayed) and retries once, then reports
+an error (ProofCheck.error, or a TacticResult "error"/"timeout"), never a rejection. What
+each answer means is tasks/lean/repl_answers.py's. See docs/lean-backends.md.
 """
 
 from __future__ import annotations
@@ -19,16 +21,14 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from storage.errors import InputError
-from storage.tactic_text import is_sorry
 from tasks.tracing.toolchain import minimal_env
 
 from .availability import find_lake
 from .backend import (
-    SORRY_TACTIC,
     ProofCheck,
     ProofState,
     TacticResult,
@@ -39,6 +39,7 @@ from .backend import (
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
+from .repl_answers import MODULE_REFUSAL, is_error_answer, read_step, stale_reason
 from .sandbox import SandboxSpec, write_launcher
 from .source import (
     check_checkout,
@@ -48,12 +49,16 @@ from .source import (
     proof_command,
     sorry_command,
     statement_check_command,
+    without_module_header,
 )
 from .states import ProofStates, failure_result
 from .verdict import Answer, answer_in, bad_input, bad_theorem, messages_of, proof_check
 
-# What LeanInteract raises when the process died, hung (it kills it), or answered garbage.
+# What LeanInteract raises when the process died, hung (it kills it), or answered garbage; and the
+# ValueError its pool's session cache raises when it cannot replay a state on another process
+# (lean_interact/sessioncache.py `_materialize_state`, conformance #16).
 CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSONDecodeError, MemoryError, OSError)
+POOL_FAILURES = (*CRASHES, ValueError, RuntimeError)
 
 
 @dataclass
@@ -100,12 +105,14 @@ class _Project:
         )
         if opts.build_project:
             self._build()
-        kwargs = {"cache_dir": opts.cache_dir} if opts.cache_dir else {}
+        # Relative paths are the user's, from where Dojoflow runs; the sandbox moves each Lean process
+        # to a folder of its own, where they would name nothing (conformance #16).
+        kwargs = {"cache_dir": _absolute(opts.cache_dir)} if opts.cache_dir else {}
         if opts.repl_rev:
             kwargs["repl_rev"] = opts.repl_rev
         self.config = LeanREPLConfig(
             project=LocalProject(directory=str(directory), lake_path=str(self.launcher), auto_build=False),
-            local_repl_path=opts.repl_path,
+            local_repl_path=_absolute(opts.repl_path) if opts.repl_path else None,
             build_repl=opts.build_repl,
             lake_path=str(self.launcher),
             memory_hard_limit_mb=settings.memory_limit_mb,
@@ -197,16 +204,30 @@ class ReplBackend:
             return self._projects[directory]
 
     def _run(self, server, request, timeout: float):
-        """One request; LeanProcessFailure if the process crashed or hung (LeanInteract has
-        then killed it, and starts a new one on the next request)."""
+        """One request; LeanProcessFailure if the process crashed, hung, answered garbage or lost
+        the env / proof state sent (it is killed: the next request starts a new one)."""
+        from lean_interact import LeanServerPool
+
+        pool = isinstance(server, LeanServerPool)
+        failures = POOL_FAILURES if pool else CRASHES
         try:
-            return server.run(request, timeout=timeout)
+            reply = server.run(request, timeout=timeout)
         except TimeoutError as e:
             raise LeanProcessFailure(
                 crash_message("hung", f"no answer in {timeout:g} s: {_first_line(e)}"), True
             ) from None
-        except CRASHES as e:
+        except failures as e:
+            if not pool:  # LeanInteract keeps a process that answered garbage alive: never ask it again
+                server.kill()
             raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"), False) from None
+        stale = stale_reason(reply)
+        if stale is not None:
+            if not pool:  # a pool's requests carry no ids (see _check)
+                server.kill()
+            raise LeanProcessFailure(
+                crash_message("lost its state", f"it answered {stale!r}, after a restart by LeanInteract"), False
+            )
+        return reply
 
     def _header_env(self, worker: _Worker, theorem: TheoremSpec, project: _Project) -> int | None:
         """The env of the theorem's file header in this worker's current process (cached per process)."""
@@ -278,7 +299,6 @@ class ReplBackend:
 
     def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
         from lean_interact import ProofStep
-        from lean_interact.interface import LeanError
 
         record, refused = self._states.lookup(state, tactic)
         if refused is not None:
@@ -294,17 +314,9 @@ class ReplBackend:
             current, reply = retry_once(attempt)
         except (LeanProcessFailure, RuntimeError) as e:
             return failure_result(e)
-        if isinstance(reply, LeanError):
-            return TacticResult("error", message=reply.message)
-        errors = [m.data for m in reply.get_errors()]
-        if errors:
-            return TacticResult("error", message="\n".join(errors))
-        if "sorry" in reply.proof_status or is_sorry(tactic):
-            return TacticResult("error", message=SORRY_TACTIC)
-        if not reply.goals:
-            if reply.proof_status.startswith("Completed"):
-                return TacticResult("finished")
-            return TacticResult("error", message=reply.proof_status)
+        result = read_step(reply, tactic)
+        if result.status != "state":
+            return result
         goals = "\n\n".join(reply.goals)
         nxt = _StateRecord(current.worker, current.pid, reply.proof_state, current.path + (tactic,), goals)
         return TacticResult("state", self._states.remember(nxt, goals))
@@ -335,28 +347,32 @@ class ReplBackend:
                 project.release(worker)
 
     def _check(self, theorem: TheoremSpec, proof: str, project: _Project, pool, worker) -> ProofCheck:
-        """The proof command, then the statement check and `#print axioms` in its environment,
-        each answer kept apart for `verdict.judge` (rules in tasks/lean/verdict.py)."""
+        """The proof, the statement check and `#print axioms` in one command (each on lines of its
+        own, so every message is read as the answer of the command it is positioned in); after a
+        `module` header, where Lean refuses `#print axioms` (lean4#8174), once more with the
+        header's `module` line left out, as Lean's message advises."""
         from lean_interact import Command
-        from lean_interact.interface import LeanError
 
         timeout = self.settings.theorem_timeout_s
-        header_lines = 0
+        timeout = self.settings.theorem_timeout_s
+        header = file_header(theorem, project.directory)
+        proof_cmd = proof_command(theorem, proof)
+        tail = f"{proof_cmd}{statement_check_command(theorem)}\n{print_axioms_command(theorem)}"
         if pool is not None:  # a pool spreads requests over processes: the header goes with the proof
-            server, env = pool, None
-            header = file_header(theorem, project.directory)
-            header_lines = header.count("\n")
-            cmd = header + proof_command(theorem, proof)
+            server, env, lead = pool, None, header
         else:
-            server, env = worker.server, self._header_env(worker, theorem, project)
-            cmd = proof_command(theorem, proof)
-        reply = self._run(server, Command(cmd=cmd, env=env), timeout)
-        proof_answer = _answer(reply, header_lines, cmd.count("\n") + 1)
-        if isinstance(reply, LeanError) or any(m.severity == "error" for m in proof_answer.messages):
-            return proof_check(self.name, theorem.full_name, proof_answer)
-        asked = [statement_check_command(theorem), print_axioms_command(theorem)]
-        stmt, printed = (_answer(self._run(server, Command(cmd=c, env=reply.env), timeout)) for c in asked)
-        return proof_check(self.name, theorem.full_name, proof_answer, stmt, printed)
+            server, env, lead = worker.server, self._header_env(worker, theorem, project), ""
+        check = self._read(server, Command(cmd=lead + tail, env=env), lead, proof_cmd, theorem, timeout)
+        if check.answers is not None and _refused_in_module(check.answers.axioms) and check.accepted:
+            outside = without_module_header(header)
+            retried = self._read(server, Command(cmd=outside + tail, env=None), outside, proof_cmd, theorem, timeout)
+            note = "info: `#print axioms` is refused in a `module`; read with the file's `module` line left out"
+            if retried.accepted:
+                check = replace(retried, messages=retried.messages + (note,))
+        return check
+
+    def _read(self, server, request, lead: str, proof_cmd: str, theorem: TheoremSpec, timeout: float) -> ProofCheck:
+        return read_check_reply(self._run(server, request, timeout), lead, proof_cmd, theorem.full_name)
 
     def close(self) -> None:
         for project in self._projects.values():
@@ -367,15 +383,33 @@ class ReplBackend:
             shutil.rmtree(self.work_root, ignore_errors=True)
 
 
+def _absolute(path: str) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
 def _first_line(e: BaseException) -> str:
     return (str(e).strip().splitlines() or [""])[0]
 
 
-def _answer(reply, header_lines: int = 0, last: int = 10**9) -> Answer:
-    """A LeanInteract reply as one command's `verdict.Answer` (the header's own warnings dropped)."""
-    if hasattr(reply, "message") and not hasattr(reply, "messages"):
-        return Answer((), reply.message)
-    return answer_in(messages_of(reply.messages), header_lines + 1, last, header_lines)
+def _refused_in_module(answer: Answer | None) -> bool:
+    """`#print axioms` refused after a `module` header (Print.lean, lean4#8174; conformance #10)."""
+    return answer is not None and any(
+        m.severity == "error" and m.text.startswith(MODULE_REFUSAL) for m in answer.messages
+    )
+
+
+def read_check_reply(reply, lead: str, proof_cmd: str, name: str) -> ProofCheck:
+    """The answer to `lead + proof_cmd + statement check + #print axioms` (one command), split by
+    line into the answers of the three commands (`lead`: the header sent with it, or "")."""
+    if is_error_answer(reply):  # the REPL could not run the command at all: no verdict
+        return ProofCheck(False, "repl", (), (), error=f"the Lean REPL could not run the check: {reply.message}")
+    h = lead.count("\n")
+    p = h + proof_cmd.count("\n")
+    messages = messages_of(reply.messages)
+    proof = answer_in(messages, h + 1, p, h)
+    if any(m.severity == "error" for m in proof.messages):
+        return proof_check("repl", name, proof)
+    return proof_check("repl", name, proof, answer_in(messages, p + 1, p + 1), answer_in(messages, p + 2, p + 2))
 
 
 def _reply_text(reply) -> str:

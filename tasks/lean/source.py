@@ -95,6 +95,13 @@ def proof_command(theorem: TheoremSpec, proof: str) -> str:
     return f"{parse_statement(theorem.statement).declaration()} := by\n{body}\n"
 
 
+def without_module_header(header: str) -> str:
+    """The file header with its `module` line left out: where Lean refuses `#print axioms` in a
+    `module` (lean4#8174), its message says to do so to read a proof's axioms."""
+    lines = header.splitlines(keepends=True)
+    return "".join(line for line in lines if line.split("--", 1)[0].strip() != "module")
+
+
 def statement_check_command(theorem: TheoremSpec, name: str | None = None) -> str:
     """`example : ∀ BINDERS, TYPE := NAME`: Lean elaborates the original statement and checks
     that the constant proves it (verdict rule 2; SafeVerify compares the types the same way)."""

@@ -145,14 +145,9 @@ def judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXIOMS) 
 
 def decide(answers: LeanAnswers, allowed_axioms=DEFAULT_ALLOWED_AXIOMS, checker: str = "lean") -> Verdict:
     """Rules 1 to 3 of the module docstring, on Lean's answers command by command."""
-    proof = answers.proof
-    if proof.refused is not None:
-        return Verdict("rejected", f"{checker} refused the proof command: {proof.refused}")
-    errors = [m.text for m in proof.messages if m.severity == "error"]
-    if errors:
-        return Verdict("rejected", f"Lean reports an error: {errors[0]}")
-    if any(m.severity == "warning" and any(w in m.text for w in SORRY_WARNINGS) for m in proof.messages):
-        return Verdict("rejected", "Lean reports that the declaration uses `sorry`")
+    first = proof_rule(answers.proof, checker)
+    if first is not None:
+        return first
     if answers.statement is None:
         return Verdict("unverified", f"{checker} did not check the proved constant's statement")
     stmt = answers.statement
@@ -162,13 +157,25 @@ def decide(answers: LeanAnswers, allowed_axioms=DEFAULT_ALLOWED_AXIOMS, checker:
     if answers.axioms is None:
         return Verdict("unverified", f"{checker} cannot report the axioms of {answers.constant}")
     axioms = read_axioms(answers.constant, answers.axioms)
-    if axioms is None:
-        return Verdict("rejected", f"`#print axioms {answers.constant}` gave no axiom list for it")
+    if axioms is None:  # nothing established either way: no verdict (no penalty, no reward)
+        return Verdict("error", f"`#print axioms {answers.constant}` gave no axiom list for it")
     outside = [a for a in axioms if a not in set(allowed_axioms)]
     if outside:
         return Verdict("rejected", f"depends on axioms outside the allow-list: {', '.join(outside)}", axioms)
     listed = f"; axioms: {', '.join(axioms)}" if axioms else "; no axioms"
     return Verdict("proved", f"accepted by {checker}{listed}", axioms)
+
+
+def proof_rule(proof: Answer, checker: str = "lean") -> Verdict | None:
+    """Rule 1 on the proof command's answer: the rejection it calls for, or None if it passes."""
+    if proof.refused is not None:
+        return Verdict("rejected", f"{checker} refused the proof command: {proof.refused}")
+    errors = [m.text for m in proof.messages if m.severity == "error"]
+    if errors:
+        return Verdict("rejected", f"Lean reports an error: {errors[0]}")
+    if any(m.severity == "warning" and any(w in m.text for w in SORRY_WARNINGS) for m in proof.messages):
+        return Verdict("rejected", "Lean reports that the declaration uses `sorry`")
+    return None
 
 
 def read_axioms(constant: str, answer: Answer) -> tuple[str, ...] | None:

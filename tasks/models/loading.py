@@ -212,8 +212,8 @@ def _offline_hint(name: str, exc: Exception) -> InputError:
         name,
         f"could not be loaded: it is not a local folder, it is not in the Hugging Face cache, and {mode} "
         f"({type(exc).__name__}: {exc})",
-        "Set HF_HUB_OFFLINE=0 to let transformers download it, or download it first "
-        f"(`hf download {name}`), or give the path of a local copy.",
+        ("Unset HF_HUB_OFFLINE on a machine with network, or download" if offline else "Download")
+        + f" it first (`hf download {name}`), or give the path of a local copy.",
     )
 
 

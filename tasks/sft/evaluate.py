@@ -8,7 +8,12 @@ number of examples scored):
   loss's measure: completion tokens only, end-of-turn token included);
 - `top1_accuracy`: share of states whose best generated tactic equals the traced one;
 - `top{k}_accuracy`: share of states where one of the k generated tactics does
-  (beam search with k beams, or k samples; only when k > 1).
+  (beam search with k beams, or k samples; only when k > 1);
+- `top1_majority_baseline`: share of the same states whose traced tactic is the most
+  common tactic of the train split (of the repositories evaluated). A model that has
+  learned only "say the most common tactic" scores exactly this on `top1_accuracy`, which
+  is why a tiny model's top-1 can stay flat while its loss moves (README, "What the
+  numbers mean").
 
 Tactics are compared by first line with whitespace collapsed. A (repository, split)
 with no examples gives no rows, never zeros. At most `max_eval_examples` per pair are
@@ -21,8 +26,10 @@ scored on the same examples.
 from __future__ import annotations
 
 import contextlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
+
+import pyarrow as pa
 
 from storage.ids import unit_interval
 from storage.snapshot_ref import SnapshotRef
@@ -30,7 +37,7 @@ from tasks.models.loading import default_model_cache, load_causal_lm
 from tasks.trainers.base import Metric
 
 from .config import SFTSettings
-from .data import SFTExamples, build_examples, normalize_tactic, read_tactics
+from .data import SFTExamples, build_examples, is_sorry, normalize_tactic, read_tactics
 from .generate import completion_token_losses, generate_tactics, generate_tactics_batch
 
 __all__ = ["evaluate_sft", "generate_tactics", "generate_tactics_batch", "score_examples"]
@@ -111,6 +118,7 @@ def evaluate_sft(
     cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
     model = tokenizer = None
     metrics: list[Metric] = []
+    majority = majority_tactic(read_tactics(snapshot, split_kind, "train", repo_ids=list(repo_ids)))
     for split in splits:
         table = read_tactics(snapshot, split_kind, split, repo_ids=list(repo_ids))
         if table.num_rows == 0:
@@ -144,4 +152,16 @@ def evaluate_sft(
             metrics.append(Metric(repo, split, "top1_accuracy", float(s["top1"]), n))
             if ev.top_k > 1:
                 metrics.append(Metric(repo, split, f"top{ev.top_k}_accuracy", float(s["topk"]), n))
+            if majority is not None:
+                share = sum(normalize_tactic(sub.tactics[i]) == majority for i in chosen) / n
+                metrics.append(Metric(repo, split, "top1_majority_baseline", share, n))
     return metrics
+
+
+def majority_tactic(train: pa.Table) -> str | None:
+    """The most common (normalised) tactic of a train split, `sorry` excluded; ties go to the
+    alphabetically first, so the baseline is the same on every machine."""
+    counts = Counter(normalize_tactic(t) for t in train.column("tactic").to_pylist() if t and not is_sorry(t))
+    if not counts:
+        return None
+    return min(counts, key=lambda t: (-counts[t], t))

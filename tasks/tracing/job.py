@@ -8,6 +8,20 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from storage.errors import InputError
+
+
+def check_build_deps(build_deps: bool, where: str = "tracing.build_deps") -> None:
+    """Refuse `build_deps: false` before any work: lean-dojo then leaves the traced repository
+    without its file graph, and the export cannot write corpus.jsonl without it (convert.py
+    `corpus_records`), so the trace, hours of `lake build`, would end in an error (conformance #16)."""
+    if not build_deps:
+        raise InputError(
+            where,
+            "is false: lean-dojo then builds no file graph, and the LeanDojo export needs it for corpus.jsonl",
+            "set tracing.build_deps: true (lean-dojo's default)",
+        )
+
 
 class TraceJob(BaseModel):
     """What the parent asks the tracing subprocess to do (written as JSON in the work folder)."""

@@ -67,7 +67,7 @@ from ..git import (
     run_git_network,
 )
 from .errors import TracingError
-from .job import TraceJob
+from .job import TraceJob, check_build_deps
 from .toolchain import find_toolchain, minimal_env
 
 log = logging.getLogger(__name__)
@@ -406,6 +406,7 @@ def trace_repository(
     for missing programs, TracingError for a failed trace.
     """
     commit = check_commit_format(commit)
+    check_build_deps(build_deps, where="build_deps")
     if num_procs is not None and (isinstance(num_procs, bool) or not isinstance(num_procs, int) or num_procs < 1):
         raise InputError(num_procs, "is not a positive number of processes", "pass 1 or more", where="num_procs")
     source = parse_source(url_or_path)

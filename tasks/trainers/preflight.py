@@ -3,6 +3,7 @@ naming the field and the fix, instead of after an hour of tracing and training."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from storage.errors import InputError
@@ -56,6 +57,42 @@ def check_model_reference(name: str, field: str) -> None:
             f"the model path {name} does not exist",
             "fix the path (a folder written by save_pretrained), or give a hub id",
         )
+    check_hub_model(name, field)
+
+
+HUB_PROBE_TIMEOUT_S = 10.0  # one request to the Hub; transformers itself would retry for about a minute
+
+
+def check_hub_model(name: str, field: str) -> None:
+    """A hub id must be in the local Hugging Face cache, or the Hub must answer for it, before a run
+    starts: otherwise transformers retries for about a minute inside the training task and the run
+    fails after its other steps have started."""
+    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return
+    local = f"give the path of a local copy (a folder with config.json), or download it where there is network (`hf download {name}`) and copy the Hugging Face cache ({constants.HF_HUB_CACHE}) here"
+    if os.environ.get("HF_HUB_OFFLINE", "").upper() in {"1", "ON", "YES", "TRUE"}:  # huggingface_hub's rule
+        raise InputError(
+            field,
+            f"{name!r} is a Hugging Face hub id that is not in the local cache, and HF_HUB_OFFLINE is set (nothing is downloaded)",
+            f"{local}; or unset HF_HUB_OFFLINE on a machine with network",
+        )
+    try:
+        HfApi().model_info(name, timeout=HUB_PROBE_TIMEOUT_S)
+    except RepositoryNotFoundError as e:
+        raise InputError(
+            field,
+            f"{name!r} is not a model on the Hugging Face Hub (or it is private)",
+            f"fix the id, log in with `hf auth login` for a private model, or {local}",
+        ) from e
+    except Exception as e:  # noqa: BLE001  (a refused connection, DNS, a timeout, a 5xx: the Hub cannot be used)
+        raise InputError(
+            field,
+            f"{name!r} is not in the local Hugging Face cache and the Hub cannot be reached ({type(e).__name__})",
+            local,
+        ) from e
 
 
 def preflight(trainer: str, settings) -> None:

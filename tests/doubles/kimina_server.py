@@ -1,6 +1,6 @@
 """A kimina-lean-server double on 127.0.0.1: `/health` and `/api/check` as the real
-server answers them, with a REPL double behind them (tests/doubles/lean_repl_double.py,
-in-process), so its answers come from the sample's transitions and known proofs.
+server answers them, with a REPL double behind them (tests/doubles/lean_process/,
+its core in-process), so its answers come from the sample's transitions and known proofs.
 
 Modes: `busy_for=N` answers the first N checks with HTTP 429 `No available REPLs`, as
 the server does when no REPL is free; a snippet containing `double_hang` gets the
@@ -17,8 +17,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from storage.sample import SAMPLE_ROOT
-from tests.doubles.lean_repl_double import ReplDouble
-from tests.doubles.lean_world import LeanWorld
+from tests.doubles.lean_process import LeanCore, LeanWorld
 
 
 class KiminaDouble:
@@ -80,9 +79,8 @@ class KiminaDouble:
     def check(self, snippet: dict, timeout: float) -> dict:
         """One snippet as the server checks it: the server sends the whole code to a REPL as ONE
         command (kimina-lean-server, LEAN.md section 1), so every message is positioned in the
-        snippet's own lines. The double elaborates it command by command (the text up to the first
-        command after the theorem, then each later line: the statement check, `#print axioms`)
-        and shifts each answer's positions to where that command sits in the snippet."""
+        snippet's own lines. The Lean process double answers a text of several commands as the REPL
+        does (tests/doubles/lean_process/core.py)."""
         started = time.perf_counter()
         if "double_hang" in snippet["code"]:
             return {
@@ -90,13 +88,9 @@ class KiminaDouble:
                 "time": float(timeout),
                 "error": f"Lean REPL command timed out in {timeout:g} seconds",
             }
-        repl = ReplDouble(self.world)
-        messages, sorries, env = [], [], None
-        for offset, part in _commands(snippet["code"]):
-            reply = repl.command({"cmd": part, **({"env": env} if env is not None else {})})
-            env = reply.get("env", env)
-            messages += [_shifted(m, offset) for m in reply.get("messages", [])]
-            sorries += [_shifted(s, offset) for s in reply.get("sorries", [])]
+        repl = LeanCore(self.world)
+        first = repl.answer({"cmd": snippet["code"]})  # the whole snippet, one REPL command
+        messages, sorries = list(first.get("messages", [])), first.get("sorries", [])
         response = {"env": 0, **({"messages": messages} if messages else {})}
         if sorries:
             response["sorries"] = sorries
@@ -112,24 +106,3 @@ class KiminaDouble:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-_LATER_COMMANDS = ("#print axioms", "example :")
-
-
-def _commands(code: str) -> list[tuple[int, str]]:
-    """(line offset, text) of the snippet's commands: everything up to the first line that starts
-    a later command (`example : ...`, `#print axioms ...`), then each of those lines."""
-    lines = code.split("\n")
-    first = next((k for k, ln in enumerate(lines) if ln.startswith(_LATER_COMMANDS)), len(lines))
-    parts = [(0, "\n".join(lines[:first]))]
-    parts += [(k, ln) for k, ln in enumerate(lines[first:], start=first) if ln.strip()]
-    return parts
-
-
-def _shifted(item: dict, offset: int) -> dict:
-    out = dict(item)
-    for key in ("pos", "endPos"):
-        if isinstance(out.get(key), dict):
-            out[key] = {**out[key], "line": out[key]["line"] + offset}
-    return out

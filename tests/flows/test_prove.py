@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 from storage.proofs import read_proofs
 from storage.sample.content.known_proofs import KNOWN_PROOFS
-from tests.doubles.lean_repl import make_repl_double
+from tests.doubles.lean_process import make_repl_double
 from tests.doubles.openai_endpoint import EndpointDouble
 from tests.doubles.sample_store import sample_store
 

@@ -110,14 +110,11 @@ def test_a_piped_run_prints_plain_progress_and_a_summary_and_the_library_output_
     for noise in ("TIP", "{'loss'", "Warning", "warn(", "it/s", "Traceback", "INFO", "Loading weights"):
         assert noise not in terminal, f"{noise!r} reached the terminal:\n{terminal}"
     assert "step 1/1 NatBasics · sft · train" in out and "step 1/1 NatBasics · sft · evaluate" in out
-    summary = re.search(
-        r"^  step 1 NatBasics \| sft \| trained \| loss [0-9.]+ \| test .*top1_accuracy [0-9.]+.*"
-        r"\| checkpoint (\S+)$",
-        out,
-        re.M,
-    )
-    assert summary, out
-    assert Path(summary.group(1), "dojoflow-checkpoint.json").is_file()
+    assert re.search(r"^ +1 +NatBasics +sft +trained +[0-9.]+ +test +completion_loss +[0-9.]+$", out, re.M), out
+    assert re.search(r"^ +top1_accuracy +[0-9.]+$", out, re.M), out
+    checkpoint = re.search(r"^checkpoint step 1 sft: (\S+)$", out, re.M)
+    assert checkpoint, out
+    assert Path(checkpoint.group(1), "dojoflow-checkpoint.json").is_file()
     report = re.search(r"^report: (\S+)$", out, re.M).group(1)
     assert Path(report).is_file()
     log = the_log(out).read_text()
@@ -168,7 +165,7 @@ def test_ctrl_c_then_sigterm_stop_the_run_mark_it_cancelled_and_a_rerun_resumes(
     proc = start_run(cfg, home)
     out, err = finish(proc)
     assert proc.returncode == 0, f"{out}\n{err}"
-    checkpoint = re.search(r"\| checkpoint (\S+)$", out, re.M).group(1)
+    checkpoint = re.search(r"^checkpoint step 1 sft: (\S+)$", out, re.M).group(1)
     manifest = yaml.safe_load(Path(checkpoint, "dojoflow-checkpoint.json").read_text())
     assert manifest["checkpoint"]["figures"]["resumed_from"], manifest["checkpoint"]["figures"]
 
@@ -202,3 +199,43 @@ def test_the_display_is_one_live_line_on_a_terminal_and_plain_lines_otherwise():
     assert display.progress.tasks[0].completed == 3  # the report comes after every step
     display.close()
     assert "step 2/3 Lemmas · sft · train" in tty.getvalue() and "1/3" in tty.getvalue()
+
+
+def test_the_summary_is_a_table_of_100_columns_with_pass_at_k_and_no_repeated_labels():
+    import io
+
+    from rich.console import Console
+
+    from flows.terminal import print_summary
+
+    checkpoint = "/home/user/.dojoflow/checkpoints/sft/" + "0123456789abcdef0123"
+    result = {
+        "run_id": "r1",
+        "report": "/x/report.md",
+        "steps": [
+            {
+                "step": 1,
+                "name": "NatBasics",
+                "trainers": {
+                    "sft": {"train_state": "Completed", "checkpoint": {"path": checkpoint, "figures": {"loss": 3.5}}},
+                    "grpo": {"train_state": "Cached", "checkpoint": {"path": "/c/grpo", "figures": {}}},
+                },
+            }
+        ],
+    }
+    rows = [
+        {"step": 1, "trainer": "sft", "split": "test", "metric": "completion_loss", "value": 3.88},
+        {"step": 1, "trainer": "sft", "split": "test", "metric": "replay_pass@4", "value": 0.25},
+        {"step": 1, "trainer": "sft", "split": "test", "metric": "proving_theorems", "value": 8},  # a count
+        {"step": 1, "trainer": "grpo", "split": "train", "metric": "train_reward", "value": 0.5},
+    ]
+    out = io.StringIO()
+    print_summary(Console(file=out, width=200), result, rows, None)
+    lines = out.getvalue().splitlines()
+    table = lines[1 : lines.index(next(line for line in lines if line.startswith("train loss:")))]
+    assert max(len(line) for line in table) <= 100, table
+    assert re.search(r"^ +1 +NatBasics +sft +trained +3.5 +test +completion_loss +3.88$", lines[3]), lines
+    assert any(re.search(r"replay_pass@4 +0.25$", line) for line in table), table
+    assert any(re.search(r"grpo +cached .* train +reward +0.5$", line) for line in table), table
+    assert "train train_reward" not in out.getvalue() and "proving_theorems" not in out.getvalue()
+    assert f"checkpoint step 1 sft: {checkpoint}" in lines

@@ -162,25 +162,15 @@ PROBES = [
 ]
 
 
-def _repl_json(proof_lines: int, lean: Lean) -> tuple[dict, dict, dict]:
-    """The REPL's replies (transcripts' shape) to the proof command, the statement check and
-    `#print axioms`, each positioned in its own command's lines (the proof starts on line 2)."""
-    if lean.error:
-        msg = {"severity": "error", "pos": {"line": 2, "column": 2}, "endPos": None, "data": lean.error}
-        return {"env": 1, "messages": [msg]}, {"env": 2}, {"env": 3}
-    msgs = [{"severity": "info", "pos": {"line": 1 + k, "column": 2}, "endPos": None, "data": t} for k, t in lean.infos]
-    if lean.sorry_warning:
-        msgs.append({"severity": "warning", "pos": {"line": 1, "column": 8}, "endPos": None, "data": SORRY_WARNING})
-    axioms = {"severity": "info", "pos": {"line": 1, "column": 0}, "endPos": None}
-    axioms["data"] = print_axioms_message(NAME, lean.axioms)
-    return {"env": 1, **({"messages": msgs} if msgs else {})}, {"env": 2}, {"env": 3, "messages": [axioms]}
-
-
 def repl_check(text: str, lean: Lean, tmp_path):
+    """The repl backend's path: its own `check_proof` for text refused before Lean; else the one
+    command it sends (proof, statement check, `#print axioms`), answered as the REPL answers a
+    text of several commands (one reply, positions in the text's lines), parsed by
+    LeanInteract's `CommandResponse` and read by `repl.read_check_reply`."""
     from lean_interact.interface import CommandResponse
 
-    from tasks.lean.repl import ReplBackend, _answer
-    from tasks.lean.verdict import proof_check
+    from tasks.lean.repl import ReplBackend, read_check_reply
+    from tasks.lean.source import proof_command
 
     backend = ReplBackend(BackendSettings(kind="repl", work_dir=str(tmp_path / "repl")))
     try:
@@ -189,10 +179,26 @@ def repl_check(text: str, lean: Lean, tmp_path):
         backend.close()
     if early is not None:
         return early
-    proof, stmt, axioms = (CommandResponse.model_validate(r) for r in _repl_json(text.count("\n") + 1, lean))
-    if proof.has_errors():
-        return proof_check("repl", NAME, _answer(proof))
-    return proof_check("repl", NAME, _answer(proof), _answer(stmt), _answer(axioms))
+    proof_cmd = proof_command(THEOREM, text)
+    p = proof_cmd.count("\n")
+    msgs = _messages(lean, decl_line=1, axioms_line=p + 2)
+    reply = CommandResponse.model_validate({"env": 1, **({"messages": msgs} if msgs else {})})
+    return read_check_reply(reply, "", proof_cmd, NAME)
+
+
+def _messages(lean: Lean, decl_line: int, axioms_line: int) -> list[dict]:
+    """Lean's messages for the row, positioned as in one text: the declaration starts at
+    `decl_line` (its proof on the lines after), `#print axioms` sits on `axioms_line`."""
+
+    def msg(severity, line, data):
+        return {"severity": severity, "pos": {"line": line, "column": 2}, "endPos": None, "data": data}
+
+    if lean.error:
+        return [msg("error", decl_line + 1, lean.error)]
+    out = [msg("info", decl_line + k, t) for k, t in lean.infos]
+    if lean.sorry_warning:
+        out.append(msg("warning", decl_line, SORRY_WARNING))
+    return out + [msg("info", axioms_line, print_axioms_message(NAME, lean.axioms))]
 
 
 def kimina_check(text: str, lean: Lean):
@@ -204,23 +210,10 @@ def kimina_check(text: str, lean: Lean):
         if early is not None:
             return early
         code, layout = backend._snippet(THEOREM, text)
-        h = layout.header_lines
         # One REPL command for the whole snippet: the helper's warning on line 1 (the header),
         # the proof's messages on its lines, `#print axioms` on its own line.
         msgs = [{"severity": "warning", "pos": {"line": 1, "column": 8}, "data": SORRY_WARNING}]
-        if lean.error:
-            msgs.append({"severity": "error", "pos": {"line": h + 2, "column": 2}, "data": lean.error})
-        else:
-            msgs += [{"severity": "info", "pos": {"line": h + 1 + k, "column": 2}, "data": t} for k, t in lean.infos]
-            if lean.sorry_warning:
-                msgs.append({"severity": "warning", "pos": {"line": h + 1, "column": 8}, "data": SORRY_WARNING})
-            msgs.append(
-                {
-                    "severity": "info",
-                    "pos": {"line": layout.axioms_line, "column": 0},
-                    "data": print_axioms_message(NAME, lean.axioms),
-                }
-            )
+        msgs += _messages(lean, decl_line=layout.header_lines + 1, axioms_line=layout.axioms_line)
         assert code.splitlines()[layout.axioms_line - 1] == f"#print axioms {NAME}"
         return backend._verdict({"env": 0, "messages": msgs}, layout)
     finally:

@@ -329,7 +329,7 @@ def test_rewards_against_repl_double_and_a_sorry_proof_it_accepts_gets_nothing(s
     """The double accepts `sorry` as Lean does (warning, sorryAx); the reward guard still pays nothing,
     and refused text never reaches the REPL."""
     from tasks.lean import load_theorems
-    from tests.doubles.lean_repl import make_repl_double
+    from tests.doubles.lean_process import make_repl_double
 
     double = make_repl_double(tmp_path / "double")
     theorem = next(t for t in load_theorems(store) if t.full_name == "NatBasics.square_add")

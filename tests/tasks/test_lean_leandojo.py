@@ -14,7 +14,7 @@ import pytest
 from storage.errors import InputError
 from tasks.lean import BackendSettings, judge, open_backend
 from tests.doubles.dojo import dojo_received, make_dojo_double
-from tests.doubles.lean_repl import make_repl_double
+from tests.doubles.lean_process import make_repl_double
 from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]", "omega"]

@@ -1,7 +1,7 @@
 """The `repl` backend against the Lean REPL double, which LeanInteract itself launches
 (through `local_repl_path` and a fake `lake`): no Lean runs here, and no test claims
 Lean checked anything. The double answers from the sample's traced transitions and
-known proofs (tests/doubles/lean_world.py).
+known proofs (tests/doubles/lean_process/world.py).
 
     PYTHONPATH=$PWD .venv/bin/python -m pytest tests/tasks/test_lean_repl.py -q
 """
@@ -14,7 +14,7 @@ import pytest
 
 from storage.errors import InputError
 from tasks.lean import BackendSettings, judge, open_backend
-from tests.doubles.lean_repl import make_repl_double
+from tests.doubles.lean_process import make_repl_double
 from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
 
 SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul, Nat.mul_comm b a]", "omega"]
@@ -253,3 +253,51 @@ def test_repl_that_cannot_be_prepared_is_a_clear_error(store, theorems, double, 
     with repl_backend(store, double, tmp_path, repl_options={"repl_path": str(tmp_path / "no-repl")}) as backend:
         result = backend.start(theorems["NatBasics.square_add"])
     assert result.status == "error" and "backend.repl" in result.message and "no-repl" in result.message
+
+
+def test_relative_repl_path_and_cache_dir_are_resolved_before_the_sandbox_moves_the_process(
+    store, theorems, double, tmp_path, monkeypatch
+):
+    """Conformance #16: the sandbox starts each Lean process in a folder of its own, where a
+    relative `repl_path` named nothing."""
+    monkeypatch.chdir(tmp_path)
+    relative = str(double.repl_path.relative_to(tmp_path))
+    options = {"repl_path": relative, "cache_dir": "lean-cache"}
+    with repl_backend(store, double, tmp_path, repl_options=options) as backend:
+        result = backend.start(theorems["NatBasics.square_add"])
+    assert result.status == "state", result
+    assert double.requests()[0]["cwd"].startswith(str(tmp_path / "work"))  # it did run elsewhere
+
+
+def test_a_pool_that_cannot_replay_a_state_is_an_error_not_an_exception(store, theorems, double, tmp_path):
+    """Conformance #16: LeanServerPool's session cache raises ValueError when replaying a state on a
+    restarted process fails (sessioncache.py `_materialize_state`); it must not escape check_proof."""
+    theorem = theorems["LogicPuzzles.and_swap'"]
+    proof = "intro h\nconstructor\nexact h.2\nexact h.1"
+    double.faults(
+        {"when": "theorem and_swap'", "do": "grow_memory", "rss_mb": 450, "times": 1},
+        {"when": "theorem and_swap'", "do": "message", "text": "Lean error:\nimport failed", "times": 3},
+    )
+    with repl_backend(store, double, tmp_path, workers=2, memory_limit_mb=512) as backend:
+        first = backend.check_proof(theorem, proof)
+        second = backend.check_proof(theorem, proof)
+    assert judge(first, proof).proved, first
+    assert second.error is not None or judge(second, proof).proved, second  # never an exception, never "rejected"
+
+
+def test_module_header_refusal_is_reported_in_the_check(store, theorems, double, tmp_path):
+    import shutil
+
+    from storage.sample import SAMPLE_ROOT
+
+    copy = tmp_path / "LogicPuzzles"
+    shutil.copytree(SAMPLE_ROOT / "lean" / "LogicPuzzles", copy)
+    props = copy / "LogicPuzzles" / "Props.lean"
+    props.write_text("module\n\n" + props.read_text())
+    proof = "intro h\nconstructor\nexact h.2\nexact h.1"
+    with repl_backend(store, double, tmp_path, repl_options={"projects": {"LogicPuzzles": str(copy)}}) as backend:
+        check = backend.check_proof(theorems["LogicPuzzles.and_swap'"], proof)
+    assert check.accepted and check.axioms == () and judge(check, proof).proved
+    assert any("refused in a `module`" in m for m in check.messages)
+    sent = [r["request"] for r in double.requests() if "#print axioms" in r["request"]]
+    assert len(sent) == 2 and "module" not in sent[-1].split("namespace")[0]  # again, without the `module` line

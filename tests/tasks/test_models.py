@@ -163,7 +163,7 @@ def test_resolve_existing_local_path_and_hub_id(built, tmp_path):
 def test_offline_hub_id_error_says_how_to_fix(tmp_path):
     with pytest.raises(InputError) as err:
         load_causal_lm("dojoflow-test/surely-not-cached-model", tmp_path)
-    assert "HF_HUB_OFFLINE=0" in str(err.value) and "dojoflow-test/surely-not-cached-model" in str(err.value)
+    assert "Unset HF_HUB_OFFLINE" in str(err.value) and "dojoflow-test/surely-not-cached-model" in str(err.value)
 
 
 def test_minilm_names_are_one_builtin():
@@ -196,3 +196,34 @@ def test_a_packaged_model_whose_package_is_missing_names_the_pip_command(tmp_pat
             resolve_model(name, tmp_path)
         with pytest.raises(InputError, match=r"trainers\.progress\.model.*pip install no-such-wheel"):
             check_model_reference(name, "trainers.progress.model")
+
+
+def test_a_hub_model_that_is_not_cached_fails_at_preflight_with_the_fix(monkeypatch):
+    """Offline, an uncached hub id is refused before the run (not after a minute of retries in
+    the training task), and the advice does not invent a variable the user never set."""
+    from tasks.trainers.preflight import check_model_reference
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(InputError) as err:
+        check_model_reference("dojoflow-test/surely-not-cached-model", "trainers.sft.model")
+    message = str(err.value)
+    assert message.startswith("trainers.sft.model") and "HF_HUB_OFFLINE is set" in message
+    assert "hf download dojoflow-test/surely-not-cached-model" in message and "local copy" in message
+
+
+def test_with_no_network_an_uncached_hub_model_fails_at_once_naming_the_hub(monkeypatch):
+    import socket
+
+    from tasks.trainers.preflight import check_model_reference
+
+    with socket.socket() as s:  # a port nothing listens on: the Hub refuses the connection
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed}")
+    monkeypatch.setattr("huggingface_hub.constants.ENDPOINT", f"http://127.0.0.1:{closed}")
+    with pytest.raises(InputError) as err:
+        check_model_reference("dojoflow-test/surely-not-cached-model", "trainers.grpo.model")
+    message = str(err.value)
+    assert "the Hub cannot be reached" in message and "HF_HUB_OFFLINE=0" not in message
+    assert "hf download dojoflow-test/surely-not-cached-model" in message

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -376,7 +377,12 @@ def test_evaluate_per_repo_and_split(env, parent):
 
     keys = {(m.repo_id, m.split) for m in trained}
     assert keys == {("repoA", "train"), ("repoB", "train"), ("repoA", "test")}  # repoB has no test rows: no rows
-    assert {m.metric for m in trained} == {"completion_loss", "top1_accuracy", "top3_accuracy"}
+    assert {m.metric for m in trained} == {
+        "completion_loss",
+        "top1_accuracy",
+        "top3_accuracy",
+        "top1_majority_baseline",
+    }
     for m in trained:
         assert m.count == (4 if (m.repo_id, m.split) == ("repoA", "test") else 5)
         if m.metric == "completion_loss":
@@ -385,6 +391,14 @@ def test_evaluate_per_repo_and_split(env, parent):
             assert 0.0 <= m.value <= 1.0
     by = {(m.repo_id, m.split, m.metric): m.value for m in trained}
     assert by[("repoA", "train", "top1_accuracy")] <= by[("repoA", "train", "top3_accuracy")]
+    # The majority baseline: the share of repoA's test states whose tactic is the train split's most common.
+    train = env["snapshot"].tactics("random", "train", repo_ids=["repoA", "repoB"]).column("tactic").to_pylist()
+    counts = Counter(normalize_tactic(t) for t in train if not is_sorry(t))
+    top = max(counts.values())
+    majority = sorted(t for t, c in counts.items() if c == top)[0]
+    test = env["snapshot"].tactics("random", "test", repo_ids=["repoA"]).column("tactic").to_pylist()
+    expected = sum(normalize_tactic(t) == majority for t in test) / len(test)
+    assert by[("repoA", "test", "top1_majority_baseline")] == pytest.approx(expected)
 
     # Training lowered the loss on the training split, as measured here.
     base = evaluate_sft(
@@ -457,3 +471,11 @@ def test_default_settings_learn_on_the_sample_in_the_first_step(tmp_path):
     before = {m.metric: m.value for m in evaluate_sft(settings, settings.model, **kw)}
     assert after["completion_loss"] < 0.8 * before["completion_loss"]
     assert after["top1_accuracy"] > 0 and before["top1_accuracy"] == 0
+
+
+def test_the_majority_tactic_is_the_most_common_normalised_non_sorry_tactic_ties_alphabetical():
+    from tasks.sft.evaluate import majority_tactic
+
+    table = pa.table({"tactic": ["simp", "omega", "omega  ", "sorry", "sorry", "sorry", "simp", None]})
+    assert majority_tactic(table) == "omega"  # omega 2, simp 2 (sorry excluded): the tie goes to "omega"
+    assert majority_tactic(pa.table({"tactic": ["sorry"]})) is None

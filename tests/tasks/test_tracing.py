@@ -976,3 +976,18 @@ def test_trace_repository_with_test_double_lean_dojo_timeout_stops_the_worker_an
         time.sleep(0.1)
     assert not is_alive(pid), "a process the worker started outlived the timeout"
     assert not e["out"].exists() and list(e["out"].parent.iterdir()) == []
+
+
+def test_build_deps_false_is_refused_before_any_work(tmp_path):
+    """Conformance #16: with build_deps false lean-dojo builds no file graph, and the export of the
+    corpus failed only after the whole trace."""
+    from pydantic import ValidationError
+
+    from tasks.config import TracingConfig
+
+    with pytest.raises(ValidationError, match="tracing.build_deps: true"):
+        TracingConfig(build_deps=False)
+    with pytest.raises(InputError, match="build_deps") as err:
+        trace_repository(str(tmp_path / "not-even-there"), None, tmp_path / "out", tmp_path / "work", build_deps=False)
+    assert "corpus" in str(err.value)
+    assert not (tmp_path / "work").exists()  # nothing started

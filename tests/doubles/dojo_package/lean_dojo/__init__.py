@@ -1,5 +1,5 @@
 """A test double of the `lean_dojo` package (4.20.0): the interactive part only (`Dojo`
-and its results), answering from the sample's transitions (tests/doubles/lean_world.py).
+and its results), answering from the sample's transitions (tests/doubles/lean_process/world.py).
 
 `tests/doubles/dojo.py` copies this package into a test's folder and puts that folder
 on the Dojo worker's PYTHONPATH, the same boundary as the tracing tests' double. Every
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage.sample import SAMPLE_ROOT
-from tests.doubles.lean_world import CRASH, HANG, NO_GOALS, SORRY, LeanWorld, norm
+from tests.doubles.lean_process.world import CRASH, HANG, NO_GOALS, SORRY, LeanWorld, norm
 
 __version__ = "4.20.0"
 _LOG = Path(__file__).resolve().parents[1] / "received.jsonl"

@@ -1,4 +1,4 @@
-"""What the Lean doubles know: the sample's real transitions, and nothing else.
+"""What the Lean process double knows: the sample's real transitions, and nothing else.
 
 Every double (REPL, kimina-lean-server, Dojo) answers from this one model, so that
 they agree with each other and with the sample's traced data: a theorem is known by

