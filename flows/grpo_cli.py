@@ -218,7 +218,7 @@ def evaluate_cmd(
     backend: Backend = None,
     home: Home = None,
 ):
-    """pass@1 and pass@k of whole-proof sampling from CHECKPOINT, checked by the backend and the axiom guard."""
+    """pass@1 and pass@k of whole-proof sampling from CHECKPOINT, checked by the backend and the verdict rule."""
     try:
         if not checkpoint.is_dir():
             raise InputError(checkpoint, "is not a folder", "give a checkpoint folder (dojoflow grpo train -o OUT)")

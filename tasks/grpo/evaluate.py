@@ -2,7 +2,7 @@
 
 For each theorem, `k` proofs are sampled from the checkpoint (proof-mode prompt:
 the statement ending in `:= by`), each is checked by the backend and judged by the
-axiom guard (`tasks.lean.guard.judge`); a theorem with `c` of `n` proofs proved
+verdict rule (`tasks.lean.verdict.judge`); a theorem with `c` of `n` proofs proved
 scores the unbiased pass@k (Chen et al. 2021; docs/grpo.md). Metric names carry the
 checker, so a replay figure never reads as Lean's: `<checker>_pass@1`,
 and `<checker>_pass@k` (count = theorems attempted).

@@ -299,7 +299,7 @@ class LeanTacticReward:
 
 
 class LeanProofReward:
-    """`lean_proof`: the completion checked as a whole proof, then judged by the axiom guard."""
+    """`lean_proof`: the completion checked as a whole proof, then judged by the verdict rule."""
 
     __name__ = "lean_proof"
 

@@ -1,5 +1,5 @@
 """Lean in the loop: one backend interface (`backend.py`), four backends (`repl`,
-`kimina`, `leandojo`, `replay`), the containment and axiom guard (`guard.py`) and the
+`kimina`, `leandojo`, `replay`), the text pre-filter (`guard.py`), the one verdict rule (`verdict.py`) and the
 process sandbox (`sandbox.py`). See docs/lean-backends.md.
 
     from tasks.lean import BackendSettings, open_backend

@@ -48,7 +48,7 @@ class TacticResult:
 
 @dataclass(frozen=True)
 class ProofCheck:
-    accepted: bool  # Lean (or replay) accepted the proof; the axiom guard is applied separately
+    accepted: bool  # no error in Lean's answer to the proof; whether it is proved is verdict.judge's
     checker: str  # the backend's registered name (tasks/lean/registry.py)
     messages: tuple[str, ...] = ()  # Lean's messages (errors, warnings such as "declaration uses `sorry`")
     axioms: tuple[str, ...] = ()  # from `#print axioms` (empty when not available)

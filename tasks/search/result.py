@@ -27,7 +27,7 @@ class SearchBudget:
     num_tactics: int = 8
     max_expansions: int | None = 32
     timeout_s: float = 60.0
-    allowed_axioms: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")  # the axiom guard's allow-list
+    allowed_axioms: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")  # the verdict rule's allow-list
 
     def __post_init__(self):
         if self.num_tactics < 1:
