@@ -127,11 +127,11 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
                 "wall_seconds": round(time.perf_counter() - started, 2),
             }
         )
-        ui.update_progress(progress, step.step, len(steps))
-        ui.publish_metrics_table(home, config.name, run_id)
+        ui.update_progress(progress, config.name, step.step, len(steps))
 
-    # 4. Report
+    # 4. Report, and every metric as one table (once: a card per step would leave stale copies)
     ui.show("report")
+    ui.publish_metrics_table(home, config.name, run_id)
     report = t.report(home, config.name, run_id, [s.model_dump() for s in steps], step_results, failures)
     ui.publish_report(config.name, report)
     t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])

@@ -114,6 +114,9 @@ def algorithms_cmd():
         say("    TRL: {}{}", ", ".join(f"{k}={v}" for k, v in a.fixed.items()), f"; {a.notes}" if a.notes else "")
 
 
+UNTRAINED_NOTE = " (the untrained built-in model: it only shows the pipeline works; give -m MODEL to learn)"
+
+
 @app.command("train")
 def train_cmd(
     theorems: Annotated[
@@ -188,6 +191,9 @@ def train_cmd(
         _fail(e)
     resolved = _start(home)
     out = Path(output or file_cli.get("output") or resolved / "grpo" / settings.algorithm).resolve()
+    from tasks.grpo.config import DEFAULT_MODEL
+
+    say_line(f"model: {settings.model}{UNTRAINED_NOTE if settings.model == DEFAULT_MODEL else ''}")
     from .grpo import grpo_train
     from .terminal import library_output_to_log
 
@@ -205,6 +211,10 @@ def train_cmd(
         result["output"],
         " (cached: same theorems, settings and output)" if result["cached"] else "",
     )
+    if result["steps"] and result.get("steps_without_signal") == result["steps"]:
+        from tasks.grpo.signal_watch import NO_SIGNAL_HINT
+
+        say_line(f"warning: nothing was learned: at every step {NO_SIGNAL_HINT}")
     say_line(f"log: {log}")
 
 

@@ -38,7 +38,19 @@ from tasks.prefect_tasks import (
 from tasks.watch import NightlyConfig
 
 
-@flow(name="nightly", flow_run_name="nightly[{config.pipeline.name}]", persist_result=False)
+def nightly_run_name() -> str:
+    """`nightly 2026-11-24` (with the pipeline's name when it is not `nightly`): nights told apart in the UI."""
+    from datetime import UTC, datetime
+
+    config = flow_run.parameters.get("config")
+    pipeline = getattr(getattr(config, "pipeline", None), "name", None)
+    if pipeline is None and isinstance(config, dict):
+        pipeline = (config.get("pipeline") or {}).get("name")
+    label = "nightly" if pipeline in (None, "nightly") else f"nightly {pipeline}"
+    return f"{label} {datetime.now(UTC).date().isoformat()}"
+
+
+@flow(name="nightly", flow_run_name=nightly_run_name, persist_result=False)
 def nightly(config: NightlyConfig) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.resolved_home))

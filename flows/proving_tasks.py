@@ -25,17 +25,19 @@ def _prove_key(ctx, p) -> str:
     return f"prove-{Store.open(p['home']).instance_id}-{checkpoint}-{stable_hash(what, 16)}"
 
 
-@task(name="check-proving", cache_policy=NO_CACHE)
+@task(name="check-proving", task_run_name="check-proving", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def check_proving_task(home: str, settings, checkpoint: dict | None, theorems: list[dict]) -> None:
     preflight.check_proving(Store.open(home), settings, (checkpoint or {}).get("path"), theorems)
 
 
-@task(name="select-theorems", cache_policy=NO_CACHE)
+@task(name="select-theorems", task_run_name="select-theorems", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settings) -> list[dict]:
     return evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings)
 
 
-@task(name="resolve-prove-inputs", cache_policy=NO_CACHE)
+@task(
+    name="resolve-prove-inputs", task_run_name="resolve-prove-inputs", cache_policy=NO_CACHE
+)  # no hash suffix in the UI
 def resolve_task(
     home: str, repos: list[str], theorems: list[str], checkpoint: str | None, settings
 ) -> tuple[list[dict], dict]:
@@ -52,7 +54,7 @@ def prove_batch_task(home: str, settings, checkpoint: dict | None, theorems: lis
     )
 
 
-@task(name="proving-metrics", cache_policy=NO_CACHE)
+@task(name="proving-metrics", task_run_name="proving-metrics", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def proving_metrics_task(records: list[dict], settings, checkpoint_id: str, split_kind: str) -> list[dict]:
     return [
         {**m, "trainer": evaluate.PROVING, "split_kind": split_kind, "checkpoint_id": checkpoint_id}
@@ -60,14 +62,14 @@ def proving_metrics_task(records: list[dict], settings, checkpoint_id: str, spli
     ]
 
 
-@task(name="record-proofs", cache_policy=NO_CACHE)
+@task(name="record-proofs", task_run_name="record-proofs", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def record_proofs_task(home: str, records: list[dict], run_id: str, checkpoint_id: str, purpose: str) -> int:
     from storage.proofs import record_proofs
 
     return record_proofs(Store.open(home), evaluate.proof_rows(records, run_id, checkpoint_id, purpose))
 
 
-@task(name="write-patches", cache_policy=NO_CACHE)
+@task(name="write-patches", task_run_name="write-patches", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def write_patches_task(home: str, proofs: list[dict], out_dir: str) -> list[dict]:
     return patches.write_patches(Store.open(home), proofs, Path(out_dir))
 

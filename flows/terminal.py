@@ -70,21 +70,23 @@ def library_output_to_log(home: Path, name: str) -> Iterator[Path]:
     """For `prove` and `grpo`: what Prefect and the libraries print goes to a log file, as in
     `dojoflow run`; the command prints its own lines after, and the log's path."""
     path = log_path(home, name)
+    before = _prefects_temporary_servers()
     with CapturedOutput(path):
         try:
             yield path
         finally:
-            _stop_prefects_temporary_servers()
+            # Prefect stops the temporary server it started for this command at exit and says so
+            # on stderr: stop it here, while stderr still goes to the log. Servers that were
+            # running before (a test harness's) are not ours to stop.
+            for server in _prefects_temporary_servers() - before:
+                server.stop()
 
 
-def _stop_prefects_temporary_servers() -> None:
-    """Prefect stops its temporary server at exit and says so on stderr; stop it here, while
-    stderr still goes to the log."""
+def _prefects_temporary_servers() -> set:
     server_module = sys.modules.get("prefect.server.api.server")
     if server_module is None:
-        return
-    for server in list(server_module.SubprocessASGIServer._instances.values()):
-        server.stop()
+        return set()
+    return set(server_module.SubprocessASGIServer._instances.values())
 
 
 class RunDisplay:

@@ -90,12 +90,21 @@ def error_of(state) -> str:
     return state.message or state.name
 
 
+def progress_description(name: str, done: int, total: int) -> str:
+    """`2 of 3 curriculum steps of `sample` done (67%)`: the card says it in words, not only the bar."""
+    return f"{done} of {total} curriculum steps of `{name}` done ({100.0 * done / max(total, 1):.0f}%)"
+
+
 def start_progress(name: str, total: int):
-    return create_progress_artifact(progress=0.0, description=f"curriculum steps of `{name}` done (of {total})")
+    return create_progress_artifact(progress=0.0, description=progress_description(name, 0, total))
 
 
-def update_progress(artifact_id, done: int, total: int) -> None:
-    update_progress_artifact(artifact_id=artifact_id, progress=100.0 * done / max(total, 1))
+def update_progress(artifact_id, name: str, done: int, total: int) -> None:
+    update_progress_artifact(
+        artifact_id=artifact_id,
+        progress=100.0 * done / max(total, 1),
+        description=progress_description(name, done, total),
+    )
 
 
 def publish_metrics_table(home: str, name: str, run_id: str) -> None:
@@ -104,7 +113,7 @@ def publish_metrics_table(home: str, name: str, run_id: str) -> None:
     create_table_artifact(
         key=f"{_slug(name)}-metrics",
         table=table or [{"note": "no metrics yet"}],
-        description=f"All metrics of `{name}` so far",
+        description=f"All metrics of `{name}`",
     )
 
 

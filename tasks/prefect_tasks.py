@@ -136,7 +136,7 @@ def evaluate_task(
     return evaluation.evaluate_step(Path(home), trainer, settings, checkpoint, snapshot, split_kind, splits, repo_ids)
 
 
-@task(name="order-repositories")
+@task(name="order-repositories", task_run_name="order-repositories")
 def order_task(
     home: str, ingested: list[dict], order: str, max_steps: int | None, failures: list[dict]
 ) -> list[plan.Step]:
@@ -148,12 +148,12 @@ def record_metrics_task(home: str, rows: list[dict], run_id: str, step: int, ste
     return evaluation.record_metrics(_store(home), rows, run_id, step, step_repo_id)
 
 
-@task(name="record-run-start")
+@task(name="record-run-start", task_run_name="record-run-start")
 def record_run_start_task(home: str, run_id: str, flow: str, config: dict) -> None:
     runs.record_run_start(_store(home), run_id, flow, config)
 
 
-@task(name="mark-crashed-runs")
+@task(name="mark-crashed-runs", task_run_name="mark-crashed-runs")
 def mark_crashed_runs_task(home: str) -> list[str]:
     return runs.mark_crashed_runs(_store(home))
 
@@ -241,7 +241,7 @@ def check_repository_task(repo: watch.WatchedRepo) -> str:
     return watch.latest_commit(repo)
 
 
-@task(name="load-nightly-state", cache_policy=NO_CACHE)
+@task(name="load-nightly-state", task_run_name="load-nightly-state", cache_policy=NO_CACHE)
 def load_nightly_state_task(home: str) -> watch.NightlyState:
     return watch.load_state(home)
 

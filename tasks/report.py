@@ -165,7 +165,7 @@ def write_report(
         "## Steps",
         "",
         _table(
-            ["step", "trainer", "train", "evaluate", "train seconds", "step wall seconds", "checkpoint", "notes"],
+            ["step", "trainer", "train", "evaluate", "train seconds", "step wall seconds", "checkpoint id", "notes"],
             [
                 [
                     s["step"],
@@ -174,7 +174,7 @@ def write_report(
                     t.get("evaluate_state", ""),
                     f"{t['seconds']:.1f}",
                     f"{s.get('wall_seconds', 0.0):.1f}",
-                    f"`{t['checkpoint']['path']}`",
+                    f"`{Path(t['checkpoint']['path']).name}`",
                     ("skipped: " + t["checkpoint"]["skipped"]) if t["checkpoint"].get("skipped") else "",
                 ]
                 for s in step_results
@@ -182,7 +182,11 @@ def write_report(
             ],
         ),
         "",
+        f"Checkpoints are folders `<id>` under `{Path(home) / 'checkpoints'}/<trainer>/` (`dojoflow checkpoints`).",
+        "",
     ]
+    if plot:  # before the metrics table, which has a row per step, trainer, repository, split and metric
+        parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
     if rows:
         parts += [
             "## Metrics",
@@ -204,8 +208,6 @@ def write_report(
             ),
             "",
         ]
-    if plot:
-        parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
     proofs = read_proofs(store, run_id)
     if proofs:
         parts += [

@@ -15,6 +15,9 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 import pytest  # noqa: E402
 
+# The real kimina server (session fixtures `kimina`, `kimina_legacy`): one each per test session.
+from tests.doubles.kimina_server import kimina, kimina_legacy  # noqa: E402, F401
+
 
 @pytest.fixture(scope="session")
 def prefect():

@@ -29,10 +29,12 @@ from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache, is_adapter_dir, write_model_info
 from tasks.sft.train import TRAINER_SUBDIR, _finished_state, _starting_point, latest_trainer_checkpoint
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.log_progress import log_training_progress
 
 from .config import GRPOSettings, build_grpo_config
 from .data import proof_rows, snapshot_theorems, tactic_rows, to_dataset
 from .rewards import LeanRewarder, build_reward_functions
+from .signal_watch import learning_signal_watch, steps_without_signal
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +156,7 @@ def run_grpo(
         resume,
     )
     try:
+        callbacks = [*(callbacks or []), learning_signal_watch(), log_training_progress()]
         trainer = LeanGRPOTrainer(
             model=model,
             reward_funcs=funcs,
@@ -195,6 +198,7 @@ def run_grpo(
         "checker": getattr(backend, "name", None),
         "reward_mean": _mean(history, "reward"),
         "frac_reward_zero_std": _mean(history, "frac_reward_zero_std"),
+        "steps_without_signal": steps_without_signal(history),
         "seconds": round(time.monotonic() - started, 3),
         "model_kind": start["kind"],
         "started_from": start["started_from"],

@@ -42,9 +42,9 @@ from .guard import forbidden_construct
 from .repl_answers import MODULE_REFUSAL, is_error_answer, read_step, stale_reason
 from .sandbox import SandboxSpec, write_launcher
 from .source import (
+    check_alias,
     check_checkout,
     file_header,
-    print_axioms_command,
     project_dir,
     proof_command,
     sorry_command,
@@ -52,7 +52,7 @@ from .source import (
     without_module_header,
 )
 from .states import ProofStates, failure_result
-from .verdict import Answer, answer_in, bad_input, bad_theorem, messages_of, proof_check
+from .verdict import Answer, Layout, bad_input, bad_theorem, messages_of, read_answers
 
 # What LeanInteract raises when the process died, hung (it kills it), or answered garbage; and the
 # ValueError its pool's session cache raises when it cannot replay a state on another process
@@ -356,23 +356,23 @@ class ReplBackend:
         timeout = self.settings.theorem_timeout_s
         timeout = self.settings.theorem_timeout_s
         header = file_header(theorem, project.directory)
-        proof_cmd = proof_command(theorem, proof)
-        tail = f"{proof_cmd}{statement_check_command(theorem)}\n{print_axioms_command(theorem)}"
+        alias = check_alias()
+        tail = f"{proof_command(theorem, proof)}{statement_check_command(theorem, alias)}\n#print axioms {alias}"
         if pool is not None:  # a pool spreads requests over processes: the header goes with the proof
             server, env, lead = pool, None, header
         else:
             server, env, lead = worker.server, self._header_env(worker, theorem, project), ""
-        check = self._read(server, Command(cmd=lead + tail, env=env), lead, proof_cmd, theorem, timeout)
+        check = self._read(server, Command(cmd=lead + tail, env=env), lead, tail, alias, timeout)
         if check.answers is not None and _refused_in_module(check.answers.axioms) and check.accepted:
             outside = without_module_header(header)
-            retried = self._read(server, Command(cmd=outside + tail, env=None), outside, proof_cmd, theorem, timeout)
+            retried = self._read(server, Command(cmd=outside + tail, env=None), outside, tail, alias, timeout)
             note = "info: `#print axioms` is refused in a `module`; read with the file's `module` line left out"
             if retried.accepted:
                 check = replace(retried, messages=retried.messages + (note,))
         return check
 
-    def _read(self, server, request, lead: str, proof_cmd: str, theorem: TheoremSpec, timeout: float) -> ProofCheck:
-        return read_check_reply(self._run(server, request, timeout), lead, proof_cmd, theorem.full_name)
+    def _read(self, server, request, lead: str, tail: str, alias: str, timeout: float) -> ProofCheck:
+        return read_check_reply(self._run(server, request, timeout), lead, tail, alias)
 
     def close(self) -> None:
         for project in self._projects.values():
@@ -398,18 +398,13 @@ def _refused_in_module(answer: Answer | None) -> bool:
     )
 
 
-def read_check_reply(reply, lead: str, proof_cmd: str, name: str) -> ProofCheck:
-    """The answer to `lead + proof_cmd + statement check + #print axioms` (one command), split by
-    line into the answers of the three commands (`lead`: the header sent with it, or "")."""
+def read_check_reply(reply, lead: str, tail: str, alias: str) -> ProofCheck:
+    """The answer to `lead + tail` (one command: the header sent with it or "", the proof, the
+    statement check and `#print axioms ALIAS`), split into its commands' answers by position."""
     if is_error_answer(reply):  # the REPL could not run the command at all: no verdict
         return ProofCheck(False, "repl", (), (), error=f"the Lean REPL could not run the check: {reply.message}")
-    h = lead.count("\n")
-    p = h + proof_cmd.count("\n")
-    messages = messages_of(reply.messages)
-    proof = answer_in(messages, h + 1, p, h)
-    if any(m.severity == "error" for m in proof.messages):
-        return proof_check("repl", name, proof)
-    return proof_check("repl", name, proof, answer_in(messages, p + 1, p + 1), answer_in(messages, p + 2, p + 2))
+    layout = Layout.of(lead + tail, alias).with_header(lead.count("\n"))
+    return read_answers("repl", messages_of(reply.messages), layout, alias)
 
 
 def _reply_text(reply) -> str:

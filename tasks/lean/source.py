@@ -9,6 +9,7 @@ comes from a model, and it has passed `guard.forbidden_construct` before it gets
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from storage.errors import InputError
@@ -102,11 +103,44 @@ def without_module_header(header: str) -> str:
     return "".join(line for line in lines if line.split("--", 1)[0].strip() != "module")
 
 
-def statement_check_command(theorem: TheoremSpec, name: str | None = None) -> str:
-    """`example : ∀ BINDERS, TYPE := NAME`: Lean elaborates the original statement and checks
-    that the constant proves it (verdict rule 2; SafeVerify compares the types the same way)."""
-    return f"example : {parse_statement(theorem.statement).proposition()} := {quote_name(name or theorem.full_name)}"
+CHECK_PREFIX = "_dojoflow_check_"
 
 
-def print_axioms_command(theorem: TheoremSpec, name: str | None = None) -> str:
-    return f"#print axioms {quote_name(name or theorem.full_name)}"
+def check_alias() -> str:
+    """A fresh name for one check's statement check: a random suffix, so no proof can print a
+    message about it before it exists (a forged `#print axioms` answer names the wrong constant)."""
+    return f"{CHECK_PREFIX}{uuid.uuid4().hex}"
+
+
+def statement_check_command(theorem: TheoremSpec, alias: str, name: str | None = None) -> str:
+    """`theorem ALIAS : ∀ BINDERS, TYPE := NAME`: Lean elaborates the original statement and
+    checks that the constant proves it (verdict rule 2, as SafeVerify compares the types);
+    `#print axioms ALIAS` then lists NAME's axioms (rule 3) under a name no proof can forge."""
+    statement = parse_statement(theorem.statement)
+    keyword = "theorem" if statement.keyword in ("theorem", "lemma") else "noncomputable def"
+    return f"{keyword} {alias} : {statement.proposition()} := {quote_name(name or theorem.full_name)}"
+
+
+def split_imports(header: str) -> tuple[list[str], str, bool]:
+    """(the header's `import` lines, the rest of it, whether it opens with `module` or
+    `prelude`). Lean reads a file's imports before any command, with only comments and
+    blank lines around them; servers that run the imports once and the rest per proof (the
+    kimina server's `split_snippet` takes only the leading `import` lines) need them first.
+    A `module` / `prelude` header must stay where it is, so the caller is told."""
+    imports: list[str] = []
+    rest: list[str] = []
+    lines = header.splitlines(keepends=True)
+    depth = 0  # nesting of /- ... -/ block comments
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if depth == 0 and text.startswith("import "):
+            imports.append(text)
+            continue
+        if depth == 0 and text and not text.startswith(("--", "/-")):
+            if text.split()[0] in ("module", "prelude"):
+                return [], header, True
+            rest.extend(lines[i:])
+            break
+        depth = max(0, depth + text.count("/-") - text.count("-/"))
+        rest.append(line)
+    return imports, "".join(rest), False

@@ -226,6 +226,54 @@ def proof_check(
     return ProofCheck(accepted, checker, texts, listed, answers=LeanAnswers(constant, proof, statement, axioms))
 
 
+@dataclass(frozen=True)
+class Layout:
+    """Where the commands of one check text sit (1-based lines): the header ends at
+    `header_lines`, the proof command at `proof_last`, then the statement check on `check_line`
+    and `#print axioms ALIAS` on `axioms_line`."""
+
+    header_lines: int
+    proof_last: int
+    check_line: int
+    axioms_line: int
+
+    @classmethod
+    def of(cls, text: str, alias: str) -> Layout:
+        """The layout of a check text ending `...PROOF\nCHECK\n#print axioms ALIAS` whose proof
+        command starts after `header_lines`; found from the text itself."""
+        lines = text.rstrip("\n").split("\n")
+        axioms = max(k for k, line in enumerate(lines, start=1) if line == f"#print axioms {alias}")
+        return cls(0, axioms - 2, axioms - 1, axioms)
+
+    def with_header(self, header_lines: int) -> Layout:
+        return Layout(header_lines, self.proof_last, self.check_line, self.axioms_line)
+
+
+def read_answers(checker: str, messages: tuple[Message, ...], layout: Layout, alias: str) -> ProofCheck:
+    """Lean's one answer to a check text, split into the answers of its commands by position.
+    Servers number lines from different origins (kimina-ast-server 2.1.x from the body after
+    its imports, 2.0.x from the snippet): the answer of `#print axioms ALIAS`, which no proof can
+    forge (ALIAS is fresh), fixes the origin; every other message is placed by it."""
+    anchor = next(
+        (m.line for m in messages if m.severity == "info" and m.line is not None and _names_alias(m.text, alias)),
+        None,
+    )
+    shift = 0 if anchor is None else layout.axioms_line - anchor
+    placed = tuple(Message(m.severity, m.text, None if m.line is None else m.line + shift) for m in messages)
+    h = layout.header_lines
+    proof = answer_in(placed, h + 1, layout.proof_last, h)
+    if any(m.severity == "error" for m in proof.messages):
+        return proof_check(checker, alias, proof)
+    statement = answer_in(placed, layout.check_line, layout.check_line)
+    axioms = answer_in(placed, layout.axioms_line, layout.axioms_line)
+    return proof_check(checker, alias, proof, statement, axioms)
+
+
+def _names_alias(text: str, alias: str) -> bool:
+    parsed = parse_print_axioms(text)
+    return parsed is not None and same_constant(parsed[0], alias)
+
+
 def answer_in(messages: tuple[Message, ...], first: int, last: int, header_lines: int = 0) -> Answer:
     """The answer of the command on lines `first`..`last` (1-based) of a text that held several:
     its own messages, plus errors of the file header (lines up to `header_lines`) and errors

@@ -32,6 +32,7 @@ from pathlib import Path
 from storage.errors import InputError
 from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer, write_model_info
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.log_progress import log_training_progress
 from tasks.trainers.time_checkpoints import save_every_minutes
 
 from .config import ProgressSettings, training_arguments
@@ -193,7 +194,7 @@ def train_progress(
         processing_class=tokenizer,
         data_collator=DataCollatorWithPadding(tokenizer),
         compute_metrics=_regression_metrics if eval_ds is not None else None,
-        callbacks=[save_every_minutes(settings.checkpoint_every_minutes)],
+        callbacks=[save_every_minutes(settings.checkpoint_every_minutes), log_training_progress()],
     )
     resume = latest_trainer_checkpoint(trainer_dir)
     if resume is not None:

@@ -26,6 +26,7 @@ scored on the same examples.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -39,6 +40,8 @@ from tasks.trainers.base import Metric
 from .config import SFTSettings
 from .data import SFTExamples, build_examples, is_sorry, normalize_tactic, read_tactics
 from .generate import completion_token_losses, generate_tactics, generate_tactics_batch
+
+log = logging.getLogger(__name__)
 
 __all__ = ["evaluate_sft", "generate_tactics", "generate_tactics_batch", "score_examples"]
 
@@ -155,6 +158,15 @@ def evaluate_sft(
             if majority is not None:
                 share = sum(normalize_tactic(sub.tactics[i]) == majority for i in chosen) / n
                 metrics.append(Metric(repo, split, "top1_majority_baseline", share, n))
+            log.info(
+                "evaluated %s %s: %d states, completion_loss %.4g, top1 %.3g (majority baseline %s)",
+                repo,
+                split,
+                n,
+                s["loss"],
+                s["top1"],
+                "n/a" if majority is None else f"{share:.3g}",
+            )
     return metrics
 
 

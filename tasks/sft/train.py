@@ -43,6 +43,7 @@ from tasks.models.loading import (
     write_model_info,
 )
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.log_progress import log_training_progress
 from tasks.trainers.time_checkpoints import save_every_minutes
 
 from .config import SFTSettings, build_sft_config
@@ -198,7 +199,7 @@ def train_sft(
         train_dataset=examples.to_dataset(),
         processing_class=tokenizer,
         peft_config=start["peft_config"],
-        callbacks=[*(callbacks or []), save_every_minutes(settings.checkpoint_every_minutes)],
+        callbacks=[*(callbacks or []), save_every_minutes(settings.checkpoint_every_minutes), log_training_progress()],
     )
     finished = _finished_state(resume)
     if finished is None:

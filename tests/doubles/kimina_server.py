@@ -1,108 +1,200 @@
-"""A kimina-lean-server double on 127.0.0.1: `/health` and `/api/check` as the real
-server answers them, with a REPL double behind them (tests/doubles/lean_process/,
-its core in-process), so its answers come from the sample's transitions and known proofs.
+"""The real kimina-lean-server (PyPI `kimina-ast-server`, pinned and installed in its own
+venv by tests/doubles/kimina_venv.py) on 127.0.0.1, with the Lean process double as its REPL. Only Lean is faked: the server's
+HTTP layer, auth, snippet splitting, REPL manager and reuse run unmodified.
 
-Modes: `busy_for=N` answers the first N checks with HTTP 429 `No available REPLs`, as
-the server does when no REPL is free; a snippet containing `double_hang` gets the
-server's timeout error (`Lean REPL command timed out in N seconds`); one containing
-`double_crash` makes the whole request fail with HTTP 500. `api_key` makes it require
-`Authorization: Bearer <key>`. Every request body is kept in `received`.
+How the package is configured here, read from its source (server/settings.py,
+server/repl.py, server/__main__.py of kimina-ast-server 2.1.3):
+- settings come from `LEAN_SERVER_*` environment variables and a `.env` file in the
+  working directory; the server runs in an empty folder so no stray `.env` is read;
+- it binds `0.0.0.0` unless `LEAN_SERVER_HOST` says otherwise: we bind 127.0.0.1;
+- it starts each REPL as `lake env <LEAN_SERVER_REPL_PATH>` in `LEAN_SERVER_PROJECT_DIR`
+  (lake from PATH) under `RLIMIT_AS = LEAN_SERVER_MAX_REPL_MEM`: PATH starts with the
+  double's fake `lake`, whose `env PROGRAM` runs PROGRAM as `lake env` does;
+- at start it checks that the REPL, the AST-export binary, its project and the project
+  dir exist (`validate_paths`); the AST export (`/api/ast`) is not used by Dojoflow, so
+  that binary is a placeholder that is never run;
+- it connects to a database only when `LEAN_SERVER_DATABASE_URL` is set: it is removed.
+  Importing it still needs a generated Prisma client (server/prisma_client.py runs
+  `prisma generate` on first import). Prisma's CLI (from the npm registry, run by Node)
+  then downloads its query and schema engines from Prisma's own host, which cannot be
+  reached here or in CI: `PRISMA_QUERY_ENGINE_BINARY` / `PRISMA_SCHEMA_ENGINE_BINARY`
+  point it at placeholders instead. Generating the client never runs an engine, and
+  without a database URL the server never starts one (db.connect is not called);
+- `LEAN_SERVER_API_KEY` set makes `/api/check` (not `/health`) demand
+  `Authorization: Bearer <key>` (server/auth.py).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
-import threading
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
-from storage.sample import SAMPLE_ROOT
-from tests.doubles.lean_process import LeanCore, LeanWorld
+import httpx
+import pytest
+
+from tests.doubles.kimina_venv import LEGACY, server_python
+from tests.doubles.lean_process import ReplDouble, make_repl_double
+
+STARTUP_CEILING_S = 180.0  # a backstop against a server that never comes up, not a deadline
 
 
-class KiminaDouble:
-    def __init__(self, *, busy_for: int = 0, api_key: str | None = None):
-        self.world = LeanWorld(SAMPLE_ROOT)
-        self.busy_for = busy_for
-        self.api_key = api_key
-        self.received: list[dict] = []
-        self.auth_headers: list[str | None] = []
-        self.checks = 0
-        self._lock = threading.Lock()
-        double = self
+@dataclass(frozen=True)
+class KiminaServer:
+    url: str
+    api_key: str | None
+    repl: ReplDouble  # the Lean process double the server launches; its log is what reached "Lean"
+    log_path: Path  # the server's own output
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # quiet
-                pass
-
-            def _send(self, status: int, body: dict) -> None:
-                data = json.dumps(body, ensure_ascii=False).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _authorized(self) -> bool:
-                auth = self.headers.get("Authorization")
-                with double._lock:
-                    double.auth_headers.append(auth)
-                return double.api_key is None or auth == f"Bearer {double.api_key}"
-
-            def do_GET(self):
-                if not self._authorized():
-                    return self._send(401, {"detail": "Invalid API key"})
-                if self.path == "/health":
-                    return self._send(200, {"status": "ok"})
-                return self._send(404, {"detail": "Not Found"})
-
-            def do_POST(self):
-                if self.path != "/api/check":
-                    return self._send(404, {"detail": "Not Found"})
-                if not self._authorized():
-                    return self._send(401, {"detail": "Invalid API key"})
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with double._lock:
-                    double.received.append(body)
-                    double.checks += 1
-                    busy = double.checks <= double.busy_for
-                if busy:
-                    return self._send(429, {"detail": "No available REPLs"})
-                if any("double_crash" in s["code"] for s in body["snippets"]):
-                    return self._send(500, {"detail": "REPL process died"})
-                self._send(200, {"results": [double.check(s, body.get("timeout", 60)) for s in body["snippets"]]})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def check(self, snippet: dict, timeout: float) -> dict:
-        """One snippet as the server checks it: the server sends the whole code to a REPL as ONE
-        command (kimina-lean-server, LEAN.md section 1), so every message is positioned in the
-        snippet's own lines. The Lean process double answers a text of several commands as the REPL
-        does (tests/doubles/lean_process/core.py)."""
-        started = time.perf_counter()
-        if "double_hang" in snippet["code"]:
-            return {
-                "id": snippet["id"],
-                "time": float(timeout),
-                "error": f"Lean REPL command timed out in {timeout:g} seconds",
-            }
-        repl = LeanCore(self.world)
-        first = repl.answer({"cmd": snippet["code"]})  # the whole snippet, one REPL command
-        messages, sorries = list(first.get("messages", [])), first.get("sorries", [])
-        response = {"env": 0, **({"messages": messages} if messages else {})}
-        if sorries:
-            response["sorries"] = sorries
-        return {"id": snippet["id"], "time": time.perf_counter() - started, "response": response}
+    def commands(self) -> list[dict]:
+        """Every REPL request the server sent to Lean processes, with the process id."""
+        return [{"pid": r["pid"], **json.loads(r["request"])} for r in self.repl.requests()]
 
     def snippets(self) -> str:
-        return "\n".join(s["code"] for body in self.received for s in body["snippets"])
+        """All Lean text that reached Lean processes."""
+        return "\n".join(c.get("cmd", "") for c in self.commands())
 
-    def __enter__(self) -> "KiminaDouble":
-        self.thread.start()
-        return self
+    def log_tail(self, chars: int = 4000) -> str:
+        return self.log_path.read_text(errors="replace")[-chars:] if self.log_path.exists() else ""
 
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _placeholder(path: Path) -> Path:
+    """An executable that must never run: it says so and fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho '{path.name} is a placeholder: these tests never run it' >&2\nexit 1\n")
+    path.chmod(0o755)
+    return path
+
+
+def _server_env(
+    folder: Path, repl: ReplDouble, port: int, api_key: str | None, max_repls: int, legacy: bool
+) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAN_SERVER_")}
+    project = folder / "project"
+    project.mkdir(exist_ok=True)
+    # `prisma generate` runs the `prisma-client-py` generator from PATH: the server venv's bin
+    path = os.pathsep.join([str(repl.lake_path.parent), str(server_python().parent), env.get("PATH", "")])
+    env.update(
+        PRISMA_QUERY_ENGINE_BINARY=str(_placeholder(folder / "prisma" / "query-engine")),
+        PRISMA_SCHEMA_ENGINE_BINARY=str(_placeholder(folder / "prisma" / "schema-engine")),
+        PRISMA_PY_GENERATE_SKIP_WARNING="1",
+    )
+    env.update(
+        LEAN_SERVER_HOST="127.0.0.1",
+        LEAN_SERVER_PORT=str(port),
+        LEAN_SERVER_REPL_PATH=str(repl.repl_binary),
+        LEAN_SERVER_PROJECT_DIR=str(project),
+        LEAN_SERVER_AST_EXPORT_BIN=str(_placeholder(folder / "ast_export" / "ast-export")),
+        LEAN_SERVER_AST_EXPORT_PROJECT_DIR=str(folder / "ast_export"),
+        LEAN_SERVER_MAX_REPLS=str(max_repls),
+        LEAN_SERVER_MAX_REPL_MEM="4G",
+        LEAN_SERVER_LOG_LEVEL="INFO",
+        PATH=path,
+        PYTHONUNBUFFERED="1",
+        COLUMNS="200",
+    )
+    if api_key is not None:
+        env["LEAN_SERVER_API_KEY"] = api_key
+    if legacy:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(LEGACY), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, log_path: Path) -> None:
+    """Poll `/health` until it answers; fail with the server's log if the process exits."""
+    started = time.monotonic()
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"kimina-ast-server exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
+        try:
+            if httpx.get(url + "/health", timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() - started > STARTUP_CEILING_S:
+            raise RuntimeError(f"kimina-ast-server did not answer /health:\n{log_path.read_text()[-4000:]}")
+        time.sleep(0.1)
+
+
+@contextmanager
+def kimina_server(
+    folder: Path, *, api_key: str | None = None, max_repls: int = 2, legacy: bool = False
+) -> Iterator[KiminaServer]:
+    """Start `python -m server` (the package's own entry point) and stop it afterwards;
+    `legacy` runs kimina_venv.LEGACY_SERVER (2.0.x) instead of the pinned 2.1.x."""
+    folder = Path(folder)
+    repl = make_repl_double(folder / "lean")
+    port = _free_port()
+    run_dir = folder / "run"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log_path = folder / "server.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [str(server_python()), "-m", "server"],
+            cwd=run_dir,
+            env=_server_env(folder, repl, port, api_key, max_repls, legacy),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    server = KiminaServer(f"http://127.0.0.1:{port}", api_key, repl, log_path)
+    try:
+        _wait_ready(server.url, proc, log_path)
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+API_KEY = "s3cret-kimina-key"  # the servers below demand it on /api/check
+_SHARED: dict[bool, tuple[ExitStack, KiminaServer]] = {}
+
+
+def shared_server(legacy: bool = False) -> KiminaServer:
+    """One server per version for the whole test session, started on first use (the session
+    fixtures below and the contract suite's harness share it), stopped when Python exits."""
+    if legacy not in _SHARED:
+        stack = ExitStack()
+        folder = Path(tempfile.mkdtemp(prefix="kimina-legacy-" if legacy else "kimina-"))
+        stack.callback(shutil.rmtree, folder, True)
+        server = stack.enter_context(kimina_server(folder, api_key=API_KEY, legacy=legacy))
+        if not _SHARED:
+            atexit.register(stop_shared_servers)
+        _SHARED[legacy] = (stack, server)
+    return _SHARED[legacy][1]
+
+
+def stop_shared_servers() -> None:
+    while _SHARED:
+        _SHARED.popitem()[1][0].close()
+
+
+@pytest.fixture(scope="session")
+def kimina() -> KiminaServer:
+    """The real kimina server (the pinned 2.1.x), with an API key."""
+    return shared_server()
+
+
+@pytest.fixture(scope="session")
+def kimina_legacy() -> KiminaServer:
+    """The 2.0.x server the conformance reference was read from, for the behaviours that differ."""
+    return shared_server(legacy=True)

@@ -64,7 +64,13 @@ def test_grpo_train_on_a_lean_grpo_file_is_cached_on_rerun_then_evaluate(prefect
     r = invoke(*args)
     assert r.exit_code == 0, r.output
     assert "done: dr_grpo on 2 theorems, 1 steps" in r.output and "cached" not in r.output
+    assert "model: builtin:tiny-causal-lm (the untrained built-in model" in r.output  # said before training
     info = json.loads((out / "dojoflow_model.json").read_text())
+    history = json.loads((out / "grpo_history.json").read_text())
+    if all(h.get("frac_reward_zero_std") == 1.0 for h in history):  # the untrained model's proofs all fail alike
+        assert "warning: nothing was learned: at every step every group's completions got the same reward" in r.output
+    else:
+        assert "nothing was learned" not in r.output
     assert info["trainer"] == "grpo" and info["settings"]["mode"] == "proof"
     assert info["settings"]["training"]["num_generations"] == 2
     again = invoke(*args)

@@ -15,9 +15,12 @@ import json
 import os
 import subprocess
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
+from prefect.settings import PREFECT_API_URL
 
 from storage.errors import DojoflowError
 from tasks.config import PipelineConfig
@@ -151,6 +154,8 @@ def test_nothing_changed_finishes_quickly_and_says_which_commits_were_checked(pr
     assert state_path(home).read_bytes() == before
     md = artifact_markdown(run_id)
     assert "nothing changed" in md and head[:12] in md and "Lemmas" in md and "Other" in md
+    run = httpx.get(f"{PREFECT_API_URL.value()}/flow_runs/{run_id}", timeout=30).raise_for_status().json()
+    assert run["name"] == f"nightly nightly-test {datetime.now(UTC).date().isoformat()}"  # nights told apart
 
 
 def test_a_new_commit_traced_by_the_lean_dojo_double_is_trained_on_and_recorded_then_a_quiet_night_is_quick(

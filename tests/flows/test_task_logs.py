@@ -3,6 +3,7 @@ reach the task run's logs in Prefect, where the UI shows them (flows/ui.py)."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import httpx
@@ -39,3 +40,33 @@ def test_a_log_line_of_the_sft_trainer_is_in_the_train_task_runs_logs(prefect, t
             break
         time.sleep(0.5)
     assert any(line.startswith("tasks.sft.train: SFT on ") for line in lines), lines
+    # The loss curve: one line per logging step of the Trainer, in the same task run's logs.
+    assert any(re.match(r"tasks\.trainers\.progress: step 1/\d+: loss [0-9.]+", line) for line in lines), lines
+    deadline, evaluated = time.monotonic() + 300, []
+    while time.monotonic() < deadline and not evaluated:
+        lines = task_run_logs(PREFECT_API_URL.value(), result["run_id"], "evaluate-sft")
+        evaluated = [line for line in lines if line.startswith("tasks.sft.evaluate: evaluated ")]
+        time.sleep(0.5)
+    assert evaluated and "completion_loss" in evaluated[0], lines
+
+
+def test_the_run_has_one_metrics_card_a_progress_card_in_words_and_task_names_without_hash_suffixes(prefect, tmp_path):
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.curriculum import curriculum
+
+    result = curriculum(config=config(tmp_path, tmp_path / "home", n=2))
+    api = PREFECT_API_URL.value()
+    body = {"artifacts": {"flow_run_id": {"any_": [result["run_id"]]}}}
+    artifacts = httpx.post(f"{api}/artifacts/filter", json=body, timeout=30).raise_for_status().json()
+    tables = [a for a in artifacts if a["type"] == "table"]
+    assert [a["key"] for a in tables] == ["test-metrics"], [(a["type"], a["key"]) for a in artifacts]
+    progress = [a for a in artifacts if a["type"] == "progress"]
+    assert len(progress) == 1 and progress[0]["description"] == "2 of 2 curriculum steps of `test` done (100%)"
+    runs = (
+        httpx.post(f"{api}/task_runs/filter", json={"flow_runs": {"id": {"any_": [result["run_id"]]}}}, timeout=30)
+        .raise_for_status()
+        .json()
+    )
+    suffixed = [r["name"] for r in runs if re.search(r"-[0-9a-f]{3}$", r["name"])]
+    assert not suffixed, suffixed

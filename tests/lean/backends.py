@@ -50,21 +50,31 @@ def repl_harness(store, tmp_path: Path, projects: dict[str, str], **settings):
 
 @contextmanager
 def kimina_harness(store, tmp_path: Path, projects: dict[str, str], **settings):
-    """Interim, until the real kimina server runs over the Lean process double (issue 14, wt-kimina):
-    the hand-written server double, whose REPL is the double's core in-process (no faults)."""
-    from tests.doubles.kimina_server import KiminaDouble
+    """The real kimina server package (kimina-ast-server 2.1.3, one per session:
+    tests/doubles/kimina_server.py) with the Lean process double as its REPL."""
+    import os
 
-    with KiminaDouble() as server:
-        backend = open_backend(
-            BackendSettings(
-                kind="kimina", kimina={"url": server.url, "projects": projects, "retry_backoff_s": 0.01}, **settings
-            ),
-            store,
-        )
+    from tests.doubles.kimina_server import API_KEY, shared_server
+
+    server = shared_server()
+    saved = {k: os.environ.get(k) for k in ("LEAN_SERVER_API_KEY", "DOJOFLOW_CONTRACT_WRONG_KEY")}
+    os.environ.update(LEAN_SERVER_API_KEY=API_KEY, DOJOFLOW_CONTRACT_WRONG_KEY="not-the-key")
+    server.repl.faults()
+    options = {"url": server.url, "projects": projects, "retry_backoff_s": 0.01}
+    try:
+        backend = open_backend(BackendSettings(kind="kimina", kimina=options, **settings), store)
+        bad_key = BackendSettings(kind="kimina", kimina={**options, "api_key_env": "DOJOFLOW_CONTRACT_WRONG_KEY"})
         try:
-            yield Harness("kimina", backend, None)
+            yield Harness("kimina", backend, server.repl, bad_key)
         finally:
             backend.close()
+    finally:
+        server.repl.faults()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @contextmanager
@@ -110,8 +120,4 @@ FACTORIES = {
 
 
 # (contract test, backend) -> the mismatch it still has; the suite marks it a strict xfail.
-KNOWN_GAPS = {
-    ("test_a_module_header_is_handled_not_a_rejection", "kimina"): (
-        "conformance #10 in kimina._verdict: `#print axioms` refused in a `module` is read as a rejection"
-    ),
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}

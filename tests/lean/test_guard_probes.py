@@ -170,7 +170,7 @@ def repl_check(text: str, lean: Lean, tmp_path):
     from lean_interact.interface import CommandResponse
 
     from tasks.lean.repl import ReplBackend, read_check_reply
-    from tasks.lean.source import proof_command
+    from tasks.lean.source import check_alias, proof_command, statement_check_command
 
     backend = ReplBackend(BackendSettings(kind="repl", work_dir=str(tmp_path / "repl")))
     try:
@@ -179,14 +179,15 @@ def repl_check(text: str, lean: Lean, tmp_path):
         backend.close()
     if early is not None:
         return early
-    proof_cmd = proof_command(THEOREM, text)
-    p = proof_cmd.count("\n")
-    msgs = _messages(lean, decl_line=1, axioms_line=p + 2)
+    alias = check_alias()
+    tail = f"{proof_command(THEOREM, text)}{statement_check_command(THEOREM, alias)}\n#print axioms {alias}"
+    axioms_line = tail.count("\n") + 1
+    msgs = _messages(lean, decl_line=1, axioms_line=axioms_line, alias=alias)
     reply = CommandResponse.model_validate({"env": 1, **({"messages": msgs} if msgs else {})})
-    return read_check_reply(reply, "", proof_cmd, NAME)
+    return read_check_reply(reply, "", tail, alias)
 
 
-def _messages(lean: Lean, decl_line: int, axioms_line: int) -> list[dict]:
+def _messages(lean: Lean, decl_line: int, axioms_line: int, alias: str) -> list[dict]:
     """Lean's messages for the row, positioned as in one text: the declaration starts at
     `decl_line` (its proof on the lines after), `#print axioms` sits on `axioms_line`."""
 
@@ -198,10 +199,10 @@ def _messages(lean: Lean, decl_line: int, axioms_line: int) -> list[dict]:
     out = [msg("info", decl_line + k, t) for k, t in lean.infos]
     if lean.sorry_warning:
         out.append(msg("warning", decl_line, SORRY_WARNING))
-    return out + [msg("info", axioms_line, print_axioms_message(NAME, lean.axioms))]
+    return out + [msg("info", axioms_line, print_axioms_message(alias, lean.axioms))]
 
 
-def kimina_check(text: str, lean: Lean):
+def kimina_check(text: str, lean: Lean, from_body: bool = False):
     from tasks.lean.kimina import KiminaBackend
 
     backend = KiminaBackend(BackendSettings(kind="kimina", kimina={"header": HEADER}))
@@ -209,13 +210,20 @@ def kimina_check(text: str, lean: Lean):
         early = _refused_before_lean(backend, text)
         if early is not None:
             return early
-        code, layout = backend._snippet(THEOREM, text)
-        # One REPL command for the whole snippet: the helper's warning on line 1 (the header),
-        # the proof's messages on its lines, `#print axioms` on its own line.
-        msgs = [{"severity": "warning", "pos": {"line": 1, "column": 8}, "data": SORRY_WARNING}]
-        msgs += _messages(lean, decl_line=layout.header_lines + 1, axioms_line=layout.axioms_line)
-        assert code.splitlines()[layout.axioms_line - 1] == f"#print axioms {NAME}"
-        return backend._verdict({"env": 0, "messages": msgs}, layout)
+        snippet = backend._snippet(THEOREM, text, "probe")
+        lines = snippet.code.rstrip("\n").split("\n")
+        axioms_line = len(lines)
+        decl_line = next(k for k, line in enumerate(lines, start=1) if line.startswith("theorem T "))
+        assert lines[-1] == f"#print axioms {snippet.name}"
+        # One REPL command for the whole snippet, numbered from the snippet's first line: the
+        # helper's warning on its line of the header, the proof's messages on its lines.
+        helper = next(k for k, line in enumerate(lines, start=1) if line.startswith("theorem helper_with_sorry"))
+        msgs = [{"severity": "warning", "pos": {"line": helper, "column": 8}, "data": SORRY_WARNING}]
+        msgs += _messages(lean, decl_line=decl_line, axioms_line=axioms_line, alias=snippet.name)
+        if from_body:  # kimina-ast-server 2.1.x numbers from the body, after the imports it split off
+            cut = next(k for k, line in enumerate(lines) if line.strip() and not line.startswith("import "))
+            msgs = [{**m, "pos": {**m["pos"], "line": m["pos"]["line"] - cut}} for m in msgs]
+        return backend._verdict({"env": 0, "messages": msgs}, snippet)[0]
     finally:
         backend.close()
 
@@ -292,6 +300,7 @@ def test_guard_probe(row, text, kind, lean, tmp_path):
     checks = {
         "repl": repl_check(text, lean, tmp_path),
         "kimina": kimina_check(text, lean),
+        "kimina-2.1": kimina_check(text, lean, from_body=True),
         "leandojo": dojo_check(text, lean, tmp_path),
     }
     verdicts = {name: judge(check, text) for name, check in checks.items()}
@@ -305,7 +314,9 @@ def test_guard_probe(row, text, kind, lean, tmp_path):
         assert proof_reward is None or proof_reward <= 0, proof_reward
     else:  # an honest proof that Lean accepts cleanly
         assert not refused and not is_sorry(text)
-        assert verdicts["repl"].proved and verdicts["kimina"].proved, {n: v.reason for n, v in verdicts.items()}
+        assert all(verdicts[n].proved for n in ("repl", "kimina", "kimina-2.1")), {
+            n: v.reason for n, v in verdicts.items()
+        }
         assert verdicts["leandojo"].status == "unverified"  # the Dojo cannot report axioms
         assert tactic_reward == 1.0 and proof_reward == 1.0
 

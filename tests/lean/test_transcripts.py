@@ -1,8 +1,9 @@
 """Every answer the Lean REPL recorded in its own test suites, read by Dojoflow as Lean meant it.
 
-tests/lean/lean-transcripts/ holds the REPL's requests (`X.in`) and real answers
-(`X.expected.out`), from leanprover-community/repl and LeanInteract's fork (their README gives
-the commits and Lean versions). tests/lean/transcript_classes.tsv says, for each request/answer
+The project's shared folder (`../shared/lean-transcripts/`, beside the repository's root here and in
+CI) holds the REPL's requests (`X.in`) and real answers (`X.expected.out`), from
+leanprover-community/repl and LeanInteract's fork (their README gives the commits and Lean
+versions). tests/lean/transcript_classes.tsv says, for each request/answer
 pair, what the answer means:
 
 - a proof-state request (`tactic`, or a pickled proof state): `state` (goals left), `finished`
@@ -36,7 +37,7 @@ from tasks.lean.repl_answers import read_check, read_step, stale_reason
 from tasks.lean.verdict import Answer, messages_of, proof_rule
 
 HERE = Path(__file__).resolve().parent
-TRANSCRIPTS = HERE / "lean-transcripts"
+TRANSCRIPTS = HERE.parents[2] / "shared" / "lean-transcripts"  # read in place, not copied
 TABLE = HERE / "transcript_classes.tsv"
 
 

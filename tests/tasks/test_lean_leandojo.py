@@ -80,7 +80,7 @@ def test_dojo_proofs_rechecked_by_repl_count_as_proved_against_dojo_and_repl_dou
         assert backend.name == "repl" and verdict.proved and check.answers.axioms is not None
     finally:
         backend.close()
-    assert "#print axioms NatBasics.square_add" in repl.received()
+    assert ":= NatBasics.square_add" in repl.received() and "#print axioms _dojoflow_check_" in repl.received()
 
 
 def test_forbidden_construct_never_reaches_dojo_double(store, theorems, dojo_env, tmp_path):
