@@ -45,6 +45,7 @@ from storage.lean_text import (
 
 from .backend import ProofCheck, TheoremSpec
 from .guard import DEFAULT_ALLOWED_AXIOMS, forbidden_construct, parse_print_axioms
+from .repl_answers import MODULE_REFUSAL
 
 RULE_VERSION = "verdict-2026-11-24.1"
 """The version of the rule below; a verification cache keys its verdicts on it."""
@@ -156,6 +157,9 @@ def decide(answers: LeanAnswers, allowed_axioms=DEFAULT_ALLOWED_AXIOMS, checker:
         return Verdict("rejected", f"the proved constant is not the original statement: {stmt_errors[0]}")
     if answers.axioms is None:
         return Verdict("unverified", f"{checker} cannot report the axioms of {answers.constant}")
+    late = [m.text for m in answers.axioms.messages if m.severity == "error" and not m.text.startswith(MODULE_REFUSAL)]
+    if late:  # e.g. a proof that does not parse, reported where the next command starts
+        return Verdict("rejected", f"Lean reports an error: {late[0]}")
     axioms = read_axioms(answers.constant, answers.axioms)
     if axioms is None:  # nothing established either way: no verdict (no penalty, no reward)
         return Verdict("error", f"`#print axioms {answers.constant}` gave no axiom list for it")
