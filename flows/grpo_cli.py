@@ -77,9 +77,9 @@ def _settings(fields: dict):
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "settings"
-        raise InputError(
-            where, first["msg"].removeprefix("Value error, "), "fix that option (dojoflow grpo train --help)"
-        ) from e
+        message = first["msg"].removeprefix("Value error, ").rstrip(".")
+        problem, _, fix = message.rpartition(". ") if ". " in message else (message, "", "")
+        raise InputError(where, problem, f"{fix or 'Fix that option (dojoflow grpo train --help)'}.") from e
     preflight(settings, "grpo")
     return settings
 

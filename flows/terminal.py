@@ -136,6 +136,15 @@ class RunDisplay:
             self.console.print(f"{elapsed // 60:02d}:{elapsed % 60:02d}  {escape(text)}", soft_wrap=True)
         self.last = text
 
+    def waiting(self, why: str) -> None:
+        """The current phase, and why it is not moving (another run holds its lock)."""
+        text = " · ".join(p for p in (self.last, why) if p)
+        if self.progress is not None:
+            self.progress.update(self.task, description=escape(text))
+        else:
+            elapsed = int(time.monotonic() - self.started)
+            self.console.print(f"{elapsed // 60:02d}:{elapsed % 60:02d}  {escape(text)}", soft_wrap=True)
+
     def close(self) -> None:
         if self.progress is not None:
             self.progress.stop()

@@ -16,7 +16,7 @@ from prefect.artifacts import (
 
 from storage.errors import DojoflowError
 from storage.store import Store, dojoflow_home
-from tasks import runs
+from tasks import prefect_locking, runs
 from tasks.report import inline_plot, metrics_rows, rounded
 
 PLAIN_LOGIC_LOGGERS = ("tasks", "storage")
@@ -58,6 +58,12 @@ def set_display(display) -> None:
     if display is not None:
         _current_run = None
     _display = display
+    prefect_locking.on_wait(_show_waiting if display is not None else None)
+
+
+def _show_waiting(key: str) -> None:
+    if _display is not None:
+        _display.waiting("waiting for another run that is computing this step")
 
 
 def current_run_id() -> str | None:

@@ -11,10 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import os
 import threading
 import time
 from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+_on_wait = None  # set by the terminal display (flows/ui.py): called once when a lock is busy
+
+
+def on_wait(callback) -> None:
+    """`callback(key)` is called once per acquisition that has to wait for another holder."""
+    global _on_wait
+    _on_wait = callback
 
 
 class FlockLockManager:
@@ -54,6 +65,7 @@ class FlockLockManager:
             if key in self._held and self._held[key][1] == holder:
                 return True
         deadline = None if acquire_timeout is None else time.monotonic() + acquire_timeout
+        waited = False
         while True:
             fd = self._try(key)
             if fd is not None:
@@ -62,6 +74,11 @@ class FlockLockManager:
                 return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False
+            if not waited:  # say so once: another run (or process) is computing this very step
+                waited = True
+                log.info("waiting for another run that holds the lock of this step (%s)", key)
+                if _on_wait is not None:
+                    _on_wait(key)
             time.sleep(self.poll)
 
     async def aacquire_lock(

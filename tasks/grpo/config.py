@@ -218,7 +218,7 @@ class GRPOSettings(BaseModel):
         try:
             return canonical_algorithm(value)
         except InputError as e:
-            raise ValueError(f"{e.problem}. {e.fix}") from None
+            raise ValueError(f"{e.problem}. {e.fix.rstrip('.')}") from None  # the caller adds its own full stop
 
     @field_validator("rewards")
     @classmethod

@@ -243,6 +243,11 @@ def checkable_specs(settings: GRPOSettings, theorems: list[FileTheorem], store) 
             "import the repository that traces them (dojoflow import), remove them from the file, or "
             "use --backend repl or kimina, which check the statement itself",
         )
+    from tasks.lean.availability import check_versions
+    from tasks.lean.config import BackendSettings
+
+    # a repository at a Lean version the backend cannot run stops the run now (tasks/lean/versions.py)
+    check_versions(BackendSettings.model_validate(settings.backend), [s for s in specs if s.repo_id != FILE_REPO_ID])
     return specs
 
 

@@ -46,12 +46,14 @@ def check_proofs(backend: LeanBackend, items: list[tuple[TheoremSpec, str]]) -> 
 def preflight(settings: BackendSettings, theorems: list[TheoremSpec] | None = None) -> None:
     """Fail now, with the install command or the fix, if the backend cannot run (its package,
     `lake`, or its server is missing) or, given the theorems to work on, if a repository has no
-    usable checkout. Starts no Lean process; `open_backend` calls it (without theorems)."""
-    from .availability import check_available, check_checkouts
+    usable checkout or uses a Lean version the backend does not support (tasks/lean/versions.py).
+    Starts no Lean process; `open_backend` calls it (without theorems)."""
+    from .availability import check_available, check_checkouts, check_versions
 
     check_available(settings)
     if theorems:
         check_checkouts(settings, theorems)
+        check_versions(settings, theorems)
 
 
 def open_backend(settings: BackendSettings, store) -> LeanBackend:

@@ -94,3 +94,38 @@ def check_checkouts(settings: BackendSettings, theorems) -> None:
         if theorem.repo_id not in seen:
             seen.add(theorem.repo_id)
             check_checkout(theorem, project_dir(theorem, projects, option), option)
+
+
+def repository_toolchain(settings: BackendSettings, theorem) -> tuple[str, str] | None:
+    """(where it was read, the `lean-toolchain` text) of the theorem's repository as the backend
+    will run it: the traced repository in lean-dojo's cache (leandojo; InputError when tracing did
+    not leave it there), or the configured checkout (repl, when LeanInteract picks the REPL tag);
+    None where the backend fixes no range (kimina) or runs a REPL the user built (repl_path)."""
+    if settings.kind == "leandojo":
+        from .dojo_repo import find_traced_repo
+        from .leandojo import dojo_cache_dir
+
+        found = find_traced_repo(dojo_cache_dir(settings), theorem.url, theorem.commit)
+        return str(found.traced_dir), found.lean_toolchain
+    if settings.kind == "repl" and settings.repl.repl_path is None:
+        from .source import project_dir
+
+        toolchain = project_dir(theorem, settings.repl.projects, "backend.repl.projects") / "lean-toolchain"
+        return (str(toolchain.parent), toolchain.read_text()) if toolchain.exists() else None
+    return None
+
+
+def check_versions(settings: BackendSettings, theorems) -> None:
+    """Every repository of `theorems` uses a Lean version the backend supports
+    (tasks/lean/versions.py); else one InputError naming the repository, its version, the range
+    and what to do."""
+    from .versions import check_version
+
+    seen = set()
+    for theorem in theorems:
+        if theorem.repo_id in seen:
+            continue
+        seen.add(theorem.repo_id)
+        found = repository_toolchain(settings, theorem)
+        if found is not None and found[1].strip():
+            check_version(settings.kind, f"{theorem.url}@{theorem.commit[:12]}", found[1])

@@ -77,10 +77,18 @@ class LeanDojoOptions(BaseModel):
         default_factory=list, description="Extra imports for Dojo's file (its `additional_imports`)."
     )
     build_deps: bool = Field(False, description="Dojo's `build_deps`: rebuild the dependencies too.")
+    start_timeout_s: float = Field(
+        1800.0,
+        gt=0,
+        description="Wall-clock limit of starting one theorem's Dojo: Lean elaborates the imports and the "
+        "file up to the theorem (minutes with Mathlib). lean-dojo's own `timeout` bounds both this start and "
+        "every tactic; Dojoflow gives the start this limit and each tactic `tactic_timeout_s`.",
+    )
     cache_dir: str | None = Field(
         None,
-        description="lean-dojo's cache (its CACHE_DIR), where tracing left the traced and built repository; "
-        "default: $CACHE_DIR, else lean-dojo's own (~/.cache/lean_dojo).",
+        description="lean-dojo's cache (its CACHE_DIR), where tracing left the traced and built repository "
+        "(`<dojoflow home>/traces/work/lean_dojo_cache` for `dojoflow trace`); default: $CACHE_DIR, else lean-dojo's "
+        "own (~/.cache/lean_dojo). The Dojo never traces: a repository missing there is an error.",
     )
     extra_pythonpath: list[str] = Field(
         default_factory=list,

@@ -7,14 +7,26 @@ worker never gets them) and a memory limit. Each request has a wall-clock limit;
 worker that crashes or hangs is killed and replaced, the theorem is opened again, its
 tactics replayed and the request retried once, then reported as an error.
 `TacticState` -> "state", `ProofFinished` -> "finished", `LeanError` -> "error",
-`ProofGivenUp` (a `sorry`) -> "error". Whole proofs are run as one tactic block from the
-initial state; Dojo neither checks the statement nor reports axioms, so its finished
-proofs are `unverified` (tasks/lean/verdict.py) unless a whole-proof backend re-checks
-them (`backend.recheck`, tasks/lean/recheck.py; docs/lean-backends.md).
+`ProofGivenUp` (a `sorry`) -> "error".
+
+What lean-dojo 4.20.0's real `Dojo` requires, and how this backend meets it:
+- a Dojo whose tactic timed out keeps its stale pexpect stream (the late answer would be read
+  as the next tactic's): the worker closes it, and the next request opens the theorem again
+  and replays the state's tactics (`_State.opened` names the Dojo a state lives in);
+- `DojoCrashError` and a tactic timeout are infrastructure errors, retried once on a fresh Dojo
+  (the state's tactics replayed), then reported as an error / "timeout", never a rejection;
+- `Lean4Repl` parses one tactic per request: whole proofs are split into their top-level
+  tactics (tasks/lean/tactic_split.py) and sent one by one;
+- the Dojo's start has its own limit (`leandojo.start_timeout_s`), apart from the tactics';
+- the Dojo opens the repository tracing built (tasks/lean/dojo_repo.py), never traces.
+Dojo neither checks the statement nor reports axioms, so its finished proofs are `unverified`
+(tasks/lean/verdict.py) unless a whole-proof backend re-checks them (`backend.recheck`,
+tasks/lean/recheck.py; docs/lean-backends.md).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -43,9 +55,17 @@ from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
 from .sandbox import limit_memory
 from .states import ProofStates, failure_result
+from .tactic_split import split_tactics
 from .verdict import Answer, Message, bad_input, bad_theorem, proof_check
 
 DOJOFLOW_ROOT = Path(__file__).resolve().parents[2]
+
+
+def dojo_cache_dir(settings: BackendSettings) -> Path:
+    """lean-dojo's CACHE_DIR for the worker: the option, else $CACHE_DIR, else lean-dojo's default
+    (lean_dojo/constants.py:26-30)."""
+    cache = settings.leandojo.cache_dir or os.environ.get("CACHE_DIR") or "~/.cache/lean_dojo"
+    return Path(cache).expanduser().resolve()
 
 
 class _DojoProcess:
@@ -62,9 +82,8 @@ class _DojoProcess:
         cwd = Path(tempfile.mkdtemp(prefix="dojo-", dir=self.work_root))
         paths = [str(DOJOFLOW_ROOT), *self.settings.leandojo.extra_pythonpath]
         extra = {"PYTHONPATH": os.pathsep.join(paths)}
-        cache = self.settings.leandojo.cache_dir or os.environ.get("CACHE_DIR")
-        if cache:  # where tracing left the built repository: Dojo reuses it instead of building again
-            extra["CACHE_DIR"] = str(Path(cache).expanduser())
+        # where tracing left the built repository; no remote cache, no .env file read at import
+        extra.update(CACHE_DIR=str(dojo_cache_dir(self.settings)), DISABLE_REMOTE_CACHE="1", PYTHON_DOTENV_DISABLED="1")
         env = minimal_env(extra=extra)
         memory = self.settings.memory_limit_mb
         self.log = open(cwd / "worker.log", "w", encoding="utf-8")
@@ -126,19 +145,24 @@ class _DojoProcess:
                 code = self.proc.poll()
                 self.kill()
                 raise LeanProcessFailure(crash_message("crashed", f"exit code {code}"), False)
-            reply = json.loads(line)
-            if reply.get("status") == "crashed":  # Dojo's own Lean process died (DojoCrashError)
-                raise LeanProcessFailure(reply["message"], False)
-            return reply
+            return json.loads(line)
 
 
 @dataclass(frozen=True)
 class _State:
     theorem_key: str
-    generation: int
+    opened: int  # the Dojo this state lives in (a number of `LeanDojoBackend._opened`)
     dojo_id: int
     path: tuple[str, ...]
     goals: str
+
+
+@dataclass(frozen=True)
+class _Opened:
+    number: int
+    generation: int  # of the worker process
+    dojo_id: int  # the initial state's id
+    pp: str
 
 
 class LeanDojoBackend:
@@ -151,24 +175,28 @@ class LeanDojoBackend:
         self.work_root.mkdir(parents=True, exist_ok=True)
         self.process = _DojoProcess(settings, self.work_root)
         self._states = ProofStates()
-        self._opened: dict[str, tuple[int, int, str]] = {}  # theorem key -> (generation, s0 id, pp)
+        self._opened: dict[str, _Opened] = {}  # theorem key -> its live Dojo
+        self._numbers = itertools.count(1)
 
     @staticmethod
     def _key(theorem: TheoremSpec) -> str:
         return f"{theorem.repo_id}:{theorem.file_path}:{theorem.full_name}"
 
-    def _open(self, theorem: TheoremSpec) -> tuple[int, int, str]:
-        """(generation, initial state id, its goals) of the theorem in the current worker."""
+    def _open(self, theorem: TheoremSpec) -> _Opened:
+        """The theorem's live Dojo in the current worker, opened now if there is none."""
         key = self._key(theorem)
         opened = self._opened.get(key)
-        if opened is not None and opened[0] == self.process.current_generation():
+        if opened is not None and opened.generation == self.process.current_generation():
             return opened
+        self._opened.pop(key, None)
         opts = self.settings.leandojo
         reply = self.process.request(
             {
                 "op": "start",
                 "key": key,
-                "timeout": self.settings.tactic_timeout_s,
+                "cache_dir": str(dojo_cache_dir(self.settings)),
+                "start_timeout": opts.start_timeout_s,
+                "tactic_timeout": self.settings.tactic_timeout_s,
                 "theorem": {
                     "url": theorem.url,
                     "commit": theorem.commit,
@@ -178,40 +206,52 @@ class LeanDojoBackend:
                 "additional_imports": opts.additional_imports,
                 "build_deps": opts.build_deps,
             },
-            self.settings.theorem_timeout_s,
+            opts.start_timeout_s + 60,  # backstop for a hung worker; the Dojo enforces the limit itself
         )
         if reply["status"] != "state":
             raise RuntimeError(reply.get("message", "Dojo could not start the theorem"))
-        self._opened[key] = (self.process.generation, reply["id"], reply["pp"])
+        self._opened[key] = _Opened(next(self._numbers), self.process.generation, reply["id"], reply["pp"])
         return self._opened[key]
 
     def _current(self, state: _State, theorem: TheoremSpec) -> _State:
-        if state.generation == self.process.current_generation():
+        """`state` in a live Dojo: itself, or rebuilt by replaying its tactics on a new one."""
+        opened = self._opened.get(state.theorem_key)
+        if opened is not None and opened.number == state.opened and opened.generation == self.process.generation:
             return state
-        generation, dojo_id, _ = self._open(theorem)
+        opened = self._open(theorem)
+        dojo_id = opened.dojo_id
         for tactic in state.path:
             reply = self._tac(theorem, dojo_id, tactic)
             if reply["status"] != "state":
-                raise RuntimeError(f"replaying `{tactic}` after a restart failed: {reply.get('message', reply)}")
+                raise RuntimeError(f"replaying `{tactic}` on a new Dojo failed: {reply.get('message', reply)}")
             dojo_id = reply["id"]
-        return _State(state.theorem_key, generation, dojo_id, state.path, state.goals)
+        return _State(state.theorem_key, opened.number, dojo_id, state.path, state.goals)
 
     def _tac(self, theorem: TheoremSpec, dojo_id: int, tactic: str) -> dict:
-        return self.process.request(
-            {"op": "run_tac", "key": self._key(theorem), "id": dojo_id, "tactic": tactic},
+        """One tactic in the theorem's Dojo. A Dojo that timed out or crashed is gone (the worker
+        closed it); both raise LeanProcessFailure, so that `retry_once` tries a new Dojo once."""
+        key = self._key(theorem)
+        reply = self.process.request(
+            {"op": "run_tac", "key": key, "id": dojo_id, "tactic": tactic},
             # Dojo enforces the tactic limit itself; this is the backstop for a hung worker.
             max(2 * self.settings.tactic_timeout_s, self.settings.tactic_timeout_s + 5),
         )
+        if reply.get("discarded"):
+            self._opened.pop(key, None)
+        if reply["status"] in ("crashed", "timeout"):  # a hang is retried like a crash, on a fresh Dojo
+            raise LeanProcessFailure(reply["message"], reply["status"] == "timeout")
+        return reply
 
     def start(self, theorem: TheoremSpec) -> TacticResult:
         bad = bad_theorem(theorem)
         if bad is not None:
             return TacticResult("error", message=bad)
         try:
-            generation, dojo_id, pp = retry_once(lambda: self._open(theorem))
+            opened = retry_once(lambda: self._open(theorem))
         except (LeanProcessFailure, RuntimeError) as e:
             return failure_result(e)
-        return TacticResult("state", self._states.remember(_State(self._key(theorem), generation, dojo_id, (), pp), pp))
+        record = _State(self._key(theorem), opened.number, opened.dojo_id, (), opened.pp)
+        return TacticResult("state", self._states.remember(record, opened.pp))
 
     def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
         record, refused = self._states.lookup(state, tactic)
@@ -228,35 +268,54 @@ class LeanDojoBackend:
             return failure_result(e)
         status = reply["status"]
         if status == "state":
-            nxt = _State(current.theorem_key, current.generation, reply["id"], current.path + (tactic,), reply["pp"])
+            nxt = _State(current.theorem_key, current.opened, reply["id"], current.path + (tactic,), reply["pp"])
             return TacticResult("state", self._states.remember(nxt, reply["pp"]))
         if status == "finished":
             return TacticResult("finished")
         if status == "given_up":
             return TacticResult("error", message=SORRY_TACTIC)
-        return TacticResult("timeout" if status == "timeout" else "error", message=reply.get("message", ""))
+        return TacticResult("error", message=reply.get("message", ""))
 
-    def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
-        bad = bad_input(theorem, proof)
+    def _run_steps(self, theorem: TheoremSpec, tactics: list[str]) -> dict:
+        """Run `tactics` one by one from a fresh initial state; the last answer, or the first that
+        is not a state. Tactics left after the proof finished are Lean's "no goals" error."""
+        dojo_id = self._open(theorem).dojo_id
+        reply: dict = {"status": "state", "pp": ""}
+        for i, tactic in enumerate(tactics):
+            reply = self._tac(theorem, dojo_id, tactic)
+            if reply["status"] == "finished" and i < len(tactics) - 1:
+                return {"status": "error", "message": f"no goals to be proved (at `{tactics[i + 1]}`)"}
+            if reply["status"] != "state":
+                return reply
+            dojo_id = reply["id"]
+        return reply
+
+    def check_steps(self, theorem: TheoremSpec, tactics: tuple[str, ...]) -> ProofCheck:
+        """Check a proof given as its tactics (best-first search's found path): each tactic goes to
+        the Dojo as it was found, with no re-splitting of the joined text."""
+        text = "\n".join(tactics)
+        bad = bad_input(theorem, text)
         if bad is not None:
             return ProofCheck(False, self.name, error=bad)
-        why = forbidden_construct(proof)
+        why = forbidden_construct(text)
         if why is not None:
             return ProofCheck(False, self.name, (forbidden_message(why),))
-
-        def attempt():
-            _, dojo_id, _ = self._open(theorem)
-            return self._tac(theorem, dojo_id, proof.strip("\n"))
-
+        if not tactics:
+            return ProofCheck(False, self.name, ("empty proof",))
         try:
-            reply = retry_once(attempt)
+            reply = retry_once(lambda: self._run_steps(theorem, list(tactics)))
         except (LeanProcessFailure, RuntimeError) as e:
             return ProofCheck(False, self.name, error=str(e))
         return dojo_proof_check(theorem, reply)
 
+    def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
+        """A whole tactic block, sent one top-level tactic at a time (Lean4Repl parses one tactic)."""
+        return self.check_steps(theorem, tuple(split_tactics(proof)))
+
     def close(self) -> None:
         self.process.kill()
         self._states.clear()
+        self._opened.clear()
         if self._own_root:
             shutil.rmtree(self.work_root, ignore_errors=True)
 

@@ -110,7 +110,11 @@ def _accept(search: _Search, backend, proof: tuple[str, ...]):
     from tasks.lean.verdict import judge
 
     text = "\n".join(proof)
-    check = _timed(search, backend.check_proof, search.theorem, text)
+    check_steps = getattr(backend, "check_steps", None)
+    if check_steps is not None:  # a backend that takes one tactic per request (leandojo): no re-splitting
+        check = _timed(search, check_steps, search.theorem, tuple(proof))
+    else:
+        check = _timed(search, backend.check_proof, search.theorem, text)
     verdict = judge(check, text, tuple(search.budget.allowed_axioms))
     if verdict.status in ("rejected", "error"):
         search.rejected.append(("check failed: " if check.error else "") + verdict.reason)

@@ -66,6 +66,7 @@ from ..git import (
     run_git,
     run_git_network,
 )
+from ..lean.versions import check_version
 from .errors import TracingError
 from .job import TraceJob, check_build_deps
 from .toolchain import find_toolchain, minimal_env
@@ -430,6 +431,9 @@ def trace_repository(
     if source.kind == "remote" and commit is None:
         commit = resolve_remote_head(source)
     checkout, commit = checkout_commit(source, commit, work_dir / "checkouts")
+    # lean-dojo's ExtractData.lean works for a known range of Lean versions only: refuse the rest
+    # now, not after hours of `lake build` (tasks/lean/versions.py)
+    check_version("tracing", f"{source.export_url}@{commit[:12]}", (checkout / "lean-toolchain").read_text())
     key = commit[:12]
     cache_dir, tmp_dir, run_dir = work_dir / "lean_dojo_cache", work_dir / "tmp" / key, work_dir / "run" / key
     logs, jobs = work_dir / "logs", work_dir / "jobs"

@@ -57,7 +57,7 @@ def lean4_commit(root: Path) -> str:
     return ""
 
 
-def _bare_repo(ld_lean, url: str, commit: str, lean_version: str, repo_type):
+def bare_repo(ld_lean, url: str, commit: str, lean_version: str, repo_type):
     """A LeanGitRepo with the fields lean-dojo's __post_init__ would set, without its network calls."""
     repo = object.__new__(ld_lean.LeanGitRepo)
     for name, value in (
@@ -84,7 +84,7 @@ def offline_dependencies(ld_lean, root: Path) -> dict:
     if lean_version is None:
         raise InputError(root / "lean-toolchain", "is missing", "a Lake project names its Lean version there")
     deps = {
-        "lean4": _bare_repo(
+        "lean4": bare_repo(
             ld_lean, ld_lean.LEAN4_URL, lean4_commit(root) or lean_version, "latest", ld_lean.RepoType.GITHUB
         )
     }
@@ -107,7 +107,7 @@ def offline_dependencies(ld_lean, root: Path) -> dict:
         url = ld_lean.normalize_url(pkg["url"])
         repo_type = ld_lean.RepoType.GITHUB if url.startswith("https://github.com/") else ld_lean.RepoType.REMOTE
         version = _toolchain_version(ld_lean, root / ".lake" / "packages" / name / "lean-toolchain", lean_version)
-        deps[name] = _bare_repo(ld_lean, url, pkg["rev"], version, repo_type)
+        deps[name] = bare_repo(ld_lean, url, pkg["rev"], version, repo_type)
     return deps
 
 

@@ -120,6 +120,7 @@ def test_bad_options_fail_before_anything_starts(home, theorem_file, tmp_path, e
     out = tmp_path / "out"
     r = invoke("grpo", "train", theorem_file, *extra, "-o", out, "--home", home)
     assert r.exit_code == 2 and message in r.output.replace("\n", " "), r.output
+    assert ".." not in r.output, r.output  # one full stop between the problem and the fix
     assert not out.exists()
 
 

@@ -132,3 +132,43 @@ def test_prove_refuses_a_checkpoint_that_is_not_a_tactic_generator(prefect, tmp_
     (tmp_path / "prove.yaml").write_text(yaml.safe_dump({"proving": {"backend": {"kind": "replay"}}}))
     r = invoke("prove", tmp_path / "prove.yaml", "--checkpoint", retriever, "--home", home)
     assert r.exit_code == 2 and "not a tactic generator" in r.output
+
+
+def test_prove_with_leandojo_refuses_a_repository_at_a_lean_version_the_dojo_cannot_run(prefect, tmp_path, monkeypatch):
+    """Mismatch #4: Dojo's tactic interaction is broken from Lean v4.12 (LeanDojo#211); the sample is
+    at v4.20.0, so the run stops at preflight with one line, exit code 2, before any Lean starts."""
+    import os
+
+    from tests.doubles.dojo_lean import make_dojo_lean
+
+    home = tmp_path / "home"
+    store = sample_store(home)
+    dojo = make_dojo_lean(tmp_path / "dojo", repos=("NatBasics",))
+    monkeypatch.setenv("PATH", f"{dojo.bin_dir}{os.pathsep}{os.environ['PATH']}")
+    with EndpointDouble(known_proof_table()) as endpoint:
+        (tmp_path / "prove.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "proving": {
+                        "backend": {
+                            "kind": "leandojo",
+                            "leandojo": {"cache_dir": str(dojo.cache_dir)},
+                            "work_dir": str(tmp_path / "work"),
+                        },
+                        "generator": {
+                            "kind": "endpoint",
+                            "endpoint": {"url": endpoint.url, "model": "double", "api_key_env": None},
+                        },
+                    }
+                }
+            )
+        )
+        r = invoke("prove", tmp_path / "prove.yaml", "--repo", "NatBasics", "--home", home, "--out", tmp_path / "out")
+        sent = [q for q in endpoint.requests if q["body"].get("max_tokens") != 1]
+    assert r.exit_code == 2, r.output
+    line = [x for x in r.output.splitlines() if x.startswith("error: ")]  # the CLI's own one-line error
+    assert (
+        len(line) == 1 and "NatBasics" in line[0] and "uses Lean v4.20.0" in line[0] and "v4.9.0 to v4.11.x" in line[0]
+    ), r.output
+    assert "backend.kind: repl" in line[0]
+    assert not dojo.events() and not sent and read_proofs(store) == []

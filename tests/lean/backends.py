@@ -13,7 +13,7 @@ without a factory fails the suite, so none is left out silently.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tasks.lean import BackendSettings, LeanBackend, open_backend
@@ -26,6 +26,7 @@ class Harness:
     backend: LeanBackend
     double: ReplDouble | None  # the Lean process double behind it, for faults; None: there is no Lean process
     bad_key_settings: BackendSettings | None = None  # settings with a wrong API key (backends that take one)
+    lacks: dict[str, str] = field(default_factory=dict)  # what it has no counterpart for -> why (tests skip)
 
 
 @contextmanager
@@ -77,34 +78,41 @@ def kimina_harness(store, tmp_path: Path, projects: dict[str, str], **settings):
                 os.environ[key] = value
 
 
+# What a contract test exercises that a backend has no counterpart for (Harness.lacks): the test
+# skips with the reason, and the behaviour is covered where named.
+DOJO_LACKS = {
+    "memory_restart": "lean-dojo restarts no Lean process for memory (nothing like AutoLeanServer's restart "
+    "inside run()); a Lean process killed for memory is a DojoCrashError, as in the crash tests",
+    "print_axioms": "the Dojo never sends `#print axioms` (it reports no axioms); garbage in a tactic answer is "
+    "tests/lean/test_dojo_contract.py::test_fault_garbage_answer_is_an_error",
+    "module_header": "a `module` header exists only from Lean v4.2x, where preflight refuses the leandojo "
+    "backend (the Dojo's tactics are broken from v4.12, LeanDojo#211; tasks/lean/versions.py)",
+}
+
+
 @contextmanager
 def leandojo_harness(store, tmp_path: Path, projects: dict[str, str], **settings):
-    """Interim, until lean-dojo's real `Dojo` drives the Lean process double (issue 14, wt-dojo):
-    the hand-written Dojo double on the worker's path (no faults, no `projects`)."""
+    """lean-dojo's real `Dojo` over the Lean process double: a fake `lake` whose `lake env lean FILE`
+    speaks Lean4Repl's line protocol from the double's core, and the sample traced into lean-dojo's
+    cache (tests/doubles/dojo_lean/)."""
     import os
 
     import pytest
 
-    from tests.doubles.dojo import make_dojo_double
+    from tests.doubles.dojo_lean import make_dojo_lean
 
     if projects:
-        pytest.skip("the interim Dojo double reads no checkout: the real Dojo replaces it (wt-dojo)")
-    pkgs = make_dojo_double(tmp_path / "pkgs")
-    lake_dir = make_repl_double(tmp_path / "lake").lake_path.parent
+        pytest.skip(f"leandojo: {DOJO_LACKS['module_header']}")
+    double = make_dojo_lean(tmp_path / "dojo")
     old_path = os.environ["PATH"]
-    os.environ["PATH"] = f"{lake_dir}{os.pathsep}{old_path}"
+    os.environ["PATH"] = f"{double.bin_dir}{os.pathsep}{old_path}"
     try:
+        settings.setdefault("work_dir", str(tmp_path / "work"))
         backend = open_backend(
-            BackendSettings(
-                kind="leandojo",
-                work_dir=str(tmp_path / "work"),
-                leandojo={"extra_pythonpath": [str(pkgs)]},
-                **settings,
-            ),
-            store,
+            BackendSettings(kind="leandojo", leandojo={"cache_dir": str(double.cache_dir)}, **settings), store
         )
         try:
-            yield Harness("leandojo", backend, None)
+            yield Harness("leandojo", backend, double, lacks=DOJO_LACKS)
         finally:
             backend.close()
     finally:

@@ -126,3 +126,21 @@ def test_theorems_are_matched_to_the_store_and_replay_refuses_the_rest(tmp_path)
     with pytest.raises(InputError, match="my_lemma: not in the store"):
         checkable_specs(GRPOSettings(mode="proof"), file, store)
     assert len(checkable_specs(GRPOSettings(mode="proof"), file[:1], store)) == 1
+
+
+def test_a_repository_at_a_lean_version_the_backend_cannot_run_stops_the_run(tmp_path, monkeypatch):
+    """Mismatch #4 for GRPO: the leandojo backend's Dojo cannot run tactics on Lean >= v4.12
+    (LeanDojo#211); the sample is at v4.20.0, refused before training with the range and the fix."""
+    import os
+
+    from tasks.grpo.theorem_files import FileTheorem
+    from tests.doubles.dojo_lean import make_dojo_lean
+
+    store = sample_store(tmp_path / "home")
+    dojo = make_dojo_lean(tmp_path / "dojo", repos=("NatBasics",))
+    monkeypatch.setenv("PATH", f"{dojo.bin_dir}{os.pathsep}{os.environ['PATH']}")
+    settings = GRPOSettings(mode="proof", backend={"kind": "leandojo", "leandojo": {"cache_dir": str(dojo.cache_dir)}})
+    file = [FileTheorem("one_mul'", "theorem one_mul' (n : Nat) : 1 * n = n")]
+    with pytest.raises(InputError, match=r"uses Lean v4\.20\.0; the leandojo backend .* v4\.9\.0 to v4\.11\.x"):
+        checkable_specs(settings, file, store)
+    assert not dojo.events()

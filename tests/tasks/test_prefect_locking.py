@@ -57,3 +57,29 @@ def test_holders_in_one_process_exclude_each_other_until_release(tmp_path):
     m.release_lock("k", "a")
     assert m.wait_for_lock("k", timeout=1)
     assert m.acquire_lock("k", holder="b", acquire_timeout=1)
+
+
+def test_waiting_for_a_busy_lock_is_said_once_and_the_display_shows_why(tmp_path):
+    """A second run waiting for the first's step lock shows why it is not moving, not a phase
+    that looks like training."""
+    import io
+
+    from rich.console import Console
+
+    from flows import ui
+    from flows.terminal import RunDisplay
+
+    out = io.StringIO()
+    display = RunDisplay(Console(file=out, width=200))
+    ui.set_display(display)
+    try:
+        display.show("train", 1, 3, "sft", "NatBasics")
+        holder, waiter = FlockLockManager(tmp_path), FlockLockManager(tmp_path)
+        assert holder.acquire_lock("k", holder="first run")
+        assert not waiter.acquire_lock("k", holder="second run", acquire_timeout=0.6)
+    finally:
+        ui.set_display(None)
+        display.close()
+    lines = out.getvalue().splitlines()
+    waiting = [line for line in lines if "waiting for another run" in line]
+    assert len(waiting) == 1 and "step 1/3 NatBasics · sft · train · waiting for another run" in waiting[0], lines

@@ -978,6 +978,22 @@ def test_trace_repository_with_test_double_lean_dojo_timeout_stops_the_worker_an
     assert not e["out"].exists() and list(e["out"].parent.iterdir()) == []
 
 
+@pytest.mark.parametrize("toolchain", ["leanprover/lean4:v4.28.0", "leanprover/lean4:v4.8.0"])
+def test_trace_refuses_a_lean_version_lean_dojo_cannot_trace_before_any_build(traced_env, toolchain):
+    """Mismatch #12: lean-dojo 4.20's ExtractData.lean breaks at v4.28 and fails on v4.8 (LeanAgent#7);
+    the refusal comes before lean-dojo starts, not after hours of `lake build`."""
+    e = traced_env
+    (e["repo"] / "lean-toolchain").write_text(toolchain + "\n")
+    git(e["repo"], "commit", "-qam", "toolchain")
+    with pytest.raises(InputError) as err:
+        trace_repository(str(e["repo"]), None, e["out"], e["work"], extra_pythonpath=[e["pkgs"]], num_procs=1)
+    msg = str(err.value)
+    assert "\n" not in msg and str(e["repo"].resolve()) in msg and toolchain.split(":")[1] in msg
+    assert "v4.9.0 to v4.27.x" in msg and "ExtractData" in msg
+    assert not (e["work"] / "jobs").exists() or not list((e["work"] / "jobs").iterdir())  # no worker started
+    assert not e["out"].exists()
+
+
 def test_build_deps_false_is_refused_before_any_work(tmp_path):
     """Conformance #16: with build_deps false lean-dojo builds no file graph, and the export of the
     corpus failed only after the whole trace."""
