@@ -7,7 +7,9 @@ each measurement in a fresh subprocess (its peak RSS, from getrusage, is its own
     dataset), then `DynamicDatabase.export_merged_data(repos, OUT)`: its curriculum step;
   * Dojoflow: `dojoflow import` of repo k into the store holding repo1..k-1
     (`import_export`), `build_snapshot(repo1..k)` (the curriculum step), and
-    `write_export(repo1..k)` (LeanDojo JSON, what `dojoflow export` writes).
+    `write_export(repo1..k)` (LeanDojo JSON, what `dojoflow export` writes), each in a
+    fresh process; and the three in turn in one long-lived process (`step`), whose peak
+    RSS counts what the import and the snapshot left behind.
 Then, once per repeat: all R exports imported in one call (`import_exports`, one
 process, one commit), the store's size against LeanDojo-v2's JSON, and LeanDojo-v2's
 loader (`Repository.from_dict`) reading Dojoflow's export of all R repositories.
@@ -17,6 +19,7 @@ runs; results (with the machine) go to benchmarks/results/vs-leandojo-v2-<R>x<T>
 
     bash benchmarks/leandojo_v2_env.sh
     .venv/bin/python benchmarks/bench_vs_leandojo_v2.py --repos 10 --theorems 2000 --repeat 3
+    .venv/bin/python benchmarks/bench_vs_leandojo_v2.py --repos 10 --theorems 20000 --repeat 1 --last-step-only
     .venv/bin/python benchmarks/bench_vs_leandojo_v2.py --repos 10 --theorems 2000 --repeat 5 --ingest-only
     .venv/bin/python benchmarks/bench_vs_leandojo_v2.py --repos 10 --theorems 2000 --repeat 5 --ingest-only \
         --baseline /tmp/dojoflow-before   # also an earlier Dojoflow: git archive <commit> | tar -x -C /tmp/dojoflow-before
@@ -61,6 +64,8 @@ def _dojoflow_child(op: str, work: Path, k: int) -> dict:
         t, cpu = time.perf_counter(), time.process_time()
         import_exports(store, exports, workers=1 if op == "import-all-serial" else None)
         return {"wall_s": time.perf_counter() - t, "op_cpu_s": time.process_time() - cpu}
+    if op.startswith("step"):
+        return _long_lived_step(work, exports, timed=op == "step")
     store = Store.open(work / "home")
     if op == "import":
         t = time.perf_counter()
@@ -77,6 +82,39 @@ def _dojoflow_child(op: str, work: Path, k: int) -> dict:
     t = time.perf_counter()
     write_export(store, out, ids)
     return {"wall_s": time.perf_counter() - t, "bytes": _dir_bytes(out)}
+
+
+def _long_lived_step(work: Path, exports: list[Path], timed: bool) -> dict:
+    """One process doing what a curriculum step does, in turn: import repo k into the store
+    holding repo1..k-1, build the snapshot of repo1..k, then export repo1..k in LeanDojo's
+    layout. The export's time is its own; the peak RSS (added by the caller) is the whole
+    process's, so it counts what the import and the snapshot left behind. `timed`: False
+    only imports (the steps before the one measured, with --last-step-only)."""
+    from storage.leandojo import import_export, write_export
+    from storage.snapshot import build_snapshot
+    from storage.store import Store
+
+    def rss_mib() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    store = Store.open(work / "home-step")
+    t = time.perf_counter()
+    import_export(store, exports[-1])
+    result = {"import_s": time.perf_counter() - t, "rss_after_import_mib": rss_mib()}
+    if not timed:
+        return result
+    by_name = {r["name"]: r["repo_id"] for r in store.repositories()}
+    ids = [by_name[f"repo{i}"] for i in range(1, len(exports) + 1)]
+    t = time.perf_counter()
+    build_snapshot(store, ids)
+    result.update(snapshot_s=time.perf_counter() - t, rss_after_snapshot_mib=rss_mib())
+    out = work / "dojoflow-step-export"
+    shutil.rmtree(out, ignore_errors=True)
+    t, cpu = time.perf_counter(), time.process_time()
+    write_export(store, out, ids)
+    result.update(wall_s=time.perf_counter() - t, op_cpu_s=time.process_time() - cpu)
+    return result
 
 
 def _run(cmd: list[str], env: dict) -> dict:
@@ -100,21 +138,27 @@ def leandojo_v2(args: list[str]) -> dict:
     return _run([str(PEER_VENV / "bin" / "python"), str(ROOT / "benchmarks" / "leandojo_v2_side.py"), *args], env)
 
 
-def one_run(work: Path, repos: int, log=None) -> dict:
-    for sub in ("home", "home-all", "dojoflow-export", "leandojo-v2-export"):
+def one_run(work: Path, repos: int, log=None, last_step_only: bool = False) -> dict:
+    for sub in ("home", "home-all", "home-step", "dojoflow-export", "leandojo-v2-export"):
         shutil.rmtree(work / sub, ignore_errors=True)
     steps = []
     for k in range(1, repos + 1):
+        if last_step_only and k < repos:  # the stores as step k leaves them, nothing timed
+            dojoflow("import", work, k)
+            dojoflow("step-import", work, k)
+            continue
         peer = leandojo_v2(["ingest", str(k), str(work / "exports"), str(work / "leandojo-v2-export")])
         peer["bytes"] = _dir_bytes(work / "leandojo-v2-export")
         step = {"k": k, "leandojo_v2": peer}
-        for op in ("import", "snapshot", "export"):
+        for op in ("import", "snapshot", "export", "step"):
             step[op] = dojoflow(op, work, k)
         step["store_bytes"] = _dir_bytes(work / "home" / "store")
         steps.append(step)
         if log:
             print(
-                f"k={k}: LeanDojo-v2 export {peer['export_s']:.2f} s, Dojoflow export {step['export']['wall_s']:.2f} s",
+                f"k={k}: LeanDojo-v2 export {peer['export_s']:.2f} s, Dojoflow export {step['export']['wall_s']:.2f} s "
+                f"(fresh process), {step['step']['wall_s']:.2f} s (long-lived, peak {step['step']['peak_rss_mib']:.0f} "
+                f"MiB against {peer['peak_rss_mib']:.0f})",
                 file=log,
                 flush=True,
             )
@@ -128,8 +172,8 @@ def summarise(runs: list, a, where: dict, input_bytes: int, out: Path) -> None:
     """Print the table of medians over `runs` and write them to `out`."""
     med = statistics.median
 
-    def m(k: int, side: str, key: str):
-        values = [r["steps"][k - 1][side][key] for r in runs]
+    def m(i: int, side: str, key: str):
+        values = [r["steps"][i][side][key] for r in runs]
         if isinstance(values[0], list):  # the peer's ingest: repo k's own, the last entry
             values = [v[-1] for v in values]
         return med(values)
@@ -143,7 +187,8 @@ def summarise(runs: list, a, where: dict, input_bytes: int, out: Path) -> None:
         f"{'k':>3} | {'export s: LDv2 / dojo (x)':>28} | {'CPU s LDv2/dojo':>15} | {'peak MiB LDv2/dojo':>18} | "
         f"{'ingest k s: LDv2/dojo':>21} | {'snapshot s':>10} | {'MB: store / LDv2 JSON':>21}"
     )
-    for k in range(1, a.repos + 1):
+    for i, step in enumerate(runs[0]["steps"]):
+        k = step["k"]
         row = {"k": k}
         for side, key in (
             ("leandojo_v2", "export_s"),
@@ -152,13 +197,16 @@ def summarise(runs: list, a, where: dict, input_bytes: int, out: Path) -> None:
             ("leandojo_v2", "cpu_s"),
             ("leandojo_v2", "bytes"),
         ):
-            row[f"leandojo_v2_{key}"] = m(k, side, key)
+            row[f"leandojo_v2_{key}"] = m(i, side, key)
         for op in ("import", "snapshot", "export"):
             for key in ("wall_s", "cpu_s", "peak_rss_mib"):
-                row[f"dojoflow_{op}_{key}"] = m(k, op, key)
-        row["dojoflow_export_bytes"] = m(k, "export", "bytes")
-        row["store_bytes"] = med([r["steps"][k - 1]["store_bytes"] for r in runs])
+                row[f"dojoflow_{op}_{key}"] = m(i, op, key)
+        for key in ("wall_s", "op_cpu_s", "peak_rss_mib", "rss_after_import_mib", "rss_after_snapshot_mib"):
+            row[f"dojoflow_long_lived_{key}"] = m(i, "step", key)
+        row["dojoflow_export_bytes"] = m(i, "export", "bytes")
+        row["store_bytes"] = med([r["steps"][i]["store_bytes"] for r in runs])
         row["export_speedup"] = row["leandojo_v2_export_s"] / row["dojoflow_export_wall_s"]
+        row["long_lived_export_speedup"] = row["leandojo_v2_export_s"] / row["dojoflow_long_lived_wall_s"]
         rows.append(row)
         print(
             f"{k:>3} | {row['leandojo_v2_export_s']:>9.2f} / {row['dojoflow_export_wall_s']:>6.2f} "
@@ -166,6 +214,12 @@ def summarise(runs: list, a, where: dict, input_bytes: int, out: Path) -> None:
             f"{row['leandojo_v2_peak_rss_mib']:>7.0f}/{row['dojoflow_export_peak_rss_mib']:<8.0f} | "
             f"{row['leandojo_v2_ingest_s']:>9.2f}/{row['dojoflow_import_wall_s']:<9.2f} | "
             f"{row['dojoflow_snapshot_wall_s']:>10.3f} | {row['store_bytes'] / 1e6:>8.1f} / {row['leandojo_v2_bytes'] / 1e6:<8.1f}"
+        )
+        print(
+            f"    long-lived (import, snapshot, then export in one process): export {row['dojoflow_long_lived_wall_s']:.2f} s "
+            f"({row['long_lived_export_speedup']:.1f}x), CPU {row['dojoflow_long_lived_op_cpu_s']:.2f} s, peak "
+            f"{row['dojoflow_long_lived_peak_rss_mib']:.0f} MiB (after import {row['dojoflow_long_lived_rss_after_import_mib']:.0f}, "
+            f"after snapshot {row['dojoflow_long_lived_rss_after_snapshot_mib']:.0f})"
         )
     peer_ingest_all = med([sum(r["steps"][-1]["leandojo_v2"]["ingest_s"]) for r in runs])
     import_all = {key: med([r["import_all"][key] for r in runs]) for key in ("wall_s", "cpu_s", "peak_rss_mib")}
@@ -282,6 +336,11 @@ def main() -> None:
         help="With --ingest-only: also time the import of an earlier Dojoflow source tree (e.g. "
         "`git archive <commit> | tar -x -C DIR`), in the same run, interleaved.",
     )
+    ap.add_argument(
+        "--last-step-only",
+        action="store_true",
+        help="Time only step k = --repos (the stores are filled with repo1..k-1 untimed): for big sizes.",
+    )
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -304,7 +363,7 @@ def main() -> None:
         runs = []
         out = a.out or ROOT / "benchmarks" / "results" / f"vs-leandojo-v2-{a.repos}x{a.theorems}.json"
         for _rep in range(a.repeat):
-            runs.append(one_run(work, a.repos, log=sys.stderr))
+            runs.append(one_run(work, a.repos, log=sys.stderr, last_step_only=a.last_step_only))
             # Figures after every run: a long run cut short still leaves the medians so far.
             summarise(runs, a, where, input_bytes, out)
     finally:

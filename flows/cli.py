@@ -38,6 +38,14 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split
 app.add_typer(__import__("flows.grpo_cli", fromlist=["app"]).app, name="grpo")  # dojoflow grpo ... (flows/grpo_cli.py)
 app.command("doctor")(__import__("flows.doctor_cli", fromlist=["doctor_cmd"]).doctor_cmd)  # flows/doctor_cli.py
 
+UnsafeNoSandbox = Annotated[
+    bool,
+    typer.Option(
+        "--unsafe-no-sandbox",
+        help="UNSAFE: run Lean without bubblewrap (where it cannot run). Lean then runs the repository's and the "
+        "model's code as you, with your files and network.",
+    ),
+]
 Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
 FormatOption = Annotated[
     Optional[Format],
@@ -217,13 +225,15 @@ def trace_cmd(
         Optional[str], typer.Option(help="The commit to trace (default: HEAD / the remote's default branch).")
     ] = None,
     replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
+    unsafe_no_sandbox: UnsafeNoSandbox = False,
     home: Home = None,
     fmt: FormatOption = None,
 ):
     """Trace a repository with lean-dojo (needs a Lean toolchain) and add it to the store."""
     from tasks.ingest import trace_and_import
 
-    results = trace_and_import(_store(home), url_or_path, commit, replace=replace)
+    options = {"sandbox": {"unsafe_no_sandbox": True}} if unsafe_no_sandbox else None
+    results = trace_and_import(_store(home), url_or_path, commit, replace=replace, trace_options=options)
     emit(_added_rows(results), fmt, title=f"traced {url_or_path}")
 
 
@@ -552,6 +562,7 @@ def prove_cmd(
     out: Annotated[
         Optional[Path], typer.Option("--out", help="Folder for the patch files (default: <home>/patches/<run id>/).")
     ] = None,
+    unsafe_no_sandbox: UnsafeNoSandbox = False,
     home: Home = None,
 ):
     """Try every theorem whose proof is `sorry`; proofs go to the catalog, one checked patch per repository.
@@ -573,6 +584,9 @@ def prove_cmd(
             "checkpoint": str(checkpoint) if checkpoint else cfg.checkpoint,
             "out": str(out) if out else cfg.out,
         }
+        if unsafe_no_sandbox:
+            updates["proving"] = cfg.proving.model_dump()
+            updates["proving"]["backend"]["sandbox"]["unsafe_no_sandbox"] = True
         cfg = ProveConfig.model_validate({**cfg.model_dump(), **updates})
     except DojoflowError as e:
         _fail(e)

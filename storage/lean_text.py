@@ -204,11 +204,44 @@ class Statement:
 
 def statement_problem(statement: str) -> str | None:
     """A reason when `statement` is not one declaration's signature (LeanDojo's
-    `theorem_statement`: the declaration from its modifiers to the proof, so it may end in `:=`)."""
+    `theorem_statement`: the declaration from its modifiers to the proof, so it may end in `:=`).
+
+    Imports check every statement, so a fast textual pass decides first (wt-store's, measured
+    on 20,000 theorems): what it accepts is accepted; what it refuses is read again with the
+    lexer, which clears a command word inside a string or comment and nested attributes."""
+    if _fast_statement_problem(statement) is None:
+        return None
     try:
         _declaration_tokens(statement)
     except LeanTextError as e:
         return e.reason
+    return None
+
+
+_SECOND_COMMAND = re.compile(
+    rf"(?<![{_ID_REST}.])(?:{'|'.join(sorted(COMMAND_WORDS))})(?![{_ID_REST}])|(?<![{_ID_REST}])#[A-Za-z_][A-Za-z_0-9]+!?"
+)
+_DECL_HEAD = re.compile(
+    r"\s*(?:@\[(?:[^\[\]]|\[[^\[\]]*\])*\]\s*)*"  # attributes (one level of brackets inside)
+    r"(?:(?:private|protected|noncomputable|nonrec|unsafe|partial|scoped|local)\s+)*"
+    r"(?:theorem|lemma|example|def|instance|abbrev)\b"
+)
+# The words as plain text: a search without lookbehinds, twice as fast, rules out most statements.
+_ANY_COMMAND_WORD = re.compile("|".join(sorted(COMMAND_WORDS, key=len, reverse=True)) + "|#")
+
+
+def _fast_statement_problem(statement: str) -> str | None:
+    """The textual pass: control characters, length, a declaration head, no command word after it."""
+    problem = control_problem(statement, lines=True)
+    if problem:
+        return problem
+    if len(statement) > MAX_STATEMENT_CHARS:
+        return f"is {len(statement)} characters long (at most {MAX_STATEMENT_CHARS})"
+    head = _DECL_HEAD.match(statement)
+    if head is None:
+        return "does not start with a declaration (`theorem`, `lemma`, `def`, ...)"
+    if _ANY_COMMAND_WORD.search(statement, head.end()) and _SECOND_COMMAND.search(statement, head.end()):
+        return "holds a second command"
     return None
 
 

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import atomic, catalog, schemas
 from .errors import InputError
 from .ids import stable_hash
+from .memory import release_arrow_memory
 from .repo_urls import normalize_url
 from .snapshot_ref import SnapshotRef
 from .store import _read_repository
@@ -260,6 +261,13 @@ def build_snapshot(
     store, repo_ids: list[str], settings: SnapshotSettings | None = None, lock_timeout: float = 600.0
 ) -> SnapshotRef:
     """The snapshot of `repo_ids` under `settings`; returns at once if it exists."""
+    try:
+        return _build_snapshot(store, repo_ids, settings, lock_timeout)
+    finally:
+        release_arrow_memory()  # the tables it read are garbage now (storage/memory.py)
+
+
+def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | None, lock_timeout: float) -> SnapshotRef:
     settings = settings or SnapshotSettings()
     if not repo_ids:
         raise InputError("repo_ids", "no repositories given", "build a snapshot of at least one repository")

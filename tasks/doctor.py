@@ -162,18 +162,16 @@ def check_bubblewrap() -> Check:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return Check("bubblewrap", False, "bwrap not on PATH", needed, "apt-get install bubblewrap (Debian/Ubuntu)")
-    probe = [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent", "true"]
-    try:
-        works = subprocess.run(probe, capture_output=True, timeout=PROBE_TIMEOUT_S).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        works = False
+    from tasks.lean.sandbox import probe  # the namespaces Dojoflow's own sandbox uses (one definition)
+
+    why = probe(bwrap)
     return Check(
         "bubblewrap",
-        works,
-        bwrap if works else f"{bwrap} cannot create namespaces here",
+        why is None,
+        bwrap if why is None else why,
         needed,
         ""
-        if works
+        if why is None
         else "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root",
     )
 

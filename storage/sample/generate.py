@@ -23,7 +23,12 @@ renders both forms from that description, so they agree:
 Goal states are written by hand to look like Lean 4's (hypotheses, `⊢`, `case`
 tags, blank lines between goals); no Lean ran to produce them. Positions of Lean
 core premises (`CORE_PREMISES`) are illustrative: they name the right file of the
-toolchain, not an exact line of v4.20.0.
+toolchain, not an exact line of v4.20.0. Each export's corpus.jsonl lists the core
+files its annotations cite (first, each after the core files it imports), holding the
+cited premises at those positions, so that ReProver's and LeanDojo-v2's loaders find
+every annotation's file (`Corpus.locate_premise` raises KeyError for a file the corpus
+lacks). Their `code` is only the declaration's kind and name, and their imports are
+illustrative too: the sources of Lean core are not part of the sample.
 
 The output is deterministic (splits use a fixed seed): running this twice gives
 byte-identical files, and a test checks the shipped files against a fresh run.
@@ -105,6 +110,16 @@ CORE_PREMISES: dict[str, CorePremise] = {
         ("List.mem_reverse", "Data/List/Lemmas.lean", 2660, 1, 45),
     ]
 }
+
+# Illustrative imports among the cited core files (real Init files import more).
+CORE_IMPORTS = {
+    "Prelude.lean": [],
+    "Core.lean": ["Prelude.lean"],
+    "Data/Nat/Basic.lean": ["Core.lean"],
+    "Data/List/Basic.lean": ["Data/Nat/Basic.lean"],
+    "Data/List/Lemmas.lean": ["Data/List/Basic.lean"],
+}
+CORE_KINDS = {"List.map": "def", "List.replicate": "def", "Or.inl": "ctor", "Or.inr": "ctor"}
 
 # In an order that is not the curriculum order (NatBasics, the easiest, comes last).
 REPOS: tuple[LeanRepo, ...] = tuple(
@@ -208,6 +223,48 @@ def _trace_repo(repo: LeanRepo, rendered: list[RenderedFile], url: str, commit: 
     return records, corpus
 
 
+def core_corpus(records: list[dict]) -> list[dict]:
+    """Corpus lines of the Lean core files that `records`' annotations cite, and the core
+    files they import, each after its imports; each holds every premise of
+    CORE_PREMISES in it, so that a file's line is the same in every export."""
+    cited: dict[str, set[str]] = defaultdict(set)
+    for r in records:
+        for t in r["traced_tactics"]:
+            for a in t["annotated_tactic"][1]:
+                if a["full_name"] in CORE_PREMISES:
+                    cited[a["def_path"][len(_CORE) :]].add(a["full_name"])
+    needed: list[str] = []
+
+    def visit(rel: str) -> None:
+        if rel not in needed:
+            for dep in CORE_IMPORTS[rel]:
+                visit(dep)
+            needed.append(rel)
+
+    for rel in sorted(cited):
+        visit(rel)
+    in_file: dict[str, list[str]] = defaultdict(list)  # every sample core premise of the file:
+    for name, core in CORE_PREMISES.items():  # the same lines in every export (merged exports list a path once)
+        in_file[core.def_path[len(_CORE) :]].append(name)
+    return [
+        {
+            "path": _CORE + rel,
+            "imports": [_CORE + d for d in CORE_IMPORTS[rel]],
+            "premises": [
+                {
+                    "full_name": name,
+                    "code": f"{CORE_KINDS.get(name, 'theorem')} {name}",
+                    "start": list(CORE_PREMISES[name].def_pos),
+                    "end": list(CORE_PREMISES[name].def_end_pos),
+                    "kind": CORE_KINDS.get(name, "theorem"),
+                }
+                for name in sorted(in_file[rel], key=lambda n: CORE_PREMISES[n].def_pos)
+            ],
+        }
+        for rel in needed
+    ]
+
+
 # -- splits (LeanDojo's rules) ------------------------------------------------------------------
 def _counts(n: int) -> tuple[int, int]:
     return round(n * VAL_FRACTION), round(n * TEST_FRACTION)
@@ -280,7 +337,7 @@ def build(repo: LeanRepo) -> tuple[dict[str, str], dict[str, str], RepoSummary]:
                 "leandojo_version": LEANDOJO_VERSION,
             }
         ),
-        "corpus.jsonl": _jsonl(corpus),
+        "corpus.jsonl": _jsonl(core_corpus(records) + corpus),
         "traced_files.jsonl": _jsonl([{"traced_file_path": r.file.path} for r in rendered]),
     }
     for kind, split in (("random", split_random), ("novel_premises", split_novel_premises)):

@@ -3,19 +3,63 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import logging
 import os
 import shutil
 
 from storage.errors import DojoflowError, InputError
 
-from .config import BackendSettings
+from .config import BackendSettings, SandboxSettings
+from .sandbox import Limits, probe
+
+log = logging.getLogger(__name__)
 
 LEAN_EXTRA = "pip install -e '.[lean]' in a Dojoflow checkout, or pip install 'dojoflow[lean]'"
 ELAN = (
     "install Lean's toolchain manager elan (`curl https://raw.githubusercontent.com/leanprover/elan/master/"
     "elan-init.sh -sSf | sh`) and open a new shell, or set backend.repl.lake_path to your `lake`"
 )
+
+
+SANDBOX_FIX = (
+    "install bubblewrap (`apt-get install bubblewrap`) where unprivileged user namespaces are allowed "
+    "(`sysctl kernel.unprivileged_userns_clone=1`; or run as root), or, knowing that model-written proofs then "
+    "run as you with your files and network, set backend.sandbox.unsafe_no_sandbox: true"
+)
+
+
+@functools.cache
+def _probe(bwrap: str) -> str | None:
+    return probe(bwrap)
+
+
+def sandbox_limits(settings: BackendSettings) -> Limits:
+    """How Lean processes of `settings` are contained. Raises InputError where bubblewrap
+    cannot run, unless the user opted out with `sandbox.unsafe_no_sandbox` (then warns)."""
+    return contain(settings.sandbox, settings.memory_limit_mb, settings.sandbox.cpu_limit_s)
+
+
+def contain(sandbox: SandboxSettings, memory_limit_mb: int | None, cpu_limit_s: int | None) -> Limits:
+    """The Limits of `sandbox` (see sandbox_limits), with these memory and CPU limits."""
+    if sandbox.unsafe_no_sandbox:
+        log.warning("backend.sandbox.unsafe_no_sandbox: Lean processes run WITHOUT a sandbox, as this user")
+        bwrap = None
+    else:
+        why = _probe(sandbox.bwrap_path)
+        if why is not None:
+            raise InputError(
+                "backend.sandbox", f"Lean runs untrusted proofs only under bubblewrap, and {why}", SANDBOX_FIX
+            )
+        bwrap = shutil.which(sandbox.bwrap_path)
+    return Limits(
+        bwrap,
+        memory_limit_mb,
+        cpu_limit_s,
+        tuple(sandbox.read_only_paths),
+        tuple(sandbox.writable_paths),
+    )
 
 
 def _module_missing(module: str) -> bool:
@@ -44,6 +88,7 @@ def check_replay(settings: BackendSettings) -> None:
 
 
 def check_repl(settings: BackendSettings) -> None:
+    sandbox_limits(settings)  # Dojoflow starts its Lean processes: they must be contained
     if _module_missing("lean_interact"):
         raise InputError("backend.kind: repl", "the Python package lean-interact is not installed", LEAN_EXTRA)
     if find_lake(settings.repl.lake_path) is None:
@@ -68,6 +113,7 @@ def check_kimina(settings: BackendSettings) -> None:
 
 
 def check_leandojo(settings: BackendSettings) -> None:
+    sandbox_limits(settings)  # Dojoflow starts the Dojo's Lean processes: they must be contained
     from tasks.tracing.toolchain import check_lean_dojo
 
     try:

@@ -12,6 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .guard import DEFAULT_ALLOWED_AXIOMS
 
+# `import Mathlib` maps more than 9 GB of address space (kimina-lean-server#68), and
+# LeanInteract's AutoLeanServer restarts a REPL whose resident memory reaches 0.8 x its
+# `memory_hard_limit_mb`: 16 GiB leaves room for both (docs/lean-backends.md, "Memory").
+MEMORY_LIMIT_MB = 16384
+
 
 class ReplOptions(BaseModel):
     """The Lean REPL through LeanInteract, run in each traced repository's checkout."""
@@ -97,6 +102,34 @@ class LeanDojoOptions(BaseModel):
     )
 
 
+class SandboxSettings(BaseModel):
+    """How every Lean process is contained (bubblewrap); tasks/lean/sandbox.py builds the
+    `bwrap` command from these. See docs/lean-backends.md ("Sandbox")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unsafe_no_sandbox: bool = Field(
+        False,
+        description="UNSAFE: run Lean processes without bubblewrap, where it cannot run (macOS, no user "
+        "namespaces). Proofs and tactics from a model then run as you, with your files and network.",
+    )
+    bwrap_path: str = Field("bwrap", description="The bubblewrap executable (Debian package `bubblewrap`).")
+    cpu_limit_s: int | None = Field(
+        3600,
+        ge=1,
+        description="CPU seconds each Lean process may use over its life (RLIMIT_CPU); a REPL that reaches it "
+        "is killed and replaced like a crashed one. null: none.",
+    )
+    read_only_paths: list[str] = Field(
+        default_factory=list,
+        description="More paths a Lean process may read (besides the system folders, the toolchain and the project).",
+    )
+    writable_paths: list[str] = Field(
+        default_factory=list,
+        description="More folders a Lean process may write (besides its own private folder). Default: none.",
+    )
+
+
 class BackendSettings(BaseModel):
     """The backend, its options and its limits."""
 
@@ -113,7 +146,10 @@ class BackendSettings(BaseModel):
         600.0, gt=0, description="Wall-clock limit of one theorem: starting it, or checking a whole proof."
     )
     memory_limit_mb: int | None = Field(
-        8192, ge=256, description="Memory limit of each Lean process (address space), MiB; null: none."
+        MEMORY_LIMIT_MB,
+        ge=256,
+        description="Memory limit of each Lean process (address space, RLIMIT_AS), MiB; null: none. The default "
+        'fits `import Mathlib` (docs/lean-backends.md, "Memory").',
     )
     workers: int = Field(1, ge=1, le=256, description="Lean processes (repl) or concurrent requests (kimina) to use.")
     work_dir: str | None = Field(
@@ -132,6 +168,9 @@ class BackendSettings(BaseModel):
     repl: ReplOptions = Field(default_factory=ReplOptions, description="Options of the `repl` backend.")
     kimina: KiminaOptions = Field(default_factory=KiminaOptions, description="Options of the `kimina` backend.")
     leandojo: LeanDojoOptions = Field(default_factory=LeanDojoOptions, description="Options of the `leandojo` backend.")
+    sandbox: SandboxSettings = Field(
+        default_factory=SandboxSettings, description="How Lean processes are contained (bubblewrap)."
+    )
     options: dict[str, dict] = Field(
         default_factory=dict,
         description="{backend name: its options}, for backends registered outside Dojoflow (tasks/lean/registry.py).",

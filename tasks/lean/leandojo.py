@@ -1,9 +1,11 @@
 """The `leandojo` backend: lean-dojo's `Dojo` on a traced repository, for users who
 trace with LeanDojo.
 
-`Dojo` runs in a worker process (tasks/lean/leandojo_worker.py) started in a folder of
-its own, with a minimal environment (lean-dojo reads tokens from the environment; the
-worker never gets them) and a memory limit. Each request has a wall-clock limit; a
+`Dojo` runs in a worker process (tasks/lean/leandojo_worker.py) started under
+bubblewrap (tasks/lean/sandbox.py): a folder of its own as HOME and TMPDIR, Dojoflow,
+Python and the toolchain read-only, lean-dojo's cache writable (Dojo writes there), no
+network, its own PID namespace, a minimal environment (lean-dojo reads tokens from the environment; the
+worker never gets them), memory and CPU limits. Each request has a wall-clock limit; a
 worker that crashes or hangs is killed and replaced, the theorem is opened again, its
 tactics replayed and the request retried once, then reported as an error.
 `TacticState` -> "state", `ProofFinished` -> "finished", `LeanError` -> "error",
@@ -41,6 +43,7 @@ from pathlib import Path
 
 from tasks.tracing.toolchain import minimal_env
 
+from .availability import sandbox_limits
 from .backend import (
     SORRY_TACTIC,
     ProofCheck,
@@ -53,7 +56,7 @@ from .backend import (
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
-from .sandbox import limit_memory
+from .sandbox import private_env, python_worker_argv, set_limits
 from .states import ProofStates, failure_result
 from .tactic_split import split_tactics
 from .verdict import Answer, Message, bad_input, bad_theorem, proof_check
@@ -84,11 +87,22 @@ class _DojoProcess:
         extra = {"PYTHONPATH": os.pathsep.join(paths)}
         # where tracing left the built repository; no remote cache, no .env file read at import
         extra.update(CACHE_DIR=str(dojo_cache_dir(self.settings)), DISABLE_REMOTE_CACHE="1", PYTHON_DOTENV_DISABLED="1")
-        env = minimal_env(extra=extra)
-        memory = self.settings.memory_limit_mb
+        env = private_env(minimal_env(extra=extra), str(cwd))  # HOME: the worker's own folder
+        limits = sandbox_limits(self.settings)
+        argv = python_worker_argv(  # lean-dojo and the Lean it runs, inside bubblewrap
+            limits.bwrap,
+            [sys.executable, "-m", "tasks.lean.leandojo_worker"],
+            read_only=[str(DOJOFLOW_ROOT), *self.settings.leandojo.extra_pythonpath, *limits.read_only],
+            # Dojo writes its modified file next to the traced one, in the cache, and runs Lean
+            # there: the cache is writable (bubblewrap 0.8 has no overlay). docs: "Sandbox".
+            writable=[str(cwd), *limits.writable] + ([extra["CACHE_DIR"]] if os.path.isdir(extra["CACHE_DIR"]) else []),
+            cwd=str(cwd),
+            env=env,
+            network=False,
+        )
         self.log = open(cwd / "worker.log", "w", encoding="utf-8")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tasks.lean.leandojo_worker"],
+            argv,
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -98,7 +112,7 @@ class _DojoProcess:
             encoding="utf-8",
             bufsize=1,
             start_new_session=True,
-            preexec_fn=lambda: limit_memory(memory),
+            preexec_fn=lambda: set_limits(limits.memory_limit_mb, limits.cpu_limit_s),
         )
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True).start()

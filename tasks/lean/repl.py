@@ -1,8 +1,8 @@
 """The `repl` backend: the Lean REPL (leanprover-community/repl) through LeanInteract.
 
 One `LeanREPLConfig` per traced repository, on its checkout (`LocalProject`), with
-Dojoflow's sandbox launcher as `lake_path` (tasks/lean/sandbox.py: own folder, minimal
-environment, memory limit). Tactic mode: `Command("<statement> := by sorry", env=<file
+Dojoflow's sandbox launcher as `lake_path` (tasks/lean/sandbox.py: bubblewrap, the
+project's folder and toolchain read-only, a private folder, no network, limits). Tactic mode: `Command("<statement> := by sorry", env=<file
 header>)` gives the initial `proofState`, then `ProofStep`s; each theorem stays on one
 `AutoLeanServer` (REPL proof states live in one process). Whole proofs: a `Command` with
 the proof and `#print axioms` in one command, on the same servers, or on a `LeanServerPool`
@@ -17,6 +17,7 @@ each answer means is tasks/lean/repl_answers.py's. See docs/lean-backends.md.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -27,7 +28,7 @@ from pathlib import Path
 from storage.errors import InputError
 from tasks.tracing.toolchain import minimal_env
 
-from .availability import find_lake
+from .availability import find_lake, sandbox_limits
 from .backend import (
     ProofCheck,
     ProofState,
@@ -95,11 +96,11 @@ class _Project:
         launcher_dir = Path(tempfile.mkdtemp(prefix="launcher-", dir=work_root))
         self.launcher = write_launcher(
             SandboxSpec(
-                lake=str(Path(real_lake).resolve()),
-                project=str(directory),
-                work_root=str(work_root / "processes"),
+                lake=os.path.abspath(real_lake),  # not resolved: `lake` may be a symlink to elan (Debian)
+                project=str(directory.resolve()),
+                work_root=str((work_root / "processes").resolve()),
                 env=minimal_env(),
-                memory_limit_mb=settings.memory_limit_mb,
+                limits=sandbox_limits(settings),
             ),
             launcher_dir,
         )

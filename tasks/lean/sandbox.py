@@ -1,19 +1,30 @@
-"""Where and how Lean processes run: a working folder of their own, a minimal environment
-(no tokens or keys), and a memory limit. See docs/lean-backends.md ("Containment").
+"""Where and how Lean processes run: under bubblewrap (`bwrap`), with the toolchain and
+project read-only, a private writable folder, no network, their own PID namespace, CPU
+and memory limits, and an environment with no secrets. See docs/lean-backends.md
+("Sandbox"). The settings are `tasks.lean.config.SandboxSettings`; this module builds the
+`bwrap` command line from them (`bwrap_argv`), and is the one place that does.
 
 LeanInteract starts the REPL as `[lake_path, "env", <repl>]` in the project folder, with
 the caller's whole environment. Dojoflow gives it, as `lake_path`, a launcher written by
-`write_launcher`: it runs this file as a script, which
+`write_launcher`: it runs this file as a script, which runs the real `lake` under bwrap:
 
-- for `lake env PROGRAM ...` (starting a Lean process): makes a new folder under the
-  sandbox's work root, moves there, and runs `lake -d <project> env PROGRAM ...`, so
-  lake still finds the project's packages while the process works in its own folder;
-- for anything else (`lake build`, `lake --version`): runs lake as asked, in the folder
-  it was asked in;
+- `lake env PROGRAM ...` (a Lean process: the REPL): in the project folder, read-only,
+  no network;
+- `lake build`: in the folder it was asked in (the project, writable), no network;
+- anything else (`lake exe cache get`, `lake --version`): the same, with the network:
+  this is the step that fetches dependencies before the build;
 
-in both cases with only the environment the sandbox's spec lists and the address-space
-limit it names (`setrlimit(RLIMIT_AS)`, inherited by lake's children). This file imports
-nothing from Dojoflow: it runs as `python -I sandbox.py SPEC ARGS...`.
+each with a new private folder under the sandbox's work root as HOME and TMPDIR.
+
+The process runs in the project folder because elan picks the toolchain from the
+working directory (its `lean-toolchain`, or a parent's), before lake ever sees `-d`
+(elan src/elan/config.rs `find_override` -> `find_override_from_dir_walk(current_dir)`;
+src/elan-cli/proxy_mode.rs `create_command_for_dir(&utils::current_dir()?, arg0)`).
+`lake` is run by the name it was given, never its resolved target: Debian's elan package
+installs `/usr/bin/lake -> elan`, and elan dispatches on argv[0]'s file name
+(proxy_mode.rs `arg0.file_name()`); resolving it would run `elan` itself.
+
+This file imports nothing from Dojoflow: it runs as `python -I sandbox.py SPEC ARGS...`.
 """
 
 from __future__ import annotations
@@ -21,20 +32,165 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import stat
+import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+# Read-only system folders every sandbox sees (those that exist): programs, libraries, and
+# the few files of /etc that name resolution, TLS and user lookup read. Not /etc as a whole.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+ETC_FILES = (
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/localtime",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/gitconfig",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the sandbox gives a process; `bwrap` None means no sandbox (the explicit opt-out)."""
+
+    bwrap: str | None  # the bwrap executable; None: run unsandboxed (unsafe_no_sandbox)
+    memory_limit_mb: int | None  # RLIMIT_AS of the process and its children
+    cpu_limit_s: int | None  # RLIMIT_CPU: CPU seconds over the process's life
+    read_only: tuple[str, ...] = ()  # more paths the process may read
+    writable: tuple[str, ...] = ()  # more paths the process may write
 
 
 @dataclass(frozen=True)
 class SandboxSpec:
-    lake: str  # the real `lake` executable
+    lake: str  # the `lake` executable, as named (never resolved: it may be a symlink to elan)
     project: str  # the Lake project whose packages Lean sees
-    work_root: str  # each Lean process gets a new folder under it
-    env: dict[str, str]  # the whole environment of the Lean process
-    memory_limit_mb: int | None  # address-space limit; None: none
+    work_root: str  # each Lean process gets a new private folder under it
+    env: dict[str, str]  # the allowed environment of the Lean process
+    limits: Limits = field(default_factory=lambda: Limits(None, None, None))
+
+
+def elan_home(env: dict[str, str]) -> str | None:
+    """Where elan keeps its toolchains ($ELAN_HOME, default ~/.elan), when it exists."""
+    home = env.get("ELAN_HOME") or os.path.join(env.get("HOME", "~"), ".elan")
+    home = os.path.expanduser(home)
+    return home if os.path.isdir(home) else None
+
+
+def toolchain_paths(lake: str, env: dict[str, str]) -> list[str]:
+    """The read-only paths that running `lake` needs: elan's home and lake's own folder
+    (both as named and resolved, so a symlink and its target are both visible)."""
+    paths = [p for p in (elan_home(env),) if p]
+    found = lake if os.sep in lake else shutil.which(lake, path=env.get("PATH"))
+    if found:
+        paths += [os.path.dirname(os.path.abspath(found)), os.path.dirname(os.path.realpath(found))]
+    return paths
+
+
+def bwrap_argv(
+    bwrap: str,
+    *,
+    read_only: list[str],
+    writable: list[str],
+    cwd: str,
+    env: dict[str, str],
+    network: bool,
+) -> list[str]:
+    """The `bwrap ... --` prefix: a new mount, PID, IPC, UTS, user and (unless `network`)
+    network namespace; only the system folders, `read_only` and `writable` visible; a
+    private /tmp; the process dies with its parent; `--clearenv` then exactly `env`."""
+    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
+    if network:
+        argv.append("--share-net")
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    for path in SYSTEM_PATHS + ETC_FILES:
+        argv += ["--ro-bind-try", path, path]
+    # Parents before children, so a writable folder inside a read-only one stays writable.
+    mounts = {os.path.abspath(p): "--ro-bind" for p in read_only}
+    mounts.update({os.path.abspath(p): "--bind" for p in writable})  # writable wins over read-only
+    for path in sorted(mounts, key=lambda p: (p.count("/"), p)):
+        argv += [mounts[path], path, path]
+    # The root is bwrap's own tmpfs, holding the mount points: read-only, so nothing can be
+    # written anywhere but the writable folders (no /tmp: TMPDIR is the private folder).
+    argv += ["--remount-ro", "/", "--chdir", cwd, "--clearenv"]
+    for key, value in sorted(env.items()):
+        argv += ["--setenv", key, value]
+    return argv + ["--"]
+
+
+def private_env(env: dict[str, str], private: str) -> dict[str, str]:
+    """`env` with HOME and TMPDIR in the process's private folder, and ELAN_HOME kept where
+    elan's toolchains are (found from the real HOME)."""
+    elan = elan_home(env)
+    return {**env, "HOME": private, "TMPDIR": private, **({"ELAN_HOME": elan} if elan else {})}
+
+
+def python_worker_argv(
+    bwrap: str | None,
+    argv: list[str],
+    *,
+    read_only: list[str],
+    writable: list[str],
+    cwd: str,
+    env: dict[str, str],
+    network: bool,
+) -> list[str]:
+    """`argv`, a worker run by this Python (lean-dojo's Dojo, tracing), under bwrap: this
+    interpreter, its environment, the toolchain and `read_only` visible read-only. `env`
+    is the worker's (private_env). Unchanged when `bwrap` is None (the opt-out)."""
+    if bwrap is None:
+        return argv
+    python = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    visible = [*python, *toolchain_paths("lake", env), *read_only]
+    return bwrap_argv(bwrap, read_only=visible, writable=writable, cwd=cwd, env=env, network=network) + argv
+
+
+def killed_by(bwrap_returncode: int) -> int:
+    """The signal that killed a process bwrap ran, from bwrap's exit status, which is 128 +
+    the signal (bubblewrap.c `propagate_exit_status`: `128 + WTERMSIG (status)`)."""
+    return bwrap_returncode - 128
+
+
+def set_limits(memory_limit_mb: int | None, cpu_limit_s: int | None) -> None:
+    """RLIMIT_AS and RLIMIT_CPU of this process, inherited by what it executes."""
+    import resource
+
+    if memory_limit_mb is not None:
+        limit = memory_limit_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if cpu_limit_s is not None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit_s, cpu_limit_s))
+
+
+def limit_memory(memory_limit_mb: int | None) -> None:
+    set_limits(memory_limit_mb, None)
+
+
+def probe(bwrap: str) -> str | None:
+    """None when `bwrap` can make the namespaces Dojoflow uses here; else why not."""
+    found = shutil.which(bwrap)
+    if found is None:
+        return f"no `{bwrap}` executable (bubblewrap is not installed)"
+    argv = bwrap_argv(found, read_only=[], writable=[], cwd="/", env={}, network=False) + ["true"]
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"`{bwrap}` could not run: {e}"
+    if res.returncode != 0:
+        why = res.stderr.strip() or f"exit code {res.returncode}"
+        return f"`{bwrap}` cannot create namespaces here: {why}"
+    return None
 
 
 def write_launcher(spec: SandboxSpec, folder: Path) -> Path:
@@ -52,24 +208,45 @@ def write_launcher(spec: SandboxSpec, folder: Path) -> Path:
     return launcher
 
 
-def limit_memory(memory_limit_mb: int | None) -> None:
-    if memory_limit_mb is None:
-        return
-    import resource
-
-    limit = memory_limit_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def launch_argv(spec: SandboxSpec, args: list[str], cwd: str) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that run `lake ARGS` for the launcher (see the module doc)."""
+    limits = spec.limits
+    env = {k: v for k, v in spec.env.items() if k != "ELAN_TOOLCHAIN"}  # it would override lean-toolchain
+    read_only = [*toolchain_paths(spec.lake, spec.env), *limits.read_only]
+    writable = list(limits.writable)
+    os.makedirs(spec.work_root, exist_ok=True)
+    private = tempfile.mkdtemp(prefix="lean-", dir=spec.work_root)
+    writable.append(private)
+    env = private_env(env, private)
+    if args[:1] == ["env"]:  # a Lean process: the project read-only, its own folder, no network
+        cwd, network = spec.project, False
+        read_only.append(spec.project)
+        if len(args) > 1 and os.sep in args[1]:  # the program lake runs: its checkout (the REPL's)
+            program = Path(args[1])
+            lake_dir = next((p for p in program.parents if p.name == ".lake"), None)
+            read_only.append(str(lake_dir.parent if lake_dir else program))
+    else:  # `lake build` (no network) or a fetch step (network): the folder it was asked in
+        network = args[:1] != ["build"]  # (the project; LeanInteract builds the REPL in its checkout)
+        home = os.path.abspath(os.path.expanduser(spec.env.get("HOME", "~")))
+        # writable, unless it holds the user's home (or is /): then only read
+        (read_only if Path(home).is_relative_to(cwd) else writable).append(cwd)
+    command = [spec.lake, *args]
+    if limits.bwrap is None:
+        os.chdir(cwd)
+        return command, env
+    return bwrap_argv(limits.bwrap, read_only=read_only, writable=writable, cwd=cwd, env=env, network=network) + [
+        *command
+    ], env
 
 
 def main(argv: list[str]) -> None:
-    spec = SandboxSpec(**json.loads(Path(argv[0]).read_text()))
-    args = list(argv[1:])
-    if args[:1] == ["env"]:
-        os.makedirs(spec.work_root, exist_ok=True)
-        os.chdir(tempfile.mkdtemp(prefix="lean-", dir=spec.work_root))
-        args = ["-d", spec.project, *args]
-    limit_memory(spec.memory_limit_mb)
-    os.execve(spec.lake, [spec.lake, *args], spec.env)
+    raw = json.loads(Path(argv[0]).read_text())
+    spec = SandboxSpec(
+        **{**raw, "limits": Limits(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw["limits"].items()})}
+    )
+    command, env = launch_argv(spec, list(argv[1:]), os.getcwd())
+    set_limits(spec.limits.memory_limit_mb, spec.limits.cpu_limit_s)
+    os.execvpe(command[0], command, env)
 
 
 if __name__ == "__main__":

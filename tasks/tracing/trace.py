@@ -53,6 +53,7 @@ from pathlib import Path
 
 from storage import atomic
 from storage.errors import InputError
+from tasks.lean.sandbox import killed_by, private_env, python_worker_argv  # stdlib only: no import cycle
 
 from ..git import (
     GitFailed,
@@ -319,11 +320,32 @@ def _kill_group(proc: subprocess.Popen) -> None:
             continue
 
 
+def _contained(bwrap: str | None, env: dict, run_dir: Path, writable: list[Path], pythonpath: Sequence):
+    """The tracing worker's command under bubblewrap: Dojoflow, Python, lean-dojo and the
+    toolchain read-only; only the work folder and the export's folder writable; its own
+    PID namespace; the network kept, since lean-dojo's `lake build` clones the
+    repository's packages in the same call (fetching first and building offline is not
+    done: docs/lean-backends.md, "Sandbox")."""
+
+    def wrap(cmd: list[str]) -> list[str]:
+        return python_worker_argv(
+            bwrap,
+            cmd,
+            read_only=[str(PROJECT_ROOT), *(str(Path(p).resolve()) for p in pythonpath)],
+            writable=[str(p) for p in writable],
+            cwd=str(run_dir),
+            env=env,
+            network=True,
+        )
+
+    return wrap
+
+
 def _run_worker(
-    job: TraceJob, job_path: Path, env: dict, cwd: Path, log_path: Path, timeout_s: float | None, source: str
+    job: TraceJob, job_path: Path, env: dict, cwd: Path, log_path: Path, timeout_s: float | None, source: str, wrap
 ) -> dict:
     atomic.write_text(job_path, job.model_dump_json(indent=2))
-    cmd = [sys.executable, "-m", "tasks.tracing.worker", str(job_path)]
+    cmd = wrap([sys.executable, "-m", "tasks.tracing.worker", str(job_path)])
     log.info("tracing %s at %s; log: %s", source, job.commit[:12], log_path)
     with open(log_path, "w", encoding="utf-8") as log_f:
         log_f.write(f"# {datetime.now().isoformat()} {' '.join(cmd)} (cwd {cwd})\n")
@@ -359,6 +381,8 @@ def _run_worker(
     tail = _tail(log_path)
     if result and result.get("input_error"):
         raise InputError(source, result["message"], f"fix the repository and trace again (log: {log_path})")
+    if cmd[0] != sys.executable and rc > 128:  # under bwrap: 128 + the signal (killed_by)
+        rc = -killed_by(rc)
     if rc < 0:
         try:
             sig = signal.Signals(-rc).name
@@ -396,6 +420,7 @@ def trace_repository(
     num_procs: int | None = None,
     extra_pythonpath: Sequence[str | Path] = (),
     build_deps: bool = True,
+    sandbox=None,
 ) -> Path:
     """Trace `url_or_path` at `commit` (default: its HEAD) and write a LeanDojo export to `out_dir`.
 
@@ -403,9 +428,17 @@ def trace_repository(
     replaced). `work_dir` holds checkouts, lean-dojo's cache, logs and job files; reuse it to
     resume. `num_procs` caps lean-dojo's parallelism (its NUM_PROCS; default: CPU count, at
     most 32); `extra_pythonpath` lists folders where lean-dojo is installed if it is not in
-    this interpreter's environment. Raises InputError for bad input, ToolchainMissingError
-    for missing programs, TracingError for a failed trace.
+    this interpreter's environment. `sandbox` (tasks.lean.config.SandboxSettings or a dict of it, default
+    its defaults): the worker, lean-dojo and the `lake build` it runs are the repository's
+    code, and run under bubblewrap (see `_contained`). Raises InputError for bad input,
+    ToolchainMissingError for missing programs, TracingError for a failed trace.
     """
+    from tasks.lean.availability import contain
+    from tasks.lean.config import SandboxSettings
+
+    # Before any work: no bubblewrap and no opt-out is an InputError. No memory or CPU
+    # limit: a trace takes hours and ~100 GB on mathlib; `timeout_s` bounds it.
+    limits = contain(SandboxSettings.model_validate(sandbox or {}), None, None)
     commit = check_commit_format(commit)
     check_build_deps(build_deps, where="build_deps")
     if num_procs is not None and (isinstance(num_procs, bool) or not isinstance(num_procs, int) or num_procs < 1):
@@ -450,7 +483,7 @@ def trace_repository(
     }
     if num_procs is not None:
         env_extra["NUM_PROCS"] = str(num_procs)
-    env = minimal_env(extra=env_extra)
+    env = private_env(minimal_env(extra=env_extra), str(run_dir))
     result_path = jobs / f"{key}.result.json"
     result_path.unlink(missing_ok=True)
 
@@ -466,8 +499,9 @@ def trace_repository(
             build_deps=build_deps,
         )
         try:
+            wrap = _contained(limits.bwrap, env, run_dir, [work_dir, staging.parent], extra_pythonpath)
             result = _run_worker(
-                job, jobs / f"{key}.json", env, run_dir, logs / f"trace-{key}.log", timeout_s, source.export_url
+                job, jobs / f"{key}.json", env, run_dir, logs / f"trace-{key}.log", timeout_s, source.export_url, wrap
             )
         finally:
             # a worker killed while writing leaves its own temporary sibling of `staging`

@@ -44,7 +44,12 @@ def write_config(path, double, endpoint_url, work_dir, **overrides) -> None:
         yaml.safe_dump(
             {
                 "proving": {
-                    "backend": {"kind": "repl", "repl": double.options(), "work_dir": str(work_dir)},
+                    "backend": {
+                        "kind": "repl",
+                        "repl": double.options(),
+                        "work_dir": str(work_dir),
+                        "sandbox": double.sandbox(),
+                    },
                     "generator": {
                         "kind": "endpoint",
                         "endpoint": {"url": endpoint_url, "model": "double", "api_key_env": None},

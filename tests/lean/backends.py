@@ -42,6 +42,7 @@ def replay_harness(store, tmp_path: Path, projects: dict[str, str], **settings):
 def repl_harness(store, tmp_path: Path, projects: dict[str, str], **settings):
     double = make_repl_double(tmp_path / "repl-double")
     settings.setdefault("work_dir", str(tmp_path / "work"))
+    settings.setdefault("sandbox", double.sandbox())  # it runs under bubblewrap, as real Lean does
     backend = open_backend(BackendSettings(kind="repl", repl=double.options(projects=projects), **settings), store)
     try:
         yield Harness("repl", backend, double)
@@ -109,7 +110,10 @@ def leandojo_harness(store, tmp_path: Path, projects: dict[str, str], **settings
     try:
         settings.setdefault("work_dir", str(tmp_path / "work"))
         backend = open_backend(
-            BackendSettings(kind="leandojo", leandojo={"cache_dir": str(double.cache_dir)}, **settings), store
+            BackendSettings(
+                kind="leandojo", leandojo={"cache_dir": str(double.cache_dir)}, sandbox=double.sandbox(), **settings
+            ),
+            store,
         )
         try:
             yield Harness("leandojo", backend, double, lacks=DOJO_LACKS)

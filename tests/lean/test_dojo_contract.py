@@ -51,6 +51,7 @@ def dojo(store, tmp_path, monkeypatch):
             tactic_timeout_s=3,  # generous: only a faulted answer is late
             work_dir=str(tmp_path / "work"),
             leandojo={"cache_dir": str(double.cache_dir)},
+            sandbox=double.sandbox(),  # the worker and the double run under bubblewrap
         ),
         store,
     )

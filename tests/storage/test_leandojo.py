@@ -633,20 +633,20 @@ def test_a_bad_export_among_several_is_named_and_nothing_is_imported(store, tmp_
 
 def _read_record_by_record(path, monkeypatch) -> list:
     """read_export with every split file sent to the record-by-record checks."""
-    import storage.leandojo as leandojo
+    import storage.leandojo.theorems as leandojo
 
     with monkeypatch.context() as m:
-        m.setattr(leandojo, "_split_fast", lambda *a: None)
+        m.setattr(leandojo, "split_fast", lambda *a: None)
         return read_export(path)
 
 
 def test_the_fast_path_reads_what_the_record_by_record_checks_read(tmp_path, monkeypatch):
-    import storage.leandojo as leandojo
+    import storage.leandojo.theorems as leandojo
 
     exp = write_synthetic_export(tmp_path / "e", "alpha", 40, 3, seed=1, extra_repos=[std_dependency()])
     for kind in ("random", "novel_premises"):  # non-ASCII escaped, as json.dump writes it by default
         recs = load_split(exp / kind / "val.json")
-        recs[0]["theorem_statement"] = "∀ x ∈ 𝓝 a, x ≠ b"
+        recs[0]["theorem_statement"] = "theorem t : ∀ x ∈ 𝓝 a, x ≠ b"
         (exp / kind / "val.json").write_text(json.dumps(recs))
     recs = load_split(exp / "random" / "train.json")  # keys Dojoflow does not model: this file only
     recs[0]["custom"] = {"a": [1]}
@@ -654,8 +654,8 @@ def test_the_fast_path_reads_what_the_record_by_record_checks_read(tmp_path, mon
     recs[2]["traced_tactics"][0]["note"] = "kept"
     (exp / "random" / "train.json").write_text(json.dumps(recs))
     checked = []
-    real = leandojo._split_checked
-    monkeypatch.setattr(leandojo, "_split_checked", lambda source, *a: checked.append(source) or real(source, *a))
+    real = leandojo.split_checked
+    monkeypatch.setattr(leandojo, "split_checked", lambda source, *a: checked.append(source) or real(source, *a))
     fast = read_export(exp)
     assert checked == [exp / "random" / "train.json"]
     slow = _read_record_by_record(exp, monkeypatch)
@@ -667,7 +667,7 @@ def test_the_fast_path_reads_what_the_record_by_record_checks_read(tmp_path, mon
         for name, table in f.tables().items():
             assert table.to_pylist() == s.tables()[name].to_pylist(), name
     statements = fast[0].theorems["theorem_statement"].to_pylist() + fast[1].theorems["theorem_statement"].to_pylist()
-    assert "∀ x ∈ 𝓝 a, x ≠ b" in statements
+    assert "theorem t : ∀ x ∈ 𝓝 a, x ≠ b" in statements
 
 
 SECOND_KIND = {  # novel_premises/ holds the same theorems as random/: only identities are decoded there

@@ -333,7 +333,10 @@ def test_rewards_against_repl_double_and_a_sorry_proof_it_accepts_gets_nothing(s
 
     double = make_repl_double(tmp_path / "double")
     theorem = next(t for t in load_theorems(store) if t.full_name == "NatBasics.square_add")
-    backend = open_backend(BackendSettings(kind="repl", repl=double.options(), work_dir=str(tmp_path / "work")), store)
+    backend = open_backend(
+        BackendSettings(kind="repl", repl=double.options(), work_dir=str(tmp_path / "work"), sandbox=double.sandbox()),
+        store,
+    )
     try:
         accepted = backend.check_proof(theorem, "sorry")
         assert accepted.accepted  # Lean's answer to a sorry proof: accepted, with a warning

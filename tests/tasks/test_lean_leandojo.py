@@ -34,8 +34,12 @@ def dojo_lean(tmp_path, monkeypatch):
 
 def dojo_backend(store, double, tmp_path, **settings):
     options = {"cache_dir": str(double.cache_dir), **settings.pop("leandojo", {})}
+    sandbox = settings.pop("sandbox", None) or double.sandbox()
     return open_backend(
-        BackendSettings(kind="leandojo", work_dir=str(tmp_path / "work"), leandojo=options, **settings), store
+        BackendSettings(
+            kind="leandojo", work_dir=str(tmp_path / "work"), leandojo=options, sandbox=sandbox, **settings
+        ),
+        store,
     )
 
 
@@ -202,7 +206,16 @@ def test_dojo_proofs_rechecked_by_repl_count_as_proved(store, theorems, dojo_lea
     from tests.doubles.lean_process import make_repl_double
 
     repl = make_repl_double(tmp_path / "repl")
-    backend = dojo_backend(store, dojo_lean, tmp_path, recheck="repl", repl=repl.options())
+    # one sandbox for both doubles: each one's folder writable (real Lean needs none of these)
+    writable = dojo_lean.sandbox()["writable_paths"] + repl.sandbox()["writable_paths"]
+    backend = dojo_backend(
+        store,
+        dojo_lean,
+        tmp_path,
+        recheck="repl",
+        repl=repl.options(),
+        sandbox=dojo_lean.sandbox(writable_paths=writable),
+    )
     try:
         theorem = theorems["NatBasics.square_add"]
         assert backend.start(theorem).status == "state"

@@ -24,6 +24,7 @@ SQUARE_ADD = ["unfold square", "simp only [Nat.add_mul, Nat.mul_add, Nat.two_mul
 def repl_backend(store, double, tmp_path, repl_options: dict | None = None, **settings):
     """The repl backend pointed at `double`, closed afterwards."""
     settings.setdefault("work_dir", str(tmp_path / "work"))
+    settings.setdefault("sandbox", double.sandbox())
     backend = open_backend(BackendSettings(kind="repl", repl=double.options(**(repl_options or {})), **settings), store)
     try:
         yield backend
@@ -87,7 +88,7 @@ def test_forbidden_construct_never_reaches_repl_double(store, theorems, double, 
     assert sent and "run_tac" not in sent and "#eval" not in sent and "IO.Process" not in sent
 
 
-def test_repl_processes_get_their_own_folder_a_minimal_env_and_a_memory_limit_against_repl_double(
+def test_repl_processes_run_in_their_checkout_with_a_minimal_env_and_a_memory_limit_against_repl_double(
     store, theorems, double, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("GITHUB_ACCESS_TOKEN", "secret-token")
@@ -96,8 +97,9 @@ def test_repl_processes_get_their_own_folder_a_minimal_env_and_a_memory_limit_ag
         assert backend.start(theorems["NatBasics.square_add"]).status == "state"
     first = double.requests()[0]
     assert "GITHUB_ACCESS_TOKEN" not in first["env_keys"] and "LEAN_SERVER_API_KEY" not in first["env_keys"]
-    assert first["cwd"].startswith(str(tmp_path / "work"))
-    assert "storage/sample" not in first["cwd"]  # not the repository's checkout
+    # elan picks the toolchain from the working directory: the process runs in the checkout
+    # (read-only under bubblewrap; its own writable folder is its HOME and TMPDIR).
+    assert first["cwd"].endswith("storage/sample/lean/NatBasics")
     assert first["memory_limit"] == 3000 * 1024 * 1024
 
 
@@ -109,8 +111,8 @@ def test_crashed_repl_process_is_replaced_and_the_step_retried_against_repl_doub
         step = backend.run_tactic(theorem, start.state, "unfold square")
         assert step.status == "state", step  # the second process answered
         assert backend.run_tactic(theorem, step.state, SQUARE_ADD[1]).status == "state"
-    pids = {r["pid"] for r in double.requests()}
-    assert len(pids) == 2
+    # Two processes were started (each has pid 2 in its own PID namespace: count the launches).
+    assert len([line for line in double.lake_log.read_text().splitlines() if " env " in line]) == 2
 
 
 def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_double(store, theorems, double, tmp_path):
@@ -259,15 +261,15 @@ def test_repl_that_cannot_be_prepared_is_a_clear_error(store, theorems, double, 
 def test_relative_repl_path_and_cache_dir_are_resolved_before_the_sandbox_moves_the_process(
     store, theorems, double, tmp_path, monkeypatch
 ):
-    """Conformance #16: the sandbox starts each Lean process in a folder of its own, where a
-    relative `repl_path` named nothing."""
+    """Conformance #16: the sandbox starts each Lean process in another folder (its checkout,
+    where elan finds the project's toolchain), where a relative `repl_path` named nothing."""
     monkeypatch.chdir(tmp_path)
     relative = str(double.repl_path.relative_to(tmp_path))
     options = {"repl_path": relative, "cache_dir": "lean-cache"}
     with repl_backend(store, double, tmp_path, repl_options=options) as backend:
         result = backend.start(theorems["NatBasics.square_add"])
     assert result.status == "state", result
-    assert double.requests()[0]["cwd"].startswith(str(tmp_path / "work"))  # it did run elsewhere
+    assert double.requests()[0]["cwd"].endswith("storage/sample/lean/NatBasics")  # it did run elsewhere
 
 
 def test_a_pool_that_cannot_replay_a_state_is_an_error_not_an_exception(store, theorems, double, tmp_path):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
+import psutil
 import pytest
 
 from storage.errors import InputError, ToolchainMissingError
@@ -763,8 +764,10 @@ def trace(repo, dst_dir=None, build_deps=True):
     if (Path(repo.url) / "KILL_TRACE").exists():  # as the kernel's OOM killer would
         os.kill(os.getpid(), signal.SIGKILL)
     if (Path(repo.url) / "SLOW_TRACE").exists():  # a build that hangs, with a process of its own (like lake)
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-        Path(os.environ["CACHE_DIR"], "grandchild.pid").write_text(str(child.pid))
+        # Named by a marker in its command line: under bubblewrap its pid is its PID namespace's.
+        marker = os.path.join(os.environ["CACHE_DIR"], "grandchild")
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", marker])
+        Path(os.environ["CACHE_DIR"], "grandchild.pid").write_text(marker)
         time.sleep(120)
     deps = repo.get_dependencies(Path(repo.url))  # as TracedRepo.load_from_disk does
     from tests.tasks.test_tracing import build_sample_traced_repo
@@ -970,11 +973,15 @@ def test_trace_repository_with_test_double_lean_dojo_timeout_stops_the_worker_an
     with pytest.raises(TracingError, match="did not finish within 3 s"):
         trace_repository(str(e["repo"]), None, e["out"], e["work"], extra_pythonpath=[e["pkgs"]], timeout_s=3)
     assert time.monotonic() - t0 < 110  # well before the double's own 120 s sleep ends
-    pid = int(next(e["work"].rglob("grandchild.pid")).read_text())
+    marker = next(e["work"].rglob("grandchild.pid")).read_text()
+
+    def grandchild_alive() -> bool:
+        return any(marker in (p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"]))
+
     deadline = time.monotonic() + 60  # the event: the grandchild is gone; a generous ceiling
-    while is_alive(pid) and time.monotonic() < deadline:
+    while grandchild_alive() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not is_alive(pid), "a process the worker started outlived the timeout"
+    assert not grandchild_alive(), "a process the worker started outlived the timeout"
     assert not e["out"].exists() and list(e["out"].parent.iterdir()) == []
 
 

@@ -51,6 +51,16 @@ class DojoLean:
         """All request text the Lean processes received, one request a line."""
         return "\n".join(json.dumps(r["request"], ensure_ascii=False) for r in self.events() if "request" in r)
 
+    def sandbox(self, **extra) -> dict:
+        """`backend.sandbox` settings under which the Dojo worker and this double run in bubblewrap:
+        Python and this checkout read-only, the double's folder (log, faults, cache) writable."""
+        checkout = str(FRONTEND.parents[3])
+        return {
+            "read_only_paths": [sys.prefix, sys.base_prefix, checkout],
+            "writable_paths": [str(self.log.parent)],
+            **extra,
+        }
+
     def pids(self) -> list[int]:
         """The Lean processes started, in order."""
         return [r["pid"] for r in self.events() if "argv" in r]

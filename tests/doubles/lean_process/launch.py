@@ -21,6 +21,7 @@ from pathlib import Path
 from .faults import write_rules
 
 REPL_MAIN = Path(__file__).resolve().parent / "repl_main.py"
+CHECKOUT = REPL_MAIN.parents[3]  # this Dojoflow checkout: the double's code and the sample it answers from
 LEAN_TOOLCHAIN = "leanprover/lean4:v4.20.0\n"  # the sample's toolchain (storage/sample/lean/*/lean-toolchain)
 
 
@@ -43,9 +44,21 @@ class ReplDouble:
         """All request text the double received, concatenated."""
         return "\n".join(r["request"] for r in self.requests())
 
-    def pids(self) -> list[int]:
-        """The distinct Lean processes that received requests, in order of their first request."""
+    def pids(self) -> list[str]:
+        """The distinct Lean processes that received requests, in order of their first request
+        (`pid:HOME`: under bubblewrap every process is pid 2 of a PID namespace of its own, with
+        a private HOME of its own)."""
         return list(dict.fromkeys(r["pid"] for r in self.requests()))
+
+    def sandbox(self, **extra) -> dict:
+        """`backend.sandbox` settings under which the double runs in bubblewrap: Python and this
+        checkout read-only, the double's folder (its logs, its fault rules) writable. Real Lean
+        needs none of these."""
+        return {
+            "read_only_paths": [sys.prefix, sys.base_prefix, str(CHECKOUT)],
+            "writable_paths": [str(self.log_path.parent)],
+            **extra,
+        }
 
     def faults(self, *rules: dict) -> None:
         """Replace the faults (faults.py's rules); `faults()` clears them."""

@@ -49,7 +49,9 @@ def _log(log: Path, raw: str) -> None:
         f.write(
             json.dumps(
                 {
-                    "pid": os.getpid(),
+                    # pid 2 for every process in its own PID namespace (bubblewrap): with its
+                    # private HOME, one name per process
+                    "pid": f"{os.getpid()}:{os.environ.get('HOME', '')}",
                     "cwd": os.getcwd(),
                     "env_keys": sorted(os.environ),
                     "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0],

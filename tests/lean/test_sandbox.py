@@ -1,0 +1,164 @@
+"""The sandbox, for real (issue 16, section 3): a payload launched exactly as the REPL is
+(the real LeanInteract, Dojoflow's launcher, bubblewrap) tries to write outside its
+folder, connect to a listener this test opens on 127.0.0.1, read a secret file planted in
+the user's home, and leave a process behind when it dies. Under bubblewrap all four fail;
+with the explicit opt-out (`sandbox.unsafe_no_sandbox`) the same payload succeeds, so the
+test can fail. Either way the proof's verdict is an error, never proved or rejected.
+Nothing waits on a tight deadline: the payload's report is read after the check returns.
+
+    PYTHONPATH=$PWD .venv/bin/python -m pytest tests/lean/test_sandbox.py -q
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import socket
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from storage.errors import InputError
+from tasks.lean import BackendSettings, judge, open_backend
+from tasks.lean.sandbox import Limits, SandboxSpec, bwrap_argv, launch_argv
+from tests.doubles.lean_process import make_repl_double
+from tests.doubles.sample_store import store, theorems  # noqa: F401  (fixtures)
+
+PAYLOAD = Path(__file__).resolve().parent / "escape_payload.py"
+SECRET = "TOP-SECRET-KEY-3141"
+
+
+def _processes_with(token: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if token in (proc.info["cmdline"] or []):
+            found.append(proc)
+    return found
+
+
+def _run_payload(store, theorems, tmp_path, monkeypatch, unsafe: bool) -> dict:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".secret").write_text(SECRET)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GITHUB_ACCESS_TOKEN", "ghp-not-for-lean")
+    double = make_repl_double(tmp_path / "double")
+    outside = [home / "escaped.txt", double.repl_path / "escaped.txt", tmp_path / "escaped.txt"]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    token = f"dojoflow-linger-{uuid.uuid4().hex}"
+    args = [sys.executable, str(PAYLOAD), "--port", str(listener.getsockname()[1])]
+    args += ["--secret", str(home / ".secret"), "--token", token]
+    for path in outside:
+        args += ["--write", str(path)]
+    # The payload replaces the REPL program LeanInteract launches through `lake env`.
+    (double.repl_path / ".lake" / "build" / "bin" / "repl").write_text(
+        "#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in args) + "\n"
+    )
+    settings = BackendSettings(
+        kind="repl",
+        repl=double.options(),
+        work_dir=str(tmp_path / "work"),
+        sandbox=double.sandbox(unsafe_no_sandbox=unsafe),
+    )
+    backend = open_backend(settings, store)
+    try:
+        check = backend.check_proof(theorems["NatBasics.square_add"], "rfl")
+    finally:
+        backend.close()
+    reports = [json.loads(p.read_text()) for p in (tmp_path / "work").glob("processes/*/escape-report.json")]
+    try:
+        connection = listener.accept()[0]
+        connection.close()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    listener.close()
+    return {
+        "check": check,
+        "verdict": judge(check, "rfl"),
+        "reports": reports,
+        "written": [p for p in outside if p.exists()],
+        "connected": connected,
+        "token": token,
+    }
+
+
+def test_payload_under_bubblewrap_escapes_nowhere_and_its_verdict_is_an_error(store, theorems, tmp_path, monkeypatch):
+    run = _run_payload(store, theorems, tmp_path, monkeypatch, unsafe=False)
+    assert run["reports"], "the payload never ran"
+    for report in run["reports"]:
+        assert all(r.startswith("failed") for r in report["write"]), report["write"]
+        assert report["connect"].startswith("failed"), report["connect"]
+        assert report["secret"].startswith("failed") and SECRET not in report["secret"], report["secret"]
+        assert "GITHUB_ACCESS_TOKEN" not in report["env"]
+    assert run["written"] == [] and not run["connected"]
+    # Its PID namespace dies with the payload: the lingering process goes with it
+    # (polled without a tight deadline; under the opt-out it is still there, below).
+    for _ in range(600):
+        if not _processes_with(run["token"]):
+            break
+        time.sleep(0.1)
+    assert _processes_with(run["token"]) == []
+    check, verdict = run["check"], run["verdict"]
+    assert check.error is not None and not check.accepted
+    assert not verdict.proved and verdict.reason.startswith("not checked")
+
+
+def test_same_payload_without_the_sandbox_escapes_so_the_test_above_can_fail(store, theorems, tmp_path, monkeypatch):
+    run = _run_payload(store, theorems, tmp_path, monkeypatch, unsafe=True)
+    try:
+        assert run["reports"], "the payload never ran"
+        report = run["reports"][0]
+        assert all(r.startswith("ok") for r in report["write"]), report["write"]
+        assert len(run["written"]) == 3 and run["connected"]
+        assert report["secret"] == f"ok: {SECRET}"
+        assert _processes_with(run["token"]), "the lingering process did not outlive the payload"
+        assert run["check"].error is not None and not run["verdict"].proved
+    finally:
+        for proc in _processes_with(run["token"]):
+            proc.kill()
+
+
+def test_without_bubblewrap_untrusted_proofs_are_refused_unless_the_user_opts_out(store, tmp_path):
+    repl = make_repl_double(tmp_path / "double").options()
+    no_bwrap = {"bwrap_path": str(tmp_path / "no-bwrap")}
+    for kind in ("repl", "leandojo"):
+        with pytest.raises(InputError, match="unsafe_no_sandbox") as err:
+            open_backend(BackendSettings(kind=kind, repl=repl, sandbox=no_bwrap), store)
+        assert "bubblewrap" in str(err.value) and "\n" not in str(err.value)
+    backend = open_backend(
+        BackendSettings(kind="repl", repl=repl, sandbox={**no_bwrap, "unsafe_no_sandbox": True}), store
+    )
+    backend.close()
+
+
+def test_bwrap_command_contains_the_process():
+    argv = bwrap_argv(
+        "bwrap", read_only=["/proj"], writable=["/proj/.lake/own"], cwd="/proj", env={"PATH": "/usr/bin"}, network=False
+    )
+    assert {"--die-with-parent", "--unshare-all", "--clearenv", "--new-session"} <= set(argv)
+    assert "--share-net" not in argv
+    assert argv.index("/proj") < argv.index("/proj/.lake/own")  # the writable folder is mounted over the read-only one
+    assert argv[argv.index("--setenv") : argv.index("--setenv") + 3] == ["--setenv", "PATH", "/usr/bin"]
+    assert "--share-net" in bwrap_argv("bwrap", read_only=[], writable=[], cwd="/", env={}, network=True)
+
+
+def test_lake_run_from_the_users_home_never_gets_it_writable(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "home" / "proj"
+    project.mkdir(parents=True)
+    limits = Limits("/usr/bin/bwrap", None, None)
+    spec = SandboxSpec("/usr/bin/lake", str(project), str(tmp_path / "work"), {"HOME": str(home)}, limits)
+    argv, env = launch_argv(spec, ["build"], str(home))
+    assert ["--ro-bind", str(home), str(home)] == argv[argv.index(str(home)) - 1 : argv.index(str(home)) + 2]
+    assert env["HOME"].startswith(str(tmp_path / "work"))  # a private HOME, not the user's
+    argv, _ = launch_argv(spec, ["build"], str(project))
+    assert ["--bind", str(project), str(project)] == argv[argv.index(str(project)) - 1 : argv.index(str(project)) + 2]
+    assert "--share-net" not in argv  # the build runs offline
+    assert "--share-net" in launch_argv(spec, ["exe", "cache", "get"], str(project))[0]  # the fetch step may not
