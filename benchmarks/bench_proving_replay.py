@@ -75,7 +75,7 @@ def main(argv=None) -> dict:
             "max_theorems": args.max_theorems,
         }
     )
-    theorems = select_theorems(store, store.repo_ids(), "random", settings)
+    theorems = select_theorems(store, store.repo_ids(), "random", settings)["theorems"]
     started = time.perf_counter()
     records = prove_theorems(store, settings, checkpoint.path, theorems, home / "models")
     search_seconds = time.perf_counter() - started

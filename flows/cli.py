@@ -91,19 +91,15 @@ def _fail(e: Exception) -> None:
 
 def _home(home):
     """The resolved home; an existing non-folder on the way is a clean error."""
+    from storage.paths import check_folder_path
     from storage.store import dojoflow_home
 
     resolved = dojoflow_home(home)
-    for p in (resolved, *resolved.parents):
-        if p.exists():
-            if not p.is_dir():
-                shown = home if home is not None else f"DOJOFLOW_HOME={resolved}"
-                problem = "is a file, not a folder" if p == resolved else f"is inside {p}, which is a file"
-                raise InputError(
-                    shown, problem, "give --home (or DOJOFLOW_HOME) a folder, new or holding a Dojoflow home"
-                )
-            break
-    return resolved
+    return check_folder_path(
+        resolved,
+        home if home is not None else f"DOJOFLOW_HOME={resolved}",
+        "give --home (or DOJOFLOW_HOME) a folder, new or holding a Dojoflow home",
+    )
 
 
 def _store(home, create=True):
@@ -185,8 +181,8 @@ def migrate_cmd(home: Home = None):
 def repair_cmd(home: Home = None):
     """Rebuild a damaged catalog from the store's Parquet files; drop unreadable repositories.
 
-    Keeps the metrics, runs and checkpoints tables where they can still be read, and
-    says what was lost (docs/runs.md)."""
+    Keeps every record table (checkpoints, metrics, runs, proofs) it can still read, and
+    names each one it could not (docs/runs.md)."""
     from storage.repair import repair
 
     report = repair(_home(home))
@@ -280,43 +276,27 @@ def sql_cmd(
     query: Annotated[
         str,
         typer.Argument(
-            help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots; tables: checkpoints, metrics, runs."
+            help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots; tables: checkpoints, metrics, runs, proofs."
         ),
     ],
     home: Home = None,
     max_rows: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
+    time_limit: Annotated[
+        Optional[float],
+        typer.Option("--time-limit", help="Seconds a query may run before it is interrupted (default 60)."),
+    ] = None,
     fmt: FormatOption = None,
 ):
     """Run a read-only DuckDB query against the catalog and print the result.
 
-    The query can read the catalog and the store's own files, nothing else (docs/cli.md)."""
-    import duckdb
+    The query can read the catalog and the store's own files, nothing else, for at most
+    --time-limit seconds (docs/cli.md)."""
+    from storage.user_query import DEFAULT_TIME_LIMIT_S, check_read_only, check_time_limit, run_query
 
-    from storage import catalog
-
-    try:
-        kinds = {s.type.name for s in duckdb.extract_statements(query)}
-    except duckdb.Error as e:
-        raise InputError("query", f"does not parse: {e}", "check the SQL") from e
-    if kinds - {"SELECT"}:
-        raise InputError(
-            "query",
-            f"is a {', '.join(sorted(kinds - {'SELECT'}))} statement",
-            "`dojoflow sql` runs read-only SELECT queries",
-        )
-    try:
-        result = catalog.query(_store(home, create=False), query)
-    except duckdb.PermissionException as e:
-        raise InputError(
-            "query",
-            str(e).splitlines()[0],
-            "`dojoflow sql` reads only the store's own files: query the views and tables "
-            '(`dojoflow sql "SHOW TABLES"`)',
-        ) from e
-    except duckdb.Error as e:
-        raise InputError(
-            "query", str(e).splitlines()[0], 'check the SQL; `dojoflow sql "SHOW TABLES"` lists the tables'
-        ) from e
+    limit = DEFAULT_TIME_LIMIT_S if time_limit is None else time_limit
+    check_time_limit(limit)
+    check_read_only(query)
+    result = run_query(_store(home, create=False), query, limit)
     emit(result.to_pylist(), fmt, max_rows=max_rows)
 
 
@@ -491,8 +471,9 @@ def metrics_cmd(
     fmt: FormatOption = None,
 ):
     """Metrics of one run per step, repository, trainer and split (what the UI report shows)."""
-    from tasks.runs import metrics_table, resolve_run
+    from tasks.runs import check_split, metrics_table, resolve_run
 
+    check_split(split)  # before the store's state: a typo is an error even with no runs yet
     store = _store(home, create=False)
     run_id = resolve_run(store, run)
     if run_id is None:
@@ -569,8 +550,6 @@ def prove_cmd(
 
     Your working tree is never modified: apply a patch with `git apply FILE` in your checkout.
     """
-    from storage.store import dojoflow_home
-
     from .environment import prepare_prefect_env
 
     try:
@@ -588,9 +567,18 @@ def prove_cmd(
             updates["proving"] = cfg.proving.model_dump()
             updates["proving"]["backend"]["sandbox"]["unsafe_no_sandbox"] = True
         cfg = ProveConfig.model_validate({**cfg.model_dump(), **updates})
+        resolved = _home(cfg.home)
+        from storage.paths import check_folder_path
+        from storage.store import Store
+        from tasks.proving.sorry import check_prove_inputs
+
+        # every input checked before Prefect is imported or a flow starts (one line, exit 2)
+        if cfg.out:
+            check_folder_path(cfg.out, f"--out {cfg.out}", "give --out a folder for the patch files")
+        store = Store.open(resolved, create=False)
+        check_prove_inputs(store, cfg.repos, cfg.theorems, cfg.checkpoint, cfg.proving)
     except DojoflowError as e:
         _fail(e)
-    resolved = dojoflow_home(cfg.home)
     cfg = cfg.model_copy(update={"home": str(resolved)})
     if cfg.proving.backend.kind == "replay":
         say_line(REPLAY_CANNOT_PROVE_SORRY)
@@ -613,6 +601,31 @@ def prove_cmd(
     for w in result["patches"]:
         say("patch for {}: {}   (git apply {})", w["name"], w["path"], w["path"])
     say_line(f"log: {log}")
+
+
+@command("card")
+def card_cmd(
+    run: Annotated[str, typer.Argument(help="A run id or prefix from `dojoflow runs`.")],
+    against: Annotated[
+        Optional[str], typer.Option("--against", help="Another run: name every setting the two cards differ in.")
+    ] = None,
+    home: Home = None,
+):
+    """The results card of a run (metrics with intervals, provenance), written beside its report."""
+    from tasks.card import card_diff, write_card
+    from tasks.runs import resolve_run
+
+    store = _store(home, create=False)
+    run_id = resolve_run(store, run)
+    if against is None:
+        card = write_card(store, _home(home), run_id)
+        typer.echo(card["markdown"])
+        say("card: {}", card["path"])
+        return
+    other = resolve_run(store, against)
+    differences = card_diff(store, run_id, other)
+    for line in differences or [f"runs {run_id} and {other} have the same settings"]:
+        typer.echo(line)
 
 
 def main() -> None:  # pragma: no cover

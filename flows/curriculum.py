@@ -23,6 +23,7 @@ from tasks.generate.checkpoint import is_tactic_generator
 from tasks.prefect_tasks import tasks_for
 
 from . import crashed, ui
+from .benchmark_tasks import register_benchmarks_task
 from .prove import proving_step
 
 
@@ -31,7 +32,7 @@ from .prove import proving_step
     flow_run_name="curriculum[{config.name}]",
     persist_result=False,
     on_failure=[ui.mark_run_failed],
-    on_crashed=[ui.mark_run_failed],
+    on_crashed=[ui.mark_run_crashed],
     on_cancellation=[ui.mark_run_cancelled],
 )
 def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
@@ -42,6 +43,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     run_id = str(flow_run.id or "local")
     t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
     crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
+    snapshot_settings = register_benchmarks_task(home, config.benchmarks, config.snapshot)  # their fingerprints
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = [], []
@@ -67,10 +69,11 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     #    of this step it starts from; train and evaluate commit together
     previous: dict[str, CheckpointRef] = {}
     step_results = []
+    untried: dict[tuple[str, str], dict] = {}  # theorems the proving evaluation could not try, with the reason
     for step in steps:
         started = time.perf_counter()
         ui.show("snapshot", step.step, len(steps), repo=step.name)
-        snapshot = t.snapshot(home, step.seen, config.snapshot, step=step.step, repo_name=step.name)
+        snapshot = t.snapshot(home, step.seen, snapshot_settings, step=step.step, repo_name=step.name)
         eval_repos = step.seen if config.evaluation.all_repositories_so_far else step.repo_ids
         this_step: dict[str, CheckpointRef] = {}
         done = {}
@@ -106,7 +109,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
             t.record_metrics(home, evaluated.result(), run_id, step.step, step.primary)
             this_step[name] = trained.result()
             if config.evaluation.proving is not None and is_tactic_generator(this_step[name]):
-                proving_step(
+                proved = proving_step(
                     home,
                     config.evaluation.proving,
                     this_step[name].to_dict(),
@@ -116,6 +119,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
                     step.step,
                     step.primary,
                 )
+                untried.update({(u["repo_id"], u["full_name"]): u for u in proved["untried"]})
             done[name] = ui.trainer_step_summary(trained, evaluated)
         previous = {**previous, **this_step}
         step_results.append(
@@ -136,10 +140,15 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     ui.publish_report(config.name, report)
     t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
     log.info("report: %s", report["path"])
+    try:  # the run is complete and recorded: a card that cannot be written is said, and `dojoflow card` redoes it
+        log.info("results card: %s", ui.publish_card(home, config.name, run_id))
+    except Exception as e:  # noqa: BLE001
+        log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
     return {
         "run_id": run_id,
         "steps": step_results,
         "failures": failures,
         "report": report["path"],
         "checkpoints": {n: c.path for n, c in previous.items()},
+        "untried": list(untried.values()),
     }

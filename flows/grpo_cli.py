@@ -68,38 +68,61 @@ def _json_option(name: str, value: str | None) -> dict:
 
 
 def _settings(fields: dict):
+    """GRPOSettings from the merged fields; cheap (no TRL import): `preflight` comes after
+    every other input check."""
     from pydantic import ValidationError
 
-    from tasks.grpo.config import GRPOSettings, preflight
+    from tasks.grpo.config import GRPOSettings
 
     try:
-        settings = GRPOSettings.model_validate(fields)
+        return GRPOSettings.model_validate(fields)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "settings"
         message = first["msg"].removeprefix("Value error, ").rstrip(".")
+        if message.startswith(f"{where}."):  # a check that names the field and its fix itself
+            raise DojoflowError(f"{message}.") from e
         problem, _, fix = message.rpartition(". ") if ". " in message else (message, "", "")
         raise InputError(where, problem, f"{fix or 'Fix that option (dojoflow grpo train --help)'}.") from e
-    preflight(settings, "grpo")
-    return settings
 
 
-def _check_theorems(settings, theorems: Path, home: Path | None) -> None:
-    """Every theorem readable and checkable by the backend, before anything starts."""
-    from storage.store import Store
-    from tasks.grpo.theorem_files import checkable_specs, read_theorem_file
-
-    checkable_specs(settings, read_theorem_file(theorems), Store.open(home))
-
-
-def _start(home: Path | None) -> Path:
+def _home(home: Path | None) -> Path:
+    from storage.paths import check_folder_path
     from storage.store import dojoflow_home
 
+    resolved = dojoflow_home(home)
+    return check_folder_path(
+        resolved, home if home is not None else f"DOJOFLOW_HOME={resolved}", "give --home a folder"
+    )
+
+
+def _check_theorems(settings, theorems: list, home: Path, checkpoint: Path | None = None) -> None:
+    """Every theorem checkable by the backend, the backend reachable, the model (or the
+    checkpoint to evaluate) usable, then the settings against TRL (seconds of imports, so
+    last). Nothing is created, not even an empty store."""
+    from storage.store import Store
+    from tasks.grpo.theorem_files import checkable_specs
+    from tasks.lean import preflight as backend_preflight
+    from tasks.lean.config import BackendSettings
+    from tasks.trainers.preflight import check_model_reference, preflight
+
+    store = Store.open(home, create=False) if (home / "store").exists() else None
+    specs = checkable_specs(settings, theorems, store)
+    if checkpoint is None:
+        check_model_reference(settings.model, "--model")
+    else:
+        from tasks.generate.checkpoint import check_causal_lm
+
+        check_causal_lm(checkpoint)
+    backend_preflight(BackendSettings.model_validate(settings.backend), specs)
+    preflight("grpo", settings)
+
+
+def _start(home: Path) -> Path:
     from .environment import prepare_prefect_env
 
-    resolved = dojoflow_home(home)
-    prepare_prefect_env(resolved)
-    return resolved
+    prepare_prefect_env(home)
+    return home
 
 
 @app.command("algorithms")
@@ -154,7 +177,8 @@ def train_cmd(
     home: Home = None,
 ):
     """GRPO on the theorems of a lean-grpo theorem file (whole proofs, rewards from the backend)."""
-    from tasks.grpo.theorem_files import merge_fields, read_lean_grpo_config
+    from tasks.grpo.output_folder import check_output_folder
+    from tasks.grpo.theorem_files import merge_fields, read_lean_grpo_config, read_theorem_file
 
     try:
         file_fields, file_cli = read_lean_grpo_config(config) if config else ({}, {})
@@ -185,12 +209,17 @@ def train_cmd(
         n = fields.get("training", {}).get("num_generations")
         if n is not None and "per_device_train_batch_size" not in fields.get("training", {}):
             fields["training"]["per_device_train_batch_size"] = n  # lean-grpo's batch is in theorems; one group
+        file_theorems = read_theorem_file(theorems)
         settings = _settings(fields)
-        _check_theorems(settings, theorems, home)
+        resolved = _home(home)
+        shown = "-o" if output else "output_dir" if file_cli.get("output") else "-o (default)"
+        out = check_output_folder(
+            output or file_cli.get("output") or resolved / "grpo" / settings.algorithm, resolved, shown
+        )
+        _check_theorems(settings, file_theorems, resolved)
     except DojoflowError as e:
         _fail(e)
-    resolved = _start(home)
-    out = Path(output or file_cli.get("output") or resolved / "grpo" / settings.algorithm).resolve()
+    _start(resolved)
     from tasks.grpo.config import DEFAULT_MODEL
 
     say_line(f"model: {settings.model}{UNTRAINED_NOTE if settings.model == DEFAULT_MODEL else ''}")
@@ -229,17 +258,21 @@ def evaluate_cmd(
     home: Home = None,
 ):
     """pass@1 and pass@k of whole-proof sampling from CHECKPOINT, checked by the backend and the verdict rule."""
+    from tasks.grpo.theorem_files import read_theorem_file
+
     try:
         if not checkpoint.is_dir():
             raise InputError(checkpoint, "is not a folder", "give a checkpoint folder (dojoflow grpo train -o OUT)")
         fields = {"mode": "proof", "evaluation": {"k": k, "max_new_tokens": max_new_tokens, "temperature": temperature}}
         if backend is not None:
             fields["backend"] = _backend(backend)
+        file_theorems = read_theorem_file(theorems)
         settings = _settings(fields)
-        _check_theorems(settings, theorems, home)
+        resolved = _home(home)
+        _check_theorems(settings, file_theorems, resolved, checkpoint)
     except DojoflowError as e:
         _fail(e)
-    resolved = _start(home)
+    _start(resolved)
     from .grpo import grpo_evaluate
     from .terminal import library_output_to_log
 

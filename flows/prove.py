@@ -22,11 +22,14 @@ from .proving_tasks import proving_tasks
 
 
 def search_batches(
-    p, home: str, settings: ProvingSettings, checkpoint: dict | None, theorems: list[dict]
+    p, home: str, settings: ProvingSettings, checkpoint: dict | None, theorems: list[dict], baseline: bool = False
 ) -> list[dict]:
-    """Search `theorems` in batches of `settings.batch_size`, one mapped task each; records in order."""
+    """Search `theorems` in batches of `settings.batch_size`, one mapped task each; records in order.
+    `baseline`: the closing-tactics baseline generates instead of the checkpoint."""
     batches = [theorems[i : i + settings.batch_size] for i in range(0, len(theorems), settings.batch_size)]
-    futures = p.prove_batch.map(unmapped(home), unmapped(settings), unmapped(checkpoint), batches, range(len(batches)))
+    futures = p.prove_batch.map(
+        unmapped(home), unmapped(settings), unmapped(checkpoint), batches, range(len(batches)), unmapped(baseline)
+    )
     return [record for f in futures for record in f.result()]
 
 
@@ -41,20 +44,30 @@ def proving_step(
     step_repo_id: str,
 ) -> dict:
     """The curriculum's proving evaluation of one step's tactic generator: {metrics, searched_by}."""
+    from tasks.proving.evaluate import theorem_rows
+    from tasks.proving.summary import proving_lines
+
     p, t = proving_tasks(home), tasks_for(home)
-    theorems = p.select(home, repo_ids, split_kind, settings)
+    ckpt = checkpoint["checkpoint_id"]
+
+    # Which theorems: none to try fails the step with the reason; those that cannot be tried are named
+    selection = p.select(home, repo_ids, split_kind, settings)
+    theorems, untried = selection["theorems"], selection["untried"]
     p.check(home, settings, checkpoint, theorems)  # bad settings fail here, before any search
+
+    # The model, then the closing-tactics baseline, searched the same way on the same theorems
     records = search_batches(p, home, settings, checkpoint, theorems)
-    rows = p.metrics(records, settings, checkpoint["checkpoint_id"], split_kind)
+    baseline = search_batches(p, home, settings, checkpoint, theorems, baseline=True)
+    rows = p.metrics(records, settings, ckpt, split_kind, untried)
+    rows += p.metrics(baseline, settings, ckpt, split_kind, baseline=True)
     t.record_metrics(home, rows, run_id, step, step_repo_id)
-    p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "evaluation")
-    pass_rates = [
-        f"{r['repo_id'].split('-')[0]}/{r['split']} {r['metric']}={r['value']:.3f}"
-        for r in rows
-        if "pass@" in r["metric"]
-    ]
-    get_run_logger().info("proving at step %s: %s", step, "; ".join(pass_rates) or "no theorem was decided")
-    return {"metrics": rows, "searched_by": sorted({r["searched_by"] for r in records})}
+    per_theorem = theorem_rows(records, untried, settings) + theorem_rows(baseline, [], settings, baseline=True)
+    p.record_results(home, per_theorem, run_id, step, ckpt, split_kind)
+    p.record_proofs(home, records, run_id, ckpt, "evaluation")
+    log = get_run_logger()
+    for line in proving_lines(rows, untried):
+        log.info("proving at step %s: %s", step, line)
+    return {"metrics": rows, "untried": untried, "searched_by": sorted({r["searched_by"] for r in records})}
 
 
 @flow(name="evaluate-proving", persist_result=False)

@@ -21,6 +21,8 @@ from tasks.proving import evaluate, patches, preflight, sorry
 def _prove_key(ctx, p) -> str:
     theorems = [t["theorem_id"] for t in p["theorems"]]
     what = {"theorems": theorems, "settings": p["settings"].model_dump(mode="json"), "records": evaluate.RECORD_VERSION}
+    if p.get("baseline"):
+        what["baseline"] = True  # the closing-tactics baseline, not the checkpoint, generated
     checkpoint = (p["checkpoint"] or {}).get("checkpoint_id", "no-checkpoint")
     return f"prove-{Store.open(p['home']).instance_id}-{checkpoint}-{stable_hash(what, 16)}"
 
@@ -31,8 +33,11 @@ def check_proving_task(home: str, settings, checkpoint: dict | None, theorems: l
 
 
 @task(name="select-theorems", task_run_name="select-theorems", cache_policy=NO_CACHE)  # no hash suffix in the UI
-def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settings) -> list[dict]:
-    return evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings)
+def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settings) -> dict:
+    """{"theorems": to try, "untried": those that cannot be, with the reason}; none to try fails here."""
+    selection = evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings)
+    evaluate.require_theorems(selection, repo_ids, settings)
+    return selection
 
 
 @task(
@@ -42,24 +47,37 @@ def resolve_task(
     home: str, repos: list[str], theorems: list[str], checkpoint: str | None, settings
 ) -> tuple[list[dict], dict]:
     """The `sorry` theorems to try and the generator's checkpoint; bad input fails here."""
-    store = Store.open(home, create=False)
-    repo_ids = sorry.resolve_repositories(store, repos)
-    return sorry.select_sorry_theorems(store, repo_ids, theorems), sorry.generator_ref(store, checkpoint, settings)
+    return sorry.prove_inputs(Store.open(home, create=False), repos, theorems, checkpoint, settings)
 
 
 @task(name="prove-batch", task_run_name="prove-batch[{batch}]")
-def prove_batch_task(home: str, settings, checkpoint: dict | None, theorems: list[dict], batch: int) -> list[dict]:
+def prove_batch_task(
+    home: str, settings, checkpoint: dict | None, theorems: list[dict], batch: int, baseline: bool = False
+) -> list[dict]:
     return evaluate.prove_theorems(
-        Store.open(home), settings, (checkpoint or {}).get("path"), theorems, Path(home) / "models"
+        Store.open(home), settings, (checkpoint or {}).get("path"), theorems, Path(home) / "models", baseline
     )
 
 
 @task(name="proving-metrics", task_run_name="proving-metrics", cache_policy=NO_CACHE)  # no hash suffix in the UI
-def proving_metrics_task(records: list[dict], settings, checkpoint_id: str, split_kind: str) -> list[dict]:
+def proving_metrics_task(
+    records: list[dict], settings, checkpoint_id: str, split_kind: str, untried: list[dict] = (), baseline: bool = False
+) -> list[dict]:
     return [
         {**m, "trainer": evaluate.PROVING, "split_kind": split_kind, "checkpoint_id": checkpoint_id}
-        for m in evaluate.proving_metrics(records, settings)
+        for m in evaluate.proving_metrics(records, settings, untried, baseline)
     ]
+
+
+@task(
+    name="record-theorem-results", task_run_name="record-theorem-results", cache_policy=NO_CACHE
+)  # no hash suffix in the UI
+def record_theorem_results_task(
+    home: str, rows: list[dict], run_id: str, step: int, checkpoint_id: str, split_kind: str
+) -> int:
+    from storage.theorem_results import record_results
+
+    return record_results(Store.open(home), rows, run_id, step, checkpoint_id, split_kind)
 
 
 @task(name="record-proofs", task_run_name="record-proofs", cache_policy=NO_CACHE)  # no hash suffix in the UI
@@ -83,6 +101,7 @@ def proving_tasks(home: str | Path) -> SimpleNamespace:
         select=select_theorems_task,
         prove_batch=prove_batch,
         metrics=proving_metrics_task,
+        record_results=record_theorem_results_task,
         record_proofs=record_proofs_task,
         write_patches=write_patches_task,
     )

@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from tasks.proving.summary import proving_lines
 from tasks.report import COUNT_METRICS
 
 
@@ -211,6 +212,17 @@ def summary_table(result: dict, metric_rows: list[dict]) -> Table:
     return table
 
 
+def proving_summary_lines(metric_rows: list[dict]) -> list[str]:
+    """Per step, repository and split: each proving pass rate with its 95% interval and the
+    number of theorems, beside the closing-tactics baseline's (tasks/proving/summary.py)."""
+    steps = sorted({r["step"] for r in metric_rows if r["trainer"] == "proving"})
+    return [
+        f"proving step {step} {line}"
+        for step in steps
+        for line in proving_lines([r for r in metric_rows if r["trainer"] == "proving" and r["step"] == step])
+    ]
+
+
 def print_summary(console: Console, result: dict, metric_rows: list[dict], log: Path | None) -> None:
     console.print(f"done: {len(result['steps'])} steps, run {result['run_id']}", soft_wrap=True, markup=False)
     console.print(summary_table(result, metric_rows))
@@ -220,6 +232,10 @@ def print_summary(console: Console, result: dict, metric_rows: list[dict], log: 
         soft_wrap=True,
         markup=False,
     )
+    for line in proving_summary_lines(metric_rows):
+        console.print(line, soft_wrap=True, markup=False)
+    if result.get("untried"):  # named, with the reason (tasks/proving/summary.py)
+        console.print(proving_lines([], result["untried"])[-1], soft_wrap=True, markup=False)
     for s in result["steps"]:
         for trainer, t in s["trainers"].items():
             console.print(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 from prefect.artifacts import (
     create_markdown_artifact,
@@ -17,7 +18,7 @@ from prefect.artifacts import (
 from storage.errors import DojoflowError
 from storage.store import Store, dojoflow_home
 from tasks import prefect_locking, runs
-from tasks.report import inline_plot, metrics_rows, rounded
+from tasks.report import inline_plot, interval_text, metrics_rows, rounded
 
 PLAIN_LOGIC_LOGGERS = ("tasks", "storage")
 
@@ -115,7 +116,8 @@ def update_progress(artifact_id, name: str, done: int, total: int) -> None:
 
 def publish_metrics_table(home: str, name: str, run_id: str) -> None:
     rows = metrics_rows(Store.open(home), run_id)
-    table = [{k: rounded(r[k]) for k in ("step", "trainer", "repo", "split", "metric", "value", "count")} for r in rows]
+    keys = ("step", "trainer", "repo", "split", "metric", "value")
+    table = [{**{k: rounded(r[k]) for k in keys}, "95% CI": interval_text(r), "count": r["count"]} for r in rows]
     create_table_artifact(
         key=f"{_slug(name)}-metrics",
         table=table or [{"note": "no metrics yet"}],
@@ -144,20 +146,43 @@ def publish_report(name: str, report: dict) -> None:
     )
 
 
-def _record_end(flow_run, status: str) -> None:
+def publish_card(home: str, name: str, run_id: str) -> str:
+    """Write the run's results card beside its report (tasks/card.py) and publish it; its path."""
+    from tasks.card import write_card
+
+    card = write_card(Store.open(home), Path(home), run_id)
+    create_markdown_artifact(
+        key=f"{_slug(name)}-card", markdown=card["markdown"], description=f"Results card of `{name}` ({card['path']})"
+    )
+    return card["path"]
+
+
+def _record_end(flow_run, status: str, finished_at=None) -> Store | None:
     config = flow_run.parameters.get("config") or {}
     home = config.get("home") if isinstance(config, dict) else getattr(config, "home", None)
     try:
         store = Store.open(dojoflow_home(home), create=False)
     except DojoflowError:
-        return  # failed before the store existed: nothing was recorded
-    runs.record_run_end(store, str(flow_run.id), status)
+        return None  # failed before the store existed: nothing was recorded
+    runs.record_run_end(store, str(flow_run.id), status, None, finished_at)
+    return store
 
 
 def mark_run_failed(flow, flow_run, state) -> None:
-    """Flow hook (on_failure, on_crashed): a run that raised is `failed` in `dojoflow runs`,
-    not left `running`."""
+    """Flow hook (on_failure): a run that raised is `failed` in `dojoflow runs`, not left `running`."""
     _record_end(flow_run, "failed")
+
+
+def mark_run_crashed(flow, flow_run, state) -> None:
+    """Flow hook (on_crashed): a run whose process died (a worker's flow-run process
+    SIGKILLed by the OOM killer, whose Runner then calls this) is `crashed` in `dojoflow runs`,
+    ended when Prefect saw it end; its unfinished task runs become Crashed too, as Prefect's
+    own crash handling does not touch them (they stayed Running in the UI for good)."""
+    from . import crashed
+
+    store = _record_end(flow_run, "crashed", getattr(state, "timestamp", None))
+    if store is not None:
+        crashed.mark_crashed_in_prefect(store.root.parent, [str(flow_run.id)])
 
 
 def mark_run_cancelled(flow, flow_run, state) -> None:

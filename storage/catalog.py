@@ -58,6 +58,21 @@ RECORD_TABLES = {
             checker VARCHAR, axioms JSON, expansions INTEGER, seconds DOUBLE,
             found_at TIMESTAMPTZ DEFAULT now(),
             PRIMARY KEY (run_id, checkpoint_id, theorem_id, proof_id))""",
+    # Where a run's numbers came from, beyond its config (storage/ledger.py).
+    "run_provenance": """
+        CREATE TABLE IF NOT EXISTS run_provenance (
+            run_id VARCHAR PRIMARY KEY, dojoflow_version VARCHAR, git_commit VARCHAR, environment JSON,
+            verifier_rule_version VARCHAR, cpu_seconds_at_start DOUBLE, cpu_seconds DOUBLE, gpu VARCHAR,
+            recorded_at TIMESTAMPTZ DEFAULT now())""",
+    # Every theorem a proving evaluation tried or could not try (storage/theorem_results.py).
+    "theorem_results": """
+        CREATE TABLE IF NOT EXISTS theorem_results (
+            run_id VARCHAR, step INTEGER, checkpoint_id VARCHAR, repo_id VARCHAR, theorem_id VARCHAR,
+            file_path VARCHAR, full_name VARCHAR, split_kind VARCHAR, split VARCHAR, prover VARCHAR,
+            checker VARCHAR, generator VARCHAR, status VARCHAR, reason VARCHAR, n INTEGER, c INTEGER,
+            k INTEGER, pass_at_1 DOUBLE, pass_at_k DOUBLE, errors INTEGER, expansions DOUBLE, seconds DOUBLE,
+            recorded_at TIMESTAMPTZ DEFAULT now(),
+            PRIMARY KEY (run_id, checkpoint_id, theorem_id, split_kind, prover))""",
 }
 
 
@@ -76,7 +91,11 @@ def lock_down(con, readable_dirs) -> None:
 
 # Columns added to a record table after its format version shipped: added in place by
 # `ensure` and by their writers, since NULL means "not recorded" in older rows.
-ADDED_COLUMNS = {"runs": {"pid": "INTEGER", "host": "VARCHAR"}}
+ADDED_COLUMNS = {
+    "runs": {"pid": "INTEGER", "host": "VARCHAR"},
+    # The 95% interval of an aggregate over theorems and how it was computed (tasks/stats.py).
+    "metrics": {"ci_low": "DOUBLE", "ci_high": "DOUBLE", "interval": "VARCHAR"},
+}
 
 
 def add_columns(con) -> None:
@@ -194,6 +213,9 @@ def _create_views(store: "Store", con, folders: dict | None = None, temp: bool =
             NULL::VARCHAR[] AS repo_ids, NULL::VARCHAR[] AS kept_repo_ids, NULL::JSON AS settings,
             NULL::JSON AS counts, NULL::TIMESTAMPTZ AS created_at, NULL::VARCHAR AS manifest_path WHERE false""")
     if not temp:
+        from .forgetting import create_views
+
+        create_views(con)  # over the metrics table, which `ensure` created first
         con.execute("INSERT OR REPLACE INTO meta VALUES ('store_root', ?)", [str(store.root)])
         con.execute("INSERT OR REPLACE INTO meta VALUES ('views_key', ?)", [key])
     con.execute("COMMIT")

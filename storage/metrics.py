@@ -1,9 +1,25 @@
 """The catalog's `metrics` table: one row per (run, checkpoint, repository, split kind,
-split, metric), so a run can be read whole after later runs (docs/runs.md)."""
+split, metric), so a run can be read whole after later runs (docs/runs.md). `count` is
+how many items (theorems, examples) an aggregate is over; `ci_low`/`ci_high` its 95%
+interval where one is computed, and `interval` how (docs/evaluation.md)."""
 
 from __future__ import annotations
 
 from . import catalog
+
+# Metrics that are sizes, not scores: shown in tables, never plotted, averaged or forgotten.
+COUNT_METRICS = frozenset(
+    {"examples", "gold_missing"}
+    | {
+        f"{prefix}proving_{name}"
+        for prefix in ("", "baseline_")
+        for name in ("errors", "theorems", "not_started", "untried", "unverified")
+    }
+)
+# Words in a metric's name that mean lower is better (the forgetting view flips their sign).
+LOWER_IS_BETTER = ("loss",)
+# Words in a metric's name that mean it measures cost, not skill: never "forgotten".
+COST_METRICS = ("seconds", "expansions")
 
 
 def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
@@ -11,9 +27,13 @@ def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -
     if not rows:
         return 0
     with catalog.connect(store, write=True) as con:
+        catalog.add_columns(con)  # a store from before the interval columns gains them here
+        from .forgetting import create_views
+
+        create_views(con)  # and the forgetting views over this table
         con.executemany(
             "INSERT OR REPLACE INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric,"
-            " value, count, checkpoint_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " value, count, checkpoint_id, ci_low, ci_high, interval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 [
                     run_id,
@@ -27,6 +47,9 @@ def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -
                     float(r["value"]),
                     int(r.get("count", 0)),
                     r["checkpoint_id"],
+                    r.get("ci_low"),
+                    r.get("ci_high"),
+                    r.get("interval"),
                 ]
                 for r in rows
             ],
@@ -39,17 +62,30 @@ def of_run(
 ) -> list[dict]:
     """A run's metric rows (optionally one trainer, split or repository name), with the
     repository's name, ordered by trainer, step, repository, split and metric."""
+    intervals = "m.ci_low, m.ci_high, m.interval" if _has_intervals(store) else _NO_INTERVALS
     return catalog.query(
         store,
-        """
+        f"""
         SELECT m.step, m.step_repo_id, coalesce(r.name, m.repo_id) AS repository, m.repo_id, m.trainer,
-               m.split_kind, m.split, m.metric, m.value, m.count, m.checkpoint_id
+               m.split_kind, m.split, m.metric, m.value, m.count, m.checkpoint_id, {intervals}
         FROM metrics m LEFT JOIN repositories r USING (repo_id)
         WHERE m.run_id = $run AND ($trainer IS NULL OR m.trainer = $trainer) AND ($split IS NULL OR m.split = $split)
               AND ($repo IS NULL OR coalesce(r.name, m.repo_id) = $repo OR m.repo_id = $repo)
         ORDER BY m.trainer, m.step, repository, m.split, m.metric""",
         params={"run": run_id, "trainer": trainer, "split": split, "repo": repository},
     ).to_pylist()
+
+
+_NO_INTERVALS = "NULL::DOUBLE AS ci_low, NULL::DOUBLE AS ci_high, NULL::VARCHAR AS interval"
+
+
+def _has_intervals(store) -> bool:
+    """Whether the catalog's metrics table has the interval columns (a store whose last
+    metrics were written before they existed has not, until its next write adds them)."""
+    rows = catalog.query(
+        store, "SELECT count(*) AS n FROM duckdb_columns() WHERE table_name = 'metrics' AND column_name = 'ci_low'"
+    ).to_pylist()
+    return rows[0]["n"] > 0
 
 
 def choices(store, run_id: str) -> dict[str, list[str]]:

@@ -1,10 +1,12 @@
 """`dojoflow repair`: rebuild what a damaged store lets us rebuild, and say what was lost.
 
 The Parquet files and REPOSITORIES.json are the store's truth; the catalog is views
-over them plus three record tables (checkpoints, metrics, runs) that exist only in
-the catalog. Repair reads those tables if the old catalog still can be read, moves
-the old catalog aside (never deletes it), drops repositories whose Parquet files
-cannot be read (they must be imported again), and builds a fresh catalog.
+over them plus record tables (checkpoints, metrics, runs, proofs, `catalog.RECORD_TABLES`)
+that exist only in the catalog. Repair reads every table of the old catalog it still
+can (all but `meta` and the empty stand-ins, which describe the views and are rebuilt),
+moves the old catalog aside (never deletes it), drops repositories whose Parquet files
+cannot be read (they must be imported again), and builds a fresh catalog. A record
+table it could not read is named in `lost`, never dropped silently.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from . import atomic, catalog, schemas
 from .lock import file_lock
 from .store import Store
 
-KEPT_TABLES = ("checkpoints", "metrics", "runs")
+# The record tables a catalog is expected to hold; `meta` describes the views and is rebuilt.
+KEPT_TABLES = tuple(t for t in catalog.RECORD_TABLES if t != "meta")
+REBUILT = ("meta",)  # and `_empty_<table>`, the views' empty stand-ins
 
 
 @dataclass
@@ -60,9 +64,14 @@ def _read_records(store: Store, report: RepairReport) -> dict:
         return saved
     try:
         catalog.lock_down(con, [])
-        for table in KEPT_TABLES:
+        try:
+            found = [r[0] for r in con.sql("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()]
+            tables = [t for t in found if t not in REBUILT and not t.startswith("_empty_")]
+        except duckdb.Error:
+            tables = list(KEPT_TABLES)  # try each one the catalog should hold
+        for table in sorted(tables):
             try:
-                saved[table] = con.sql(f"SELECT * FROM {table}").to_arrow_table()
+                saved[table] = con.sql(f'SELECT * FROM "{table}"').to_arrow_table()
             except duckdb.Error as e:
                 report.lost[table] = str(e).splitlines()[0]
     finally:
@@ -94,7 +103,9 @@ def repair(home) -> RepairReport:
     with catalog.connect(store, write=True) as con:
         for table, rows in saved.items():
             con.register("saved", rows)
-            con.execute(f"INSERT OR REPLACE INTO {table} BY NAME SELECT * FROM saved")
+            # a table this version does not define (a newer Dojoflow's) is kept as it was read
+            con.execute(f'CREATE TABLE IF NOT EXISTS "{table}" AS SELECT * FROM saved WHERE false')
+            con.execute(f'INSERT OR REPLACE INTO "{table}" BY NAME SELECT * FROM saved')
             con.unregister("saved")
             report.kept[table] = rows.num_rows
     return report

@@ -27,12 +27,15 @@ def record_start(store, run_id: str, flow: str, config: dict, pid: int | None = 
         )
 
 
-def record_end(store, run_id: str, status: str, report_path: str | None = None) -> None:
-    """Close a run's row; a failed run keeps the report path it never wrote as NULL."""
+def record_end(
+    store, run_id: str, status: str, report_path: str | None = None, finished_at: datetime | None = None
+) -> None:
+    """Close a run's row (at `finished_at`, default now); a failed run keeps the report path
+    it never wrote as NULL."""
     with catalog.connect(store, write=True) as con:
         con.execute(
             "UPDATE runs SET status = ?, finished_at = ?, report_path = coalesce(?, report_path) WHERE run_id = ?",
-            [status, datetime.now(UTC), report_path, run_id],
+            [status, finished_at or datetime.now(UTC), report_path, run_id],
         )
 
 
@@ -82,11 +85,19 @@ def crashed_runs(store) -> list[str]:
 
 
 def mark_crashed(store, run_ids: list[str]) -> None:
-    """Set `crashed` on those of `run_ids` that are still `running` (a run may have ended meanwhile)."""
+    """Set `crashed` on those of `run_ids` that are still `running` (a run may have ended
+    meanwhile). `finished_at` is the run's last sign of life the catalog holds (its start,
+    its newest metric or proof), not when the crash was found: a run killed at night and
+    found in the morning did not run all night."""
     if not run_ids:
         return
     with catalog.connect(store, write=True) as con:
+        con.execute(catalog.RECORD_TABLES["proofs"])  # a catalog from before the proofs table
         con.execute(
-            "UPDATE runs SET status = 'crashed', finished_at = ? WHERE status = 'running' AND list_contains(?, run_id)",
-            [datetime.now(UTC), run_ids],
+            """UPDATE runs SET status = 'crashed', finished_at = greatest(
+                   started_at,
+                   (SELECT max(m.recorded_at) FROM metrics m WHERE m.run_id = runs.run_id),
+                   (SELECT max(p.found_at) FROM proofs p WHERE p.run_id = runs.run_id))
+               WHERE status = 'running' AND list_contains(?, run_id)""",
+            [run_ids],
         )

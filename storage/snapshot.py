@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import atomic, catalog, schemas
+from .contamination import REPORT_FILE, ContaminationSettings, exclusions_with_reasons
 from .errors import InputError
 from .ids import stable_hash
 from .memory import release_arrow_memory
@@ -61,6 +62,15 @@ class SnapshotSettings(BaseModel):
         description="When one url appears at several commits, keep only the newest: by commit time when "
         "every one of them has it, else by ingestion time (the last imported wins).",
     )
+    benchmarks: tuple[str, ...] = Field(
+        (),
+        description="Fingerprints of the benchmarks whose statements (and near-copies) leave the training data "
+        "(set from the pipeline's `benchmarks:` section; storage/contamination.py).",
+    )
+    contamination: ContaminationSettings = Field(
+        default_factory=ContaminationSettings,
+        description="When a theorem counts as a copy of a benchmark's or of another repository's.",
+    )
 
 
 def snapshot_id(store, repo_ids: list[str], settings: SnapshotSettings, repos: dict[str, dict] | None = None) -> str:
@@ -68,11 +78,15 @@ def snapshot_id(store, repo_ids: list[str], settings: SnapshotSettings, repos: d
     if repos is None:
         repos = {r: store.repository(r) for r in set(repo_ids)}
     pairs = sorted((r, repos[r]["content_hash"]) for r in repo_ids)
-    return stable_hash({"repos": pairs, "settings": settings.model_dump(), "format": schemas.FORMAT_VERSION}, 20)
+    dump = settings.model_dump()
+    if not settings.benchmarks and settings.contamination == ContaminationSettings():
+        del dump["benchmarks"], dump["contamination"]  # no check: the id snapshots had before there was one
+    return stable_hash({"repos": pairs, "settings": dump, "format": schemas.FORMAT_VERSION}, 20)
 
 
 def _settings_key(settings: SnapshotSettings) -> str:
-    return stable_hash(settings.model_dump(), 12)
+    """The key of the per-repository parts: only what filters a repository's own rows."""
+    return stable_hash(settings.model_dump(exclude={"benchmarks", "contamination"}), 12)
 
 
 def _part_rel(repo: dict, settings_key: str) -> str:
@@ -302,32 +316,37 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
         }
         folder = {r: str(folders[r].relative_to(store.root)) for r in kept}
 
-        excluded_rel = None
+        excluded_rel, contamination_rel = None, None
         suspects = sharing_file_paths(summaries) if settings.dedupe and len(kept) > 1 else set()
+        dropped = None
         if suspects:
             # Newest first: the first index to hold a theorem keeps it. Repositories whose
             # file paths no other one holds share no theorem, so they need not be read.
             newest_first = [r for r in sorted(kept, key=lambda r: _recency(repos[r]), reverse=True) if r in suspects]
             dropped = duplicate_theorems([store.root / part[r] / "index.parquet" for r in newest_first])
-            if dropped is not None:
-                for kind in schemas.SPLIT_KINDS:
-                    by_split = (
-                        dropped.group_by(f"split_{kind}", use_threads=False)
-                        .aggregate([("theorem_id", "count"), ("rows", "sum")])
-                        .to_pydict()
-                    )
-                    for split, n, rows in zip(
-                        by_split[f"split_{kind}"], by_split["theorem_id_count"], by_split["rows_sum"]
-                    ):
-                        counts[kind][split]["theorems"] -= n
-                        counts[kind][split]["tactics"] -= rows
-                excluded_rel = f"snapshots/{sid}/excluded.parquet"
-                atomic.write_parquet(
-                    store.root / excluded_rel,
-                    dropped.select(["repo_id", "theorem_id"]).cast(
-                        pa.schema([("repo_id", pa.string()), ("theorem_id", pa.string())])
-                    ),
+        dropped, report = _with_contamination(store, settings, kept, repos, part, dropped)
+        if report is not None:
+            contamination_rel = f"snapshots/{sid}/{REPORT_FILE}"
+            atomic.write_json(store.root / contamination_rel, report)
+        if dropped is not None:
+            for kind in schemas.SPLIT_KINDS:
+                by_split = (
+                    dropped.group_by(f"split_{kind}", use_threads=False)
+                    .aggregate([("theorem_id", "count"), ("rows", "sum")])
+                    .to_pydict()
                 )
+                for split, n, rows in zip(
+                    by_split[f"split_{kind}"], by_split["theorem_id_count"], by_split["rows_sum"]
+                ):
+                    counts[kind][split]["theorems"] -= n
+                    counts[kind][split]["tactics"] -= rows
+            excluded_rel = f"snapshots/{sid}/excluded.parquet"
+            atomic.write_parquet(
+                store.root / excluded_rel,
+                dropped.select(["repo_id", "theorem_id", "reason"]).cast(
+                    pa.schema([("repo_id", pa.string()), ("theorem_id", pa.string()), ("reason", pa.string())])
+                ),
+            )
 
         manifest = {
             "snapshot_id": sid,
@@ -345,6 +364,7 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
             },
             "corpus": {t: [f"{folder[r]}/{t}.parquet" for r in kept] for t in ("premises", "files")},
             "excluded": excluded_rel,
+            "contamination": contamination_rel,
             "counts": counts,
         }
         first = not catalog.has_manifests(store)
@@ -352,6 +372,14 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
         if first:  # the catalog's `snapshots` view lists manifests by glob from now on
             catalog.refresh_views(store)
     return _ref(store, manifest, manifest_path)
+
+
+def _with_contamination(store, settings: SnapshotSettings, kept, repos, part, dropped):
+    """`dropped` with a `reason`, plus what the contamination rule excludes (newest repository first)."""
+    newest_first = sorted(kept, key=lambda r: _recency(repos[r]), reverse=True)
+    check = bool(settings.benchmarks) or (settings.contamination.cross_repository and len(kept) > 1)
+    indexes = [store.root / part[r] / "index.parquet" for r in newest_first] if check else []
+    return exclusions_with_reasons(store, indexes, INDEX_COLUMNS, dropped, settings.benchmarks, settings.contamination)
 
 
 def _ref(store, manifest: dict, manifest_path: Path) -> SnapshotRef:

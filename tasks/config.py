@@ -23,6 +23,8 @@ from tasks.proving.config import ProvingSettings
 from tasks.trainers import registry
 from tasks.yaml_config import load_yaml_mapping, resolve_local
 
+from .benchmarks import BenchmarkConfig
+
 
 class SourceConfig(BaseModel):
     """One place repositories come from: a LeanDojo export, a Lean 4 repository to trace,
@@ -199,6 +201,11 @@ class PipelineConfig(BaseModel):
     )
     trainers: TrainersConfig = Field(default_factory=TrainersConfig, description="Trainers to run at each step.")
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig, description="Evaluation after each step.")
+    benchmarks: list[BenchmarkConfig] = Field(
+        default_factory=list,
+        description="Evaluation sets kept out of training: their statements and near-copies leave every snapshot, "
+        "with the reason, and a contamination report is written per snapshot (docs/evaluation.md).",
+    )
     tracing: TracingConfig = Field(default_factory=TracingConfig, description="How `repo` sources are traced.")
     continue_on_source_failure: bool = Field(
         False, description="If a source fails to import or trace, go on with the others (its error is in the report)."
@@ -236,6 +243,10 @@ class PipelineConfig(BaseModel):
         enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
         for name, settings in enabled.items():
             preflight(name, settings)
+        if self.benchmarks:  # a benchmark file that does not parse fails here, before anything is written
+            from .benchmarks import load_benchmarks
+
+            load_benchmarks(self.benchmarks)
         if self.evaluation.proving is not None:  # a backend that cannot run fails before any training
             from .lean import preflight as lean_preflight
 
@@ -260,6 +271,10 @@ def resolve_paths(raw: dict, base: Path) -> dict:
             for key in known[name].model_fields:
                 if key in settings:
                     settings[key] = resolve_local(settings[key], base, must_exist=True)
+    benchmarks = raw.get("benchmarks")
+    for b in benchmarks if isinstance(benchmarks, list) else []:
+        if isinstance(b, dict) and isinstance(b.get("path"), str):
+            b["path"] = str((base / Path(b["path"]).expanduser()).resolve())
     return raw
 
 

@@ -15,11 +15,16 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from storage import atomic, catalog, metrics
+from storage import atomic, catalog, forgetting, metrics
 from storage.ids import stable_hash
+from storage.metrics import COUNT_METRICS
 from storage.proofs import read_proofs
+from storage.theorem_results import read_results
 
-COUNT_METRICS = {"examples", "gold_missing", "proving_errors", "proving_theorems", "proving_unverified"}
+from .card import contamination_section
+from .forgetting import forgetting_section
+from .proving.summary import proving_section
+
 PLOT_FILE = "metrics.png"
 PLOT_ALT = "metrics across steps"
 SIGNIFICANT_DIGITS = 3
@@ -114,6 +119,13 @@ def inline_plot(markdown: str, plot: str | Path | None) -> str:
     return markdown.replace(f"![{PLOT_ALT}]({PLOT_FILE})", f"![{PLOT_ALT}](data:image/png;base64,{data})")
 
 
+def interval_text(row: dict) -> str:
+    """The 95% interval of an aggregate, where one was computed."""
+    if row.get("ci_low") is None:
+        return ""
+    return f"[{row['ci_low']:.{SIGNIFICANT_DIGITS}g}, {row['ci_high']:.{SIGNIFICANT_DIGITS}g}]"
+
+
 def _table(headers: list[str], rows: list[list]) -> str:
     def cell(v):
         return f"{v:.{SIGNIFICANT_DIGITS}g}" if isinstance(v, float) else str(v)
@@ -192,7 +204,7 @@ def write_report(
             "## Metrics",
             "",
             _table(
-                ["step", "trainer", "repository", "split", "metric", "value", "n"],
+                ["step", "trainer", "repository", "split", "metric", "value", "95% CI", "n"],
                 [
                     [
                         r["step"],
@@ -201,6 +213,7 @@ def write_report(
                         r["split"],
                         r["metric"],
                         float(r["value"]),
+                        interval_text(r),
                         r["count"],
                     ]
                     for r in rows
@@ -208,6 +221,9 @@ def write_report(
             ),
             "",
         ]
+    parts += proving_section(rows, read_results(store, run_id, status="untried"))
+    parts += forgetting_section(*forgetting.of_run(store, run_id))
+    parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
     proofs = read_proofs(store, run_id)
     if proofs:
         parts += [

@@ -13,15 +13,22 @@ from __future__ import annotations
 from storage import checkpoint_registry, metrics
 from storage import runs as run_records
 from storage.errors import InputError
+from storage.schemas import SPLITS
 
 
 def record_run_start(store, run_id: str, flow: str, config: dict) -> None:
+    from . import ledger
+
     run_records.record_start(store, run_id, flow, config)
+    ledger.record_start(store, run_id)  # code, environment, verifier rule: the card's provenance
 
 
-def record_run_end(store, run_id: str, status: str, report_path: str | None = None) -> None:
+def record_run_end(store, run_id: str, status: str, report_path: str | None = None, finished_at=None) -> None:
     """Close a run's row; a failed run keeps the report path it never wrote as NULL."""
-    run_records.record_end(store, run_id, status, report_path)
+    from . import ledger
+
+    run_records.record_end(store, run_id, status, report_path, finished_at)
+    ledger.record_end(store, run_id)  # the CPU seconds the run cost
 
 
 def mark_crashed_runs(store) -> list[str]:
@@ -36,6 +43,13 @@ def runs_table(store) -> list[dict]:
     {trainer: path})."""
     latest = checkpoint_registry.latest_of_runs(store)
     return [{**r, "checkpoints": latest.get(r["run_id"], {})} for r in run_records.all_runs(store)]
+
+
+def check_split(split: str | None) -> None:
+    """A `--split` that can name no split of any run, refused before the store is read
+    (so a store with no runs yet does not hide the typo)."""
+    if split is not None and split not in SPLITS:
+        raise InputError(split, "is not a split", f"use one of: {', '.join(SPLITS)}", where="--split")
 
 
 def resolve_run(store, run: str | None) -> str | None:

@@ -27,15 +27,33 @@ _Loader.add_implicit_resolver(
 )
 
 
+def yaml_error(path: Path, error: yaml.YAMLError) -> InputError:
+    """One line naming the file and the line of a syntax error. PyYAML's own text names
+    `<unicode string>` (it was given the text, not the file) and spans several lines."""
+    mark = getattr(error, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    return InputError(
+        path, f"is not valid YAML ({problem}{f', {context}' if context else ''})", "fix the YAML syntax", where=where
+    )
+
+
 def load_yaml_mapping(path: str | Path, example: str) -> dict:
     """The mapping in the YAML file `path`; `example` names a valid file for the error's fix."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "does not exist", f"give the path of a YAML config (see {example})")
+    if not path.is_file():
+        raise InputError(path, "is not a regular file", f"give the path of a YAML config (see {example})")
     try:
-        raw = yaml.load(path.read_text(), Loader=_Loader) or {}
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) or {}
+    except UnicodeDecodeError as e:
+        raise InputError(
+            path, f"is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})", "save it as UTF-8"
+        ) from None
     except yaml.YAMLError as e:
-        raise InputError(path, f"is not valid YAML ({e})", "fix the YAML syntax") from e
+        raise yaml_error(path, e) from None
     if not isinstance(raw, dict):
         raise InputError(path, "must be a mapping of settings", f"see {example}")
     return raw

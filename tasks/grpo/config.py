@@ -29,7 +29,7 @@ from tasks.sft.config import (
     capabilities_unless_given,
     device_capabilities,
 )
-from tasks.trainers.training_args import check_training_args
+from tasks.trainers.training_args import check_training_args, non_finite_value
 
 from .algorithms import ALGORITHMS, TRL_OPTION_KEYS, canonical_algorithm, resolve_algorithm
 
@@ -54,7 +54,7 @@ OWNED_TRAINING_KEYS = {
 class RewardSettings(BaseModel):
     """What the Lean-decided rewards pay (lean-grpo's presets fill these in, `reward_preset`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a NaN reward was silently 0
 
     finished: float = Field(
         1.0,
@@ -134,7 +134,7 @@ def backend_settings_type():
 class GRPOEvalSettings(BaseModel):
     """How a GRPO checkpoint is scored after training: whole-proof sampling, pass@k."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a NaN reward was silently 0
 
     k: int = Field(4, ge=1, le=256, description="Proofs sampled per theorem; pass@k uses all of them.")
     max_theorems: int | None = Field(20, ge=1, description="Most theorems scored per (repository, split); None: all.")
@@ -146,7 +146,7 @@ class GRPOEvalSettings(BaseModel):
 class GRPOSettings(BaseModel):
     """Reinforcement learning of a tactic (or proof) generator with rewards decided by Lean."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a NaN reward was silently 0
 
     model: str = Field(
         DEFAULT_MODEL,
@@ -334,6 +334,9 @@ def check_training_keys(training: dict[str, Any], field: str = "training") -> di
     for key, why in OWNED_TRAINING_KEYS.items():
         if key in training:
             raise InputError(f"{field}.{key}", f"cannot be set: {why}", f"remove {key} from {field}")
+    bad = non_finite_value(training)
+    if bad is not None:
+        raise InputError(f"{field}.{bad[0]}", f"{training[bad[0]]!r} {bad[1]}", f"fix {field}.{bad[0]}")
     merged = {**default_training_args(training, False, False), **training}
     n = merged.get("num_generations")
     if isinstance(n, int) and n < 2:

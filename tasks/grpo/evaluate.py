@@ -25,6 +25,7 @@ from pathlib import Path
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache, load_causal_lm
 from tasks.search.pass_at_k import pass_at_k as unbiased_pass_at_k  # Chen et al. 2021, one estimator
+from tasks.stats import interval_fields
 from tasks.trainers.base import Metric
 
 from .config import PROOF_SYSTEM_PROMPT, GRPOSettings
@@ -190,9 +191,11 @@ def evaluate_grpo(
                     model, tokenizer = load_causal_lm(checkpoint_dir, cache, dtype=settings.model_dtype)
                 results = prove_under_seed(model, tokenizer, specs, backend, ev)
                 checker, n = backend.name, len(results)
-                metrics.append(Metric(repo, split, f"{checker}_pass@1", pass_at(results, 1), n))
-                if ev.k > 1:
-                    metrics.append(Metric(repo, split, f"{checker}_pass@{ev.k}", pass_at(results, ev.k), n))
+                for k in sorted({1, ev.k}):
+                    scores = [unbiased_pass_at_k(r["n"], r["proved"], k) for r in results]
+                    metrics.append(
+                        Metric(repo, split, f"{checker}_pass@{k}", pass_at(results, k), n, **interval_fields(scores))
+                    )
     finally:
         backend.close()
     return metrics + training_metrics(Path(checkpoint_dir), repo_ids[-1] if repo_ids else None)

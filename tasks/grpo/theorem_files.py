@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from .config import GRPOSettings
 log = logging.getLogger(__name__)
 
 FILE_REPO_ID = "theorem-file"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,16 @@ def _theorem(obj: Any, path: Path, where: str) -> FileTheorem:
             raise InputError(
                 path, f"`{key}` is missing or not a non-empty string", f"give every theorem a {key}", where=where
             )
+    bad = _CONTROL.search(obj["name"].strip())
+    if bad:
+        raise InputError(
+            path,
+            f"`name` {obj['name']!r} holds the control character {bad.group()!r}",
+            "give the theorem's Lean name (Lean names hold no newline, NUL or other control character)",
+            where=where,
+        )
+    if "\x00" in obj["statement"]:
+        raise InputError(path, "`statement` holds a NUL character", "remove it: Lean source is text", where=where)
     imports = obj.get("imports") or []
     if not isinstance(imports, list) or not all(isinstance(i, str) for i in imports):
         raise InputError(path, "`imports` must be a list of module names", 'e.g. "imports": ["Mathlib"]', where=where)
@@ -75,9 +88,21 @@ def _theorem(obj: Any, path: Path, where: str) -> FileTheorem:
 def read_theorem_file(path: str | Path) -> list[FileTheorem]:
     """The theorems of a lean-grpo theorem file (JSONL, a JSON list, or {"theorems": [...]})."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(path, "no such file", "give the path of a lean-grpo theorem file (.jsonl or .json)")
-    text = path.read_text(encoding="utf-8")
+    if not path.is_file():
+        raise InputError(path, "is not a regular file", "give the path of a lean-grpo theorem file (.jsonl or .json)")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(
+            path,
+            f"is not UTF-8 text (byte 0x{data[e.start]:02x} on line {line})",
+            "save the file as UTF-8 (JSON text is UTF-8)",
+            where=f"line {line}",
+        ) from None
     stripped = text.lstrip()
     whole = None
     if stripped.startswith(("[", "{")):
@@ -108,10 +133,10 @@ def read_theorem_file(path: str | Path) -> list[FileTheorem]:
     theorems = [_theorem(obj, path, where) for obj, where in items]
     if not theorems:
         raise InputError(path, "holds no theorems", "add one JSON object per theorem")
-    names = [t.name for t in theorems]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    duplicates = sorted(n for n, count in Counter(t.name for t in theorems).items() if count > 1)  # linear
     if duplicates:
-        raise InputError(path, f"theorem names appear twice: {', '.join(duplicates)}", "give each theorem its own name")
+        shown = ", ".join(duplicates[:10]) + (f" and {len(duplicates) - 10} more" if len(duplicates) > 10 else "")
+        raise InputError(path, f"theorem names appear twice: {shown}", "give each theorem its own name")
     return theorems
 
 
@@ -174,18 +199,9 @@ def settings_from_lean_grpo(config: dict[str, Any], source: str = "config") -> t
 
 
 def read_lean_grpo_config(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    import yaml
+    from tasks.yaml_config import load_yaml_mapping
 
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such file", "give the path of a lean-grpo YAML config")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise InputError(path, f"is not valid YAML ({e})", "fix the YAML") from None
-    if not isinstance(data, dict):
-        raise InputError(path, "is not a mapping of keys to values", "write `key: value` lines")
-    return settings_from_lean_grpo(data, str(path))
+    return settings_from_lean_grpo(load_yaml_mapping(path, "docs/grpo.md"), str(path))
 
 
 def merge_fields(*layers: dict[str, Any]) -> dict[str, Any]:

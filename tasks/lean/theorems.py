@@ -1,14 +1,18 @@
 """`TheoremSpec`s from the store: what a backend needs to start or check a theorem.
 
 The statement is the export's `theorem_statement`; LeanDojo leaves it null for some
-theorems, and then it is read from the theorem's own corpus entry (its code up to `:=`).
+theorems (the LeanDojo Benchmark's own files have none at all), and then it is read from
+the theorem's own corpus entry (its code up to `:=`), else, given the repositories'
+checkouts (`projects`), from the traced file's source at the theorem's position. The
+replay backend needs no statement (`need_statement=False`). A theorem left without one is
+not dropped silently: its name and the reason go to `untried`.
 """
 
 from __future__ import annotations
 
-import re
-
+from storage.contamination import statement_from_code  # one rule for a declaration's statement
 from storage.errors import InputError
+from storage.lean_text import is_statement
 
 from .backend import TheoremSpec
 
@@ -26,14 +30,6 @@ _THEOREM_COLUMNS = [
 ]
 
 
-def statement_from_code(code: str) -> str | None:
-    """The declaration of a corpus entry up to its `:=`, without doc comments and attributes."""
-    text = re.sub(r"/--.*?-/", "", code, flags=re.S).strip()
-    text = re.sub(r"^@\[[^\]]*\]\s*", "", text)
-    head, sep, _ = text.partition(":=")
-    return " ".join(head.split()) if sep else None
-
-
 def load_theorems(
     store,
     repo_ids: list[str] | None = None,
@@ -43,10 +39,15 @@ def load_theorems(
     split: str | None = None,
     split_kind: str = "random",
     tactic_proofs_only: bool = False,
+    need_statement: bool = True,
+    projects: dict[str, str] | None = None,
+    untried: list[dict] | None = None,
 ) -> list[TheoremSpec]:
     """TheoremSpecs of the store's theorems (in store order), filtered as asked.
 
-    `full_names` that are not in the store raise InputError naming them.
+    `full_names` that are not in the store raise InputError naming them. Without
+    `full_names`, theorems whose statement cannot be found (and `need_statement`) are left
+    out and described in `untried` (repo_id, file_path, full_name, split, reason).
     """
     import pyarrow.compute as pc
 
@@ -74,12 +75,24 @@ def load_theorems(
             )
         rows = [r for r in rows if r["full_name"] in wanted]
     codes = _codes(store, ids, {(r["repo_id"], r["full_name"]) for r in rows if not r["theorem_statement"]})
+    sources = _SourceReader(repos, projects) if projects is not None else None
     out, unstated = [], []
     for r in rows:
         statement = r["theorem_statement"] or statement_from_code(codes.get((r["repo_id"], r["full_name"]), ""))
+        if not statement and sources is not None:
+            statement = sources.statement(r)
         statement = (statement or "").rstrip().removesuffix(":=").rstrip()  # some exports keep the `:=`
-        if not statement:
-            unstated.append(r["full_name"])  # neither the export nor its corpus says what it states
+        if not statement and need_statement:
+            unstated.append(r["full_name"])  # neither the export, its corpus nor its source says what it states
+            if untried is not None:
+                where = "its file in the checkout" if sources is not None else "a checkout (none configured)"
+                untried.append(
+                    {
+                        **{k: r[k] for k in ("repo_id", "file_path", "full_name")},
+                        "split": r[f"split_{split_kind}"],
+                        "reason": f"no statement: none in the export, its corpus entry or {where}",
+                    }
+                )
             continue
         repo = repos[r["repo_id"]]
         out.append(
@@ -100,6 +113,38 @@ def load_theorems(
             "trace the repository again with lean-dojo",
         )
     return out
+
+
+def statement_from_source(text: str, start: tuple[int, int]) -> str | None:
+    """The declaration starting at `start` (1-based line, column) of a file's text, up to its `:=`."""
+    lines = text.splitlines(keepends=True)
+    line, column = start
+    if not 1 <= line <= len(lines):
+        return None
+    rest = lines[line - 1][max(column - 1, 0) :] + "".join(lines[line:])
+    return statement_from_code(rest)
+
+
+class _SourceReader:
+    """Reads statements from the traced files in the repositories' checkouts, each file once."""
+
+    def __init__(self, repos: dict, projects: dict[str, str]):
+        self.repos, self.projects, self.texts = repos, projects, {}
+
+    def statement(self, row: dict) -> str | None:
+        from .source import project_dir
+
+        repo = self.repos[row["repo_id"]]
+        spec = TheoremSpec(row["repo_id"], repo["url"], repo["commit"], row["file_path"], row["full_name"], "")
+        key = (row["repo_id"], row["file_path"])
+        if key not in self.texts:
+            try:
+                self.texts[key] = (project_dir(spec, self.projects, "projects") / row["file_path"]).read_text("utf-8")
+            except (InputError, OSError):
+                self.texts[key] = None  # no checkout or no such file: the theorem stays untried, with the reason
+        text = self.texts[key]
+        found = statement_from_source(text, tuple(row["start"])) if text and row["start"] else None
+        return found if is_statement(found) else None  # the import's rule: one declaration's signature, no more
 
 
 def theorem_spec(store, repo_id: str, full_name: str) -> TheoremSpec:

@@ -9,10 +9,16 @@ mean expansions, mean seconds and errors are reported per repository and split.
 - `prove_theorems`: one batch, one backend and one generator; `attempts` searches per
   theorem (attempt i reseeded with seed + i); a record per theorem with n, c, the first
   proof found, expansions, seconds and errors.
-- `proving_metrics`: metric rows. A theorem whose search failed for a backend reason
-  (crash, hang, could not start) counts in `proving_errors`, not in pass@k (ReProver's
-  rule: pass@1 = proved / (proved + failed)). Pass metrics are named after the checker
-  that decided them: `replay_pass@1` when replay did, `repl_pass@1` when Lean did.
+- `proving_metrics`: metric rows with 95% intervals (tasks/stats.py) and the number of
+  theorems each is over. ReProver's rule (lean-dojo/ReProver, `prover/evaluate.py`): only
+  theorems that fail to start are discarded (`proving_not_started`); a crash during search
+  counts as a failure, and a theorem proved by any attempt counts as proved; theorems with an
+  attempt that ended in an error are counted beside pass@k (`proving_errors`), and theorems
+  that cannot be tried at all (no statement for a Lean backend) in `proving_untried`. Pass
+  metrics are named after the checker that decided them: `replay_pass@1` when replay did,
+  `repl_pass@1` when Lean did; `baseline_replay_pass@1` is the closing-tactics baseline
+  (tasks/generate/baseline.py) searched the same way on the same theorems.
+- `theorem_rows`: the per-theorem rows behind those aggregates (storage/theorem_results.py).
 
     python -c "help('tasks.proving.evaluate')"
 """
@@ -27,13 +33,16 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
+from storage.errors import InputError
 from storage.ids import theorem_id, unit_interval
 from tasks.lean.backend import TheoremSpec
-from tasks.search import SearchBudget, best_first_search_many, pass_at_k_mean, whole_proof_search
+from tasks.search import SearchBudget, best_first_search_many, whole_proof_search
+from tasks.search.pass_at_k import pass_at_k
+from tasks.stats import interval
 
 from .config import ProvingSettings
 
-RECORD_VERSION = 2  # of the records `prove_theorems` returns: part of their cache key (flows/proving_tasks.py)
+RECORD_VERSION = 3  # of the records `prove_theorems` returns: part of their cache key (flows/proving_tasks.py)
 PROVING = "proving"  # the `trainer` column of proving metrics: they score the generator's checkpoint by search
 
 
@@ -56,8 +65,22 @@ def initial_goals(store, repo_ids: list[str]) -> dict[tuple[str, str, str], str]
     return {(r["repo_id"], r["file_path"], r["full_name"]): r["state_before"] for r in table.to_pylist()}
 
 
-def select_theorems(store, repo_ids: list[str], split_kind: str, settings: ProvingSettings) -> list[dict]:
-    """The theorems a proving evaluation tries, as records (see the module doc)."""
+def statement_needs(settings: ProvingSettings) -> tuple[bool, dict[str, str] | None]:
+    """(whether the backend needs a theorem's statement, the checkouts to read one from).
+    Replay answers from traced states by name; the Lean backends elaborate the statement."""
+    kind = settings.backend.kind
+    if kind == "replay":
+        return False, None
+    if kind == "repl":
+        return True, dict(settings.backend.repl.projects)
+    if kind == "kimina":
+        return True, dict(settings.backend.kimina.projects)
+    return True, {}  # leandojo: the sample's own sources, or none
+
+
+def select_theorems(store, repo_ids: list[str], split_kind: str, settings: ProvingSettings) -> dict:
+    """The theorems a proving evaluation tries, as records (see the module doc), and those
+    it cannot try: {"theorems": [...], "untried": [{repo_id, file_path, full_name, split, reason}]}."""
     from tasks.lean import load_theorems
 
     sorry = {
@@ -67,10 +90,18 @@ def select_theorems(store, repo_ids: list[str], split_kind: str, settings: Provi
         .to_pylist()
     }
     goals = initial_goals(store, repo_ids)
-    out = []
+    need_statement, projects = statement_needs(settings)
+    out, untried = [], []
     for split in settings.splits:
         specs = load_theorems(
-            store, repo_ids, split=split, split_kind=split_kind, tactic_proofs_only=settings.backend.kind == "replay"
+            store,
+            repo_ids,
+            split=split,
+            split_kind=split_kind,
+            tactic_proofs_only=settings.backend.kind == "replay",
+            need_statement=need_statement,
+            projects=projects,
+            untried=untried,
         )
         by_repo: dict[str, list[TheoremSpec]] = defaultdict(list)
         for s in specs:
@@ -84,7 +115,30 @@ def select_theorems(store, repo_ids: list[str], split_kind: str, settings: Provi
                 chosen = chosen[: settings.max_theorems]
             for s in sorted(chosen, key=lambda s: (s.file_path, s.start or (0, 0), s.full_name)):
                 out.append(_record(s, split, goals.get((s.repo_id, s.file_path, s.full_name), "")))
-    return out
+    untried = [u for u in untried if (u["repo_id"], u["full_name"]) not in sorry]
+    for u in untried:
+        u["theorem_id"] = theorem_id(u["repo_id"], u["file_path"], u["full_name"])
+    return {"theorems": out, "untried": untried}
+
+
+def require_theorems(selection: dict, repo_ids: list[str], settings: ProvingSettings) -> None:
+    """An evaluation that selects no theorem fails with the reason, instead of reporting nothing."""
+    if selection["theorems"]:
+        return
+    untried = selection["untried"]
+    if untried:
+        names = ", ".join(u["full_name"] for u in untried[:5]) + (" ..." if len(untried) > 5 else "")
+        raise InputError(
+            "evaluation.proving",
+            f"selected no theorem to try: {len(untried)} cannot be tried ({untried[0]['reason']}; {names})",
+            "configure the repositories' checkouts (`backend.repl.projects`) or use `backend.kind: replay`",
+        )
+    raise InputError(
+        "evaluation.proving",
+        f"selected no theorem to try in splits {', '.join(settings.splits)} of {', '.join(repo_ids)}"
+        + (" (replay tries only theorems with a traced tactic proof)" if settings.backend.kind == "replay" else ""),
+        "widen `evaluation.proving.splits`, or evaluate repositories that have such theorems",
+    )
 
 
 def search_budget(settings: ProvingSettings) -> SearchBudget:
@@ -102,17 +156,23 @@ def open_search_tools(
     checkpoint_dir: str | None,
     repo_ids: list[str],
     model_cache_dir: str | Path | None = None,
+    baseline: bool = False,
 ):
-    """(backend, generator) for a batch; each fails with a clear error if it cannot work."""
+    """(backend, generator) for a batch; each fails with a clear error if it cannot work.
+    `baseline`: the closing-tactics baseline answers instead of the checkpoint."""
     from tasks.generate import open_generator
+    from tasks.generate.baseline import ClosingTacticsGenerator
     from tasks.lean import open_backend
 
-    premises = None
-    if settings.generator.kind == "retrieval":
-        from tasks.retriever.data import PremiseCorpus
+    if baseline:
+        generator = ClosingTacticsGenerator()
+    else:
+        premises = None
+        if settings.generator.kind == "retrieval":
+            from tasks.retriever.data import PremiseCorpus
 
-        premises = PremiseCorpus(store.read_table("premises", repo_ids), store.read_table("files", repo_ids))
-    generator = open_generator(settings.generator, checkpoint_dir, premises, model_cache_dir)
+            premises = PremiseCorpus(store.read_table("premises", repo_ids), store.read_table("files", repo_ids))
+        generator = open_generator(settings.generator, checkpoint_dir, premises, model_cache_dir)
     try:
         backend = open_backend(settings.backend, store)
     except BaseException:
@@ -127,6 +187,7 @@ def prove_theorems(
     checkpoint_dir: str | None,
     theorems: list[dict],
     model_cache_dir: str | Path | None = None,
+    baseline: bool = False,
 ) -> list[dict]:
     """Search every theorem record `settings.attempts` times; one result record per theorem."""
     if not theorems:
@@ -134,7 +195,7 @@ def prove_theorems(
     budget = search_budget(settings)
     specs = [spec_of(t) for t in theorems]
     backend, generator = open_search_tools(
-        store, settings, checkpoint_dir, sorted({s.repo_id for s in specs}), model_cache_dir
+        store, settings, checkpoint_dir, sorted({s.repo_id for s in specs}), model_cache_dir, baseline
     )
     runs: list[list] = [[] for _ in specs]
     try:
@@ -153,58 +214,151 @@ def prove_theorems(
         generator.close()
         backend.close()
     searched_by = f"{socket.gethostname()}:{os.getpid()}"  # which worker: provenance, and how runners spread work
-    out = []
-    for t, results in zip(theorems, runs):
-        proved = next((r for r in results if r.proved), None)
-        errors = [r.error for r in results if r.stopped == "error"]
-        unverified = [u for r in results for u in r.unverified]
-        out.append(
-            {
-                **t,
-                "checker": backend.name,
-                "generator": generator.name,
-                "n": sum(r.attempts for r in results),
-                "c": sum(r.successes for r in results),
-                "errors": len(errors),
-                "unverified": len(unverified) if proved is None else 0,
-                "error": errors[0] if errors else None,
-                "expansions": sum(r.expansions for r in results) / len(results),
-                "seconds": sum(r.seconds for r in results) / len(results),
-                "stopped": [r.stopped for r in results],
-                "proof": list(proved.proof) if proved else None,
-                "axioms": list(proved.axioms) if proved else [],
-                "proof_expansions": proved.expansions if proved else None,
-                "proof_seconds": proved.seconds if proved else None,
-                "searched_by": searched_by,
-            }
-        )
-    return out
+    return [
+        _theorem_record(t, results, backend.name, generator.name, searched_by) for t, results in zip(theorems, runs)
+    ]
 
 
-def proving_metrics(records: list[dict], settings: ProvingSettings) -> list[dict]:
-    """Metric rows (repo_id, split, metric, value, count) per repository and split."""
+def _theorem_record(theorem: dict, results: list, checker: str, generator: str, searched_by: str) -> dict:
+    """One theorem's outcome over its attempts. `started`: some attempt got past the start
+    (ReProver discards only theorems that fail to start); an attempt that crashed later counts
+    as a failed attempt, and a proof found by any attempt counts."""
+    proved = next((r for r in results if r.proved), None)
+    errors = [r.error for r in results if r.stopped == "error"]
+    unverified = [u for r in results for u in r.unverified]
+    return {
+        **theorem,
+        "checker": checker,
+        "generator": generator,
+        "started": any(r.started for r in results),
+        "n": sum(r.attempts for r in results),
+        "c": sum(r.successes for r in results),
+        "errors": len(errors),
+        # finished proofs the backend cannot verify (tasks/lean/verdict.py), when none is proved
+        "unverified": len(unverified) if proved is None else 0,
+        "error": errors[0] if errors else None,
+        "expansions": sum(r.expansions for r in results) / len(results),
+        "seconds": sum(r.seconds for r in results) / len(results),
+        "stopped": [r.stopped for r in results],
+        "proof": list(proved.proof) if proved else None,
+        "axioms": list(proved.axioms) if proved else [],
+        "proof_expansions": proved.expansions if proved else None,
+        "proof_seconds": proved.seconds if proved else None,
+        "searched_by": searched_by,
+    }
+
+
+def pass_metric(settings: ProvingSettings, k: int, baseline: bool = False) -> str:
+    """The name of a pass@k metric: the checker that decided it, and `baseline_` for the baseline."""
+    return f"{'baseline_' if baseline else ''}{settings.backend.kind}_pass@{k}"
+
+
+def theorem_scores(record: dict, settings: ProvingSettings) -> dict[int, float] | None:
+    """{k: pass@k} of one theorem (k = 1 and settings.k), None when it never started or when its
+    only finished proofs could not be verified (the Dojo: neither a proof nor a failure)."""
+    if not record.get("started", True) or record.get("unverified"):
+        return None
+    ks = sorted({1, settings.k})
+    return {k: pass_at_k(record["n"], record["c"], k) for k in ks}
+
+
+def proving_metrics(
+    records: list[dict], settings: ProvingSettings, untried: list[dict] = (), baseline: bool = False
+) -> list[dict]:
+    """Metric rows (repo_id, split, metric, value, count, ci_low, ci_high, interval) per
+    repository and split. ReProver's rule: pass@k is over the theorems that started (a crash
+    during search is a failure); `proving_not_started`, `proving_errors` (theorems with an
+    attempt that ended in an error) and `proving_untried` (no statement) are reported beside it."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in records:
         groups[(r["repo_id"], r["split"])].append(r)
-    checker = settings.backend.kind
+    missing: dict[tuple[str, str], int] = defaultdict(int)
+    for u in untried:
+        missing[(u["repo_id"], u["split"])] += 1
+    prefix = "baseline_" if baseline else ""
     rows = []
-    for (repo, split), recs in sorted(groups.items()):
-        # Left out of pass@k: theorems whose search failed, and those whose only finished proofs
-        # the backend could not verify (tasks/lean/verdict.py): neither is a failure to prove.
-        decided = [r for r in recs if not r["errors"] and not r.get("unverified")]
-        counts = [(r["n"], r["c"]) for r in decided]
-        figures = {f"{checker}_pass@1": (pass_at_k_mean(counts, 1), len(decided))}
-        if settings.k > 1:
-            figures[f"{checker}_pass@{settings.k}"] = (pass_at_k_mean(counts, settings.k), len(decided))
-        figures["proving_mean_expansions"] = (sum(r["expansions"] for r in recs) / len(recs), len(recs))
-        figures["proving_mean_seconds"] = (sum(r["seconds"] for r in recs) / len(recs), len(recs))
-        unverified = sum(1 for r in recs if not r["errors"] and r.get("unverified"))
-        figures["proving_errors"] = (float(len(recs) - len(decided) - unverified), len(recs))
-        figures["proving_unverified"] = (float(unverified), len(recs))
-        figures["proving_theorems"] = (float(len(recs)), len(recs))
-        for metric, (value, count) in figures.items():
-            if value == value:  # nan: no theorem was decided, so there is no pass rate to report
-                rows.append({"repo_id": repo, "split": split, "metric": metric, "value": float(value), "count": count})
+    for repo, split in sorted(set(groups) | set(missing)):
+        recs = groups.get((repo, split), [])
+        scored = [sc for sc in (theorem_scores(r, settings) for r in recs) if sc is not None]
+        figures: dict[str, tuple] = {}
+        for k in sorted({1, settings.k}):
+            values = [sc[k] for sc in scored]
+            if values:
+                figures[pass_metric(settings, k, baseline)] = (sum(values) / len(values), len(values), interval(values))
+        if recs:
+            figures[f"{prefix}proving_mean_expansions"] = (sum(r["expansions"] for r in recs) / len(recs), len(recs))
+            figures[f"{prefix}proving_mean_seconds"] = (sum(r["seconds"] for r in recs) / len(recs), len(recs))
+        figures[f"{prefix}proving_errors"] = (float(sum(1 for r in recs if r["errors"])), len(recs))
+        unverified = sum(1 for r in recs if r.get("started", True) and r.get("unverified"))
+        figures[f"{prefix}proving_not_started"] = (float(len(recs) - len(scored) - unverified), len(recs))
+        figures[f"{prefix}proving_unverified"] = (float(unverified), len(recs))
+        figures[f"{prefix}proving_theorems"] = (float(len(recs)), len(recs))
+        if not baseline:
+            figures["proving_untried"] = (float(missing[(repo, split)]), len(recs) + missing[(repo, split)])
+        for metric, (value, count, *ci) in figures.items():
+            low, high, method = ci[0] if ci else (None, None, None)
+            rows.append(
+                {
+                    "repo_id": repo,
+                    "split": split,
+                    "metric": metric,
+                    "value": float(value),
+                    "count": count,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "interval": method,
+                }
+            )
+    return rows
+
+
+def theorem_rows(
+    records: list[dict], untried: list[dict], settings: ProvingSettings, baseline: bool = False
+) -> list[dict]:
+    """Per-theorem rows for the catalog's `theorem_results` table (storage/theorem_results.py):
+    every theorem tried (its n, c, pass@1 and pass@k, errors, time) and every theorem that could
+    not be tried, with the reason."""
+    rows = []
+    for r in records:
+        sc = theorem_scores(r, settings)
+        rows.append(
+            {
+                **{
+                    k: r[k]
+                    for k in ("repo_id", "theorem_id", "file_path", "full_name", "split", "checker", "generator")
+                },
+                "prover": "baseline" if baseline else "model",
+                "status": "proved" if r["c"] else ("not_started" if sc is None else "failed"),
+                "reason": r["error"],
+                "n": r["n"],
+                "c": r["c"],
+                "k": settings.k,
+                "pass_at_1": sc[1] if sc else None,
+                "pass_at_k": sc[settings.k] if sc else None,
+                "errors": r["errors"],
+                "expansions": r["expansions"],
+                "seconds": r["seconds"],
+            }
+        )
+    for u in [] if baseline else untried:
+        rows.append(
+            {
+                **{k: u[k] for k in ("repo_id", "theorem_id", "file_path", "full_name", "split")},
+                "checker": settings.backend.kind,
+                "generator": None,
+                "prover": "model",
+                "status": "untried",
+                "reason": u["reason"],
+                "n": 0,
+                "c": 0,
+                "k": settings.k,
+                "pass_at_1": None,
+                "pass_at_k": None,
+                "errors": 0,
+                "expansions": 0.0,
+                "seconds": 0.0,
+            }
+        )
     return rows
 
 

@@ -32,12 +32,27 @@ def resolve_repositories(store, specs: list[str]) -> list[str]:
     return out
 
 
-def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | None = None) -> list[dict]:
+def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | None = None, settings=None) -> list[dict]:
     """Records (as evaluation's) of the theorems of `repo_ids` whose proof uses `sorry`
-    (only `full_names`, if given: each must be in the store and be a `sorry` theorem)."""
+    (only `full_names`, if given: each must be in the store and be a `sorry` theorem).
+    With `settings` (ProvingSettings), a statement is looked for where its backend can read
+    one, and `sorry` theorems exist but none can be tried, it fails naming them and why."""
     from tasks.lean import load_theorems
 
-    specs = load_theorems(store, repo_ids, sorry_only=True)
+    from .evaluate import statement_needs
+
+    need_statement, projects = statement_needs(settings) if settings is not None else (True, None)
+    untried: list[dict] = []
+    specs = load_theorems(
+        store, repo_ids, sorry_only=True, need_statement=need_statement, projects=projects, untried=untried
+    )
+    if not specs and untried:
+        names = ", ".join(u["full_name"] for u in untried[:5]) + (" ..." if len(untried) > 5 else "")
+        raise InputError(
+            "prove",
+            f"{len(untried)} `sorry` theorems cannot be tried ({untried[0]['reason']}): {names}",
+            "configure the repositories' checkouts (`backend.repl.projects`), or trace them again with lean-dojo",
+        )
     if full_names:
         load_theorems(store, repo_ids, full_names=list(full_names))  # InputError for a theorem not in the store
         proved_already = sorted(set(full_names) - {s.full_name for s in specs})
@@ -53,6 +68,28 @@ def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | No
     return [_record(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
 
 
+def prove_inputs(store, repos: list[str], theorems: list[str], checkpoint: str | None, settings):
+    """(the `sorry` theorems to try, the generator's {checkpoint_id, path}) of a prove run;
+    every bad input (repository, theorem, checkpoint) is an InputError, raised before any
+    flow starts (`dojoflow prove`) and again inside it (a deployment run)."""
+    repo_ids = resolve_repositories(store, repos)
+    return select_sorry_theorems(store, repo_ids, theorems, settings), generator_ref(store, checkpoint, settings)
+
+
+def check_prove_inputs(store, repos: list[str], theorems: list[str], checkpoint: str | None, settings) -> None:
+    """Everything `dojoflow prove` can check before Prefect starts: the inputs, the backend
+    on these theorems, and that the generator generates (tasks/proving/preflight.py)."""
+    from .preflight import check_proving
+
+    selected, ref = prove_inputs(store, repos, theorems, checkpoint, settings)
+    check_proving(store, settings, ref["path"], selected)
+
+
+def holds_model(path: Path) -> bool:
+    """A save_pretrained folder: a full model (config.json) or an adapter (adapter_config.json)."""
+    return (path / "config.json").is_file() or (path / "adapter_config.json").is_file()
+
+
 def newest_generator_checkpoint(store) -> str:
     """The newest SFT (or GRPO) checkpoint in the catalog that holds a model."""
     from storage import catalog
@@ -64,7 +101,7 @@ def newest_generator_checkpoint(store) -> str:
         params={"t": list(GENERATOR_TRAINERS)},
     ).to_pylist()
     for r in rows:
-        if (Path(r["path"]) / "config.json").is_file() or (Path(r["path"]) / "adapter_config.json").is_file():
+        if holds_model(Path(r["path"])):
             return r["path"]
     raise InputError(
         "--checkpoint",
@@ -84,10 +121,17 @@ def generator_ref(store, checkpoint: str | None, settings) -> dict:
         return {"checkpoint_id": f"endpoint:{settings.generator.endpoint.model}", "path": None}
     path = Path(checkpoint or newest_generator_checkpoint(store)).expanduser().resolve()
     if not path.is_dir():
-        raise InputError(path, "does not exist", "give a tactic generator's checkpoint folder (`--checkpoint`)")
+        what = "is a file, not a folder" if path.exists() else "does not exist"
+        raise InputError(path, what, "give a tactic generator's checkpoint folder (`--checkpoint`)")
     from tasks.generate.checkpoint import checkpoint_prompt_settings
 
     checkpoint_prompt_settings(path)  # refuses a checkpoint of a trainer that does not generate tactics
+    if not holds_model(path):  # before fingerprinting it: any folder (`--checkpoint /tmp`) would be read whole
+        raise InputError(
+            path,
+            "holds no model (no config.json or adapter_config.json)",
+            "give a tactic generator's checkpoint folder",
+        )
     manifest = path / MANIFEST
     cid = json.loads(manifest.read_text())["checkpoint"].get("checkpoint_id") if manifest.is_file() else None
     cid = cid or f"folder-{local_model_fingerprint(str(path))}"

@@ -12,8 +12,10 @@ wall-clock budget runs out.
 `best_first_search_many` runs several theorems in lockstep so that each round asks the
 generator once for the best open state of every theorem (batched generation, the
 point of a batched generator on a GPU). A theorem's `seconds` is the time spent on it:
-its own backend calls plus the generation rounds it took part in, so a budget means the
-same whether a theorem is searched alone or in a batch.
+its own backend calls plus its own share of each generation round it took part in (the
+round's time divided by the theorems in it), so a budget means the same whether a theorem
+is searched alone or in a batch (charging every theorem the whole round made per-theorem
+seconds grow with the batch size: 11 to 73 s against 1.5 s, issue 17).
 
     from tasks.search import SearchBudget, best_first_search
     result = best_first_search(theorem, backend, generator, SearchBudget(num_tactics=8, max_expansions=32))
@@ -57,7 +59,9 @@ class _Search:
     def push(self, node: _Node) -> None:
         heapq.heappush(self.open, (-node.logprob, next(self.counter), node))
 
-    def finish(self, stopped: str, checker: str, proof=None, axioms=(), error=None, unverified=()) -> None:
+    def finish(
+        self, stopped: str, checker: str, proof=None, axioms=(), error=None, unverified=(), started=True
+    ) -> None:
         self.result = SearchResult(
             full_name=self.theorem.full_name,
             stopped=stopped,
@@ -71,6 +75,7 @@ class _Search:
             attempts=1,
             successes=int(stopped == "proved"),
             unverified=tuple(unverified),
+            started=started,
         )
 
 
@@ -86,12 +91,13 @@ def _start(search: _Search, backend) -> None:
     try:
         first = _timed(search, backend.start, search.theorem)
     except Exception as e:  # noqa: BLE001  (a backend failure is this theorem's error, not the batch's)
-        search.finish("error", backend.name, error=f"{type(e).__name__}: {e}")
+        search.finish("error", backend.name, error=f"{type(e).__name__}: {e}", started=False)
         return
     if first.status == "finished":  # nothing to prove is not something a prover found
-        search.finish("error", backend.name, error="the theorem has no goals to prove")
+        search.finish("error", backend.name, error="the theorem has no goals to prove", started=False)
     elif first.status != "state" or first.state is None:
-        search.finish("error", backend.name, error=first.message or f"could not start the theorem ({first.status})")
+        why = first.message or f"could not start the theorem ({first.status})"
+        search.finish("error", backend.name, error=why, started=False)
     else:
         search.seen.add(first.state.goals)
         search.push(_Node(first.state, (), 0.0))
@@ -177,9 +183,9 @@ def best_first_search_many(theorems: Sequence, backend, generator, budget: Searc
         queries = [TacticQuery(goals=node.state.goals, theorem=s.theorem, prefix=node.tactics) for s, node in active]
         started = time.perf_counter()
         proposals = generator.generate(queries, budget.num_tactics)
-        spent = time.perf_counter() - started
+        share = (time.perf_counter() - started) / len(active)  # each theorem pays its own share of the round
         for (s, node), candidates in zip(active, proposals):
-            s.spent += spent
+            s.spent += share
             _expand(s, backend, node, candidates)
 
 

@@ -11,7 +11,9 @@ from storage.errors import InputError
 # `unverified`: Lean finished a proof, but the backend cannot establish the rule (the Dojo:
 # no axioms, no statement check), so it is kept out of pass@k;
 # `exhausted`: no open state was left; `expansions` / `time`: a budget ran out;
-# `error`: the backend failed (a crash, a hang, a theorem it cannot start): not a failure to prove.
+# `error`: the backend failed (a crash, a hang, a theorem it cannot start). ReProver's rule
+# (tasks/proving/evaluate.py): a theorem that could not start is left out of pass@k, an
+# error during the search counts as a failure to prove.
 StopReason = Literal["proved", "unverified", "exhausted", "expansions", "time", "error"]
 
 
@@ -58,6 +60,7 @@ class SearchResult:
     attempts: int = 1  # independent tries this result stands for (whole-proof mode: proofs sampled)
     successes: int = 0  # of those, how many were proofs (for pass@k)
     unverified: tuple[str, ...] = ()  # finished proofs the backend could not verify (kept out of pass@k)
+    started: bool = True  # False: the backend could not start the theorem (ReProver discards those from pass@k)
 
     @property
     def proved(self) -> bool:

@@ -35,6 +35,7 @@ import pyarrow as pa
 from storage.ids import unit_interval
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache, load_causal_lm
+from tasks.stats import proportion_fields
 from tasks.trainers.base import Metric
 
 from .config import SFTSettings
@@ -152,9 +153,12 @@ def evaluate_sft(
                 s = score_examples(model, tokenizer, sub, chosen, settings)
             n = s["count"]
             metrics.append(Metric(repo, split, "completion_loss", float(s["loss"]), n))
-            metrics.append(Metric(repo, split, "top1_accuracy", float(s["top1"]), n))
+            top1, topk = float(s["top1"]), float(s["topk"])
+            metrics.append(Metric(repo, split, "top1_accuracy", top1, n, **proportion_fields(round(top1 * n), n)))
             if ev.top_k > 1:
-                metrics.append(Metric(repo, split, f"top{ev.top_k}_accuracy", float(s["topk"]), n))
+                metrics.append(
+                    Metric(repo, split, f"top{ev.top_k}_accuracy", topk, n, **proportion_fields(round(topk * n), n))
+                )
             if majority is not None:
                 share = sum(normalize_tactic(sub.tactics[i]) == majority for i in chosen) / n
                 metrics.append(Metric(repo, split, "top1_majority_baseline", share, n))

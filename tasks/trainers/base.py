@@ -51,6 +51,9 @@ class Metric:
     metric: str
     value: float
     count: int = 0  # how many examples the figure averages over
+    ci_low: float | None = None  # its 95% interval, where one is computed (tasks/stats.py)
+    ci_high: float | None = None
+    interval: str | None = None  # how: "wilson" or "bootstrap(...)"
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -8,6 +8,7 @@ against that class, with one rule for every trainer:
 - keys Dojoflow sets itself (`RESERVED_KEYS`) are refused, saying why;
 - a key the class does not have is refused, with the closest names;
 - a value of the wrong type is refused; a YAML string such as '1e-4' becomes a number;
+- a value that is not a finite number (`nan`, `inf`) is refused, naming it;
 - a value that would train nothing (`num_train_epochs` <= 0 without `max_steps`,
   `max_steps` 0 or below -1, a negative learning rate, a batch size < 1) is refused;
 - the class itself is built once (mixed precision off, on CPU, so that a laptop and
@@ -22,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import enum
+import math
 import tempfile
 import typing
 import warnings
@@ -38,8 +40,20 @@ RESERVED_KEYS: dict[str, str] = {
 }
 
 
+def non_finite_value(training: dict[str, Any]) -> tuple[str, str] | None:
+    """(key, why) of a NaN or infinite value: NaN reached TRL as JSON null after a Prefect
+    round trip (`--lr nan` was reported as `learning_rate: None`)."""
+    for key, value in training.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            return key, "is not a finite number: give a number (e.g. 5e-6 for a learning rate)"
+    return None
+
+
 def _nothing_to_train(training: dict[str, Any]) -> tuple[str, str] | None:
     """(key, why) of a value that would make a run train nothing, or None."""
+    non_finite = non_finite_value(training)
+    if non_finite is not None:
+        return non_finite
     max_steps = training.get("max_steps", -1)
     if isinstance(max_steps, (int, float)) and (max_steps == 0 or max_steps < -1):
         return "max_steps", "would train nothing: give a positive number of optimizer steps, or -1 for no limit"
@@ -80,6 +94,9 @@ def check_training_args(
 
     if not training:
         training = {}
+    bad = non_finite_value(training)  # before the class is imported: seconds of torch for a typo
+    if bad is not None:
+        raise InputError(f"{field}.{bad[0]}", f"{training[bad[0]]!r} {bad[1]}", f"fix {field}.{bad[0]}")
     cls = load_object(target)
     cls_name = f"{cls.__module__.split('.')[0]}.{cls.__name__}"
     for key, why in RESERVED_KEYS.items():

@@ -5,6 +5,8 @@ import hashlib
 
 import pytest
 
+from storage.proofs import record_proofs
+from storage.store import Store
 from storage.synthetic import write_synthetic_export
 
 from .cli_store import RUN_ID, invoke, store_with_a_run
@@ -104,14 +106,26 @@ def test_a_corrupt_catalog_points_to_repair_which_rebuilds_it(tmp_path):
 
 def test_repair_of_a_readable_catalog_keeps_every_record(tmp_path):
     home = store_with_a_run(tmp_path)
+    proof = {"run_id": RUN_ID, "checkpoint_id": "c", "repo_id": "r", "file_path": "A.lean", "split": "test"}
+    proof.update(purpose="sorry", tactics=["simp"], proof="by simp", checker="replay", axioms=[])
+    record_proofs(Store.open(home), [{**proof, "theorem_id": f"t{i}", "full_name": f"t{i}"} for i in range(23)])
     query = (
-        "SELECT (SELECT count(*) FROM metrics) m, (SELECT count(*) FROM runs) r, (SELECT count(*) FROM checkpoints) c"
+        "SELECT (SELECT count(*) FROM metrics) m, (SELECT count(*) FROM runs) r, (SELECT count(*) FROM checkpoints) c, "
+        "(SELECT count(*) FROM proofs) p"
     )
     before = invoke("sql", query, "--home", home).stdout
     r = invoke("repair", "--home", home)
     assert r.exit_code == 0 and "lost" not in r.output and "removed" not in r.output, r.output
-    assert invoke("sql", query, "--home", home).stdout == before == "m,r,c\n12,1,4\n"
+    assert "kept proofs: 23 rows" in r.output
+    assert invoke("sql", query, "--home", home).stdout == before == "m,r,c,p\n12,1,4,23\n"
     assert RUN_ID in invoke("runs", "--home", home).output
+
+
+def test_metrics_checks_its_arguments_before_the_stores_state(tmp_path):
+    r = invoke("import", write_synthetic_export(tmp_path / "e", "q", 4, 2), "--home", tmp_path / "home")
+    assert r.exit_code == 0, r.output  # a store with no runs yet
+    out = one_line_error(invoke("metrics", "--split", "tset", "--home", tmp_path / "home"))
+    assert "tset, --split: is not a split. use one of: train, val, test" in out
 
 
 def test_usage_errors_exit_two(tmp_path):
@@ -119,3 +133,16 @@ def test_usage_errors_exit_two(tmp_path):
     assert r.exit_code == 2 and "No such option" in r.output
     r = invoke("repos", "--format", "yaml", "--home", tmp_path)
     assert r.exit_code == 2 and "yaml" in r.output
+
+
+@pytest.mark.timeout(600)  # a hang guard: without a limit the query below runs for hours
+def test_a_runaway_query_is_interrupted_at_its_time_limit_and_named(tmp_path):
+    home = store_with_a_run(tmp_path)
+    runaway = "SELECT count(*) FROM range(100000000) a, range(100000000) b WHERE a.range + b.range = 7"
+    out = one_line_error(invoke("sql", runaway, "--time-limit", "1", "--home", home))
+    assert "query: ran longer than the time limit (1 s) and was interrupted" in out and "--time-limit" in out
+    r = invoke("sql", "SELECT count(*) AS n FROM runs", "--home", home)  # the catalog is free again
+    assert r.exit_code == 0 and r.stdout.split() == ["n", "1"], r.output
+    for bad in ("0", "-1", "nan", "inf"):
+        out = one_line_error(invoke("sql", "SELECT 1", "--time-limit", bad, "--home", home))
+        assert f"--time-limit {float(bad)}: must be a positive number of seconds" in out

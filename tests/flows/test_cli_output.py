@@ -60,7 +60,7 @@ def test_runs_shows_the_checkpoint_paths_of_a_run(home):
 @pytest.mark.parametrize(
     "option, value, valid",
     [
-        ("--split", "tset", "test, val"),
+        ("--split", "train", "test, val"),
         ("--trainer", "retreiver", "retriever, sft"),
         ("--repository", "gamma", "alpha, beta"),
     ],

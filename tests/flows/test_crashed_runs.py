@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from storage import runs as run_records
@@ -58,12 +59,16 @@ def test_a_killed_run_is_marked_crashed_in_the_catalog_and_in_prefect(prefect, t
         r = invoke("runs", "--home", home)
         assert r.exit_code == 0 and ",running," in r.output  # alive: left alone
     finally:
+        killed_at = datetime.now(UTC)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
 
+    time.sleep(1.0)  # found a while after the kill: the run's duration must not include that wait
     r = invoke("runs", "--home", home)
     assert r.exit_code == 0, r.output
     assert f"{row['run_id']},stuck,stuck,crashed," in r.output
+    [ended] = run_records.all_runs(Store.open(home, create=False))
+    assert ended["started_at"] <= ended["finished_at"] <= killed_at  # its last sign of life, not the detection
     with get_client(sync_client=True) as client:
         assert client.read_flow_run(row["run_id"]).state.type.value == "CRASHED"
         from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
@@ -142,3 +147,38 @@ def test_a_new_run_marks_the_runs_killed_before_it_crashed(prefect, tmp_path):
         curriculum(config=config(tmp_path, home, n=1).model_copy(update={"sources": [missing]}))
     status = {row["run_id"]: row["status"] for row in run_records.all_runs(store)}
     assert status.pop("killed-earlier") == "crashed" and list(status.values()) == ["failed"]
+
+
+def test_a_deployment_run_whose_process_was_killed_is_crashed_with_its_task_runs(prefect, tmp_path):
+    """A worker's flow-run process SIGKILLed (out of memory): Prefect's Runner proposes Crashed
+    for the flow run and calls the flow's on_crashed hooks with that state (prefect 3.8.8,
+    prefect/runner/runner.py `_run_on_crashed_hooks`); its task run stayed Running for good
+    and the catalog said `failed`. Here the same calls on a real flow run and task run."""
+    from prefect import task
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+    from prefect.states import Crashed, Running
+
+    from flows.curriculum import curriculum
+
+    @task(name="train")
+    def train() -> None: ...
+
+    home = tmp_path / "home"
+    store = Store.open(home)
+    with get_client(sync_client=True) as client:
+        flow_run = client.create_flow_run(curriculum, parameters={"config": {"home": str(home)}}, state=Running())
+        task_run = client.create_task_run(train, flow_run.id, dynamic_key="0", state=Running())
+        run_records.record_start(store, str(flow_run.id), "curriculum", {"name": "deployed"})
+        client.set_flow_run_state(
+            flow_run.id, Crashed(message="Flow run process exited with non-zero status code -9."), force=True
+        )
+        flow_run = client.read_flow_run(flow_run.id)
+        for hook in curriculum.on_crashed_hooks:
+            hook(curriculum, flow_run, flow_run.state)
+        [row] = run_records.all_runs(Store.open(home, create=False))
+        assert row["status"] == "crashed"
+        assert row["finished_at"] == flow_run.state.timestamp
+        in_run = FlowRunFilter(id=FlowRunFilterId(any_=[flow_run.id]))
+        assert [t.state.type.value for t in client.read_task_runs(flow_run_filter=in_run)] == ["CRASHED"]
+        assert client.read_task_run(task_run.id).state.type.value == "CRASHED"

@@ -114,6 +114,7 @@ def test_grpo_train_reads_a_lean_grpo_yaml_config(prefect, home, theorem_file, t
         (["-n", "3", "-b", "4"], "does not divide the generation batch"),
         (["-r", "generous"], "reward_preset"),
         (["--backend", "repl"], "lake"),
+        (["--lr", "nan"], "learning_rate: nan is not a finite number"),  # was reported as `learning_rate: None`
     ],
 )
 def test_bad_options_fail_before_anything_starts(home, theorem_file, tmp_path, extra, message):
@@ -144,3 +145,63 @@ def test_bad_files_fail_with_the_line_or_key(home, tmp_path):
     assert r.exit_code == 2 and "my_lemma: not in the store" in r.output.replace("\n", " ")
     r = invoke("grpo", "evaluate", tmp_path / "no-checkpoint", good, "--home", home)
     assert r.exit_code == 2 and "is not a folder" in r.output
+
+
+def tree_digest(root) -> dict:
+    """Every file under `root` but locks and Prefect's own home (other tests' runs write there)."""
+    files = [p for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith("lock")]
+    return {str(p.relative_to(root)): p.read_bytes() for p in files if "prefect" not in p.relative_to(root).parts}
+
+
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("HOME/store/data", "holds or is inside the Dojoflow store"),
+        ("HOME/store", "holds or is inside the Dojoflow store"),
+        ("HOME", "holds or is inside the Dojoflow store"),
+        ("HOME/checkpoints/sft/sft-1", "holds or is inside the Dojoflow checkpoints"),
+        ("SFT", "is a Dojoflow checkpoint, which training would replace"),
+        ("FULL", "is a folder holding other files, which training would replace"),
+        ("FILE", "is a file, not a folder"),
+        ("FILE/sub", "which is a file"),
+    ],
+)
+def test_grpo_train_refuses_an_output_it_would_destroy(home, theorem_file, tmp_path, target, message):
+    """Training replaces -o whole: pointed at the store it exited 0 with the store damaged,
+    at an SFT checkpoint it replaced it and its manifest. Refused before anything starts."""
+    sft = tmp_path / "sft-checkpoint"
+    sft.mkdir()
+    (sft / "dojoflow-checkpoint.json").write_text(json.dumps({"checkpoint": {"trainer": "sft"}}))
+    (sft / "dojoflow_model.json").write_text(json.dumps({"kind": "full", "trainer": "sft"}))
+    full = tmp_path / "notes"
+    full.mkdir()
+    (full / "todo.txt").write_text("mine")
+    (tmp_path / "file").write_text("x")
+    where = {"HOME": str(home), "SFT": str(sft), "FULL": str(full), "FILE": str(tmp_path / "file")}
+    head, _, rest = target.partition("/")
+    out = where[head] + (f"/{rest}" if rest else "")
+    before = {name: tree_digest(p) for name, p in (("home", home), ("tmp", tmp_path))}
+    r = invoke("grpo", "train", theorem_file, "-n", "2", "--max-steps", "1", "-o", out, "--home", home)
+    assert r.exit_code == 2 and r.output.startswith("error: -o "), r.output
+    assert message in r.output.replace("\n", " ") and "previous `dojoflow grpo train`" in r.output.replace("\n", " ")
+    assert {name: tree_digest(p) for name, p in (("home", home), ("tmp", tmp_path))} == before
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        (["train", "THEOREMS", "-m", "NOMODEL"], "--model: the model path"),
+        (["train", "THEOREMS", "--backend", '{"kind": "kimina", "kimina": {"url": "http://127.0.0.1:9"}}'], "kimina"),
+        (["evaluate", "EMPTY", "THEOREMS"], "holds no config.json: it is not a model folder"),
+    ],
+)
+def test_errors_found_inside_the_flow_before_are_one_line_before_it(home, theorem_file, tmp_path, command, message):
+    """These printed Prefect's log and two tracebacks after a flow started (40-60 s); now
+    they are found before Prefect is started."""
+    (tmp_path / "empty").mkdir()
+    where = {"THEOREMS": theorem_file, "NOMODEL": tmp_path / "no-model", "EMPTY": tmp_path / "empty"}
+    out = ["-o", tmp_path / "out"] if command[0] == "train" else []
+    r = invoke("grpo", *[where.get(a, a) for a in command], *out, "--home", home)
+    assert r.exit_code == 2 and r.output.startswith("error: ") and message in r.output, r.output
+    assert "Traceback" not in r.output and "Flow run" not in r.output and "Task run" not in r.output, r.output
+    assert not (tmp_path / "out").exists()

@@ -124,6 +124,7 @@ def test_prove_refuses_bad_input_before_any_search(prefect, tmp_path, args, over
         )
         sent = [q for q in endpoint.requests if q["body"].get("max_tokens") != 1]
     assert r.exit_code == 2 and message in r.output
+    assert r.output.startswith("error: ") and len(r.output.strip().splitlines()) == 1, r.output  # no flow ran
     assert not double.requests() and not sent  # no search started
     assert read_proofs(store) == [] and not (tmp_path / "patches").exists()
 
@@ -137,6 +138,42 @@ def test_prove_refuses_a_checkpoint_that_is_not_a_tactic_generator(prefect, tmp_
     (tmp_path / "prove.yaml").write_text(yaml.safe_dump({"proving": {"backend": {"kind": "replay"}}}))
     r = invoke("prove", tmp_path / "prove.yaml", "--checkpoint", retriever, "--home", home)
     assert r.exit_code == 2 and "not a tactic generator" in r.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--repo", "nope"], "nope: matches no repository in the store"),
+        (["--checkpoint", "CKPT"], "holds no model (no config.json or adapter_config.json)"),
+        (["--out", "FILE"], "is a file, not a folder. give --out a folder"),
+        (["--checkpoint", "FILE"], "is a file, not a folder. give a tactic generator's checkpoint folder"),
+    ],
+)
+def test_prove_input_errors_are_one_line_before_prefect_starts(tmp_path, args, message):
+    """As a user runs it (a process of its own): one line on stderr, exit 2, no Prefect server
+    started, nothing written (it printed 67 lines with two tracebacks after a flow run)."""
+    import os
+    import sys
+
+    home = tmp_path / "home"
+    sample_store(home)
+    (tmp_path / "prove.yaml").write_text(yaml.safe_dump({"proving": {"backend": {"kind": "replay"}}}))
+    folder = tmp_path / "not-a-model"
+    (folder / "odd").mkdir(parents=True)  # any folder: it was fingerprinted whole before it was checked
+    (tmp_path / "file").write_text("x")
+    paths = {"CKPT": str(folder), "FILE": str(tmp_path / "file")}
+    before = sorted(p.relative_to(home) for p in home.rglob("*") if not p.name.endswith("lock"))
+    r = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "prove", tmp_path / "prove.yaml", *[paths.get(a, a) for a in args]]
+        + ["--home", home],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "300"},
+        timeout=600,
+    )
+    assert r.returncode == 2 and r.stdout == "", r.stdout + r.stderr
+    assert r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1 and message in r.stderr, r.stderr
+    assert sorted(p.relative_to(home) for p in home.rglob("*") if not p.name.endswith("lock")) == before
 
 
 def test_prove_with_leandojo_refuses_a_repository_at_a_lean_version_the_dojo_cannot_run(prefect, tmp_path, monkeypatch):

@@ -8,6 +8,7 @@ cluster of two worker processes gives the same metrics as the default task runne
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from storage import catalog
 from storage.proofs import read_proofs
 from storage.store import Store
+from storage.theorem_results import read_results
 from tasks.config import PipelineConfig, SourceConfig
 from tasks.proving.config import ProvingSettings
 from tests.doubles.sample_store import sample_store
@@ -55,7 +57,7 @@ def proving_metrics(store: Store, run_id: str) -> list[tuple]:
             store,
             """
         SELECT repo_id, split, metric, value, count FROM metrics
-        WHERE trainer = 'proving' AND run_id = $run AND metric <> 'proving_mean_seconds'""",
+        WHERE trainer = 'proving' AND run_id = $run AND metric NOT LIKE '%proving_mean_seconds'""",
             params={"run": run_id},
         ).to_pylist()
     )
@@ -92,6 +94,16 @@ def test_curriculum_records_replay_pass_at_k_per_repository_and_split(first_run)
     assert all(p["checker"] == "replay" and p["purpose"] == "evaluation" for p in proofs)
     report = Path(result["report"]).read_text()
     assert "replay_pass@2" in report
+    # the closing-tactics baseline is measured beside the model, on the same theorems (issue 17 §4)
+    for split in ("train", "test"):
+        assert (split, "baseline_replay_pass@2") in metrics and metrics[(split, "baseline_proving_theorems")][0] == 3.0
+    per_theorem = read_results(store, result["run_id"])
+    assert sorted({(r["prover"], r["split"]) for r in per_theorem}) == [
+        (p, s) for p in ("baseline", "model") for s in ("test", "train")
+    ]
+    assert len(per_theorem) == 12 and all(r["checker"] == "replay" for r in per_theorem)
+    assert "## Proving" in report and "baseline [95% CI] (n)" in report
+    assert "What these figures are comparable to" in report and "replay: a lower bound" in report
     for p in proofs:
         assert p["full_name"] in report
 
@@ -133,10 +145,40 @@ def test_dask_cluster_of_two_processes_gives_the_same_metrics_as_the_default_run
         runs[runner] = sorted(
             (r["repo_id"], r["split"], r["metric"], r["value"])
             for r in out["metrics"]
-            if r["metric"] != "proving_mean_seconds"
+            if not r["metric"].endswith("proving_mean_seconds")
         )
         runs[runner + "-workers"] = set(out["searched_by"])
     assert runs["dask"] == runs["default"] and runs["default"]
     here = f"{socket.gethostname()}:{os.getpid()}"
     assert runs["default-workers"] == {here}
     assert here not in runs["dask-workers"] and len(runs["dask-workers"]) >= 1  # searched in Dask's worker processes
+
+
+def test_the_results_card_has_intervals_and_full_provenance_and_names_differing_settings(first_run):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from tasks.card import card_diff
+    from tasks.runs import record_run_start
+
+    home, result = first_run
+    run_id = result["run_id"]
+    store = Store.open(home)
+    card = (Path(home) / "reports" / run_id / "card.md").read_text()  # written by the flow, beside the report
+    assert f"run `{run_id}`" in card and "## Proving" in card and "(n=3)" in card
+    assert "baseline [95% CI] (n)" in card and "replay: a lower bound" in card
+    repo = store.repositories()[0]
+    assert repo["url"] in card and repo["commit"] in card  # the snapshot's repositories at their commits
+    checkpoint = result["steps"][0]["trainers"]["sft"]["checkpoint"]["checkpoint_id"]
+    assert f"`{checkpoint}`" in card and "verifier rule" in card and "Dojoflow" in card and "## How to cite" in card
+    printed = CliRunner().invoke(app, ["card", run_id, "--home", str(home)])
+    assert printed.exit_code == 0 and f"run `{run_id}`" in printed.output
+    # a run whose settings differ is named setting by setting
+    config = json.loads(
+        catalog.query(store, "SELECT config FROM runs WHERE run_id = $r", params={"r": run_id})[0][0].as_py()
+    )
+    config["trainers"]["sft"]["training"]["max_steps"] = 99
+    record_run_start(store, "run-b", "curriculum", config)
+    differences = card_diff(store, run_id, "run-b")
+    assert "config.trainers.sft.training.max_steps: 2 -> 99" in differences
+    assert card_diff(store, run_id, run_id) == []

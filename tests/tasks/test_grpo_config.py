@@ -69,3 +69,28 @@ def test_every_field_has_a_description():
 
     for model in (GRPOSettings, RewardSettings, GRPOEvalSettings):
         assert all(f.description for f in model.model_fields.values()), model
+
+
+@pytest.mark.parametrize(
+    "fields, where",
+    [
+        ({"rewards": {"lean_tactic": float("nan")}}, ("rewards", "lean_tactic")),  # trained with every reward 0
+        ({"rewards": {"lean_tactic": float("inf")}}, ("rewards", "lean_tactic")),
+        ({"reward": {"finished": float("nan")}}, ("reward", "finished")),
+        ({"evaluation": {"temperature": float("nan")}}, ("evaluation", "temperature")),
+    ],
+)
+def test_a_reward_weight_or_payment_that_is_not_a_finite_number_is_refused(fields, where):
+    with pytest.raises(ValidationError) as e:
+        GRPOSettings.model_validate(fields)
+    assert e.value.errors()[0]["loc"] == where and "finite number" in e.value.errors()[0]["msg"]
+
+
+def test_a_nan_yaml_reward_is_refused_naming_the_key(tmp_path):
+    from tasks.config import PipelineConfig
+
+    path = tmp_path / "c.yaml"
+    path.write_text("trainers:\n  grpo:\n    rewards: {lean_tactic: .nan}\n")
+    with pytest.raises(InputError) as e:
+        PipelineConfig.from_yaml(path)
+    assert "trainers.grpo.rewards.lean_tactic" in str(e.value) and "finite number" in str(e.value)

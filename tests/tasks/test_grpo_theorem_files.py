@@ -128,6 +128,58 @@ def test_theorems_are_matched_to_the_store_and_replay_refuses_the_rest(tmp_path)
     assert len(checkable_specs(GRPOSettings(mode="proof"), file[:1], store)) == 1
 
 
+def test_a_byte_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(json.dumps(ADD_ZERO).encode() + b'\n{"name": "x\xff", "statement": "s"}\n')
+    with pytest.raises(InputError) as e:
+        read_theorem_file(path)
+    assert "is not UTF-8 text (byte 0xff on line 2)" in str(e.value) and e.value.where == "line 2"
+
+
+@pytest.mark.parametrize("name", ["add\nzero", "add\x00zero", "add\tzero", "add\x7fzero"])
+def test_theorem_names_with_a_control_character_are_refused(tmp_path, name):
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({**ADD_ZERO, "name": name}) + "\n")  # JSON escapes keep it on one line
+    with pytest.raises(InputError) as e:
+        read_theorem_file(path)
+    assert "holds the control character" in e.value.problem and e.value.where == "line 1"
+
+
+def test_a_statement_with_a_nul_is_refused(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({**ADD_ZERO, "statement": "theorem x : 1 = 1\x00"}) + "\n")
+    with pytest.raises(InputError, match="`statement` holds a NUL"):
+        read_theorem_file(path)
+
+
+def test_a_folder_is_not_a_theorem_file(tmp_path):
+    with pytest.raises(InputError, match="is not a regular file"):
+        read_theorem_file(tmp_path)
+
+
+@pytest.mark.timeout(600)  # a hang guard only: the check is linear (it was quadratic: hours at 300k lines)
+def test_a_300k_line_theorem_file_is_read_and_its_duplicates_named(tmp_path):
+    path = tmp_path / "t.jsonl"
+    lines = [json.dumps({"name": f"t{i}", "statement": f"theorem t{i} : {i} = {i}"}) for i in range(300_000)]
+    path.write_text("\n".join(lines) + "\n")
+    assert len(read_theorem_file(path)) == 300_000
+    path.write_text("\n".join(lines + lines[:12]) + "\n")
+    with pytest.raises(InputError, match="theorem names appear twice: t0, t1, t10, t11, t2,.* and 2 more"):
+        read_theorem_file(path)
+
+
+def test_a_yaml_syntax_error_names_the_file_and_line(tmp_path):
+    path = tmp_path / "lean-grpo.yaml"
+    path.write_text("algorithm: dapo\nnum_generations: 4\nalgorithm_config: {beta: 0.1\nlearning_rate: 1e-5\n")
+    with pytest.raises(InputError) as e:
+        read_lean_grpo_config(path)
+    assert str(e.value).startswith(f"{path}, line 4, column ") and "is not valid YAML" in str(e.value)
+    assert "<unicode string>" not in str(e.value) and "\n" not in str(e.value)
+    path.write_bytes(b"algorithm: dapo\xff\n")
+    with pytest.raises(InputError, match="is not UTF-8 text"):
+        read_lean_grpo_config(path)
+
+
 def test_a_repository_at_a_lean_version_the_backend_cannot_run_stops_the_run(tmp_path, monkeypatch):
     """Mismatch #4 for GRPO: the leandojo backend's Dojo cannot run tactics on Lean >= v4.12
     (LeanDojo#211); the sample is at v4.20.0, refused before training with the range and the fix."""

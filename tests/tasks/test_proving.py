@@ -24,8 +24,8 @@ def store(tmp_path_factory):
 
 def test_selection_leaves_out_sorry_theorems_caps_each_repository_and_split_and_is_stable(store):
     settings = ProvingSettings(splits=["train", "test"], max_theorems=4)
-    chosen = select_theorems(store, store.repo_ids(), "random", settings)
-    assert chosen == select_theorems(store, store.repo_ids(), "random", settings)  # the same every step
+    chosen = select_theorems(store, store.repo_ids(), "random", settings)["theorems"]
+    assert chosen == select_theorems(store, store.repo_ids(), "random", settings)["theorems"]  # the same every step
     sorry = {r["full_name"] for r in store.read_table("theorems").to_pylist() if r["has_sorry"]}
     assert not {t["full_name"] for t in chosen} & sorry
     per = {}
@@ -34,7 +34,9 @@ def test_selection_leaves_out_sorry_theorems_caps_each_repository_and_split_and_
     assert set(per) == {(r, s) for r in store.repo_ids() for s in ("train", "test")} and max(per.values()) == 4
     # replay cannot start a term-mode proof, so with replay every chosen theorem has traced goals
     assert all(t["goals"] for t in chosen)
-    more = select_theorems(store, store.repo_ids(), "random", ProvingSettings(splits=["train"], max_theorems=8))
+    more = select_theorems(store, store.repo_ids(), "random", ProvingSettings(splits=["train"], max_theorems=8))[
+        "theorems"
+    ]
     assert {t["theorem_id"] for t in chosen if t["split"] == "train"} <= {t["theorem_id"] for t in more}
 
 
@@ -58,12 +60,12 @@ def _record(repo, split, n, c, errors=0, proof=None):
     }
 
 
-def test_metrics_are_named_by_the_checker_and_errors_are_left_out_of_pass_at_k():
+def test_metrics_are_named_by_the_checker_and_errors_count_as_failures_beside_pass_at_k():
     settings = ProvingSettings(attempts=4, k=2, generator={"decoding": "sample"})
     records = [_record("r", "test", 4, 1), _record("r", "test", 4, 0), _record("r", "test", 4, 0, errors=1)]
     rows = {m["metric"]: (m["value"], m["count"]) for m in proving_metrics(records, settings)}
-    assert rows["replay_pass@1"] == (pytest.approx((0.25 + 0) / 2), 2)
-    assert rows["replay_pass@2"] == (pytest.approx((0.5 + 0) / 2), 2)  # 1 - C(3,2)/C(4,2) = 1/2
+    assert rows["replay_pass@1"] == (pytest.approx((0.25 + 0 + 0) / 3), 3)  # ReProver: a crash is a failure
+    assert rows["replay_pass@2"] == (pytest.approx((0.5 + 0 + 0) / 3), 3)  # 1 - C(3,2)/C(4,2) = 1/2
     assert rows["proving_errors"] == (1.0, 3) and rows["proving_theorems"] == (3.0, 3)
     repl = ProvingSettings(backend={"kind": "repl"})
     assert {m["metric"] for m in proving_metrics([_record("r", "test", 1, 1)], repl)} >= {"repl_pass@1"}

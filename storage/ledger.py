@@ -1,0 +1,70 @@
+"""The catalog's `run_provenance` table and the `ledger` view: what every metric row was
+computed by, one query away (docs/evaluation.md).
+
+- `run_provenance`: per run, Dojoflow's version and git commit, the environment (Python,
+  the versions of the packages that decide results, host), the verifier rule version,
+  the GPU (if any), and the process CPU seconds the run cost.
+- `ledger` (a view): each metric row with its run's flow and status, its checkpoint's
+  trainer, snapshot and parent, and its run's provenance.
+
+    dojoflow sql "SELECT metric, value, count, snapshot_id, parent_id, git_commit FROM ledger WHERE run_id = 'RUN'"
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import catalog
+
+LEDGER_VIEW = """
+    CREATE OR REPLACE VIEW ledger AS
+    SELECT m.run_id, m.step, m.step_repo_id, m.repo_id, m.trainer, m.split_kind, m.split, m.metric, m.value,
+           m.count, m.checkpoint_id, c.snapshot_id, c.parent_id, c.config_hash, r.flow, r.status,
+           p.dojoflow_version, p.git_commit, p.verifier_rule_version
+    FROM metrics m LEFT JOIN checkpoints c USING (checkpoint_id) LEFT JOIN runs r USING (run_id)
+         LEFT JOIN run_provenance p USING (run_id)"""
+
+
+def record_start(store, run_id: str, provenance: dict) -> None:
+    """Write a run's provenance at its start (`environment` as a dict)."""
+    with catalog.connect(store, write=True) as con:
+        con.execute(catalog.RECORD_TABLES["run_provenance"])  # a store from before this table gains it here
+        con.execute(LEDGER_VIEW)
+        con.execute(
+            "INSERT OR REPLACE INTO run_provenance (run_id, dojoflow_version, git_commit, environment,"
+            " verifier_rule_version, cpu_seconds_at_start, gpu) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                run_id,
+                provenance["dojoflow_version"],
+                provenance["git_commit"],
+                json.dumps(provenance["environment"], sort_keys=True),
+                provenance["verifier_rule_version"],
+                provenance["cpu_seconds_at_start"],
+                provenance["gpu"],
+            ],
+        )
+
+
+def record_end(store, run_id: str, cpu_seconds_now: float, pid: int) -> None:
+    """The CPU seconds the run cost: the process's CPU time now minus at the start, only when
+    `pid` is the run's own process (a run cancelled from another process leaves it unknown)."""
+    with catalog.connect(store, write=True) as con:
+        con.execute(catalog.RECORD_TABLES["run_provenance"])
+        con.execute(
+            "UPDATE run_provenance SET cpu_seconds = round(? - cpu_seconds_at_start, 2)"
+            " WHERE run_id = ? AND EXISTS (SELECT 1 FROM runs WHERE run_id = ? AND pid = ?)",
+            [cpu_seconds_now, run_id, run_id, pid],
+        )
+
+
+def read(store, run_id: str) -> dict | None:
+    """A run's provenance row (`environment` decoded), or None when it was not recorded."""
+    found = catalog.query(
+        store, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'run_provenance'"
+    ).to_pylist()
+    if not found[0]["n"]:
+        return None
+    rows = catalog.query(store, "SELECT * FROM run_provenance WHERE run_id = $run", params={"run": run_id}).to_pylist()
+    if not rows:
+        return None
+    return {**rows[0], "environment": json.loads(rows[0]["environment"] or "{}")}

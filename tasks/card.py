@@ -1,0 +1,212 @@
+"""The results card of a run: headline metrics with their 95% intervals and the number of
+theorems each is over, what each pass rate is comparable to, and the provenance a reader
+needs to reproduce or cite them (tasks/ledger.py). Written as `card.md` beside the run's
+report and published as an artifact; `card_diff` names every setting two runs differ in.
+
+    dojoflow card RUN                     # writes <home>/reports/RUN/card.md and prints it
+    dojoflow card RUN_A --against RUN_B   # every setting that differs
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from storage import atomic, metrics
+from storage.ids import stable_hash
+from storage.metrics import COUNT_METRICS
+from storage.theorem_results import read_results
+
+from .ledger import run_ledger
+from .proving.summary import fmt_aggregate, proving_section
+
+CARD_FILE = "card.md"
+
+
+def _table(headers: list[str], rows: list[list]) -> list[str]:
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return out + ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+
+
+def _headline(rows: list[dict]) -> list[str]:
+    """Each trainer's metrics at its last step (proving has its own section)."""
+    last = {}
+    for r in rows:
+        last[r["trainer"]] = max(last.get(r["trainer"], r["step"]), r["step"])
+    shown = [
+        r
+        for r in rows
+        if r["trainer"] != "proving" and r["step"] == last[r["trainer"]] and r["metric"] not in COUNT_METRICS
+    ]
+    if not shown:
+        return []
+    out = ["## Headline metrics (each trainer's last step)", ""]
+    out += _table(
+        ["trainer", "step", "repository", "split", "metric", "value [95% CI] (n)"],
+        [[r["trainer"], r["step"], r["repository"], r["split"], r["metric"], fmt_aggregate(r)] for r in shown],
+    )
+    return out + [""]
+
+
+def contamination_section(store, snapshot_ids: list[str], listed: int = 50) -> list[str]:
+    """Markdown of the newest of `snapshot_ids` that has a contamination report: the
+    benchmarks and their fingerprints, counts per repository and benchmark, and the list."""
+    for sid in reversed(snapshot_ids):
+        manifest = store.root / "snapshots" / sid / "manifest.json"
+        rel = json.loads(manifest.read_text()).get("contamination") if manifest.is_file() else None
+        if rel and (store.root / rel).is_file():
+            report = json.loads((store.root / rel).read_text())
+            break
+    else:
+        return []
+    out = [f"## Contamination (snapshot `{sid}`)", ""]
+    s = report["settings"]
+    out.append(
+        f"Checked {report['checked']} theorems ({report['without_statement']} without a statement) against "
+        + (
+            ", ".join(
+                f"`{b['name']}` ({b['statements']} statements, fingerprint `{b['fingerprint']}`)"
+                for b in report["benchmarks"]
+            )
+            or "no benchmark"
+        )
+        + f"; {s['ngram']}-gram overlap above {s['max_overlap']}, cross-repository copies "
+        + ("checked" if s["cross_repository"] else "not checked")
+        + f". Excluded from training: {len(report['excluded'])}."
+    )
+    out.append("")
+    if report["counts"]:
+        out += _table(
+            ["repository", "copies of", "theorems excluded"],
+            [[repo, what, n] for repo, per in sorted(report["counts"].items()) for what, n in sorted(per.items())],
+        )
+        out.append("")
+        out += _table(
+            ["repository", "theorem", "reason", "overlap"],
+            [[e["repo_id"], e["full_name"], e["reason"], e["overlap"]] for e in report["excluded"][:listed]],
+        )
+        out.append("")
+    return out
+
+
+def _proving_settings(p: dict | None, rule: str | None) -> list[str]:
+    """The proving backend, generator, sampling and budgets, one line (the full config follows)."""
+    if not p:
+        return []
+    g, b = p.get("generator") or {}, p.get("backend") or {}
+    return [
+        f"- Proving: backend `{b.get('kind')}` (verifier rule `{rule}`), generator `{g.get('kind')}` "
+        f"({g.get('decoding')} decoding, temperature {g.get('temperature')}), mode `{p.get('mode')}`, "
+        f"{p.get('attempts')} attempts per theorem, k={p.get('k')}, seed {p.get('seed')}; budgets: "
+        f"{p.get('num_tactics')} tactics per state, {p.get('max_expansions')} expansions, {p.get('timeout_s')} s "
+        f"per theorem; at most {p.get('max_theorems')} theorems per repository and split ({', '.join(p.get('splits') or [])})"
+    ]
+
+
+def _provenance(led: dict) -> list[str]:
+    run, prov = led["run"], led["provenance"] or {}
+    env = prov.get("environment") or {}
+    compute = led["compute"]
+    out = ["## Provenance", ""]
+    out += [
+        f"- Run `{run['run_id']}`: flow `{run['flow']}`, status `{run['status']}`, started {run['started_at']}, "
+        f"finished {run['finished_at']}",
+        f"- Code: Dojoflow {prov.get('dojoflow_version', 'not recorded')}, git commit "
+        f"`{prov.get('git_commit') or 'not a git checkout'}`; verifier rule `{prov.get('verifier_rule_version', 'not recorded')}`",
+        f"- Environment: Python {env.get('python', '?')} on {env.get('platform', '?')}, host {env.get('host', '?')}; "
+        + ", ".join(f"{p} {v}" for p, v in sorted((env.get("packages") or {}).items())),
+        f"- Compute: wall {compute['wall_seconds']} s, CPU {prov.get('cpu_seconds')} s, GPU "
+        f"{prov.get('gpu') or 'none'} (GPU seconds and tokens generated are not recorded yet)",
+    ]
+    out += _proving_settings(led.get("proving"), prov.get("verifier_rule_version"))
+    out += ["", "### Data", ""]
+    for s in led["snapshots"]:
+        out += [f"Snapshot `{s['snapshot_id']}` (snapshot settings `{json.dumps(s['settings'], sort_keys=True)}`):", ""]
+        out += _table(
+            ["repository", "url", "commit", "Lean toolchain"],
+            [
+                [r.get("name", r["repo_id"]), r.get("url", ""), r.get("commit", ""), r.get("lean_version") or "unknown"]
+                for r in s["repositories"]
+            ],
+        )
+        out.append("")
+    out += ["### Checkpoints (each with its parent chain)", ""]
+    out += _table(
+        ["checkpoint", "trainer", "snapshot", "parents"],
+        [
+            [
+                f"`{cid}`",
+                chain[0]["trainer"],
+                f"`{chain[0]['snapshot_id']}`",
+                " ← ".join(f"`{c['checkpoint_id']}`" for c in chain[1:]) or "none",
+            ]
+            for cid, chain in sorted(led["checkpoints"].items())
+        ],
+    )
+    out += [
+        "",
+        "### Settings (resolved)",
+        "",
+        "```json",
+        json.dumps(led["run"]["config"], indent=1, sort_keys=True),
+        "```",
+        "",
+    ]
+    return out
+
+
+def card_markdown(store, run_id: str) -> str:
+    led = run_ledger(store, run_id)
+    rows = metrics.of_run(store, run_id)
+    name = led["run"]["config"].get("name", led["run"]["flow"])
+    parts = [f"# Results card: `{name}`, run `{run_id}`", ""]
+    parts += _headline(rows)
+    parts += proving_section(rows, read_results(store, run_id, status="untried"))
+    parts += contamination_section(store, [s["snapshot_id"] for s in led["snapshots"]])
+    parts += _provenance(led)
+    body = "\n".join(parts)
+    cite = (
+        f"Dojoflow {(led['provenance'] or {}).get('dojoflow_version', '?')}, run `{run_id}`, "
+        f"card `{stable_hash(body, 16)}` (`dojoflow card {run_id}` regenerates it from the catalog)"
+    )
+    return body + f"\n## How to cite\n\n{cite}\n"
+
+
+def write_card(store, home: Path, run_id: str) -> dict:
+    """Write the card beside the run's report; {path, markdown}."""
+    markdown = card_markdown(store, run_id)
+    path = Path(home) / "reports" / run_id / CARD_FILE
+    atomic.write_text(path, markdown)
+    return {"path": str(path), "markdown": markdown}
+
+
+def card_settings(led: dict) -> dict[str, str]:
+    """Every setting a card reports, flattened to `a.b.c: value` (what `card_diff` compares)."""
+    prov = led["provenance"] or {}
+    flat: dict[str, str] = {}
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        else:
+            flat[prefix] = json.dumps(value, sort_keys=True)
+
+    walk("config", {k: v for k, v in led["run"]["config"].items() if k not in ("home", "name")})
+    walk("code", {k: prov.get(k) for k in ("dojoflow_version", "git_commit", "verifier_rule_version")})
+    walk("environment", {k: v for k, v in (prov.get("environment") or {}).items() if k != "host"})
+    for s in led["snapshots"]:
+        for r in s["repositories"]:
+            walk(f"data.{r.get('name', r['repo_id'])}", {k: r.get(k) for k in ("url", "commit", "lean_version")})
+    walk("data.snapshots", [s["snapshot_id"] for s in led["snapshots"]])
+    return flat
+
+
+def card_diff(store, run_a: str, run_b: str) -> list[str]:
+    """`setting: A -> B` for every setting the two runs' cards differ in (both must exist)."""
+    a, b = card_settings(run_ledger(store, run_a)), card_settings(run_ledger(store, run_b))
+    return [
+        f"{k}: {a.get(k, '(not set)')} -> {b.get(k, '(not set)')}"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]

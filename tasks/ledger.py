@@ -1,0 +1,152 @@
+"""The ledger behind a run's numbers: what computed them (code, environment, verifier
+rule), from what (snapshots, repositories at their commits and toolchains, checkpoints
+and their parent chains), with which settings (each trainer's resolved settings, the
+proving backend, generator, sampling and budgets), and at what cost (wall and CPU
+seconds). `record_start`/`record_end` write what only the running process knows;
+`run_ledger` gathers the rest from the catalog for the results card (tasks/card.py).
+
+    python -c "from storage.store import Store; from tasks.ledger import run_ledger; print(run_ledger(Store.open('.dojoflow'), 'RUN'))"
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import socket
+import sys
+
+from storage import catalog, ledger
+
+try:  # the verifier's rule version, where the verdict module (tasks/lean/verdict.py) exists
+    from tasks.lean.verdict import RULE_VERSION as VERIFIER_RULE_VERSION
+except ImportError:  # before it: the axiom guard of tasks/lean/guard.py is the rule, version 1
+    VERIFIER_RULE_VERSION = "guard-1"
+
+# Packages whose versions can change a result; recorded with every run.
+RESULT_PACKAGES = (
+    "torch",
+    "transformers",
+    "trl",
+    "peft",
+    "pytorch-lightning",
+    "datasets",
+    "prefect",
+    "duckdb",
+    "pyarrow",
+    "numpy",
+    "lean-dojo",
+    "lean-interact",
+    "kimina-client",
+)
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def process_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and its finished children."""
+    import psutil
+
+    t = psutil.Process().cpu_times()
+    return float(t.user + t.system + getattr(t, "children_user", 0.0) + getattr(t, "children_system", 0.0))
+
+
+def _gpu() -> str | None:
+    """The GPU's name when torch is already loaded and sees one (never imports torch for it)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return None
+    return f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"
+
+
+def provenance() -> dict:
+    """What this process computes with: code, environment, verifier rule, CPU time so far."""
+    from tasks.checkpoints import code_version
+
+    code = code_version()
+    return {
+        "dojoflow_version": code["package"],
+        "git_commit": code["git_commit"],
+        "environment": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "host": socket.gethostname(),
+            "packages": {p: v for p in RESULT_PACKAGES if (v := _version(p))},
+        },
+        "verifier_rule_version": VERIFIER_RULE_VERSION,
+        "cpu_seconds_at_start": process_cpu_seconds(),
+        "gpu": _gpu(),
+    }
+
+
+def record_start(store, run_id: str) -> None:
+    ledger.record_start(store, run_id, provenance())
+
+
+def record_end(store, run_id: str) -> None:
+    import os
+
+    ledger.record_end(store, run_id, process_cpu_seconds(), os.getpid())
+
+
+def _rows(store, sql: str, **params) -> list[dict]:
+    return catalog.query(store, sql, params=params or None).to_pylist()
+
+
+def checkpoint_chain(store, checkpoint_id: str) -> list[dict]:
+    """The checkpoint and its parents, newest first (a cycle or a missing parent ends it)."""
+    chain, seen = [], set()
+    while checkpoint_id and checkpoint_id not in seen:
+        seen.add(checkpoint_id)
+        found = _rows(store, "SELECT * FROM checkpoints WHERE checkpoint_id = $id", id=checkpoint_id)
+        if not found:
+            break
+        chain.append(found[0])
+        checkpoint_id = found[0]["parent_id"]
+    return chain
+
+
+def _snapshots(store, snapshot_ids: list[str]) -> list[dict]:
+    import json
+
+    if not snapshot_ids:
+        return []
+    snaps = _rows(store, "SELECT * FROM snapshots WHERE list_contains($ids, snapshot_id)", ids=snapshot_ids)
+    repos = {r["repo_id"]: r for r in _rows(store, "SELECT repo_id, name, url, commit, lean_version FROM repositories")}
+    for s in snaps:
+        s["settings"] = json.loads(s["settings"]) if isinstance(s["settings"], str) else s["settings"]
+        s["repositories"] = [repos.get(r, {"repo_id": r}) for r in s["repo_ids"]]
+    return sorted(snaps, key=lambda s: len(s["repo_ids"]))
+
+
+def run_ledger(store, run_id: str) -> dict:
+    """Everything the card of `run_id` shows, from the catalog (InputError if no such run)."""
+    import json
+
+    from storage.errors import InputError
+
+    run = _rows(store, "SELECT * FROM runs WHERE run_id = $run", run=run_id)
+    if not run:
+        raise InputError(run_id, "is not a run in this store", "run `dojoflow runs` to list them")
+    run = run[0]
+    config = json.loads(run["config"]) if isinstance(run["config"], str) else (run["config"] or {})
+    used = _rows(
+        store, "SELECT DISTINCT checkpoint_id FROM metrics WHERE run_id = $run ORDER BY checkpoint_id", run=run_id
+    )
+    chains = {c["checkpoint_id"]: checkpoint_chain(store, c["checkpoint_id"]) for c in used}
+    snapshot_ids = sorted({c["snapshot_id"] for chain in chains.values() for c in chain if c["snapshot_id"]})
+    wall = None
+    if run["started_at"] and run["finished_at"]:
+        wall = round((run["finished_at"] - run["started_at"]).total_seconds(), 1)
+    return {
+        "run": {**run, "config": config},
+        "provenance": ledger.read(store, run_id),
+        "checkpoints": {cid: chain for cid, chain in chains.items() if chain},
+        "snapshots": _snapshots(store, snapshot_ids),
+        "proving": (config.get("evaluation") or {}).get("proving") or config.get("proving"),
+        "compute": {"wall_seconds": wall},
+    }

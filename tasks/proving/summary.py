@@ -1,0 +1,153 @@
+"""How proving results are said to a reader: an aggregate with its interval and the number
+of theorems it is over, the model beside the closing-tactics baseline, what each pass@k is
+comparable to, and the theorems that could not be tried. Used by the flow's log, the run
+report (tasks/report.py) and the results card (tasks/card.py).
+
+>>> fmt_aggregate({"value": 0.25, "count": 20, "ci_low": 0.1, "ci_high": 0.47})
+'0.25 [0.1, 0.47] (n=20)'
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+# What a pass rate measured by each checker can be compared to (issue 17, §4). Keyed by the
+# checker prefix of the metric's name (tasks/proving/evaluate.py: `pass_metric`).
+COMPARABLE_TO = {
+    "replay": (
+        "replay: a lower bound of what Lean accepts, over theorems with a traced tactic proof only "
+        "(a proof counts only if every step is a traced transition); not comparable to a Lean-checked "
+        "pass rate, nor to ReProver's pass@1 (one 600 s beam search per theorem over the whole split); "
+        "LeanDojo-v2 reports no pass rate"
+    ),
+    "repl": (
+        "repl: checked by Lean through the REPL, over the selected theorems of the split (capped by "
+        "`max_theorems`); comparable to ReProver's pass@1 only with one 600 s beam search per theorem over "
+        "the whole split; LeanDojo-v2 reports no pass rate"
+    ),
+    "kimina": (
+        "kimina: whole proofs checked by Lean through a Kimina server; comparable to whole-proof pass@k "
+        "(DeepSeek-Prover, Kimina-Prover) with the same number of samples, not to tactic-search pass@1"
+    ),
+    "leandojo": (
+        "leandojo: checked by Lean through lean-dojo's Dojo, as ReProver does; comparable to ReProver's "
+        "pass@1 only with one 600 s beam search per theorem over the whole split"
+    ),
+}
+BASELINE_NOTE = (
+    "baseline: the closing tactics (simp, rfl, decide, omega, trivial, ...) tried as a model by the same "
+    "search on the same theorems; a model below it has learned nothing worth citing"
+)
+
+
+def checker_of(metric: str) -> str | None:
+    """The checker a pass metric was decided by (`baseline_repl_pass@4` -> `repl`), else None."""
+    if "_pass@" not in metric:
+        return None
+    return metric.removeprefix("baseline_").split("_pass@")[0]
+
+
+def comparability_notes(metrics: list[str]) -> list[str]:
+    """One note per checker (and the baseline) among `metrics`."""
+    checkers = sorted({c for c in map(checker_of, metrics) if c})
+    notes = [COMPARABLE_TO.get(c, f"{c}: no note") for c in checkers]
+    if any(m.startswith("baseline_") for m in metrics):
+        notes.append(BASELINE_NOTE)
+    return notes
+
+
+def _num(v) -> str:
+    return f"{v:.3g}"
+
+
+def fmt_aggregate(row: dict) -> str:
+    """`value [low, high] (n=count)`; without an interval, `value (n=count)`."""
+    ci = ""
+    if row.get("ci_low") is not None and row.get("ci_high") is not None:
+        ci = f" [{_num(row['ci_low'])}, {_num(row['ci_high'])}]"
+    return f"{_num(row['value'])}{ci} (n={row['count']})"
+
+
+def proving_lines(rows: list[dict], untried: list[dict] = (), names_shown: int = 10) -> list[str]:
+    """Terminal lines: per repository and split, each pass@k beside the baseline's, with
+    intervals and counts; errors and theorems not started; then the untried theorems, named."""
+    by = defaultdict(dict)
+    for r in rows:
+        by[(r["repo_id"], r["split"])][r["metric"]] = r
+    lines = []
+    for (repo, split), m in sorted(by.items()):
+        parts = []
+        for name in sorted(k for k in m if "_pass@" in k and not k.startswith("baseline_")):
+            base = m.get(f"baseline_{name}")
+            parts.append(f"{name}={fmt_aggregate(m[name])}" + (f" vs baseline {fmt_aggregate(base)}" if base else ""))
+        if not parts:
+            parts.append("no theorem started")
+        for count in ("proving_errors", "proving_not_started", "proving_untried"):
+            if count in m and m[count]["value"]:
+                parts.append(f"{count.removeprefix('proving_')}={int(m[count]['value'])}")
+        lines.append(f"{repo.split('-')[0]}/{split}: " + "; ".join(parts))
+    if untried:
+        names = ", ".join(u["full_name"] for u in untried[:names_shown])
+        more = f" and {len(untried) - names_shown} more" if len(untried) > names_shown else ""
+        lines.append(f"{len(untried)} theorems cannot be tried ({untried[0]['reason']}): {names}{more}")
+    return lines
+
+
+def _md_table(headers: list[str], rows: list[list]) -> list[str]:
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return out + ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+
+
+def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50) -> list[str]:
+    """Markdown: each pass@k with its interval and number of theorems beside the baseline's,
+    per step, repository and split; errors, theorems not started, what each figure is
+    comparable to; and the theorems that could not be tried, named."""
+    proving = [r for r in rows if r["trainer"] == "proving"]
+    if not proving and not untried:
+        return []
+    by = defaultdict(dict)
+    for r in proving:
+        by[(r["step"], r.get("repo") or r.get("repository") or r["repo_id"], r["split"])][r["metric"]] = r
+    table = []
+    for (step, repo, split), m in sorted(by.items()):
+        for name in sorted(k for k in m if "_pass@" in k and not k.startswith("baseline_")):
+            base = m.get(f"baseline_{name}")
+            counts = [
+                int(m[c]["value"]) if c in m else 0
+                for c in ("proving_errors", "proving_not_started", "proving_untried")
+            ]
+            table.append(
+                [
+                    step,
+                    repo,
+                    split,
+                    name,
+                    fmt_aggregate(m[name]),
+                    fmt_aggregate(base) if base else "not measured",
+                    *counts,
+                ]
+            )
+    out = ["## Proving", ""]
+    if table:
+        headers = ["step", "repository", "split", "metric", "model [95% CI] (n)", "baseline [95% CI] (n)"]
+        out += _md_table(headers + ["errors", "not started", "untried"], table) + [""]
+    notes = comparability_notes([r["metric"] for r in proving])
+    if notes:
+        out += ["What these figures are comparable to:", ""] + [f"- {n}" for n in notes] + [""]
+    out += [
+        "pass@k is over the theorems that started (ReProver's rule: a crash during search is a failure, "
+        "a theorem proved by any attempt is proved); intervals are 95%, Wilson's for 0/1 scores, else a "
+        "seeded bootstrap over theorems (docs/evaluation.md).",
+        "",
+    ]
+    if untried:
+        out += [f"### Theorems that could not be tried ({len(untried)})", ""]
+        shown = untried[:names_shown]
+        out += _md_table(
+            ["repository", "split", "theorem", "reason"],
+            [[u.get("repo") or u["repo_id"], u["split"], u["full_name"], u["reason"]] for u in shown],
+        )
+        if len(untried) > names_shown:
+            out.append(f"\n... and {len(untried) - names_shown} more (`theorem_results` where status = 'untried').")
+        out.append("")
+    return out

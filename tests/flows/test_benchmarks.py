@@ -1,0 +1,49 @@
+"""`dojoflow run examples/benchmarks.yaml` (issue 17, done when): the shipped benchmark's
+planted near-duplicate leaves training, and the report and the results card show the
+contamination report, metrics with intervals and the provenance. Replay and tiny models;
+no Lean is involved in any figure here.
+
+    PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python -m pytest tests/flows/test_benchmarks.py -q
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from storage.store import Store
+from tasks.config import PipelineConfig
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "benchmarks.yaml"
+
+
+def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(prefect, tmp_path):
+    from flows.curriculum import curriculum
+
+    config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(tmp_path / "home"), "max_steps": 2}, "test")
+    result = curriculum(config=config)
+    card = (Path(result["report"]).parent / "card.md").read_text()
+    report = Path(result["report"]).read_text()
+    for text in (card, report):
+        assert "## Contamination" in text and "against `mini-bench` (6 statements" in text
+        assert "| ListLemmas.rev_append | same statement as benchmark mini-bench: planted_rev_concat | 1.0 |" in text
+        assert "Excluded from training: 1." in text
+    assert "replay_pass@1" in card and "(n=5)" in card and "## Provenance" in card and "git commit" in card
+    store = Store.open(tmp_path / "home")
+    assert len(store.repo_ids()) == 3  # the sample: the copy left the snapshot, not the store
+
+
+def test_a_benchmark_file_that_does_not_parse_stops_the_run_before_anything_is_written(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text('{"name": "a", "statement": "theorem a : True"}\n{"name": "b",\n')
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("sources: [{sample: NatBasics}]\nbenchmarks: [{name: mine, path: bench.jsonl}]\n")
+    r = CliRunner().invoke(app, ["run", str(cfg), "--home", str(tmp_path / "home")], env={"COLUMNS": "200"})
+    assert r.exit_code == 2, r.output
+    assert (
+        "bench.jsonl" in r.output and "line 2 is not valid JSON" in r.output and len(r.output.strip().splitlines()) == 1
+    )
+    assert not (tmp_path / "home").exists()  # nothing written
