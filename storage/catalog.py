@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -58,6 +59,13 @@ RECORD_TABLES = {
             checker VARCHAR, axioms JSON, expansions INTEGER, seconds DOUBLE,
             found_at TIMESTAMPTZ DEFAULT now(),
             PRIMARY KEY (run_id, checkpoint_id, theorem_id, proof_id))""",
+    # Lean's answer to each proof checked, so a proof is checked once per toolchain
+    # (storage/verification_cache.py reads and writes it).
+    "verification_cache": """
+        CREATE TABLE IF NOT EXISTS verification_cache (
+            cache_key VARCHAR PRIMARY KEY, toolchain VARCHAR, header_hash VARCHAR, statement VARCHAR,
+            proof VARCHAR, rule_version VARCHAR, backend VARCHAR, verdict VARCHAR, accepted BOOLEAN,
+            messages JSON, axioms JSON, answer JSON, checked_at TIMESTAMPTZ DEFAULT now())""",
     # Where a run's numbers came from, beyond its config (storage/ledger.py).
     "run_provenance": """
         CREATE TABLE IF NOT EXISTS run_provenance (
@@ -104,6 +112,9 @@ def add_columns(con) -> None:
             con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
 
 
+_IN_PROCESS = threading.RLock()
+
+
 @contextmanager
 def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iterator:
     """A DuckDB connection to the catalog: read-only and shared, or (`write`) exclusive."""
@@ -111,7 +122,10 @@ def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iter
 
     if not write and not store.catalog_path.exists():
         ensure(store)
-    with file_lock(store.root / "catalog.lock", timeout=timeout, shared=not write):
+    # One connection at a time in this process: DuckDB shares one database instance between a
+    # process's connections to a file and `lock_down` sets the instance's configuration, so a
+    # second thread's connection failed on `SET allowed_directories` while another was open.
+    with _IN_PROCESS, file_lock(store.root / "catalog.lock", timeout=timeout, shared=not write):
         try:
             con = duckdb.connect(str(store.catalog_path), read_only=not write, config=NO_EXTENSIONS)
         except duckdb.Error as e:

@@ -129,6 +129,12 @@ class LeanRewarder:
         self.settings = settings
         self.allowed_axioms = tuple(DEFAULT_ALLOWED_AXIOMS if allowed_axioms is None else allowed_axioms)
         self._cache: dict[tuple, Outcome] = {}
+        # Whole proofs are remembered by the shared verification cache when the backend has it
+        # (tasks/lean/verified.py): one cache for search, evaluation and rewards, keyed on the
+        # rule version; this memo then keeps tactic outcomes only.
+        from tasks.lean.verified import VerifiedBackend
+
+        self._memo_proofs = not isinstance(backend, VerifiedBackend)
         self._states: dict[tuple, object] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=settings.workers, thread_name_prefix="lean-reward")
@@ -148,7 +154,7 @@ class LeanRewarder:
         with self._lock:
             for i, item in enumerate(items):
                 key = (fn.__name__, *item)
-                if key in self._cache:
+                if key in self._cache and (self._memo_proofs or fn.__name__ != "proof_outcome"):
                     results[i] = self._cache[key]
                     self.stats["cache_hits"] += 1
                 else:
@@ -158,7 +164,7 @@ class LeanRewarder:
             outcome = future.result()
             self._count("checks")
             self._count(outcome.verdict)
-            if outcome.verdict != "failure":
+            if outcome.verdict != "failure" and (self._memo_proofs or fn.__name__ != "proof_outcome"):
                 with self._lock:
                     self._cache[key] = outcome
             for i in todo[key]:

@@ -63,12 +63,12 @@ def as_settings(settings: GRPOSettings | dict) -> GRPOSettings:
 
 def open_reward_backend(settings: GRPOSettings, store):
     """The Lean backend the rewards use, opened and checked before any training starts."""
-    from tasks.lean import open_backend
     from tasks.lean.config import BackendSettings
+    from tasks.lean.verified import open_verifier
 
     backend_settings = BackendSettings.model_validate(settings.backend)
     try:
-        return open_backend(backend_settings, store)
+        return open_verifier(backend_settings, store)
     except InputError:
         raise
     except (OSError, RuntimeError, ImportError) as e:

@@ -175,6 +175,12 @@ class BackendSettings(BaseModel):
         default_factory=dict,
         description="{backend name: its options}, for backends registered outside Dojoflow (tasks/lean/registry.py).",
     )
+    verification_cache: bool = Field(
+        True,
+        description="Remember Lean's answer to each whole proof in the store's catalog (tasks/lean/verified.py), keyed "
+        "by toolchain, header, statement, proof and verdict rule version, so search, evaluation, `dojoflow prove` and "
+        "GRPO rewards check a proof once; errors are never remembered. Off: every check asks Lean.",
+    )
 
     @field_validator("kind")
     @classmethod

@@ -162,7 +162,7 @@ def open_search_tools(
     `baseline`: the closing-tactics baseline answers instead of the checkpoint."""
     from tasks.generate import open_generator
     from tasks.generate.baseline import ClosingTacticsGenerator
-    from tasks.lean import open_backend
+    from tasks.lean.verified import open_verifier
 
     if baseline:
         generator = ClosingTacticsGenerator()
@@ -174,7 +174,7 @@ def open_search_tools(
             premises = PremiseCorpus(store.read_table("premises", repo_ids), store.read_table("files", repo_ids))
         generator = open_generator(settings.generator, checkpoint_dir, premises, model_cache_dir)
     try:
-        backend = open_backend(settings.backend, store)
+        backend = open_verifier(settings.backend, store)
     except BaseException:
         generator.close()
         raise

@@ -1,0 +1,263 @@
+"""Checks per second through Dojoflow's verifier (tasks/lean/verified.py over the `repl` backend,
+LeanInteract, and over the real kimina server package), against the Lean process double answering
+every whole-proof check after a fixed latency: 1, 2 and 4 workers, cold (every check reaches the
+double) and with the verification cache warm (none does), and the per-check time Dojoflow adds
+over the double's latency (target: under 5 ms).
+
+Lean's own checking time is NOT measured here: no Lean runs on these machines. The double is a
+Python process that answers after `--latency-ms` (its `late` fault, tests/doubles/lean_process/
+faults.py, used as a measurement knob, not as Lean behaviour). What real checking costs is
+kimina-lean-server's technical report's figure, 0.07 to 0.10 proofs/s per CPU with Lean and
+Mathlib (arXiv 2504.21230); the figures here only say how much Dojoflow's own machinery takes on
+top of that, and how much the cache saves when a proof comes back.
+
+    PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_verifier.py
+    PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_verifier.py --checks 24 --latency-ms 50 --backends repl
+
+Writes benchmarks/results/verifier.json (atomically).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.machine import describe_machine  # noqa: E402
+
+PROOFS = ("rfl", "simp", "omega", "decide", "trivial", "exact rfl", "simp_all", "constructor")
+
+
+def workload(theorems: dict, n: int) -> list[tuple]:
+    """`n` distinct (theorem, proof) checks over the sample's theorems (most are rejections,
+    which is what a policy mostly emits; the double answers each as Lean's transcripts do)."""
+    items = [(t, p) for p in PROOFS for t in theorems.values()]
+    return items[:n]
+
+
+def run_passes(verifier, items, workers: int, repeat: int, before=None) -> tuple[float, list[float], float]:
+    """`run_pass` `repeat` times (calling `before()` first each time): total wall, all per-check
+    times, total CPU. The machine is shared: medians over several passes."""
+    wall, times, cpu = 0.0, [], 0.0
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        w, t, c = run_pass(verifier, items, workers)
+        wall, cpu = wall + w, cpu + c
+        times.extend(t)
+    return wall, times, cpu
+
+
+def run_pass(verifier, items, workers: int) -> tuple[float, list[float], float]:
+    """(wall seconds, per-check seconds, CPU seconds of this process) for one pass over `items`."""
+    times: list[float] = []
+    errors: list[str] = []
+
+    def one(item):
+        started = time.perf_counter()
+        check = verifier.check_proof(*item)
+        times.append(time.perf_counter() - started)
+        if check.error is not None:
+            errors.append(check.error)
+
+    cpu = time.process_time()
+    started = time.perf_counter()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(one, items))
+    if errors:
+        raise RuntimeError(f"{len(errors)} checks failed, e.g. {errors[0]}")
+    return time.perf_counter() - started, times, time.process_time() - cpu
+
+
+def figures(kind: str, workers: int, mode: str, latency: float, items, wall, times, cpu, hits: int) -> dict:
+    med = statistics.median(times)
+    items = times  # every check of every pass
+    return {
+        "backend": kind,
+        "workers": workers,
+        "mode": mode,
+        "checks": len(items),
+        "cache_hits": hits,
+        "wall_s": round(wall, 3),
+        "checks_per_s": round(len(items) / wall, 2),
+        "checks_per_s_per_worker": round(len(items) / wall / workers, 2),
+        "median_check_ms": round(med * 1000, 2),
+        "median_over_latency_ms": round((med - latency) * 1000, 2) if mode != "warm" else None,
+        "dojoflow_cpu_ms_per_check": round(cpu / len(items) * 1000, 2),
+    }
+
+
+def raw_leaninteract(backend, items, repeat: int) -> tuple[list[float], float]:
+    """The baseline: LeanInteract alone (`AutoLeanServer.run`, the same config, header env and
+    command text as the repl backend's whole-proof check), no Dojoflow around it."""
+    from lean_interact import AutoLeanServer, Command
+
+    from tasks.lean.source import file_header, print_axioms_command, proof_command
+
+    project = backend._project(items[0][0])
+    server = AutoLeanServer(project.config)
+    envs: dict[tuple, int] = {}
+    times = []
+    cpu = 0.0
+    try:
+        for _ in range(repeat):
+            for theorem, proof in items:
+                spot = (theorem.file_path, theorem.start)
+                if spot not in envs:
+                    envs[spot] = server.run(Command(cmd=file_header(theorem, project.directory))).env
+                cmd = proof_command(theorem, proof) + print_axioms_command(theorem)
+                started, cpu_started = time.perf_counter(), time.process_time()
+                server.run(Command(cmd=cmd, env=envs[spot]), timeout=60)
+                times.append(time.perf_counter() - started)
+                cpu += time.process_time() - cpu_started
+    finally:
+        server.kill()
+    return times, cpu
+
+
+def measure(kind, settings, store, items, workers, latency, rows, double, repeat: int) -> None:
+    """Uncached, then cached cold, then cached warm, on one opened backend."""
+    from tasks.lean.verified import VerifiedBackend, header_text, open_verifier
+
+    backend = open_verifier(settings, store)
+    assert isinstance(backend, VerifiedBackend)
+    backend.rule_version = f"bench-{uuid.uuid4().hex[:8]}"  # a key space of this run alone: cold means cold
+    raw = backend.backend
+    try:
+        run_pass(raw, items[:workers], workers)  # start the processes (and their headers) before timing
+        before = len(double.requests())
+        wall, times, cpu = run_passes(raw, items, workers, repeat)
+        rows.append(figures(kind, workers, "uncached", latency, items, wall, times, cpu, 0))
+        rows[-1]["requests_per_check"] = round((len(double.requests()) - before) / len(times), 2)
+
+        def fresh_key_space():  # cold: a rule version no answer was stored under
+            backend.rule_version = f"bench-{uuid.uuid4().hex[:8]}"
+            backend._known, backend._watermark = None, None
+            backend.flush()  # the first load, outside the timing (once per process)
+
+        hits = backend.stats.hits
+        wall, times, cpu = run_passes(backend, items, workers, repeat, fresh_key_space)
+        rows.append(figures(kind, workers, "cold", latency, items, wall, times, cpu, backend.stats.hits - hits))
+        started = time.perf_counter()  # what a sync costs (one per `sync_every` new answers)
+        backend.flush()
+        rows[-1]["sync_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        rows[-1]["sync_every"] = backend.sync_every
+        hits = backend.stats.hits
+        wall, times, cpu = run_passes(backend, items, workers, repeat)
+        rows.append(figures(kind, workers, "warm", latency, items, wall, times, cpu, backend.stats.hits - hits))
+        if kind == "repl" and workers == 1:
+            base, base_cpu = raw_leaninteract(raw, items, repeat)
+            med = statistics.median(base)
+            uncached = next(r for r in rows if r["backend"] == kind and r["workers"] == 1 and r["mode"] == "uncached")
+            rows.append(
+                {
+                    "backend": "leaninteract-alone",
+                    "workers": 1,
+                    "mode": "baseline",
+                    "checks": len(base),
+                    "median_check_ms": round(med * 1000, 2),
+                    "median_over_latency_ms": round((med - latency) * 1000, 2),
+                    "dojoflow_overhead_ms": round(uncached["median_check_ms"] - med * 1000, 2),
+                    "dojoflow_cpu_ms_per_check": round(base_cpu / len(base) * 1000, 2),
+                    "dojoflow_cpu_overhead_ms": round(
+                        uncached["dojoflow_cpu_ms_per_check"] - base_cpu / len(base) * 1000, 2
+                    ),
+                }
+            )
+        assert header_text(settings, items[0][0])  # the key's header was read from the checkout
+    finally:
+        backend.close()
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--home", default=None, help="store home (default: a new temporary folder)")
+    ap.add_argument("--checks", type=int, default=24, help="distinct checks per pass")
+    ap.add_argument("--latency-ms", type=float, default=50.0, help="the double's answer delay per whole-proof check")
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    ap.add_argument("--repeat", type=int, default=3, help="passes per mode (medians over all of them)")
+    ap.add_argument("--backends", nargs="+", default=["repl", "kimina"], choices=["repl", "kimina"])
+    ap.add_argument(
+        "--order",
+        default="mixed",
+        choices=["mixed", "by-file"],
+        help="mixed: files in turn (each check under another header); by-file: a file's checks together",
+    )
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "verifier.json"))
+    args = ap.parse_args(argv)
+
+    from storage.atomic import write_json
+    from tasks.lean import BackendSettings, load_theorems
+    from tests.doubles.lean_process import make_repl_double
+    from tests.doubles.sample_store import sample_store
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-verifier-"))
+    store = sample_store(Path(args.home) if args.home else tmp / "home")
+    theorems = {t.full_name: t for t in load_theorems(store, store.repo_ids())}
+    items = workload(theorems, args.checks)
+    if args.order == "by-file":
+        items.sort(key=lambda item: item[0].file_path)
+    latency = args.latency_ms / 1000
+    late = {"when": "#print axioms", "do": "late", "seconds": latency}  # a measurement knob (module docstring)
+    rows: list[dict] = []
+    machine_before = describe_machine(("lean-interact", "duckdb"))
+
+    double = make_repl_double(tmp / "double")
+    double.faults(late)
+    for w in args.workers if "repl" in args.backends else []:
+        settings = BackendSettings(
+            kind="repl", workers=w, work_dir=str(tmp / "work"), repl=double.options(), sandbox=double.sandbox()
+        )
+        measure("repl", settings, store, items, w, latency, rows, double, args.repeat)
+
+    if "kimina" in args.backends:
+        from tests.doubles.kimina_server import API_KEY, kimina_server
+
+        os.environ.setdefault("DOJOFLOW_KIMINA_PYTHON", str(Path("/work/main/.kimina-venv/bin/python")))
+        os.environ["LEAN_SERVER_API_KEY"] = API_KEY
+        for w in args.workers:
+            with kimina_server(tmp / f"kimina-{w}", api_key=API_KEY, max_repls=w) as server:
+                server.repl.faults(late)
+                options = {"url": server.url, "batch_size": 1}
+                settings = BackendSettings(kind="kimina", workers=w, kimina=options)
+                measure("kimina", settings, store, items, w, latency, rows, server.repl, args.repeat)
+
+    result = {
+        "latency_ms": args.latency_ms,
+        "checks": len(items),
+        "repeat": args.repeat,
+        "order": args.order,
+        "rows": rows,
+        "machine": machine_before,
+        "loadavg_after": os.getloadavg(),
+        "note": "Lean's own checking time is not measured (no Lean here): the Lean process is a double "
+        "answering after latency_ms. Real checking: 0.07-0.10 proofs/s per CPU with Lean and Mathlib "
+        "(kimina-lean-server technical report).",
+    }
+    write_json(Path(args.out), result)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(
+        f"{'backend':8} {'w':>2} {'mode':9} {'checks/s':>9} {'/worker':>8} {'median ms':>10} {'over lat.':>9} {'cpu ms':>7}"
+    )
+    for r in rows:
+        r = {"checks_per_s": "", "checks_per_s_per_worker": "", "dojoflow_cpu_ms_per_check": "", **r}
+        over = "" if r["median_over_latency_ms"] is None else r["median_over_latency_ms"]
+        print(
+            f"{r['backend']:8} {r['workers']:>2} {r['mode']:9} {r['checks_per_s']:>9} {r['checks_per_s_per_worker']:>8} "
+            f"{r['median_check_ms']:>10} {over:>9} {r['dojoflow_cpu_ms_per_check']:>7}"
+        )
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""The catalog's verification cache table (storage/verification_cache.py) under concurrent
+writers and readers: processes and threads of one process, the same key. The wrapper that uses
+it is tested in tests/tasks/test_lean_verified.py.
+
+    PYTHONPATH=$PWD .venv/bin/python -m pytest tests/storage/test_verification_cache.py -q
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+
+from storage import verification_cache
+from storage.store import Store
+
+
+def _remember_many(home: str, n: int) -> None:
+    store = Store.open(home)
+    key = verification_cache.CacheKey("v4.20.0", "h", "theorem t : True", "trivial", "r", "repl")
+    for i in range(n):
+        answer = verification_cache.CachedAnswer("repl", "proved", True, (), (), {"i": i})
+        verification_cache.remember(store, key, answer)
+        assert verification_cache.lookup(store, key) is not None
+
+
+def test_concurrent_writers_of_one_key_leave_one_readable_row(tmp_path):
+    home = tmp_path / "home"
+    Store.open(home)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_remember_many, args=(str(home), 8)) for _ in range(2)]
+    threads = [threading.Thread(target=_remember_many, args=(str(home), 8)) for _ in range(2)]
+    for w in procs + threads:
+        w.start()
+    for w in procs + threads:
+        w.join(timeout=300)
+    assert [p.exitcode for p in procs] == [0, 0]
+    store = Store.open(home)
+    assert verification_cache.count(store) == 1
+    key = verification_cache.CacheKey("v4.20.0", "h", "theorem t : True", "trivial", "r", "repl")
+    assert verification_cache.lookup(store, key).answer["i"] == 7
+
+
+def test_threads_of_one_process_read_the_catalog_together(tmp_path):
+    """DuckDB shares one database instance between a process's connections to a file, and the
+    lock-down is set on the instance: a second reader's `SET allowed_directories` used to fail
+    while another thread held a connection (GRPO's reward threads, the benchmark's workers)."""
+    store = Store.open(tmp_path / "home")
+    key = verification_cache.CacheKey("v4.20.0", "h", "theorem t : True", "trivial", "r", "repl")
+    verification_cache.remember(store, key, verification_cache.CachedAnswer("repl", "proved", True, (), (), {}))
+    failures = []
+
+    def read():
+        try:
+            for _ in range(20):
+                assert verification_cache.lookup(store, key) is not None
+        except Exception as e:  # noqa: BLE001  (collected for the assertion below)
+            failures.append(e)
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
