@@ -594,6 +594,8 @@ def prove_cmd(
     say("tried {} sorry theorems, proved {}", result["theorems"], len(result["proved"]))
     for name in result["proved"]:
         say("  proved {}", name)
+    for name in result.get("unverified", []):
+        say("  unverified {} (the backend cannot report axioms; set backend.recheck to check it)", name)
     for e in result["errors"]:
         say("  [yellow]error[/] {}: {}", e["theorem"], e["error"])
     for w in result["patches"]:

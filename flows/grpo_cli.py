@@ -257,7 +257,7 @@ def evaluate_cmd(
     backend: Backend = None,
     home: Home = None,
 ):
-    """pass@1 and pass@k of whole-proof sampling from CHECKPOINT, checked by the backend and the axiom guard."""
+    """pass@1 and pass@k of whole-proof sampling from CHECKPOINT, checked by the backend and the verdict rule."""
     from tasks.grpo.theorem_files import read_theorem_file
 
     try:

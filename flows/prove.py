@@ -136,5 +136,7 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
         "theorems": len(records),
         "proved": [r["full_name"] for r in proved],
         "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
+        # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch
+        "unverified": [r["full_name"] for r in records if r.get("unverified")],
         "patches": written,
     }

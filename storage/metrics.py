@@ -13,7 +13,7 @@ COUNT_METRICS = frozenset(
     | {
         f"{prefix}proving_{name}"
         for prefix in ("", "baseline_")
-        for name in ("errors", "theorems", "not_started", "untried")
+        for name in ("errors", "theorems", "not_started", "untried", "unverified")
     }
 )
 # Words in a metric's name that mean lower is better (the forgetting view flips their sign).

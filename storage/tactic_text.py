@@ -5,16 +5,15 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .lean_text import is_sorry
 
-def is_sorry(tactic: str) -> bool:
-    """A tactic that proves nothing: `sorry` or `admit`, alone or at the end of a line."""
-    t = tactic.strip()
-    return t in ("sorry", "admit") or t.endswith((" sorry", "\tsorry", " admit"))
+__all__ = ["is_sorry", "sorry_mask"]
 
 
 def sorry_mask(tactics: pa.Array | pa.ChunkedArray) -> pa.Array:
     """`is_sorry` of every tactic, as booleans. Vectorised: only the tactics that mention
-    sorry or admit at all (a substring match) are checked by `is_sorry` itself."""
+    sorry or admit at all (a substring match; `sorryAx` and `«sorry»` contain it) are
+    checked by `is_sorry` itself."""
     if isinstance(tactics, pa.ChunkedArray):
         tactics = tactics.combine_chunks()
     mentions = pc.or_(pc.match_substring(tactics, "sorry"), pc.match_substring(tactics, "admit"))

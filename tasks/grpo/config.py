@@ -58,7 +58,7 @@ class RewardSettings(BaseModel):
     finished: float = Field(
         1.0,
         description="Reward of a tactic that finishes the proof, or of a whole proof that "
-        "Lean accepts and the axiom guard passes.",
+        "the verdict rule says proved.",
     )
     valid_step: float = Field(0.1, description="lean_tactic: reward of a valid tactic that changes the proof state.")
     goal_drop_bonus: float = Field(0.1, description="lean_tactic: extra reward per goal closed by a valid tactic.")

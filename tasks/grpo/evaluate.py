@@ -2,7 +2,7 @@
 
 For each theorem, `k` proofs are sampled from the checkpoint (proof-mode prompt:
 the statement ending in `:= by`), each is checked by the backend and judged by the
-axiom guard (`tasks.lean.guard.judge`); a theorem with `c` of `n` proofs proved
+verdict rule (`tasks.lean.verdict.judge`); a theorem with `c` of `n` proofs proved
 scores the unbiased pass@k (Chen et al. 2021; docs/grpo.md). Metric names carry the
 checker, so a replay figure never reads as Lean's: `<checker>_pass@1`,
 and `<checker>_pass@k` (count = theorems attempted).
@@ -85,7 +85,7 @@ def prove_theorems(
     batch_size: int = 4,
 ) -> list[dict]:
     """For each theorem: how many of `k` sampled proofs were proved (guard included), and one proof if any."""
-    from tasks.lean.guard import judge
+    from tasks.lean.verdict import judge
 
     contexts = contexts or {}
     results = []
@@ -102,13 +102,14 @@ def prove_theorems(
             system_prompt=system_prompt,
         )
         for spec, attempts in zip(chunk, proofs):
-            proved, example = 0, None
+            proved, unverified, example = 0, 0, None
             for text in attempts:
                 proof = proof_of(completion_text(text))
                 if not proof.strip() or refusal(proof):
                     continue
-                check = backend.check_proof(spec, proof)
-                if check.error is None and judge(check, proof).proved:
+                verdict = judge(backend.check_proof(spec, proof), proof)
+                unverified += verdict.status == "unverified"
+                if verdict.proved:
                     proved += 1
                     example = example or proof
             results.append(
@@ -117,6 +118,7 @@ def prove_theorems(
                     "full_name": spec.full_name,
                     "n": len(attempts),
                     "proved": proved,
+                    "unverified": unverified,  # finished, but the backend cannot verify (the Dojo)
                     "proof": example,
                 }
             )
@@ -143,7 +145,9 @@ def prove_under_seed(model, tokenizer, specs: list, backend, evaluation, **optio
 
 
 def pass_at(results: list[dict], k: int) -> float:
-    return sum(unbiased_pass_at_k(r["n"], r["proved"], k) for r in results) / len(results) if results else 0.0
+    """Mean pass@k; a theorem whose only finished proofs were unverified is left out (not a failure)."""
+    decided = [r for r in results if r["proved"] or not r.get("unverified")]
+    return sum(unbiased_pass_at_k(r["n"], r["proved"], k) for r in decided) / len(decided) if decided else 0.0
 
 
 def evaluate_grpo(

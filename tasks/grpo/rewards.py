@@ -6,13 +6,14 @@ Lean rewards read two columns that `tasks.grpo.data` writes: `theorem` (a
 `TheoremSpec` as JSON) and, in tactic mode, `prefix` (the traced tactics that lead
 from the theorem's start to the prompt's state, as JSON) and `goals` (that state).
 
-- `lean_tactic`: run the completion as one tactic on the state. Finished: `finished`;
+- `lean_tactic`: run the completion as one tactic on the state. Finished, and the whole
+  proof (prefix + tactic) proved under the verdict rule (tasks/lean/verdict.py): `finished`;
   a valid tactic that changes the state: `valid_step` + `goal_drop_bonus` per goal
   closed; a no-op (state unchanged) or a repetition (back to a state the proof already
   passed through): 0; a Lean error:
   `error_penalty`; a timeout: `timeout_penalty`.
-- `lean_proof`: check the completion as a whole proof; `finished` only when the
-  backend accepts it and `tasks.lean.guard.judge` says proved; otherwise
+- `lean_proof`: check the completion as a whole proof; `finished` only when
+  `tasks.lean.verdict.judge` says proved; `unverified` pays None; otherwise
   `error_penalty`, plus `partial_step` per tactic that ran before the first error
   when `partial_credit` is on.
 - `progress`: the trained progress model's predicted steps remaining after the traced
@@ -41,7 +42,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from tasks.sft.data import is_sorry
+from storage.lean_text import is_sorry
 
 from .config import RewardSettings
 
@@ -109,7 +110,9 @@ class Outcome:
     """One completion's reward and what decided it (for the accepted share and the logs)."""
 
     reward: float | None
-    verdict: str  # finished | proved | step | noop | repeated | error | timeout | refused | rejected | failure
+    verdict: (
+        str  # finished | proved | step | noop | repeated | error | timeout | refused | rejected | unverified | failure
+    )
     accepted: bool = False  # Lean (or replay) finished / proved it
 
 
@@ -119,9 +122,12 @@ class LeanRewarder:
     One per training run; thread-safe. `stats` counts verdicts and cache hits.
     """
 
-    def __init__(self, backend, settings: RewardSettings):
+    def __init__(self, backend, settings: RewardSettings, allowed_axioms: Sequence[str] | None = None):
+        from tasks.lean.guard import DEFAULT_ALLOWED_AXIOMS
+
         self.backend = backend
         self.settings = settings
+        self.allowed_axioms = tuple(DEFAULT_ALLOWED_AXIOMS if allowed_axioms is None else allowed_axioms)
         self._cache: dict[tuple, Outcome] = {}
         # Whole proofs are remembered by the shared verification cache when the backend has it
         # (tasks/lean/verified.py): one cache for search, evaluation and rewards, keyed on the
@@ -186,6 +192,8 @@ class LeanRewarder:
         return self._states[key]
 
     def tactic_outcome(self, theorem_json: str, prefix_json: str, text: str) -> Outcome:
+        """A closed goal pays only once the finished proof (prefix + tactic) passes the verdict
+        rule: a `native_decide` that closes the goal is no proof."""
         s = self.settings
         tactic = tactic_of(text)
         if not tactic or refusal(text):
@@ -200,7 +208,8 @@ class LeanRewarder:
             log.warning("backend failure while checking a tactic: %s", e)
             return Outcome(None, "failure")
         if result.status == "finished":
-            return Outcome(s.finished, "finished", accepted=True)
+            proof = "\n".join([*json.loads(prefix_json), tactic])
+            return self._judged(theorem_from_json(theorem_json), proof, "finished")
         if result.status == "timeout":
             return Outcome(s.timeout_penalty, "timeout")
         if result.status == "error":
@@ -215,29 +224,41 @@ class LeanRewarder:
 
     # -- proof mode ------------------------------------------------------------------
     def proof_outcome(self, theorem_json: str, text: str) -> Outcome:
-        from tasks.lean.guard import judge
-
         s = self.settings
         proof = proof_of(text)
         if not proof.strip() or refusal(proof):
             return Outcome(s.error_penalty, "refused")
         theorem = theorem_from_json(theorem_json)
+        outcome = self._judged(theorem, proof, "proved")
+        if outcome.verdict != "rejected":
+            return outcome
+        reward = outcome.reward
+        if s.partial_credit:
+            reward += s.partial_step * self._steps_before_error(theorem, proof)
+        return Outcome(min(reward, s.finished), "rejected")
+
+    def _judged(self, theorem, proof: str, success: str) -> Outcome:
+        """The whole proof checked and judged by the one verdict rule (tasks/lean/verdict.py):
+        proved pays `finished`; unverified (a backend that cannot establish the rule) and a
+        backend failure pay nothing either way (None: left out of the advantages)."""
+        from tasks.lean.verdict import judge
+
+        s = self.settings
         try:
             check = self.backend.check_proof(theorem, proof)
         except (OSError, RuntimeError, TimeoutError, ConnectionError) as e:
             log.warning("backend failure while checking a proof: %s", e)
             return Outcome(None, "failure")
-        if check.error is not None:
-            return Outcome(None, "failure")
-        verdict = judge(check, proof)
+        verdict = judge(check, proof, self.allowed_axioms)
         if verdict.proved:
-            return Outcome(s.finished, "proved", accepted=True)
-        reward = s.error_penalty
+            return Outcome(s.finished, success, accepted=True)
+        if verdict.status == "error":
+            return Outcome(None, "failure")
+        if verdict.status == "unverified":
+            return Outcome(None, "unverified")
         if any("timed out" in m or "timeout" in m.lower() for m in check.messages):
-            reward = s.timeout_penalty
-        if s.partial_credit:
-            reward += s.partial_step * self._steps_before_error(theorem, proof)
-        return Outcome(min(reward, s.finished), "rejected")
+            return Outcome(s.timeout_penalty, "rejected")
+        return Outcome(s.error_penalty, "rejected")
 
     def _steps_before_error(self, theorem, proof: str) -> int:
         """How many of the proof's lines ran as tactics before the first error (0 if it cannot start)."""
@@ -284,7 +305,7 @@ class LeanTacticReward:
 
 
 class LeanProofReward:
-    """`lean_proof`: the completion checked as a whole proof, then judged by the axiom guard."""
+    """`lean_proof`: the completion checked as a whole proof, then judged by the verdict rule."""
 
     __name__ = "lean_proof"
 

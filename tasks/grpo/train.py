@@ -158,7 +158,8 @@ def run_grpo(
     start = causal_lm_start(settings, parent, model_cache(model_cache_dir))
     if args.beta != 0.0 and start.kind == "full" and starts_from_parent(settings, parent) and is_adapter_dir(parent):
         _merged_reference(start.model, work_dir)
-    rewarder = LeanRewarder(backend, settings.reward) if set(weights) & {*LEAN_REWARDS} else None
+    allowed = settings.backend.get("allowed_axioms")  # the backend's allow-list setting, default if unset
+    rewarder = LeanRewarder(backend, settings.reward, allowed) if set(weights) & {*LEAN_REWARDS} else None
     funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward, args.max_completion_length)
     lean = next((n for n in weights if n in LEAN_REWARDS), None)
 

@@ -1,5 +1,5 @@
 """Lean in the loop: one backend interface (`backend.py`), four backends (`repl`,
-`kimina`, `leandojo`, `replay`), the containment and axiom guard (`guard.py`) and the
+`kimina`, `leandojo`, `replay`), the text pre-filter (`guard.py`), the one verdict rule (`verdict.py`) and the
 process sandbox (`sandbox.py`). See docs/lean-backends.md.
 
     from tasks.lean import BackendSettings, open_backend
@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from .backend import LeanBackend, ProofCheck, ProofState, TacticResult, TheoremSpec
 from .config import BackendSettings
-from .guard import DEFAULT_ALLOWED_AXIOMS, Verdict, forbidden_construct, judge
+from .guard import DEFAULT_ALLOWED_AXIOMS, forbidden_construct
 from .theorems import load_theorems, theorem_spec
+from .verdict import RULE_VERSION, Verdict, judge
 
 __all__ = [
     "BackendSettings",
     "DEFAULT_ALLOWED_AXIOMS",
     "LeanBackend",
+    "RULE_VERSION",
     "ProofCheck",
     "ProofState",
     "TacticResult",
@@ -59,4 +61,14 @@ def open_backend(settings: BackendSettings, store) -> LeanBackend:
     from .registry import get
 
     preflight(settings)
-    return get(settings.kind).open(settings, store)
+    backend = get(settings.kind).open(settings, store)
+    if getattr(settings, "recheck", None) is None:
+        return backend
+    from .recheck import RecheckedBackend
+
+    try:
+        checker = open_backend(settings.model_copy(update={"kind": settings.recheck, "recheck": None}), store)
+    except BaseException:
+        backend.close()
+        raise
+    return RecheckedBackend(backend, checker)

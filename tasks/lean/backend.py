@@ -4,7 +4,7 @@ Four backends implement `LeanBackend` (docs/lean-backends.md): `repl` (the Lean 
 through LeanInteract), `kimina` (a kimina-lean-server over HTTP, whole proofs only),
 `leandojo` (lean-dojo's `Dojo`) and `replay` (traced transitions from the store,
 no Lean at all). A backend only says what Lean (or replay) answered; whether a proof
-counts as proved is `tasks.lean.guard.judge`'s decision.
+counts as proved is `tasks.lean.verdict.judge`'s decision.
 
 The shapes here are agreed with the search, proving and GRPO code: change them only
 together with those.
@@ -48,11 +48,12 @@ class TacticResult:
 
 @dataclass(frozen=True)
 class ProofCheck:
-    accepted: bool  # Lean (or replay) accepted the proof; the axiom guard is applied separately
+    accepted: bool  # no error in Lean's answer to the proof; whether it is proved is verdict.judge's
     checker: str  # the backend's registered name (tasks/lean/registry.py)
     messages: tuple[str, ...] = ()  # Lean's messages (errors, warnings such as "declaration uses `sorry`")
     axioms: tuple[str, ...] = ()  # from `#print axioms` (empty when not available)
-    error: str | None = None  # infrastructure failure (crash, hang, unreachable): not a rejection
+    error: str | None = None  # infrastructure failure or bad input (nothing was checked): not a rejection
+    answers: object | None = None  # tasks.lean.verdict.LeanAnswers: Lean's answer per command; None if unknown
 
 
 @runtime_checkable

@@ -6,7 +6,9 @@ GRPO config (YAML or the Prefect form). See docs/lean-backends.md.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .guard import DEFAULT_ALLOWED_AXIOMS
 
@@ -157,6 +159,12 @@ class BackendSettings(BaseModel):
         default_factory=lambda: list(DEFAULT_ALLOWED_AXIOMS),
         description="Axioms a proof may depend on and still count as proved (`sorryAx` and `Lean.ofReduceBool` never should).",
     )
+    recheck: Literal["repl", "kimina"] | None = Field(
+        None,
+        description="With kind `leandojo` (which cannot report axioms nor check the statement): the "
+        "whole-proof backend that re-checks every finished proof, so it can count as proved. "
+        "null: the Dojo's finished proofs stay `unverified`, out of pass@k and rewards.",
+    )
     repl: ReplOptions = Field(default_factory=ReplOptions, description="Options of the `repl` backend.")
     kimina: KiminaOptions = Field(default_factory=KiminaOptions, description="Options of the `kimina` backend.")
     leandojo: LeanDojoOptions = Field(default_factory=LeanDojoOptions, description="Options of the `leandojo` backend.")
@@ -182,3 +190,12 @@ class BackendSettings(BaseModel):
         if kind not in backends():
             raise ValueError(f"backend.kind {kind!r} is not a Lean backend: use one of {', '.join(backends())}")
         return kind
+
+    @model_validator(mode="after")
+    def _recheck_needs_dojo(self):
+        if self.recheck is not None and self.kind != "leandojo":
+            raise ValueError(
+                f"backend.recheck is {self.recheck!r} with kind {self.kind!r}: only the leandojo backend's proofs "
+                "need a re-check; remove backend.recheck, or set kind: leandojo"
+            )
+        return self

@@ -1,28 +1,21 @@
-"""What may be sent to Lean, and when a checked proof counts as proved.
+"""What may be sent to Lean: the text pre-filter, and the reading of `#print axioms`.
 
 Generated tactics and proofs are untrusted code: Lean runs `#eval`, `run_cmd`,
-`elab`, `initialize`, IO actions and more while it elaborates. `forbidden_construct`
-keeps such text from ever reaching a backend; `judge` decides "proved" from a
-backend's `ProofCheck` (the axiom guard). Both are pure functions of text, so the
-search, the proving evaluation and the GRPO rewards share one verdict.
-See docs/lean-backends.md ("Containment", "The axiom guard").
+`elab`, `initialize`, IO actions and native code while it elaborates.
+`forbidden_construct` keeps such text from ever reaching a backend. It is a cheap first
+line, not what makes a verdict sound: "proved" is decided from Lean's own answers by
+`tasks.lean.verdict.judge` (docs/lean-backends.md, "The verdict rule").
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from .backend import ProofCheck
+from storage.lean_text import MAX_PROOF_CHARS, LeanTextError, check_text, is_command, lex
 
 DEFAULT_ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")
-"""The axioms of Lean's core logic; `sorryAx` and `Lean.ofReduceBool` (native_decide) are outside."""
-
-# A token is a Lean identifier (dotted names, primes, `!`/`?` suffixes) or a `#command`.
-_TOKEN = re.compile(
-    r"#?[A-Za-z_\u00c0-\u024f\u0370-\u03ff][A-Za-z0-9_'!?\u00c0-\u024f\u0370-\u03ff]*"
-    r"(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*"
-)
+"""The axioms of Lean's core logic, the default allow-list (a setting: `allowed_axioms`);
+`sorryAx`, `Lean.ofReduceBool` and `Lean.trustCompiler` are outside."""
 
 # Words that begin a new command (the text would leave the theorem's tactic block) or
 # run code at elaboration time. Matched as whole tokens, so `List.length_append` or
@@ -101,79 +94,56 @@ _CODE_PREFIXES = (
 )
 
 
+_NATIVE_NAMES = {
+    "native_decide",
+    *(f"{ns}{n}" for ns in ("Lean.", "") for n in ("ofReduceBool", "ofReduceNat", "reduceBool", "reduceNat")),
+    "Lean.trustCompiler",
+    "trustCompiler",  # after `open Lean`
+}
+"""Names that make Lean compile and run code while checking, trusting the compiler (the axioms
+`Lean.ofReduceBool`/`Lean.trustCompiler`): code runs on the host, and the proof is not the kernel's."""
+
+
 def forbidden_construct(text: str) -> str | None:
-    """Why `text` (a tactic or a whole tactic proof) must never reach Lean, or None."""
-    if "\x00" in text:
-        return "it contains a NUL character"
-    stripped = _strip_line_comments(text)
-    if stripped.count("/-") != stripped.count("-/"):
-        return "an unterminated block comment `/-` (it would swallow the commands after the proof)"
-    if _unbalanced_quotes(stripped):
-        return "an unterminated string literal (it would swallow the commands after the proof)"
-    if "@[" in stripped:
-        return "an attribute `@[...]`, which only commands take"
-    for tok in _TOKEN.findall(stripped):
-        if tok.startswith("#"):
-            return f"the command `{tok}`: commands such as #eval and #print run code or leave the proof"
-        if tok in _COMMANDS:
-            return f"`{tok}`, which starts a new command or runs code while Lean elaborates"
-        if any(tok == p or tok.startswith(p + ".") or (p[0].islower() and tok.startswith(p)) for p in _CODE_PREFIXES):
-            return f"`{tok}`, which runs code (IO, the compiler or the elaborator) while Lean elaborates"
+    """Why `text` (a tactic or a whole tactic proof) must never reach Lean, or None.
+
+    Read as Lean lexes it (storage/lean_text.py): comments are skipped, strings, char literals
+    and «» identifiers are single tokens, `_root_.X` and `«X»` are `X`. A cheap first line only:
+    whether a proof counts is decided from Lean's answers (tasks/lean/verdict.py)."""
+    try:
+        check_text(text, "the proof", MAX_PROOF_CHARS)
+    except LeanTextError as e:
+        return str(e)
+    lexed = lex(text)
+    if lexed.error is not None:
+        return lexed.error
+    toks = lexed.tokens
+    for k, tok in enumerate(toks):
+        if is_command(tok):
+            return f"the command `{tok.text}`: commands such as #eval and #print run code or leave the proof"
+        if tok.text == "@[":
+            return "an attribute `@[...]`, which only commands take"
+        if tok.kind != "ident":
+            continue
+        name = tok.name
+        if name in _COMMANDS:
+            return f"`{tok.text}`, which starts a new command or runs code while Lean elaborates"
+        if any(
+            name == p or name.startswith(p + ".") or (p[0].islower() and name.startswith(p)) for p in _CODE_PREFIXES
+        ):
+            return f"`{tok.text}`, which runs code (IO, the compiler or the elaborator) while Lean elaborates"
+        if name in _NATIVE_NAMES or _native_option(toks, k):
+            return f"`{tok.text}`: native evaluation compiles and runs code and trusts the compiler (Lean.ofReduceBool)"
     return None
 
 
-def _strip_line_comments(text: str) -> str:
-    return "\n".join(line.split("--", 1)[0] for line in text.splitlines())
-
-
-def _unbalanced_quotes(text: str) -> bool:
-    unescaped = re.sub(r"\\.", "", text)
-    # Char literals such as '"' are rare in proofs; a lone quote in one is counted as unbalanced.
-    return unescaped.count('"') % 2 == 1
-
-
-_SORRY_TOKENS = {"sorry", "admit", "sorryAx"}
-_NATIVE_TOKENS = {"native_decide", "Lean.ofReduceBool", "ofReduceBool", "Lean.reduceBool"}
-_SORRY_WARNINGS = (
-    "declaration uses `sorry`",
-    "declaration uses 'sorry'",
-    "proof contains `sorry`",
-    "proof contains 'sorry'",
-)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    proved: bool
-    reason: str
-
-
-def judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXIOMS) -> Verdict:
-    """Proved only if the checker accepted `proof`, it holds no `sorry`/`admit`, no
-    forbidden construct, no `native_decide`, Lean did not warn that it uses `sorry`,
-    and every axiom it depends on is in `allowed_axioms`."""
-    if check.error is not None:
-        return Verdict(False, f"not checked ({check.checker} failed: {check.error})")
-    if not check.accepted:
-        first = next(iter(check.messages), "")
-        return Verdict(False, f"rejected by {check.checker}" + (f": {first}" if first else ""))
-    why = forbidden_construct(proof)
-    if why is not None:
-        return Verdict(False, f"forbidden construct: {why}")
-    tokens = set(_TOKEN.findall(_strip_line_comments(proof)))
-    if tokens & _SORRY_TOKENS:
-        return Verdict(False, f"the proof uses `{sorted(tokens & _SORRY_TOKENS)[0]}`")
-    for m in check.messages:
-        if any(w in m for w in _SORRY_WARNINGS):
-            return Verdict(False, f"{check.checker} reports: {m}")
-    if tokens & _NATIVE_TOKENS:
-        return Verdict(False, "the proof uses native_decide (axiom Lean.ofReduceBool), which trusts the compiler")
-    outside = [a for a in check.axioms if a not in set(allowed_axioms)]
-    if outside:
-        return Verdict(False, f"depends on axioms outside the allow-list: {', '.join(outside)}")
-    return Verdict(
-        True, f"accepted by {check.checker}" + (f"; axioms: {', '.join(check.axioms)}" if check.axioms else "")
-    )
+def _native_option(toks, k: int) -> bool:
+    """`decide +native`, `(config := { native := true })`, `(native := true)`: the option `native` set on."""
+    if toks[k].name != "native":
+        return False
+    before = toks[k - 1].text if k > 0 else ""
+    after = toks[k + 1].text if k + 1 < len(toks) else ""
+    return before == "+" or after == ":="
 
 
 # Names may end in primes (`'add_zero''`), so the name is everything up to the last `' `.
@@ -191,3 +161,12 @@ def parse_print_axioms(message: str) -> tuple[str, tuple[str, ...]] | None:
     if m:
         return m["name"], tuple(a.strip() for a in m["axioms"].replace("\n", " ").split(",") if a.strip())
     return None
+
+
+def __getattr__(name: str):
+    # `judge` moved to tasks/lean/verdict.py (one rule, one function); old imports still find it.
+    if name in ("judge", "Verdict"):
+        from . import verdict
+
+        return getattr(verdict, name)
+    raise AttributeError(name)

@@ -4,7 +4,9 @@ Wire format (kimina-ast-server 2.1.3; docs/lean-backends.md): `GET /health`;
 `POST /api/check` with `{"snippets": [{"id", "code"}], "timeout": int, "debug", "reuse"}`,
 answered `{"results": [{"id", "time", "error" | "response"}]}` where `response` is a
 Lean REPL command reply. A snippet is the theorem's file header (or the configured
-header), the theorem with the proof as its tactic block, and `#print axioms` of it.
+header), the theorem with the proof as its tactic block, the statement check under a fresh
+name and `#print axioms` of that name; Lean's answer is split into the answers of these
+commands by position (tasks/lean/verdict.py `read_answers`), never by what a message says.
 
 What the server does with a snippet decides its shape (server/split.py, repl.py,
 manager.py): the leading `import` lines are the REPL's header, run once per REPL as its
@@ -36,17 +38,27 @@ import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import httpx
 
 from storage.errors import InputError
+from storage.lean_text import parse_statement
 
 from .backend import ProofCheck, ProofState, TacticResult, TheoremSpec, forbidden_message
 from .config import BackendSettings, KiminaOptions
-from .guard import forbidden_construct, parse_print_axioms
+from .guard import forbidden_construct
 from .repl_answers import MODULE_REFUSAL
-from .source import file_header, project_dir, proof_command, split_imports, without_module_header
+from .source import (
+    check_alias,
+    file_header,
+    project_dir,
+    proof_command,
+    split_imports,
+    statement_check_command,
+    without_module_header,
+)
+from .verdict import Layout, bad_input, messages_of, read_answers
 
 RETRY_STATUS = {429, 502, 503, 504}  # not 500: a snippet that kills its REPL gives it every time (2.0.x)
 IMPLICIT_IMPORT = "import Init"  # what a file without imports imports anyway
@@ -62,9 +74,10 @@ class Snippet:
 
     id: str
     code: str
-    name: str  # what `#print axioms` is asked for
+    name: str  # the fresh name of the statement check, whose axioms `#print axioms` asks for
     reuse: bool  # False where the header cannot be split off (`module`/`prelude`)
     outside: str | None = None
+    tail: str = ""  # the proof, the statement check and `#print axioms`: how `code` and `outside` end
 
     def wire(self) -> dict:
         return {"id": self.id, "code": self.code}
@@ -119,8 +132,7 @@ def server_reason(error: str) -> str:
 
 def declared_name(statement: str) -> str:
     """The name a declaration's text gives (`theorem foo ...` -> `foo`)."""
-    words = statement.split()
-    return words[1] if len(words) > 1 else ""
+    return parse_statement(statement).name
 
 
 class KiminaBackend:
@@ -151,6 +163,10 @@ class KiminaBackend:
         results: list[ProofCheck | None] = [None] * len(items)
         pending: dict[bool, list[tuple[int, Snippet]]] = {True: [], False: []}  # by `reuse`
         for i, (theorem, proof) in enumerate(items):
+            bad = bad_input(theorem, proof)
+            if bad is not None:
+                results[i] = ProofCheck(False, self.name, error=bad)
+                continue
             why = forbidden_construct(proof)
             if why is not None:
                 results[i] = ProofCheck(False, self.name, (forbidden_message(why),))
@@ -178,11 +194,14 @@ class KiminaBackend:
         else:
             header = file_header(theorem, project_dir(theorem, self.opts.projects, "backend.kimina.projects"))
             name = theorem.full_name
-        tail = f"{proof_command(theorem, proof)}\n#print axioms {name}\n"
+        alias = check_alias()
+        check = statement_check_command(theorem, alias, name)
+        tail = f"{proof_command(theorem, proof)}{check}\n#print axioms {alias}\n"
         code = self._snippet_text(header, tail)
         if code is not None:
-            return Snippet(sid, code, name, True)
-        return Snippet(sid, header + tail, name, False, self._snippet_text(without_module_header(header), tail))
+            return Snippet(sid, code, alias, True, tail=tail)
+        outside = self._snippet_text(without_module_header(header), tail)
+        return Snippet(sid, header + tail, alias, False, outside, tail)
 
     @staticmethod
     def _snippet_text(header: str, tail: str) -> str | None:
@@ -216,13 +235,13 @@ class KiminaBackend:
             except ServerError as e:
                 return ProofCheck(False, self.name, error=f"{why}; sent again: {e}")
             return self._answer(snippet, again, why)
-        check, refused = self._verdict(answer.get("response") or {}, snippet.name)
+        check, refused = self._verdict(answer.get("response") or {}, snippet)
         if refused and snippet.outside is not None:
-            moved = Snippet(snippet.id + "-outside", snippet.outside, snippet.name, True)
+            moved = Snippet(snippet.id + "-outside", snippet.outside, snippet.name, True, tail=snippet.tail)
             retried = self._check_batch([moved])[0]
             if retried.accepted:
                 note = "info: `#print axioms` is refused in a `module`; the axioms were read with the file's `module` line left out"
-                return ProofCheck(True, self.name, retried.messages + (note,), retried.axioms)
+                return replace(retried, messages=retried.messages + (note,))
         return check
 
     def _post(self, snippets: list[dict], reuse: bool = True) -> dict[str, dict]:
@@ -253,29 +272,16 @@ class KiminaBackend:
                 wait *= 2
         raise ServerError(f"kimina-lean-server failed {self.opts.max_retries + 1} times: {last}")
 
-    def _verdict(self, response: dict, name: str) -> tuple[ProofCheck, bool]:
-        """(the check, whether Lean refused `#print axioms` in a `module`). The messages of the
-        trailing `#print axioms` are told apart by their text: its axiom list for `name`
-        (Print.lean's format) or the module refusal; their positions differ between server
-        versions (2.0.x shifts them past the header, 2.1.x does not)."""
-        own, axioms, refused = [], None, False
-        for m in response.get("messages") or []:
-            data = m.get("data") or ""
-            parsed = parse_print_axioms(data) if m.get("severity") == "info" else None
-            if parsed is not None and parsed[0] == name:
-                axioms = parsed[1]
-            elif data.startswith(MODULE_REFUSAL):
-                refused = True
-            else:
-                own.append(f"{m.get('severity')}: {data}")
-        texts = tuple(own)
-        if any(t.startswith("error:") for t in texts):
-            return ProofCheck(False, self.name, texts), refused
-        if axioms is None:
-            why = "refused in a `module`" if refused else "gave no axiom list"
-            error = f"`#print axioms {name}` {why}: the proof's axioms cannot be checked"
-            return ProofCheck(False, self.name, texts, error=error), refused
-        return ProofCheck(True, self.name, texts, axioms), refused
+    def _verdict(self, response: dict, snippet: Snippet) -> tuple[ProofCheck, bool]:
+        """(the check, whether Lean refused `#print axioms` in a `module`). The snippet's one
+        answer is split into the answers of its commands by position (`verdict.read_answers`:
+        the answer about the snippet's fresh name fixes where the server numbers lines from, as
+        2.0.x and 2.1.x differ), so a proof that prints a `#print axioms` line fools nothing."""
+        messages = messages_of(response.get("messages"))
+        refused = any(m.severity == "error" and m.text.startswith(MODULE_REFUSAL) for m in messages)
+        header_lines = snippet.code[: len(snippet.code) - len(snippet.tail)].count("\n")
+        layout = Layout.of(snippet.code, snippet.name).with_header(header_lines)
+        return read_answers(self.name, messages, layout, snippet.name), refused
 
     def close(self) -> None:
         self.client.close()

@@ -21,8 +21,9 @@ What lean-dojo 4.20.0's real `Dojo` requires, and how this backend meets it:
   tactics (tasks/lean/tactic_split.py) and sent one by one;
 - the Dojo's start has its own limit (`leandojo.start_timeout_s`), apart from the tactics';
 - the Dojo opens the repository tracing built (tasks/lean/dojo_repo.py), never traces.
-Dojo does not report axioms, so `ProofCheck.axioms` stays empty and only the text checks of
-the guard apply (docs/lean-backends.md).
+Dojo neither checks the statement nor reports axioms, so its finished proofs are `unverified`
+(tasks/lean/verdict.py) unless a whole-proof backend re-checks them (`backend.recheck`,
+tasks/lean/recheck.py; docs/lean-backends.md).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from .guard import forbidden_construct
 from .sandbox import private_env, python_worker_argv, set_limits
 from .states import ProofStates, failure_result
 from .tactic_split import split_tactics
+from .verdict import Answer, Message, bad_input, bad_theorem, proof_check
 
 DOJOFLOW_ROOT = Path(__file__).resolve().parents[2]
 
@@ -255,6 +257,9 @@ class LeanDojoBackend:
         return reply
 
     def start(self, theorem: TheoremSpec) -> TacticResult:
+        bad = bad_theorem(theorem)
+        if bad is not None:
+            return TacticResult("error", message=bad)
         try:
             opened = retry_once(lambda: self._open(theorem))
         except (LeanProcessFailure, RuntimeError) as e:
@@ -303,6 +308,9 @@ class LeanDojoBackend:
         """Check a proof given as its tactics (best-first search's found path): each tactic goes to
         the Dojo as it was found, with no re-splitting of the joined text."""
         text = "\n".join(tactics)
+        bad = bad_input(theorem, text)
+        if bad is not None:
+            return ProofCheck(False, self.name, error=bad)
         why = forbidden_construct(text)
         if why is not None:
             return ProofCheck(False, self.name, (forbidden_message(why),))
@@ -312,14 +320,7 @@ class LeanDojoBackend:
             reply = retry_once(lambda: self._run_steps(theorem, list(tactics)))
         except (LeanProcessFailure, RuntimeError) as e:
             return ProofCheck(False, self.name, error=str(e))
-        status = reply["status"]
-        if status == "finished":
-            return ProofCheck(True, self.name, tuple(m for m in [reply.get("message")] if m))
-        if status == "given_up":  # Lean accepts a proof through `sorry`, with LeanDojo's warning
-            return ProofCheck(True, self.name, ("declaration uses 'sorry'",))
-        if status == "state":
-            return ProofCheck(False, self.name, (f"unsolved goals\n{reply['pp']}",))
-        return ProofCheck(False, self.name, (reply.get("message", ""),))
+        return dojo_proof_check(theorem, reply)
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
         """A whole tactic block, sent one top-level tactic at a time (Lean4Repl parses one tactic)."""
@@ -331,3 +332,20 @@ class LeanDojoBackend:
         self._opened.clear()
         if self._own_root:
             shutil.rmtree(self.work_root, ignore_errors=True)
+
+
+def dojo_proof_check(theorem: TheoremSpec, reply: dict) -> ProofCheck:
+    """The worker's answer to a whole proof run as one tactic block, as a `ProofCheck`. The Dojo
+    answers the proof only: no statement check, no `#print axioms`, so the verdict rule
+    (tasks/lean/verdict.py) can at best call it `unverified`."""
+    status = reply["status"]
+    if status == "finished":
+        notes = Answer(tuple(Message("info", m) for m in [reply.get("message")] if m))
+        return proof_check("leandojo", theorem.full_name, notes)
+    if status == "given_up":  # Lean accepts a proof through `sorry`, with LeanDojo's warning
+        return proof_check("leandojo", theorem.full_name, Answer((Message("warning", "declaration uses 'sorry'"),)))
+    if status == "state":
+        return ProofCheck(False, "leandojo", (f"unsolved goals\n{reply['pp']}",))
+    if status == "timeout":
+        return ProofCheck(False, "leandojo", error=reply.get("message", "timed out"))
+    return ProofCheck(False, "leandojo", (reply.get("message", ""),))

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from storage.errors import InputError
@@ -40,18 +40,20 @@ from .backend import (
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
-from .repl_answers import read_check, read_step, stale_reason
+from .repl_answers import MODULE_REFUSAL, is_error_answer, read_step, stale_reason
 from .sandbox import SandboxSpec, write_launcher
 from .source import (
+    check_alias,
     check_checkout,
     file_header,
-    print_axioms_command,
     project_dir,
     proof_command,
     sorry_command,
+    statement_check_command,
     without_module_header,
 )
 from .states import ProofStates, failure_result
+from .verdict import Answer, Layout, bad_input, bad_theorem, messages_of, read_answers
 
 # What LeanInteract raises when the process died, hung (it kills it), or answered garbage; and the
 # ValueError its pool's session cache raises when it cannot replay a state on another process
@@ -278,6 +280,9 @@ class ReplBackend:
 
     # -- the interface -------------------------------------------------------------------
     def start(self, theorem: TheoremSpec) -> TacticResult:
+        bad = bad_theorem(theorem)
+        if bad is not None:
+            return TacticResult("error", message=bad)
         try:
             project = self._project(theorem)
             worker = project.worker()
@@ -318,6 +323,9 @@ class ReplBackend:
         return TacticResult("state", self._states.remember(nxt, goals))
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
+        bad = bad_input(theorem, proof)
+        if bad is not None:
+            return ProofCheck(False, self.name, error=bad)
         why = forbidden_construct(proof)
         if why is not None:
             return ProofCheck(False, self.name, (forbidden_message(why),))
@@ -340,49 +348,32 @@ class ReplBackend:
                 project.release(worker)
 
     def _check(self, theorem: TheoremSpec, proof: str, project: _Project, pool, worker) -> ProofCheck:
-        """The proof and its `#print axioms` in one command; after a `module` header, where Lean
-        refuses `#print axioms` (lean4#8174), once more with the header's `module` line left out,
-        as Lean's message advises."""
+        """The proof, the statement check and `#print axioms` in one command (each on lines of its
+        own, so every message is read as the answer of the command it is positioned in); after a
+        `module` header, where Lean refuses `#print axioms` (lean4#8174), once more with the
+        header's `module` line left out, as Lean's message advises."""
         from lean_interact import Command
 
         timeout = self.settings.theorem_timeout_s
-        tail = proof_command(theorem, proof) + print_axioms_command(theorem)
+        timeout = self.settings.theorem_timeout_s
         header = file_header(theorem, project.directory)
+        alias = check_alias()
+        tail = f"{proof_command(theorem, proof)}{statement_check_command(theorem, alias)}\n#print axioms {alias}"
         if pool is not None:  # a pool spreads requests over processes: the header goes with the proof
-            server, env, cmd = pool, None, header + tail
+            server, env, lead = pool, None, header
         else:
-            server, env, cmd = worker.server, self._header_env(worker, theorem, project), tail
-        reading = self._read(server, Command(cmd=cmd, env=env), cmd, theorem, timeout)
-        note = ()
-        if reading.refused_in_module and reading.accepted:
-            outside = without_module_header(header) + tail
-            retried = self._read(server, Command(cmd=outside, env=None), outside, theorem, timeout)
-            note = (
-                "info: `#print axioms` is refused in a `module`; the axioms were read with the file's "
-                "`module` line left out",
-            )
+            server, env, lead = worker.server, self._header_env(worker, theorem, project), ""
+        check = self._read(server, Command(cmd=lead + tail, env=env), lead, tail, alias, timeout)
+        if check.answers is not None and _refused_in_module(check.answers.axioms) and check.accepted:
+            outside = without_module_header(header)
+            retried = self._read(server, Command(cmd=outside + tail, env=None), outside, tail, alias, timeout)
+            note = "info: `#print axioms` is refused in a `module`; read with the file's `module` line left out"
             if retried.accepted:
-                reading = retried
-        if reading.not_run is not None:
-            return ProofCheck(
-                False, self.name, (), (), error=f"the Lean REPL could not run the check: {reading.not_run}"
-            )
-        if not reading.accepted:
-            return ProofCheck(False, self.name, reading.messages)
-        if reading.axioms is None:
-            why = "refused in a `module`" if reading.refused_in_module else "gave no axiom list"
-            return ProofCheck(
-                False,
-                self.name,
-                reading.messages,
-                (),
-                error=f"`{print_axioms_command(theorem)}` {why}: the proof's axioms cannot be checked",
-            )
-        return ProofCheck(True, self.name, reading.messages + note, reading.axioms)
+                check = replace(retried, messages=retried.messages + (note,))
+        return check
 
-    def _read(self, server, request, cmd: str, theorem: TheoremSpec, timeout: float):
-        reply = self._run(server, request, timeout)
-        return read_check(reply, theorem.full_name, cmd.rstrip().count("\n") + 1)
+    def _read(self, server, request, lead: str, tail: str, alias: str, timeout: float) -> ProofCheck:
+        return read_check_reply(self._run(server, request, timeout), lead, tail, alias)
 
     def close(self) -> None:
         for project in self._projects.values():
@@ -399,6 +390,22 @@ def _absolute(path: str) -> str:
 
 def _first_line(e: BaseException) -> str:
     return (str(e).strip().splitlines() or [""])[0]
+
+
+def _refused_in_module(answer: Answer | None) -> bool:
+    """`#print axioms` refused after a `module` header (Print.lean, lean4#8174; conformance #10)."""
+    return answer is not None and any(
+        m.severity == "error" and m.text.startswith(MODULE_REFUSAL) for m in answer.messages
+    )
+
+
+def read_check_reply(reply, lead: str, tail: str, alias: str) -> ProofCheck:
+    """The answer to `lead + tail` (one command: the header sent with it or "", the proof, the
+    statement check and `#print axioms ALIAS`), split into its commands' answers by position."""
+    if is_error_answer(reply):  # the REPL could not run the command at all: no verdict
+        return ProofCheck(False, "repl", (), (), error=f"the Lean REPL could not run the check: {reply.message}")
+    layout = Layout.of(lead + tail, alias).with_header(lead.count("\n"))
+    return read_answers("repl", messages_of(reply.messages), layout, alias)
 
 
 def _reply_text(reply) -> str:

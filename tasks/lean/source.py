@@ -1,13 +1,19 @@
 """Lean text sent to a backend for one theorem: the file header it lives under, the
-`by sorry` command that opens it, and the whole-proof command. Only the proof part
+`by sorry` command that opens it, the whole-proof command, the statement check and
+`#print axioms`. Nothing from data reaches Lean as a command: each command is built from
+validated parts (storage/lean_text.py: `parse_statement` splits the statement into name,
+binders and type and refuses a second command; `quote_name` writes names as Lean quotes
+them), and these functions raise `LeanTextError` for data that fails. Only the proof part
 comes from a model, and it has passed `guard.forbidden_construct` before it gets here.
 """
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from storage.errors import InputError
+from storage.lean_text import parse_statement, quote_name
 from storage.sample import SAMPLE_REPOS, SAMPLE_ROOT
 
 from .backend import TheoremSpec
@@ -81,13 +87,13 @@ def file_header(theorem: TheoremSpec, project: Path) -> str:
 
 def sorry_command(theorem: TheoremSpec) -> str:
     """The declaration with its proof replaced by `sorry`: Lean answers with its initial goals."""
-    return f"{theorem.statement} := by sorry"
+    return f"{parse_statement(theorem.statement).declaration()} := by sorry"
 
 
 def proof_command(theorem: TheoremSpec, proof: str) -> str:
     """The declaration with `proof` as its tactic block, each line indented under `by`."""
     body = "\n".join("  " + line if line.strip() else "" for line in proof.strip("\n").splitlines())
-    return f"{theorem.statement} := by\n{body}\n"
+    return f"{parse_statement(theorem.statement).declaration()} := by\n{body}\n"
 
 
 def without_module_header(header: str) -> str:
@@ -97,8 +103,22 @@ def without_module_header(header: str) -> str:
     return "".join(line for line in lines if line.split("--", 1)[0].strip() != "module")
 
 
-def print_axioms_command(theorem: TheoremSpec) -> str:
-    return f"#print axioms {theorem.full_name}"
+CHECK_PREFIX = "_dojoflow_check_"
+
+
+def check_alias() -> str:
+    """A fresh name for one check's statement check: a random suffix, so no proof can print a
+    message about it before it exists (a forged `#print axioms` answer names the wrong constant)."""
+    return f"{CHECK_PREFIX}{uuid.uuid4().hex}"
+
+
+def statement_check_command(theorem: TheoremSpec, alias: str, name: str | None = None) -> str:
+    """`theorem ALIAS : ∀ BINDERS, TYPE := NAME`: Lean elaborates the original statement and
+    checks that the constant proves it (verdict rule 2, as SafeVerify compares the types);
+    `#print axioms ALIAS` then lists NAME's axioms (rule 3) under a name no proof can forge."""
+    statement = parse_statement(theorem.statement)
+    keyword = "theorem" if statement.keyword in ("theorem", "lemma") else "noncomputable def"
+    return f"{keyword} {alias} : {statement.proposition()} := {quote_name(name or theorem.full_name)}"
 
 
 def split_imports(header: str) -> tuple[list[str], str, bool]:

@@ -225,6 +225,7 @@ def _theorem_record(theorem: dict, results: list, checker: str, generator: str, 
     as a failed attempt, and a proof found by any attempt counts."""
     proved = next((r for r in results if r.proved), None)
     errors = [r.error for r in results if r.stopped == "error"]
+    unverified = [u for r in results for u in r.unverified]
     return {
         **theorem,
         "checker": checker,
@@ -233,6 +234,8 @@ def _theorem_record(theorem: dict, results: list, checker: str, generator: str, 
         "n": sum(r.attempts for r in results),
         "c": sum(r.successes for r in results),
         "errors": len(errors),
+        # finished proofs the backend cannot verify (tasks/lean/verdict.py), when none is proved
+        "unverified": len(unverified) if proved is None else 0,
         "error": errors[0] if errors else None,
         "expansions": sum(r.expansions for r in results) / len(results),
         "seconds": sum(r.seconds for r in results) / len(results),
@@ -251,8 +254,9 @@ def pass_metric(settings: ProvingSettings, k: int, baseline: bool = False) -> st
 
 
 def theorem_scores(record: dict, settings: ProvingSettings) -> dict[int, float] | None:
-    """{k: pass@k} of one theorem (k = 1 and settings.k), None when it never started."""
-    if not record.get("started", True):
+    """{k: pass@k} of one theorem (k = 1 and settings.k), None when it never started or when its
+    only finished proofs could not be verified (the Dojo: neither a proof nor a failure)."""
+    if not record.get("started", True) or record.get("unverified"):
         return None
     ks = sorted({1, settings.k})
     return {k: pass_at_k(record["n"], record["c"], k) for k in ks}
@@ -285,7 +289,9 @@ def proving_metrics(
             figures[f"{prefix}proving_mean_expansions"] = (sum(r["expansions"] for r in recs) / len(recs), len(recs))
             figures[f"{prefix}proving_mean_seconds"] = (sum(r["seconds"] for r in recs) / len(recs), len(recs))
         figures[f"{prefix}proving_errors"] = (float(sum(1 for r in recs if r["errors"])), len(recs))
-        figures[f"{prefix}proving_not_started"] = (float(len(recs) - len(scored)), len(recs))
+        unverified = sum(1 for r in recs if r.get("started", True) and r.get("unverified"))
+        figures[f"{prefix}proving_not_started"] = (float(len(recs) - len(scored) - unverified), len(recs))
+        figures[f"{prefix}proving_unverified"] = (float(unverified), len(recs))
         figures[f"{prefix}proving_theorems"] = (float(len(recs)), len(recs))
         if not baseline:
             figures["proving_untried"] = (float(missing[(repo, split)]), len(recs) + missing[(repo, split)])

@@ -4,8 +4,9 @@ A node is a proof state reached by a sequence of tactics; its priority is the su
 those tactics' log-probabilities. The open node with the highest priority is expanded:
 the generator proposes `num_tactics` tactics, tried in the order the generator ranks
 them; each new state (de-duplicated by Lean's pretty-printed goals) becomes an open
-node. The search stops at the first finished proof that the backend's whole-proof
-check and the axiom guard accept, when no open node is left, or when the expansion or
+node. The search stops at the first finished proof that the verdict rule
+(tasks/lean/verdict.py) calls proved, at the first it can only call unverified (a Dojo
+without a re-checker: every proof it finds would be), when no open node is left, or when the expansion or
 wall-clock budget runs out.
 
 `best_first_search_many` runs several theorems in lockstep so that each round asks the
@@ -58,7 +59,9 @@ class _Search:
     def push(self, node: _Node) -> None:
         heapq.heappush(self.open, (-node.logprob, next(self.counter), node))
 
-    def finish(self, stopped: str, checker: str, proof=None, axioms=(), error=None, started=True) -> None:
+    def finish(
+        self, stopped: str, checker: str, proof=None, axioms=(), error=None, unverified=(), started=True
+    ) -> None:
         self.result = SearchResult(
             full_name=self.theorem.full_name,
             stopped=stopped,
@@ -71,6 +74,7 @@ class _Search:
             rejected=tuple(self.rejected),
             attempts=1,
             successes=int(stopped == "proved"),
+            unverified=tuple(unverified),
             started=started,
         )
 
@@ -107,9 +111,9 @@ def _over_budget(search: _Search) -> str | None:
     return None
 
 
-def _accept(search: _Search, backend, proof: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
-    """Check a finished tactic sequence as a whole proof and apply the axiom guard."""
-    from tasks.lean.guard import judge
+def _accept(search: _Search, backend, proof: tuple[str, ...]):
+    """The verdict (tasks/lean/verdict.py) on a finished tactic sequence checked as a whole proof."""
+    from tasks.lean.verdict import judge
 
     text = "\n".join(proof)
     check_steps = getattr(backend, "check_steps", None)
@@ -117,13 +121,10 @@ def _accept(search: _Search, backend, proof: tuple[str, ...]) -> tuple[bool, tup
         check = _timed(search, check_steps, search.theorem, tuple(proof))
     else:
         check = _timed(search, backend.check_proof, search.theorem, text)
-    if check.error:
-        search.rejected.append(f"check failed: {check.error}")
-        return False, ()
     verdict = judge(check, text, tuple(search.budget.allowed_axioms))
-    if not verdict.proved:
-        search.rejected.append(verdict.reason)
-    return verdict.proved, tuple(check.axioms)
+    if verdict.status in ("rejected", "error"):
+        search.rejected.append(("check failed: " if check.error else "") + verdict.reason)
+    return verdict
 
 
 def _expand(search: _Search, backend, node: _Node, candidates: Sequence[tuple[str, float]]) -> None:
@@ -145,12 +146,15 @@ def _expand(search: _Search, backend, node: _Node, candidates: Sequence[tuple[st
         if answer.status == "finished":
             proof = node.tactics + (tactic,)
             try:
-                accepted, axioms = _accept(search, backend, proof)
+                verdict = _accept(search, backend, proof)
             except Exception as e:  # noqa: BLE001
                 search.finish("error", backend.name, error=f"{type(e).__name__}: {e}")
                 return
-            if accepted:
-                search.finish("proved", backend.name, proof=proof, axioms=axioms)
+            if verdict.proved:
+                search.finish("proved", backend.name, proof=proof, axioms=verdict.axioms)
+                return
+            if verdict.status == "unverified":  # every proof this backend finds would be: stop here
+                search.finish("unverified", backend.name, unverified=["\n".join(proof)], error=verdict.reason)
                 return
         elif answer.status == "state" and answer.state is not None and answer.state.goals not in search.seen:
             search.seen.add(answer.state.goals)

@@ -7,12 +7,14 @@ from typing import Literal
 
 from storage.errors import InputError
 
-# Why a search stopped. `proved`: a proof passed the backend's check and the axiom guard;
+# Why a search stopped. `proved`: a proof passed the verdict rule (tasks/lean/verdict.py);
+# `unverified`: Lean finished a proof, but the backend cannot establish the rule (the Dojo:
+# no axioms, no statement check), so it is kept out of pass@k;
 # `exhausted`: no open state was left; `expansions` / `time`: a budget ran out;
 # `error`: the backend failed (a crash, a hang, a theorem it cannot start). ReProver's rule
 # (tasks/proving/evaluate.py): a theorem that could not start is left out of pass@k, an
 # error during the search counts as a failure to prove.
-StopReason = Literal["proved", "exhausted", "expansions", "time", "error"]
+StopReason = Literal["proved", "unverified", "exhausted", "expansions", "time", "error"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,7 @@ class SearchBudget:
     num_tactics: int = 8
     max_expansions: int | None = 32
     timeout_s: float = 60.0
-    allowed_axioms: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")  # the axiom guard's allow-list
+    allowed_axioms: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")  # the verdict rule's allow-list
 
     def __post_init__(self):
         if self.num_tactics < 1:
@@ -57,6 +59,7 @@ class SearchResult:
     rejected: tuple[str, ...] = field(default_factory=tuple)  # why finished proofs were not accepted (guard)
     attempts: int = 1  # independent tries this result stands for (whole-proof mode: proofs sampled)
     successes: int = 0  # of those, how many were proofs (for pass@k)
+    unverified: tuple[str, ...] = ()  # finished proofs the backend could not verify (kept out of pass@k)
     started: bool = True  # False: the backend could not start the theorem (ReProver discards those from pass@k)
 
     @property
@@ -72,6 +75,7 @@ class SearchResult:
         d = asdict(self)
         d["proof"] = list(self.proof) if self.proof is not None else None
         d["axioms"], d["rejected"] = list(self.axioms), list(self.rejected)
+        d["unverified"] = list(self.unverified)
         return d
 
     @classmethod
@@ -82,5 +86,6 @@ class SearchResult:
                 "proof": tuple(d["proof"]) if d.get("proof") is not None else None,
                 "axioms": tuple(d.get("axioms", ())),
                 "rejected": tuple(d.get("rejected", ())),
+                "unverified": tuple(d.get("unverified", ())),
             }
         )

@@ -1,5 +1,7 @@
 """Whole-proof search as DeepSeek-Prover and Kimina-Prover use it: sample n complete
-proofs of a theorem and check each with the backend (`check_proof`) and the axiom guard.
+proofs of a theorem and check each with the backend (`check_proof`) and the verdict rule
+(tasks/lean/verdict.py). A proof the backend cannot verify (the Dojo) is kept in
+`unverified`, never counted as a success.
 
 Every sampled proof is one attempt, so `SearchResult.attempts` is n and `successes` the
 number accepted (pass@k is estimated from them, tasks/search/pass_at_k.py). Proofs not
@@ -20,12 +22,13 @@ from .result import SearchBudget, SearchResult
 
 def whole_proof_search(theorem, backend, generator, budget: SearchBudget, goals: str = "") -> SearchResult:
     """Sample `budget.num_tactics` proofs of `theorem` and check each; the first accepted is kept."""
-    from tasks.lean.guard import forbidden_construct, judge
+    from tasks.lean.guard import forbidden_construct
+    from tasks.lean.verdict import judge
 
     started = time.perf_counter()
     query = TacticQuery(goals=goals or theorem.statement, theorem=theorem)
     proofs = generator.generate_proofs([query], budget.num_tactics)[0]
-    found, axioms, rejected, errors, successes, checked = None, (), [], [], 0, 0
+    found, axioms, rejected, errors, successes, checked, unverified = None, (), [], [], 0, 0, []
     for proof, _ in proofs:
         if time.perf_counter() - started >= budget.timeout_s:
             break
@@ -46,12 +49,16 @@ def whole_proof_search(theorem, backend, generator, budget: SearchBudget, goals:
         if verdict.proved:
             successes += 1
             if found is None:
-                found, axioms = proof, tuple(check.axioms)
+                found, axioms = proof, verdict.axioms
+        elif verdict.status == "unverified":
+            unverified.append(proof)
         else:
             rejected.append(verdict.reason)
     seconds = round(time.perf_counter() - started, 4)
     if found is not None:
         stopped, error = "proved", None
+    elif unverified:
+        stopped, error = "unverified", None
     elif errors and len(errors) == checked:
         stopped, error = "error", errors[0]
     else:
@@ -68,4 +75,5 @@ def whole_proof_search(theorem, backend, generator, budget: SearchBudget, goals:
         rejected=tuple(rejected),
         attempts=budget.num_tactics,
         successes=successes,
+        unverified=tuple(unverified),
     )

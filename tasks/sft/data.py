@@ -17,19 +17,13 @@ Python lists: no cache files are written anywhere.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-# `sorry`/`admit` as a whole Lean identifier (not `sorry_ax'` or `Foo.sorry`).
-_SORRY_RE = re.compile(r"(?<![\w.'])(sorry|admit)(?![\w.'!?])")
+from storage.tactic_text import is_sorry  # the one definition (storage/lean_text.py)
+
 TRUNCATION_MARK = "…\n"
-
-
-def is_sorry(tactic: str) -> bool:
-    """True for tactics that close a goal without proof (`sorry`, `admit`, `exact sorry`)."""
-    return _SORRY_RE.search(tactic) is not None
 
 
 def first_line(tactic: str) -> str:

@@ -19,7 +19,8 @@ The table was written from the transcripts and the REPL's documented meaning of 
 non-obvious pairs (metavariables, kernel failures, `have ... := by sorry` with goals left,
 `rootGoals` sorries without a warning, `exact?` failures) read one by one. Each answer goes
 through LeanInteract's own models (as `AutoLeanServer.run` builds them) and then through
-Dojoflow's readers (tasks/lean/repl_answers.py) and verdict (tasks/lean/guard.judge).
+Dojoflow's readers (tasks/lean/repl_answers.py) and the verdict's rule on the proof command
+(tasks/lean/verdict.py `proof_rule`).
 
     PYTHONPATH=$PWD python -m pytest tests/lean/test_transcripts.py -q
 """
@@ -31,9 +32,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.lean.backend import SORRY_TACTIC, ProofCheck
-from tasks.lean.guard import judge
-from tasks.lean.repl_answers import read_check, read_step, stale_reason
+from tasks.lean.backend import SORRY_TACTIC
+from tasks.lean.repl_answers import MODULE_REFUSAL, is_error_answer, read_step, stale_reason
+from tasks.lean.verdict import Answer, Layout, judge, messages_of, proof_rule, read_answers, read_axioms
 
 HERE = Path(__file__).resolve().parent
 TRANSCRIPTS = HERE.parents[2] / "shared" / "lean-transcripts"  # read in place, not copied
@@ -101,13 +102,12 @@ def _classify(request: dict, answer: dict, kind: str) -> str:
         if result.status == "error" and result.message == SORRY_TACTIC:
             return "sorry"
         return result.status
-    reading = read_check(reply, None, None)
-    if reading.not_run is not None:
+    if is_error_answer(reply):
         return "not_run"
-    if not reading.accepted:
-        return "rejected"
-    verdict = judge(ProofCheck(True, "repl", reading.messages), "")
-    return "accepted" if verdict.proved else "sorry"
+    verdict = proof_rule(Answer(messages_of(reply.messages)))
+    if verdict is None:
+        return "accepted"
+    return "rejected" if verdict.reason.startswith("Lean reports an error") else "sorry"
 
 
 def test_the_table_covers_every_recorded_pair():
@@ -172,14 +172,17 @@ def test_print_axioms_answers_in_prints_format_are_read(severity, text, axioms, 
             "env": 1,
         }
     )
-    reading = read_check(reply, name, 3)
-    assert reading.accepted  # the declaration itself had no error
-    assert reading.axioms == axioms and reading.refused_in_module is refused
-    assert reading.messages == ()  # the #print's own message is not the declaration's
+    # line 1: the declaration, line 2: the statement check, line 3: `#print axioms NAME`
+    check = read_answers("repl", messages_of(reply.messages), Layout(0, 1, 2, 3), name)
+    assert check.accepted  # the declaration itself had no error
+    assert check.axioms == (axioms or ()) and read_axioms(name, check.answers.axioms) == axioms
+    assert any(m.text.startswith(MODULE_REFUSAL) for m in check.answers.axioms.messages) is refused
+    assert check.messages == ()  # the #print's own message is not the declaration's
 
 
-def test_an_error_reported_on_the_print_line_is_the_declarations():
-    """A proof that does not parse gets its error where the next command (the `#print`) starts."""
+def test_an_error_reported_where_the_next_command_starts_rejects_the_proof():
+    """A proof that does not parse gets its error where the next command starts: the statement
+    check's line, or the `#print`'s; either way the proof is rejected, never proved."""
     from lean_interact.interface import CommandResponse
 
     reply = CommandResponse.model_validate(
@@ -187,9 +190,9 @@ def test_an_error_reported_on_the_print_line_is_the_declarations():
             "messages": [
                 {
                     "severity": "error",
-                    "pos": {"line": 3, "column": 0},
-                    "endPos": {"line": 3, "column": 6},
-                    "data": "unexpected token '#print'; expected ')'",
+                    "pos": {"line": 2, "column": 0},
+                    "endPos": {"line": 2, "column": 6},
+                    "data": "unexpected token 'theorem'; expected ')'",
                 },
                 {
                     "severity": "info",
@@ -201,5 +204,11 @@ def test_an_error_reported_on_the_print_line_is_the_declarations():
             "env": 1,
         }
     )
-    reading = read_check(reply, "T", 3)
-    assert not reading.accepted and reading.axioms == ("sorryAx",)
+    check = read_answers("repl", messages_of(reply.messages), Layout(0, 1, 2, 3), "T")
+    assert judge(check, "exact (h").status == "rejected" and check.axioms == ("sorryAx",)
+    moved = {
+        **reply.model_dump(),
+        "messages": [{**m, "pos": {"line": 3, "column": 0}} for m in reply.model_dump()["messages"]],
+    }
+    check = read_answers("repl", messages_of(CommandResponse.model_validate(moved).messages), Layout(0, 1, 2, 3), "T")
+    assert judge(check, "exact (h").status == "rejected"

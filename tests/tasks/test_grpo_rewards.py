@@ -26,6 +26,8 @@ from tasks.grpo.rewards import (
     proof_of,
 )
 from tasks.lean import BackendSettings, ProofCheck, TacticResult, open_backend, theorem_spec
+from tasks.lean.verdict import Message
+from tests.doubles.lean_answers import lean_answered
 from tests.doubles.sample_store import sample_store
 
 THEOREM = "ListLemmas.rev_snoc_snoc"  # rw [rev_snoc]; rw [rev_snoc]
@@ -135,8 +137,8 @@ def test_goal_drop_bonus_and_finished_with_a_backend_double(spec):
                 "slow": TacticResult("timeout", message="timed out"),
             }.get(tactic, TacticResult("error", message="unknown tactic"))
 
-        def check_proof(self, theorem, proof):
-            raise NotImplementedError
+        def check_proof(self, theorem, proof):  # the finished proof, as Lean answers a clean one
+            return lean_answered(theorem.full_name, ("propext",))
 
         def close(self):
             pass
@@ -186,7 +188,7 @@ def test_completions_are_checked_concurrently(spec):
             return TacticResult("finished")
 
         def check_proof(self, theorem, proof):
-            raise NotImplementedError
+            return lean_answered(theorem.full_name)
 
         def close(self):
             pass
@@ -217,7 +219,8 @@ def test_lean_proof_partial_credit_counts_tactics_before_the_first_error(replay,
 
 
 class AcceptsEverything:
-    """A backend double that accepts every proof, as Lean does a proof through `sorry` (with a warning)."""
+    """A backend double that accepts every proof, as Lean does a proof through `sorry` (with a
+    warning): its answers are Lean's, command by command (tests/doubles/lean_answers.py)."""
 
     name = "double"
 
@@ -226,7 +229,10 @@ class AcceptsEverything:
 
     def check_proof(self, theorem, proof):
         self.checked.append(proof)
-        return ProofCheck(True, self.name, self.messages, self.axioms, self.error)
+        if self.error is not None:
+            return ProofCheck(False, self.name, error=self.error)
+        said = tuple(Message("warning", m, 1) for m in self.messages)
+        return lean_answered(theorem.full_name, self.axioms, proof_messages=said)
 
     def close(self):
         pass

@@ -68,10 +68,13 @@ def test_kimina_checks_proofs_in_batches_against_the_real_server(store, theorems
     assert judge(checks[0], DE_MORGAN).proved
     assert not checks[1].accepted
     assert not judge(checks[2], "sorry").proved and "sorryAx" in checks[2].axioms
-    assert not judge(checks[3], "native_decide").proved and "Lean.ofReduceBool" in checks[3].axioms
+    # native_decide compiles and runs code: never sent (it was, and Lean said Lean.ofReduceBool)
+    assert not judge(checks[3], "native_decide").proved and "not sent to Lean" in checks[3].messages[0]
     assert judge(checks[4], "simp").proved
-    assert [len(body["snippets"]) for body in bodies] == [2, 2, 1]  # batch_size 2
-    assert "#print axioms LogicPuzzles.de_morgan_classical" in kimina.snippets()
+    assert [len(body["snippets"]) for body in bodies] == [2, 2]  # batch_size 2
+    assert "native_decide" not in kimina.snippets()
+    # the statement check under a fresh name, then its axioms (tasks/lean/verdict.py, rules 2 and 3)
+    assert ":= LogicPuzzles.de_morgan_classical\n#print axioms _dojoflow_check_" in kimina.snippets()
     assert "# Propositional logic" in kimina.snippets()  # the theorem's file header goes with its proof
 
 

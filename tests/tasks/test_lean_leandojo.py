@@ -34,9 +34,10 @@ def dojo_lean(tmp_path, monkeypatch):
 
 def dojo_backend(store, double, tmp_path, **settings):
     options = {"cache_dir": str(double.cache_dir), **settings.pop("leandojo", {})}
+    sandbox = settings.pop("sandbox", None) or double.sandbox()
     return open_backend(
         BackendSettings(
-            kind="leandojo", work_dir=str(tmp_path / "work"), leandojo=options, sandbox=double.sandbox(), **settings
+            kind="leandojo", work_dir=str(tmp_path / "work"), leandojo=options, sandbox=sandbox, **settings
         ),
         store,
     )
@@ -61,7 +62,8 @@ def test_real_dojo_runs_tactics_and_checks_multi_tactic_proofs(store, theorems, 
         # mismatch #3: Lean4Repl parses ONE tactic per request; a whole proof goes one tactic at a time
         proof = "\n".join(SQUARE_ADD)
         check = backend.check_proof(theorem, proof)
-        assert check.accepted and check.checker == "leandojo" and judge(check, proof).proved, check
+        # Dojo finished it, but answers no `#print axioms` and no statement check: unverified, never proved
+        assert check.accepted and check.checker == "leandojo" and judge(check, proof).status == "unverified", check
         assert dojo_lean.tactics()[-3:] == SQUARE_ADD
         given_up = backend.check_proof(theorem, "unfold square\nsorry")
         assert not judge(given_up, "unfold square\nsorry").proved
@@ -192,6 +194,33 @@ def test_best_first_search_proves_a_multi_tactic_theorem_through_the_real_dojo(s
         result = best_first_search(theorem, backend, ScriptedGenerator(table), SearchBudget(num_tactics=1))
     finally:
         backend.close()
-    assert result.stopped == "proved", result
-    assert tuple(result.proof) == tuple(SQUARE_ADD)
+    # Lean finished it on the Dojo, which reports no axioms: unverified, kept out of pass@k
+    assert result.stopped == "unverified" and result.successes == 0, result
+    assert result.unverified == ("\n".join(SQUARE_ADD),)
     assert all("\n" not in t for t in dojo_lean.tactics())  # every request one tactic
+
+
+def test_dojo_proofs_rechecked_by_repl_count_as_proved(store, theorems, dojo_lean, tmp_path):
+    """With `recheck: repl`, tactics go to the Dojo and whole proofs to the REPL (its Lean process
+    double), whose answers (statement check, `#print axioms`) decide; verdicts are named after it."""
+    from tests.doubles.lean_process import make_repl_double
+
+    repl = make_repl_double(tmp_path / "repl")
+    # one sandbox for both doubles: each one's folder writable (real Lean needs none of these)
+    writable = dojo_lean.sandbox()["writable_paths"] + repl.sandbox()["writable_paths"]
+    backend = dojo_backend(
+        store,
+        dojo_lean,
+        tmp_path,
+        recheck="repl",
+        repl=repl.options(),
+        sandbox=dojo_lean.sandbox(writable_paths=writable),
+    )
+    try:
+        theorem = theorems["NatBasics.square_add"]
+        assert backend.start(theorem).status == "state"
+        check = backend.check_proof(theorem, "\n".join(SQUARE_ADD))
+        assert backend.name == "repl" and judge(check, "\n".join(SQUARE_ADD)).proved
+    finally:
+        backend.close()
+    assert ":= NatBasics.square_add" in repl.received() and "#print axioms _dojoflow_check_" in repl.received()

@@ -61,6 +61,10 @@ def message(severity: str, data: str, start: dict, end: dict) -> dict:
     return {"severity": severity, "pos": start, "endPos": end, "data": data}
 
 
+# Dojoflow's statement check (tasks/lean/source.py `statement_check_command`).
+STATEMENT_CHECK = re.compile(r"(?:theorem|noncomputable def) (?P<alias>_dojoflow_check_\w+) : .* := (?P<name>\S+)$")
+
+
 @dataclass
 class Env:
     parent: int | None
@@ -170,6 +174,9 @@ class LeanCore:
                 reply = {**reply, "messages": reply.get("messages", []) + printed["messages"]}
                 reply["env"] = reply.pop("env")  # key order as in the transcripts: env last
             return reply
+        check = STATEMENT_CHECK.match(lines[-1]) if len(lines) > 1 else None
+        if check is not None:
+            return self._statement_check(lines, env, check["alias"], check["name"])
         decls, namespaces, errors = self._scan(cmd, env)
         parts = split_declaration(cmd)
         theorem = self.world.theorem(parts[1]) if parts else None
@@ -179,6 +186,29 @@ class LeanCore:
                 reply["messages"] = errors
             return reply
         return self._declaration(cmd, env, parts, theorem, decls, namespaces, module, errors)
+
+    def _statement_check(self, lines: list[str], env: int | None, alias: str, name: str) -> dict:
+        """A text ending in Dojoflow's statement check `theorem ALIAS : PROP := NAME`
+        (tasks/lean/verdict.py, rules 2 and 3): the text before it, then the check. A theorem that
+        elaborates adds no message (a command without messages answers only its env, as in every
+        transcript) and ALIAS depends on NAME's axioms; NAME unknown answers Lean's `Unknown
+        identifier` error (transcripts: "Unknown identifier `bysorry`") and, as Lean's error
+        recovery does, ALIAS enters the env through `sorryAx`. Not modelled: Lean's comparison
+        of PROP with NAME's type, and the namespace ALIAS is declared in (it is kept as written)."""
+        reply = self.command("\n".join(lines[:-1]), env)
+        if "env" not in reply:
+            return reply
+        parent = self.envs[reply["env"]]
+        axioms = self.lookup(reply["env"], name)
+        messages = reply.get("messages", [])
+        if axioms is None:
+            line, col = len(lines), len(lines[-1]) - len(name)
+            messages = messages + [
+                message("error", f"Unknown identifier `{name}`", pos(line, col), pos(line, col + len(name)))
+            ]
+            axioms = ("sorryAx",)
+        new_env = self._new_env(reply["env"], {alias: axioms}, parent.namespaces, parent.module)
+        return {**({"messages": messages} if messages else {}), "env": new_env}
 
     def _declaration(self, cmd, env, parts, t: WorldTheorem, decls, namespaces, module, errors) -> dict:
         before, statement, proof = parts
