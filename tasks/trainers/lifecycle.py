@@ -107,18 +107,23 @@ def causal_lm_start(settings, parent_dir: Path | None, cache: Path) -> Start:
 
 
 # -- resume ---------------------------------------------------------------------------------------------
-def finished_state(checkpoint: Path | None) -> dict | None:
+def finished_state(checkpoint: Path | None, target_steps: int | None = None) -> dict | None:
     """The trainer state of `checkpoint` if it was saved at the end of training, else None.
 
     Resuming from such a checkpoint would make transformers run one step past the end,
-    so a finished run is reloaded instead of resumed.
+    so a finished run is reloaded instead of resumed. With `target_steps` (this run's
+    `max_steps`), the end is this run's: a checkpoint of a shorter run is resumed and
+    trained on to the new end.
     """
     if checkpoint is None:
         return None
     state = json.loads((checkpoint / "trainer_state.json").read_text())
+    step = state.get("global_step", 0)
+    if target_steps is not None and target_steps > 0:
+        return state if step >= target_steps else None
     control = state.get("stateful_callbacks", {}).get("TrainerControl", {}).get("args", {})
     max_steps = state.get("max_steps") or 0
-    if control.get("should_training_stop") or (max_steps > 0 and state.get("global_step", 0) >= max_steps):
+    if control.get("should_training_stop") or (max_steps > 0 and step >= max_steps):
         return state
     return None
 
@@ -143,7 +148,7 @@ def _finite(x) -> float | None:
 def train_or_reload(trainer, resume: Path | None) -> Trained:
     """Train `trainer` (a transformers Trainer), resuming from `resume`, the latest complete
     checkpoint in the work folder; a checkpoint saved at the end is reloaded as it is."""
-    finished = finished_state(resume)
+    finished = finished_state(resume, getattr(trainer.args, "max_steps", None))
     if finished is None:
         result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
         state = trainer.state
