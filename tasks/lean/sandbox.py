@@ -154,7 +154,10 @@ def python_worker_argv(
         return argv
     python = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     visible = [*python, *toolchain_paths("lake", env), *read_only]
-    return bwrap_argv(bwrap, read_only=visible, writable=writable, cwd=cwd, env=env, network=network) + argv
+    sandboxed = bwrap_argv(bwrap, read_only=visible, writable=writable, cwd=cwd, env=env, network=network) + argv
+    # Through this file's `--tied` mode, as the lake launcher: alive while the caller's process is
+    # (run_tied_to_parent_process says why bwrap must not be a direct child of a passing thread).
+    return [sys.executable, "-I", str(Path(__file__).resolve()), TIED, *sandboxed]
 
 
 def killed_by(bwrap_returncode: int) -> int:
@@ -269,7 +272,12 @@ def run_tied_to_parent_process(command: list[str], env: dict[str, str]) -> int:
                 return 128 + signal.SIGKILL
 
 
+TIED = "--tied"  # `python -I sandbox.py --tied BWRAP_ARGV...`: run a prepared bwrap command tied to the caller
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == [TIED]:
+        sys.exit(run_tied_to_parent_process(argv[1:], dict(os.environ)))
     raw = json.loads(Path(argv[0]).read_text())
     spec = SandboxSpec(
         **{**raw, "limits": Limits(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw["limits"].items()})}

@@ -53,7 +53,7 @@ from pathlib import Path
 
 from storage import atomic
 from storage.errors import InputError
-from tasks.lean.sandbox import killed_by, private_env, python_worker_argv  # stdlib only: no import cycle
+from tasks.lean.sandbox import TIED, killed_by, private_env, python_worker_argv  # stdlib only: no import cycle
 
 from ..git import (
     GitFailed,
@@ -381,7 +381,7 @@ def _run_worker(
     tail = _tail(log_path)
     if result and result.get("input_error"):
         raise InputError(source, result["message"], f"fix the repository and trace again (log: {log_path})")
-    if cmd[0] != sys.executable and rc > 128:  # under bwrap: 128 + the signal (killed_by)
+    if TIED in cmd[:4] and rc > 128:  # under bwrap (through sandbox.py --tied): 128 + the signal (killed_by)
         rc = -killed_by(rc)
     if rc < 0:
         try:
