@@ -105,8 +105,9 @@ def train_cmd(
         options = dict(algorithm=algorithm, model=model, reward=reward, algo_config=algo_config, lora_rank=lora_rank)
         options.update(backend=backend, num_generations=num_generations, lr=lr, epochs=epochs)
         options.update(batch_size=batch_size, max_steps=max_steps)
+        fields = train_fields(file_fields, options)
         file_theorems = read_theorem_file(theorems)
-        settings = settings_from_fields(train_fields(file_fields, options))
+        settings = settings_from_fields(fields)
         resolved = home_of(home)
         out = train_output(output, file_cli.get("output"), resolved, settings)
         preflight_inputs(settings, file_theorems, resolved)
@@ -157,8 +158,9 @@ def evaluate_cmd(
     try:
         if not checkpoint.is_dir():
             raise InputError(checkpoint, "is not a folder", "give a checkpoint folder (dojoflow grpo train -o OUT)")
+        fields = evaluate_fields(k, max_new_tokens, temperature, backend)
         file_theorems = read_theorem_file(theorems)
-        settings = settings_from_fields(evaluate_fields(k, max_new_tokens, temperature, backend))
+        settings = settings_from_fields(fields)
         resolved = home_of(home)
         preflight_inputs(settings, file_theorems, resolved, checkpoint)
     except DojoflowError as e:
