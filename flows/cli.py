@@ -616,13 +616,13 @@ def card_cmd(
     from tasks.runs import resolve_run
 
     store = _store(home, create=False)
-    run_id = resolve_run(store, run)
+    run_id = resolve_run(store, run, where="RUN")
     if against is None:
         card = write_card(store, _home(home), run_id)
         typer.echo(card["markdown"])
         say("card: {}", card["path"])
         return
-    other = resolve_run(store, against)
+    other = resolve_run(store, against, where="--against")
     differences = card_diff(store, run_id, other)
     for line in differences or [f"runs {run_id} and {other} have the same settings"]:
         typer.echo(line)
