@@ -51,7 +51,7 @@ def proving_step(
     ckpt = checkpoint["checkpoint_id"]
 
     # Which theorems: none to try fails the step with the reason; those that cannot be tried are named
-    selection = p.select(home, repo_ids, split_kind, settings)
+    selection = p.select(home, repo_ids, split_kind, settings, checkpoint.get("snapshot_id"))
     theorems, untried = selection["theorems"], selection["untried"]
     p.check(home, settings, checkpoint, theorems)  # bad settings fail here, before any search
 

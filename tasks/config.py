@@ -252,6 +252,14 @@ class PipelineConfig(BaseModel):
             from .benchmarks import load_benchmarks
 
             load_benchmarks(self.benchmarks)
+        proving = self.evaluation.proving
+        undeclared = [n for n in (proving.benchmarks if proving else []) if n not in {b.name for b in self.benchmarks}]
+        if undeclared:
+            raise InputError(
+                "evaluation.proving.benchmarks",
+                f"names {', '.join(undeclared)}, which the `benchmarks:` section does not declare",
+                "declare each under `benchmarks:` (name and path), or remove it from `evaluation.proving.benchmarks`",
+            )
         for evaluation in EVALUATIONS:  # e.g. a proving backend that cannot run fails before any training
             settings = getattr(self.evaluation, evaluation.name)
             if settings is not None:

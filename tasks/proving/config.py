@@ -60,6 +60,14 @@ class ProvingSettings(BaseModel):
         ge=1,
         description="Theorems per repository and split at most (a fixed hash chooses them, so steps try the same ones); null: all.",
     )
+    benchmarks: list[str] = Field(
+        default_factory=list,
+        description="Names of the pipeline's `benchmarks:` to try as well, each as its own group (repository "
+        "`benchmark:NAME`, split `benchmark`) whose rows carry the benchmark's fingerprint. Replay tries a benchmark "
+        "statement only through a store theorem with the same statement fingerprint (its traced proof); the others "
+        "are counted as untried, with the reason. A benchmark is tried whole (`max_theorems` does not cap it) "
+        "(docs/evaluation.md).",
+    )
     batch_size: int = Field(
         8,
         ge=1,

@@ -8,6 +8,7 @@ no Lean is involved in any figure here.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from storage.store import Store
@@ -47,3 +48,32 @@ def test_a_benchmark_file_that_does_not_parse_stops_the_run_before_anything_is_w
         "bench.jsonl" in r.output and "line 2 is not valid JSON" in r.output and len(r.output.strip().splitlines()) == 1
     )
     assert not (tmp_path / "home").exists()  # nothing written
+
+
+def test_the_benchmarks_example_evaluates_on_the_benchmark_and_every_figure_names_its_fingerprint(prefect, tmp_path):
+    from flows.curriculum import curriculum
+    from storage import catalog
+    from storage.theorem_results import read_results
+
+    config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(tmp_path / "home"), "max_steps": 1}, "test")
+    result = curriculum(config=config)
+    store = Store.open(tmp_path / "home")
+    fp = json.loads(next((store.root / "benchmarks").glob("*.json")).read_text())["fingerprint"]
+    rows = catalog.query(
+        store,
+        "SELECT metric, value, count, benchmark FROM metrics WHERE run_id = $r AND repo_id = 'benchmark:mini-bench'",
+        params={"r": result["run_id"]},
+    ).to_pylist()
+    by = {r["metric"]: r for r in rows}
+    assert {r["benchmark"] for r in rows} == {fp} and by["replay_pass@1"]["count"] == 1  # the planted copy only
+    assert by["proving_untried"]["value"] == 5.0 and "baseline_replay_pass@1" in by
+    per_theorem = [r for r in read_results(store, result["run_id"]) if r["repo_id"] == "benchmark:mini-bench"]
+    assert {r["benchmark"] for r in per_theorem} == {fp}
+    assert {r["via"] for r in per_theorem if r["status"] != "untried"} == {
+        f"{r['repo_id']}:ListLemmas.rev_append" for r in store.repositories() if r["name"] == "ListLemmas"
+    }
+    card = (Path(result["report"]).parent / "card.md").read_text()
+    report = Path(result["report"]).read_text()
+    for text in (card, report):
+        assert f"benchmark:mini-bench (fingerprint `{fp}`) | benchmark | replay_pass@1" in text
+        assert "replay answers from traced proofs only" in text  # why the miniF2F statements were not tried
