@@ -108,6 +108,9 @@ ADDED_COLUMNS = {
 # repository's split; and the store theorem a benchmark statement was tried through.
 ADDED_COLUMNS["metrics"]["benchmark"] = "VARCHAR"
 ADDED_COLUMNS["theorem_results"] = {"benchmark": "VARCHAR", "via": "VARCHAR"}
+# The compute a theorem's search cost (tasks/ledger.py): its share of the tokens generated, and
+# its GPU seconds; NULL where not counted (a generator that is no model, no GPU).
+ADDED_COLUMNS["theorem_results"].update({"tokens": "DOUBLE", "gpu_seconds": "DOUBLE"})
 
 
 def add_columns(con) -> None:

@@ -38,6 +38,8 @@ COLUMNS = (
     "seconds",
     "benchmark",  # the fingerprint of the benchmark the theorem is from (tasks/proving/benchmarks.py), else NULL
     "via",  # for a benchmark statement tried through a store theorem of the same statement: repo_id:full_name
+    "tokens",  # the theorem's share of the tokens its batch generated (NULL: a generator that is no model)
+    "gpu_seconds",  # its search's GPU seconds (NULL: no GPU did the work)
 )
 
 

@@ -48,6 +48,42 @@ def _headline(rows: list[dict]) -> list[str]:
     return out + [""]
 
 
+def sorry_section(store, run_id: str, listed: int = 100) -> list[str]:
+    """Markdown of a `dojoflow prove` run: each `sorry` theorem tried, its outcome and checker."""
+    from .proving.sorry import SORRY
+
+    rows = [r for r in read_results(store, run_id) if r["split_kind"] == SORRY]
+    if not rows:
+        return []
+    proved = [r for r in rows if r["status"] == "proved"]
+    checkers = sorted({r["checker"] for r in rows})
+    out = [f"## `sorry` theorems tried ({len(rows)})", ""]
+    out.append(
+        f"Proved {len(proved)} of {len(rows)}, decided by {', '.join(f'`{c}`' for c in checkers)}; "
+        f"{sum(1 for r in rows if r['errors'])} with an attempt that ended in an error, "
+        f"{sum(1 for r in rows if r['status'] == 'not_started')} not started."
+        + (" `replay` re-finds traced proofs only, and a `sorry` theorem has none." if "replay" in checkers else "")
+    )
+    out.append("")
+    out += _table(
+        ["repository", "theorem", "status", "checker", "attempts n", "proofs c", "errors", "reason"],
+        [
+            [
+                r.get("repo") or r["repo_id"],
+                r["full_name"],
+                r["status"],
+                r["checker"],
+                r["n"],
+                r["c"],
+                r["errors"],
+                r["reason"] or "",
+            ]
+            for r in rows[:listed]
+        ],
+    )
+    return out + [""]
+
+
 def contamination_section(store, snapshot_ids: list[str], listed: int = 50) -> list[str]:
     """Markdown of the newest of `snapshot_ids` that has a contamination report: the
     benchmarks and their fingerprints, counts per repository and benchmark, and the list."""
@@ -173,6 +209,7 @@ def card_markdown(store, run_id: str) -> str:
     parts = [f"# Results card: `{name}`, run `{run_id}`", ""]
     parts += _headline(rows)
     parts += proving_section(rows, read_results(store, run_id, status="untried"))
+    parts += sorry_section(store, run_id)
     parts += contamination_section(store, [s["snapshot_id"] for s in led["snapshots"]])
     parts += _provenance(led)
     body = "\n".join(parts)

@@ -155,10 +155,11 @@ def run_ledger(store, run_id: str) -> dict:
         raise InputError(run_id, "is not a run in this store", "run `dojoflow runs` to list them")
     run = run[0]
     config = json.loads(run["config"]) if isinstance(run["config"], str) else (run["config"] or {})
-    used = _rows(
-        store, "SELECT DISTINCT checkpoint_id FROM metrics WHERE run_id = $run ORDER BY checkpoint_id", run=run_id
-    )
-    chains = {c["checkpoint_id"]: checkpoint_chain(store, c["checkpoint_id"]) for c in used}
+    used = _rows(store, "SELECT DISTINCT checkpoint_id FROM metrics WHERE run_id = $run", run=run_id)
+    if _has_table(store, "theorem_results"):  # a `dojoflow prove` run records no metric, only theorems
+        used += _rows(store, "SELECT DISTINCT checkpoint_id FROM theorem_results WHERE run_id = $run", run=run_id)
+    used = sorted({c["checkpoint_id"] for c in used if c["checkpoint_id"]})
+    chains = {cid: checkpoint_chain(store, cid) for cid in used}
     snapshot_ids = sorted({c["snapshot_id"] for chain in chains.values() for c in chain if c["snapshot_id"]})
     wall = None
     if run["started_at"] and run["finished_at"]:
@@ -181,8 +182,8 @@ def _total(values: list) -> float | None:
 
 def compute_behind(store, run_id: str, checkpoint_ids: list[str]) -> dict:
     """GPU seconds and tokens generated behind a run's numbers: the training of its checkpoints
-    (their figures `gpu_seconds`, `tokens_generated`) and its proving evaluations (the model's
-    `proving_gpu_seconds`, `proving_tokens` rows; the baseline is no model). Each is None where
+    (their figures `gpu_seconds`, `tokens_generated`) and its proof searches (the model's
+    `theorem_results` rows, evaluation and `dojoflow prove` alike; the baseline is no model). Each is None where
     nothing recorded it: no GPU, or nothing generated. A figure served from the task cache
     counts the compute that first produced it."""
     import json
@@ -195,18 +196,19 @@ def compute_behind(store, run_id: str, checkpoint_ids: list[str]) -> dict:
             ids=checkpoint_ids or [""],
         )
     ]
-    proving = _rows(
-        store,
-        "SELECT metric, value FROM metrics WHERE run_id = $run AND metric IN ('proving_gpu_seconds', 'proving_tokens')",
-        run=run_id,
-    )
+    proving = []
+    if _has_table(store, "theorem_results"):
+        proving = _rows(
+            store,
+            "SELECT * FROM theorem_results WHERE run_id = $run AND prover = 'model' AND status <> 'untried'",
+            run=run_id,
+        )
     return {
-        "gpu_seconds": _total(
-            [f.get("gpu_seconds") for f in figures]
-            + [r["value"] for r in proving if r["metric"] == "proving_gpu_seconds"]
-        ),
-        "tokens_generated": _total(
-            [f.get("tokens_generated") for f in figures]
-            + [r["value"] for r in proving if r["metric"] == "proving_tokens"]
-        ),
+        "gpu_seconds": _total([f.get("gpu_seconds") for f in figures] + [r.get("gpu_seconds") for r in proving]),
+        "tokens_generated": _total([f.get("tokens_generated") for f in figures] + [r.get("tokens") for r in proving]),
     }
+
+
+def _has_table(store, name: str) -> bool:
+    found = _rows(store, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = $t", t=name)
+    return bool(found[0]["n"])

@@ -370,6 +370,8 @@ def theorem_rows(
                 "seconds": r["seconds"],
                 "benchmark": r.get("benchmark"),
                 "via": r.get("via"),
+                "tokens": r.get("tokens"),
+                "gpu_seconds": r.get("gpu_seconds"),
             }
         )
     for u in [] if baseline else untried:
