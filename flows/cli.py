@@ -327,7 +327,7 @@ def run_cmd(
             k: v for k, v in (("home", str(home) if home else None), ("max_steps", max_steps)) if v is not None
         }
         cfg = cfg.with_overrides(overrides, source="the command line")
-        cfg.validate_for_run()
+        cfg.validate_for_run(warn=lambda line: say_line(f"warning: {line}"))
         resolved = _home(cfg.home)
     except DojoflowError as e:
         _fail(e)

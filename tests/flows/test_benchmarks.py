@@ -77,3 +77,28 @@ def test_the_benchmarks_example_evaluates_on_the_benchmark_and_every_figure_name
     for text in (card, report):
         assert f"benchmark:mini-bench (fingerprint `{fp}`) | benchmark | replay_pass@1" in text
         assert "replay answers from traced proofs only" in text  # why the miniF2F statements were not tried
+
+
+def test_a_benchmark_repeating_another_under_a_new_name_is_warned_naming_both_files_and_lines(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    (tmp_path / "one.jsonl").write_text('{"name": "a", "statement": "theorem a (n : Nat) : n + 0 = n"}\n')
+    (tmp_path / "two.jsonl").write_text(
+        '{"name": "z", "statement": "theorem z : True"}\n{"name": "b", "statement": "theorem b (m : Nat) : m + 0 = m"}\n'
+    )
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(  # and a proving evaluation naming a benchmark nobody declared: the run stops there
+        "sources: [{sample: NatBasics}]\n"
+        "benchmarks: [{name: one, path: one.jsonl}, {name: two, path: two.jsonl}]\n"
+        "evaluation: {proving: {backend: {kind: replay}, benchmarks: [three]}}\n"
+    )
+    r = CliRunner().invoke(app, ["run", str(cfg), "--home", str(tmp_path / "home")], env={"COLUMNS": "300"})
+    assert r.exit_code == 2, r.output
+    assert f"warning: {tmp_path / 'two.jsonl'} (line 2, b) repeats a statement of benchmark `one` " in r.output
+    assert f"({tmp_path / 'one.jsonl'}, line 1)" in r.output
+    assert "error: evaluation.proving.benchmarks: names three, which the `benchmarks:` section does not declare" in (
+        r.output
+    )
+    assert not (tmp_path / "home").exists()  # nothing written
