@@ -247,6 +247,10 @@ def card_settings(led: dict) -> dict[str, str]:
         for r in s["repositories"]:
             walk(f"data.{r.get('name', r['repo_id'])}", {k: r.get(k) for k in ("url", "commit", "lean_version")})
     walk("data.snapshots", [s["snapshot_id"] for s in led["snapshots"]])
+    # the benchmarks kept out of training (and evaluated on), by fingerprint: a changed file under the same path differs
+    walk(
+        "data.benchmarks", sorted({fp for s in led["snapshots"] for fp in (s["settings"] or {}).get("benchmarks", [])})
+    )
     return flat
 
 
