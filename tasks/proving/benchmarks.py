@@ -44,8 +44,10 @@ def snapshot_benchmarks(store, snapshot_id: str | None, names: list[str]) -> lis
     if not names:
         return []
     manifest = store.root / "snapshots" / str(snapshot_id) / "manifest.json"
-    fingerprints = (json.loads(manifest.read_text()).get("settings") or {}).get("benchmarks", []) if snapshot_id else []
-    held = {b["name"]: b for b in (load_benchmark(store, fp) for fp in fingerprints if manifest.is_file())}
+    fingerprints = []
+    if snapshot_id and manifest.is_file():
+        fingerprints = (json.loads(manifest.read_text()).get("settings") or {}).get("benchmarks", [])
+    held = {b["name"]: b for b in (load_benchmark(store, fp) for fp in fingerprints)}
     missing = [n for n in names if n not in held]
     if missing:
         raise InputError(

@@ -103,6 +103,8 @@ def test_a_benchmark_the_snapshot_does_not_hold_or_the_config_does_not_declare_i
     store, snapshot_id, _ = bench
     with pytest.raises(InputError, match=r"names minif2f, which snapshot .* does not keep out of training"):
         snapshot_benchmarks(store, snapshot_id, ["minif2f"])
+    with pytest.raises(InputError, match=r"names mini-bench, which snapshot None does not keep .* \(it holds: none\)"):
+        snapshot_benchmarks(store, None, ["mini-bench"])  # a checkpoint with no snapshot (an endpoint generator)
     config = PipelineConfig(
         sources=[{"sample": "NatBasics"}],
         trainers={"retriever": None, "progress": None},
