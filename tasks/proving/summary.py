@@ -157,6 +157,8 @@ def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50
         "seeded bootstrap over theorems (docs/evaluation.md).",
         "",
     ]
+    # one row per theorem, not per step that could not try it (theorem_results has one per step)
+    untried = list({(u["repo_id"], u["split"], u["full_name"]): u for u in reversed(untried)}.values())[::-1]
     if untried:
         out += [f"### Theorems that could not be tried ({len(untried)})", ""]
         shown = untried[:names_shown]
