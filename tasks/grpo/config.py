@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import tempfile
 from typing import Any, Literal
 
@@ -29,6 +28,7 @@ from tasks.trainers.training_args import (
     device_capabilities,
     non_finite_value,
 )
+from tasks.yaml_config import yaml_float
 
 from .algorithms import ALGORITHMS, TRL_OPTION_KEYS, canonical_algorithm, resolve_algorithm
 
@@ -36,7 +36,6 @@ PROOF_SYSTEM_PROMPT = (
     "You are a Lean 4 prover. Given a theorem statement, reply with the tactic proof that follows "
     "`:= by`, one tactic per line, and nothing else."
 )
-_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 REWARD_NAMES = ("lean_tactic", "lean_proof", "progress", "format", "overlong")
 PRESETS = ("binary", "shaped", "lenient", "strict")
 
@@ -235,7 +234,7 @@ class GRPOSettings(BaseModel):
         except InputError as e:
             raise ValueError(str(e)) from None
         # YAML 1.1 reads 5e-6 as a string; store the number so equal settings hash equally
-        return {k: float(v) if isinstance(v, str) and _NUMBER.fullmatch(v.strip()) else v for k, v in checked.items()}
+        return {k: yaml_float(v) for k, v in checked.items()}
 
     @field_validator("backend")
     @classmethod

@@ -43,12 +43,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from storage.lean_text import is_sorry
+from storage.tactic_text import is_finished
 
 from .config import RewardSettings
 
 log = logging.getLogger(__name__)
-
-NO_GOALS = "no goals"
 
 
 def completion_text(completion) -> str:
@@ -81,10 +80,9 @@ def _norm(goals: str) -> str:
 
 def count_goals(goals: str) -> int:
     """How many goals a pretty-printed state has (`no goals` or empty: 0)."""
-    text = goals.strip()
-    if not text or text == NO_GOALS:
+    if not goals.strip() or is_finished(goals):
         return 0
-    return max(1, text.count("⊢"))
+    return max(1, goals.count("⊢"))
 
 
 def refusal(text: str) -> str | None:
