@@ -37,7 +37,6 @@ PROOF_SYSTEM_PROMPT = (
     "`:= by`, one tactic per line, and nothing else."
 )
 REWARD_NAMES = ("lean_tactic", "lean_proof", "progress", "format", "overlong")
-PRESETS = ("binary", "shaped", "lenient", "strict")
 
 # GRPOConfig arguments the algorithm or the rewards own (output_dir & co: tasks/trainers/training_args.py).
 OWNED_TRAINING_KEYS = {

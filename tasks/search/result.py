@@ -67,11 +67,6 @@ class SearchResult:
     def proved(self) -> bool:
         return self.stopped == "proved"
 
-    @property
-    def proof_text(self) -> str:
-        """The proof as a tactic block (what follows `:= by`), one tactic per line."""
-        return "\n".join(self.proof or ())
-
     def to_dict(self) -> dict:
         d = asdict(self)
         d["proof"] = list(self.proof) if self.proof is not None else None
