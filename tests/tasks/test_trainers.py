@@ -291,7 +291,6 @@ def test_the_example_trainer_of_the_docs_works_as_written(tmp_path, monkeypatch)
         registry.unregister("frequent")
 
 
-
 def test_the_grpo_declaration_in_the_docs_is_the_real_one():
     """docs/adding-a-trainer.md shows GRPO's declaration as tasks/grpo/trainer.py has it."""
     import re
@@ -305,6 +304,7 @@ def test_the_grpo_declaration_in_the_docs_is_the_real_one():
     shown: dict = {}
     exec(block, {"TrainerDef": TrainerDef, "GRPOSettings": GRPOSettings}, shown)
     assert shown["TRAINER"] == real
+
 
 # -- mixed precision: one rule, one error shape, checked at preflight for every Trainer-based trainer ----------------
 @pytest.mark.parametrize("trainer", ["sft", "grpo", "progress"])
