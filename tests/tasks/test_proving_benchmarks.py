@@ -112,3 +112,16 @@ def test_a_benchmark_the_snapshot_does_not_hold_or_the_config_does_not_declare_i
     )
     with pytest.raises(InputError, match=r"evaluation.proving.benchmarks: names minif2f, which the `benchmarks:`"):
         config.validate_for_run()
+
+
+def test_dojoflow_prove_takes_no_benchmarks_and_a_pipeline_configs_are_left_to_the_curriculum(tmp_path):
+    from tasks.proving.config import ProveConfig
+
+    with pytest.raises(ValueError, match=r"proving.benchmarks=\['mini-bench'\] has no meaning here"):
+        ProveConfig(proving={"backend": {"kind": "replay"}, "benchmarks": ["mini-bench"]})
+    pipeline = tmp_path / "pipeline.yaml"
+    pipeline.write_text(
+        f"sources: [{{sample: NatBasics}}]\nbenchmarks: [{{name: mini-bench, path: {MINI_BENCH}}}]\n"
+        "evaluation: {proving: {backend: {kind: replay}, benchmarks: [mini-bench]}}\n"
+    )
+    assert ProveConfig.from_yaml(pipeline).proving.benchmarks == []
