@@ -280,7 +280,7 @@ class ReplBackend:
         timeout = self.settings.theorem_timeout_s
         header = file_header(theorem, project.directory)
         alias = check_alias()
-        tail = f"{proof_command(theorem, proof)}{statement_check_command(theorem, alias)}\n#print axioms {alias}"
+        tail = check_tail(theorem, proof, alias)
         if pool is not None:  # the header's session id: the pool replays it where it is missing
             server, env, lead = pool, self._pool_header_env(pool, theorem, project), ""
         else:
@@ -311,6 +311,12 @@ class ReplBackend:
         self._states.clear()
         if self._own_root:
             shutil.rmtree(self.work_root, ignore_errors=True)
+
+
+def check_tail(theorem: TheoremSpec, proof: str, alias: str) -> str:
+    """What follows the header in a whole-proof check: the proof, the statement check under
+    `alias`, and `#print axioms alias`, each on lines of its own."""
+    return f"{proof_command(theorem, proof)}{statement_check_command(theorem, alias)}\n#print axioms {alias}"
 
 
 def _first_line(e: BaseException) -> str:
