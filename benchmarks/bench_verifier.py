@@ -2,7 +2,11 @@
 LeanInteract, and over the real kimina server package), against the Lean process double answering
 every whole-proof check after a fixed latency: 1, 2 and 4 workers, cold (every check reaches the
 double) and with the verification cache warm (none does), and the per-check time Dojoflow adds
-over the double's latency (target: under 5 ms).
+(target: under 5 ms). That overhead is measured against a baseline in the same run, with the
+same number of workers: for repl, LeanInteract alone (`LeanInteractAlone`: the same config,
+header env and command text, nothing of Dojoflow); for kimina, the same snippets POSTed to the
+same server with httpx (`KiminaAlone`). Baseline passes take turns with the backend's, so that
+the shared machine's load hits both alike; medians over every check of every pass (`--repeat`).
 
 Lean's own checking time is NOT measured here: no Lean runs on these machines. The double is a
 Python process that answers after `--latency-ms` (its `late` fault, tests/doubles/lean_process/
@@ -136,6 +140,28 @@ class LeanInteractAlone:
             self.server.kill()
 
 
+class KiminaAlone:
+    """The kimina baseline: the same snippets (built before timing), POSTed to the same server with
+    httpx, the answer parsed as JSON and nothing else (no guard, no verdict, no cache)."""
+
+    def __init__(self, backend, items):
+        import httpx
+
+        self.client = httpx.Client(base_url=backend.opts.url.rstrip("/"), headers=backend.client.headers, timeout=120)
+        self.codes = {(t.full_name, p): backend._snippet(t, p, f"alone-{i}").code for i, (t, p) in enumerate(items)}
+
+    def check_proof(self, theorem, proof):
+        from types import SimpleNamespace
+
+        body = {"snippets": [{"id": "1", "code": self.codes[theorem.full_name, proof]}], "timeout": 60}
+        res = self.client.post("/api/check", json={**body, "debug": False, "reuse": True})
+        error = res.json()["results"][0].get("error") if res.is_success else f"HTTP {res.status_code}"
+        return SimpleNamespace(error=error)
+
+    def close(self):
+        self.client.close()
+
+
 def interleaved(first, second, items, workers: int, repeat: int):
     """`repeat` passes of each, taking turns (first, second, first, ...), so that the machine's
     load changes hit both alike: each one's (wall, per-check times, CPU)."""
@@ -152,7 +178,7 @@ def baseline_row(kind: str, workers: int, latency: float, base, uncached: dict) 
     wall, times, cpu = base
     med = statistics.median(times)
     return {
-        "backend": "leaninteract-alone",
+        "backend": "leaninteract-alone" if kind == "repl" else "kimina-server-alone",
         "workers": workers,
         "mode": "baseline",
         "checks": len(times),
@@ -175,17 +201,14 @@ def measure(kind, settings, store, items, workers, latency, rows, double, repeat
     assert isinstance(backend, VerifiedBackend)
     backend.rule_version = f"bench-{uuid.uuid4().hex[:8]}"  # a key space of this run alone: cold means cold
     raw = backend.backend
-    alone = LeanInteractAlone(raw, items[0][0], workers) if kind == "repl" else None
+    alone = LeanInteractAlone(raw, items[0][0], workers) if kind == "repl" else KiminaAlone(raw, items)
     try:
         run_pass(raw, items[:workers], workers)  # start the processes (and their headers) before timing
-        if alone is not None:  # the backend and LeanInteract alone take turns, pass by pass
-            run_pass(alone, items[:workers], workers)
-            (wall, times, cpu), base = interleaved(raw, alone, items, workers, repeat)
-        else:
-            wall, times, cpu = run_passes(raw, items, workers, repeat)
+        run_pass(alone, items[:workers], workers)
+        # the backend and its baseline take turns, pass by pass
+        (wall, times, cpu), base = interleaved(raw, alone, items, workers, repeat)
         rows.append(figures(kind, workers, "uncached", latency, items, wall, times, cpu, 0))
-        if alone is not None:
-            rows.append(baseline_row(kind, workers, latency, base, rows[-1]))
+        rows.append(baseline_row(kind, workers, latency, base, rows[-1]))
 
         def fresh_key_space():  # cold: a rule version no answer was stored under
             backend.rule_version = f"bench-{uuid.uuid4().hex[:8]}"
@@ -206,9 +229,21 @@ def measure(kind, settings, store, items, workers, latency, rows, double, repeat
         rows.append(figures(kind, workers, "warm", latency, items, wall, times, cpu, backend.stats.hits - hits))
         assert header_text(settings, items[0][0])  # the key's header was read from the checkout
     finally:
-        if alone is not None:
-            alone.close()
+        alone.close()
         backend.close()
+
+
+def print_table(rows: list[dict]) -> None:
+    print(
+        f"{'backend':8} {'w':>2} {'mode':9} {'checks/s':>9} {'/worker':>8} {'median ms':>10} {'over lat.':>9} {'cpu ms':>7}"
+    )
+    for r in rows:
+        r = {"checks_per_s": "", "checks_per_s_per_worker": "", "dojoflow_cpu_ms_per_check": "", **r}
+        over = "" if r["median_over_latency_ms"] is None else r["median_over_latency_ms"]
+        print(
+            f"{r['backend']:8} {r['workers']:>2} {r['mode']:9} {r['checks_per_s']:>9} {r['checks_per_s_per_worker']:>8} "
+            f"{r['median_check_ms']:>10} {over:>9} {r['dojoflow_cpu_ms_per_check']:>7}"
+        )
 
 
 def main(argv=None) -> dict:
@@ -278,16 +313,7 @@ def main(argv=None) -> dict:
     }
     write_json(Path(args.out), result)
     shutil.rmtree(tmp, ignore_errors=True)
-    print(
-        f"{'backend':8} {'w':>2} {'mode':9} {'checks/s':>9} {'/worker':>8} {'median ms':>10} {'over lat.':>9} {'cpu ms':>7}"
-    )
-    for r in rows:
-        r = {"checks_per_s": "", "checks_per_s_per_worker": "", "dojoflow_cpu_ms_per_check": "", **r}
-        over = "" if r["median_over_latency_ms"] is None else r["median_over_latency_ms"]
-        print(
-            f"{r['backend']:8} {r['workers']:>2} {r['mode']:9} {r['checks_per_s']:>9} {r['checks_per_s_per_worker']:>8} "
-            f"{r['median_check_ms']:>10} {over:>9} {r['dojoflow_cpu_ms_per_check']:>7}"
-        )
+    print_table(rows)
     return result
 
 
