@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from .lean_lexer import SORRY_NAMES, Lexed, Token, is_command, is_sorry, lex
 
 __all__ = [
+    "DEFAULT_ALLOWED_AXIOMS",
     "MAX_NAME_CHARS",
     "MAX_PROOF_CHARS",
     "MAX_STATEMENT_CHARS",
@@ -54,6 +55,11 @@ __all__ = [
     "split_name",
     "statement_problem",
 ]
+
+DEFAULT_ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")
+"""The axioms of Lean's core logic, the verdict rule's default allow-list (a setting:
+`allowed_axioms`, tasks/lean/verdict.py); `sorryAx`, `Lean.ofReduceBool` and
+`Lean.trustCompiler` are outside."""
 
 MAX_NAME_CHARS = 4096
 MAX_STATEMENT_CHARS = 1 << 20
