@@ -15,6 +15,7 @@ import random
 import shutil
 import stat
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -1104,3 +1105,41 @@ def test_a_fetch_that_cannot_reach_a_package_fails_before_the_build(traced_env, 
     assert "lake resolve-deps" in err.fix
     assert not list((e["work"] / "jobs").glob("*.json"))  # the worker never started
     assert not e["out"].exists()
+
+
+def test_the_real_lean_dojo_clone_gets_the_fetched_packages(tmp_path):
+    """worker.install_fetched_packages wraps the real lean-dojo 4.20.0 `LeanGitRepo.clone_and_checkout`
+    (a GitPython clone, which leaves untracked `.lake/packages/` out): after it, the clone lean-dojo
+    builds in holds the packages the fetch step put into the checkout. A local clone: no network.
+    Run in a child process, since importing lean-dojo resets loguru's handlers."""
+    import importlib.util
+
+    if importlib.util.find_spec("lean_dojo") is None:
+        pytest.skip("lean_dojo is not installed (pip install -e '.[lean]')")
+    sha = make_lean_repo(tmp_path / "alpha")
+    (tmp_path / "alpha" / ".lake" / "packages" / "std").mkdir(parents=True)
+    (tmp_path / "alpha" / ".lake" / "packages" / "std" / "lean-toolchain").write_text("leanprover/lean4:v4.9.0\n")
+    (tmp_path / "work").mkdir()
+    script = (
+        "import os, sys, lean_dojo\n"
+        "from lean_dojo.data_extraction import lean as ld\n"
+        "from tasks.tracing.worker import install_fetched_packages\n"
+        "install_fetched_packages(ld)\n"
+        "repo = lean_dojo.LeanGitRepo(sys.argv[1], sys.argv[2])\n"
+        "assert repo.repo_type == ld.RepoType.LOCAL\n"
+        "os.chdir(sys.argv[3])\n"
+        "repo.clone_and_checkout()\n"
+    )
+    env = {**os.environ, "CACHE_DIR": str(tmp_path / "cache"), "DISABLE_REMOTE_CACHE": "1"}
+    env.pop("GITHUB_ACCESS_TOKEN", None)
+    res = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "alpha"), sha, str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    clone = tmp_path / "work" / "alpha"
+    assert git(clone, "rev-parse", "HEAD") == sha
+    assert (clone / ".lake" / "packages" / "std" / "lean-toolchain").exists()
