@@ -1,8 +1,8 @@
 """A double of `lake` for the tracing steps (tasks/tracing/steps.py): what Lake does with a
 project's git dependencies, and a probe of the network, with no Lean.
 
-- `lake --version` prints Lake's version line (`Lake version X (Lean version Y)`, the shape
-  tasks/tracing/toolchain.py parses; Lake's CLI/Main.lean `versionString`).
+- `lake --version` prints a version line shaped as the one tasks/tracing/toolchain.py parses
+  (`Lake version X (Lean version Y)`, as the existing tracing tests' double printed it).
 - `lake resolve-deps` and `lake build` materialize every package of lake-manifest.json that is
   missing from `.lake/packages/`: Lake clones a git dependency only when its folder does not
   exist, and otherwise only checks out the manifest's revision in it (Lake's Load/Materialize.lean
@@ -11,8 +11,8 @@ project's git dependencies, and a probe of the network, with no Lean.
   `build` then builds (nothing, here).
 - "Cloning" is a TCP connection to the address in the project's `.double-remote` file (the
   test's listener on 127.0.0.1 stands in for the package's git host), sending
-  `clone NAME`; if it fails, the double exits 1 with Lake's clone failure message
-  (`error: NAME: failed to clone...` is lake's `Git.clone` error, shape only). Without a
+  `clone NAME`; if it fails, the double exits 1 with an error line of its own wording (Lake
+  stops when a clone fails; its message is not modelled). Without a
   `.double-remote` file a missing package is created with no network (a test that does not
   probe the network).
 - `lake build`, as code of the repository that runs while it builds (a `run_io` in the
