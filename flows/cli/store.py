@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+
 from storage.repo_specs import resolve_repositories
 
 from .common import FormatOption, Home, UnsafeNoSandbox, command, fail_exit, from_options, home_of, store_of
