@@ -23,7 +23,7 @@ def pin_source(source):
     a cached ingest of it runs offline. Exports and samples are returned as they are."""
     if source.repo is None:
         return source
-    from .tracing.trace import check_commit_format, parse_source, resolve_local_commit, resolve_remote_head
+    from .tracing.checkout import check_commit_format, parse_source, resolve_local_commit, resolve_remote_head
 
     parsed = parse_source(source.repo)
     if parsed.kind == "local":
