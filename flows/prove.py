@@ -22,7 +22,9 @@ from tasks.checkpoints import CheckpointRef
 from tasks.prefect_tasks import ProvingTasks, curriculum_tasks, proving_tasks
 from tasks.proving.config import ProveConfig, ProvingSettings
 from tasks.proving.generator_ref import GeneratorRef
-from tasks.proving.sorry import prove_result, prove_run_name
+from tasks.proving.sorry import SORRY, prove_result, prove_run_name, sorry_rows
+
+from . import ui
 
 
 def search_batches(
@@ -61,7 +63,7 @@ def proving_step(
     ckpt = generator.checkpoint_id
 
     # Which theorems: none to try fails the step with the reason; those that cannot be tried are named
-    selection = p.select(home, repo_ids, split_kind, settings)
+    selection = p.select(home, repo_ids, split_kind, settings, checkpoint.snapshot_id)
     theorems, untried = selection["theorems"], selection["untried"]
     p.check(home, settings, generator, theorems)  # bad settings fail here, before any search
 
@@ -122,9 +124,10 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     p.check(home, settings, generator, theorems)
     t.record_run_start(home, run_id, "prove", {"name": prove_run_name(config), **config.model_dump(mode="json")})
 
-    # Search every sorry theorem, in batches spread by the task runner
+    # Search every sorry theorem, in batches spread by the task runner; each theorem's outcome to the catalog
     records = search_batches(p, home, settings, generator, theorems)
     p.record_proofs(home, records, run_id, generator.checkpoint_id, "sorry")
+    p.record_results(home, sorry_rows(records, settings), run_id, 0, generator.checkpoint_id, SORRY)
 
     # One checked patch per repository with proofs
     proved = [r for r in records if r["proof"]]
@@ -133,4 +136,10 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     t.record_run_end(home, run_id, "completed", None)
     for w in written:
         log.info("patch for %s (%d proofs): %s", w["name"], len(w["theorems"]), w["path"])
-    return prove_result(run_id, records, written)
+    try:  # the run is recorded: a card that cannot be written is said, and `dojoflow card` redoes it
+        card = ui.publish_card(home, prove_run_name(config), run_id)
+        log.info("results card: %s", card)
+    except Exception as e:  # noqa: BLE001
+        card = None
+        log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
+    return prove_result(run_id, records, written, card)

@@ -279,6 +279,10 @@ def train_step(
                 shutil.copytree(parent_dir, tmp)
                 (tmp / MANIFEST).unlink(missing_ok=True)
         figures["seconds"] = round(time.perf_counter() - started, 3)
+        from tasks.ledger import gpu_seconds
+
+        if (gpu := gpu_seconds(figures["seconds"])) is not None:  # absent on a CPU: there is no such figure
+            figures["gpu_seconds"] = gpu
         ref = CheckpointRef(
             checkpoint_id=cid,
             trainer=trainer,

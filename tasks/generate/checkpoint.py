@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tasks.checkpoints import MANIFEST as CHECKPOINT_MANIFEST
 
 from .base import Candidates, NotAGeneratorError, TacticQuery
 from .config import GeneratorSettings
@@ -30,8 +32,6 @@ def is_tactic_generator(checkpoint) -> bool:
 
     return checkpoint.trainer in tactic_generators() and checkpoint.has_model
 
-
-CHECKPOINT_MANIFEST = "dojoflow-checkpoint.json"
 
 # One model per checkpoint per process, shared by the batches a task runner's threads search
 # at once; loading (transformers builds on the meta device, process-wide) and generation
@@ -118,6 +118,7 @@ class CheckpointGenerator:
     path: str
     seed: list  # one cell: the attempt's seed (`reseed`)
     name: str = "checkpoint"
+    tokens: list = field(default_factory=lambda: [0])  # one cell: tokens generated so far (tasks/ledger.py)
 
     @classmethod
     def load(
@@ -177,6 +178,7 @@ class CheckpointGenerator:
                     temperature=self.settings.temperature,
                     max_state_tokens=self.max_state_tokens,
                     whole_text=whole,
+                    tokens=self.tokens,
                 )
         return out
 

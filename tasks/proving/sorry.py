@@ -162,8 +162,9 @@ def prove_run_name(config) -> str:
     return "prove " + (", ".join(repos) if repos else "all repositories")
 
 
-def prove_result(run_id: str, records: list[dict], written: list[dict]) -> dict:
-    """What a prove run returns (and `dojoflow prove` prints) from its search records and patches."""
+def prove_result(run_id: str, records: list[dict], written: list[dict], card: str | None = None) -> dict:
+    """What a prove run returns (and `dojoflow prove` prints) from its search records, patches
+    and results card (None: not written)."""
     return {
         "run_id": run_id,
         "theorems": len(records),
@@ -172,4 +173,16 @@ def prove_result(run_id: str, records: list[dict], written: list[dict]) -> dict:
         # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch
         "unverified": [r["full_name"] for r in records if r.get("unverified")],
         "patches": written,
+        "card": card,
     }
+
+
+SORRY = "sorry"  # the `split_kind` of a `dojoflow prove` run's theorem_results rows: `sorry` theorems, no split
+
+
+def sorry_rows(records: list[dict], settings) -> list[dict]:
+    """`theorem_results` rows of a `dojoflow prove` run: each `sorry` theorem tried, with the
+    checker that decided it (what the results card lists; tasks/card.py)."""
+    from .evaluate import theorem_rows
+
+    return theorem_rows(records, [], settings)

@@ -75,10 +75,13 @@ def generate_tactics_batch(
     temperature: float = 1.0,
     max_state_tokens: int | None = 768,
     whole_text: bool = False,
+    tokens: list | None = None,
 ) -> list[list[tuple[str, float]]]:
     """For each state, up to `k` distinct tactics with their log-probabilities, best first.
 
     `whole_text` keeps every generated line (a whole proof) instead of the first line only.
+    `tokens`, a one-cell list, gains the number of tokens generated (up to and including
+    each sequence's end token, padding not counted): the ledger's compute (tasks/ledger.py).
     """
     import torch
 
@@ -124,6 +127,8 @@ def generate_tactics_batch(
             full_attention = torch.cat([attention.repeat_interleave(k, dim=0), gen_mask], dim=1)
             score_mask = torch.cat([torch.zeros_like(attention.repeat_interleave(k, dim=0)), gen_mask], dim=1)
             logprobs = _sequence_logprobs(model, sequences, full_attention, score_mask.float())
+            if tokens is not None:
+                tokens[0] += int(gen_mask.sum())
     finally:
         if was_training:
             model.train()

@@ -93,6 +93,8 @@ def test_each_algorithm_trains_from_sft_with_replay_rewards(env, algorithm, tmp_
     ):
         assert key in step, key
     assert -0.1 - 1e-6 <= step["rewards/lean_tactic/mean"] <= 1.0
+    # the ledger's tokens generated (issue 17 §1): every completion's tokens up to its end, TRL's completion mask
+    assert figures["tokens_generated"] >= step["completions/mean_length"] > 0
     if algorithm == "dapo":
         assert "dapo/groups_dropped" in step
     if algorithm == "dgpo":
@@ -196,3 +198,28 @@ def test_full_training_from_an_sft_adapter_keeps_the_merged_start_as_kl_referenc
     assert (tmp_path / "work" / "reference" / "config.json").is_file()
     first = json.loads((tmp_path / "out" / HISTORY_FILE).read_text())[0]
     assert first["kl"] == pytest.approx(0.0, abs=1e-6)  # the policy starts where the reference is
+
+
+def test_grpo_writes_a_timed_checkpoint_and_resumes_from_it(env, tmp_path):
+    """As SFT and the progress model do (tests/tasks/test_time_checkpoints.py): a checkpoint every
+    `checkpoint_every_minutes` although `save_steps` is never reached (here every step: 60 µs)."""
+    from transformers import TrainerCallback
+
+    class Stop(Exception):
+        pass
+
+    class CrashAtStep2(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step == 2:
+                raise Stop
+
+    s = settings(
+        checkpoint_every_minutes=1e-6,
+        training={**ONE_STEP, "max_steps": 3, "save_strategy": "steps", "save_steps": 10_000},
+    )
+    run = (s, env["snapshot"], "random", None, tmp_path / "out", tmp_path / "work")
+    with pytest.raises(Stop):
+        train_grpo(*run, model_cache_dir=env["cache"], callbacks=[CrashAtStep2()])
+    assert (tmp_path / "work" / "trainer" / "checkpoint-1" / "trainer_state.json").is_file()
+    resumed = train_grpo(*run, model_cache_dir=env["cache"])
+    assert resumed["resumed_from"] == "checkpoint-1" and resumed["steps"] == 3
