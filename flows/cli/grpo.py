@@ -125,6 +125,11 @@ def train_cmd(
             result = grpo_train(str(resolved), str(theorems.resolve()), settings, str(out))
     except DojoflowError as e:
         fail_exit(e)
+    _print_trained(result)
+    say_line(f"log: {log}")
+
+
+def _print_trained(result: dict) -> None:
     say(
         "[bold green]done[/]: {} on {} theorems, {} steps, mean reward {}; checkpoint {}{}",
         result["algorithm"],
@@ -138,7 +143,6 @@ def train_cmd(
         from tasks.grpo.signal_watch import NO_SIGNAL_HINT
 
         say_line(f"warning: nothing was learned: at every step {NO_SIGNAL_HINT}")
-    say_line(f"log: {log}")
 
 
 @grpo_app.command("evaluate")

@@ -78,6 +78,11 @@ def prove_cmd(
             result = prove(config=cfg)
     except DojoflowError as e:
         fail_exit(e)
+    _print_proved(result)
+    say_line(f"log: {log}")
+
+
+def _print_proved(result: dict) -> None:
     say("tried {} sorry theorems, proved {}", result["theorems"], len(result["proved"]))
     for name in result["proved"]:
         say("  proved {}", name)
@@ -89,4 +94,3 @@ def prove_cmd(
         say("patch for {}: {}   (git apply {})", w["name"], w["path"], w["path"])
     if result.get("card"):
         say("results card: {}", result["card"])
-    say_line(f"log: {log}")
