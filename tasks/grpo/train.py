@@ -131,6 +131,37 @@ def _reward_figures(history: list[dict], lean: str | None, rewarder) -> dict:
     }
 
 
+def _start_figures(start, trained) -> dict:
+    return {"model_kind": start.kind, "started_from": start.started_from, "resumed_from": trained.resumed_from}
+
+
+def _rewards(settings: GRPOSettings, weights: dict, backend, max_completion_length: int):
+    """(the Lean rewarder, None when no reward asks Lean; the reward functions; the verified reward's name)."""
+    allowed = settings.backend.get("allowed_axioms")  # the backend's allow-list setting, default if unset
+    rewarder = LeanRewarder(backend, settings.reward, allowed) if set(weights) & {*LEAN_REWARDS} else None
+    funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward, max_completion_length)
+    lean = next((n for n in weights if n in LEAN_REWARDS), None)
+    return rewarder, funcs, lean
+
+
+def _train(start, args, rows: list[dict], funcs, algorithm, lean: str | None, callbacks: list | None, resume):
+    """TRL's GRPO trainer with Lean's rewards, trained (or reloaded when finished); (trainer, Trained)."""
+    from .lean_trainer import LeanGRPOTrainer
+
+    trainer = LeanGRPOTrainer(
+        model=start.model,
+        reward_funcs=funcs,
+        args=args,
+        train_dataset=to_dataset(rows),
+        processing_class=start.tokenizer,
+        peft_config=start.peft_config,
+        callbacks=[*(callbacks or []), learning_signal_watch(), log_training_progress()],
+        algorithm=algorithm,
+        verified_reward=lean,
+    )
+    return trainer, train_or_reload(trainer, resume)
+
+
 def run_grpo(
     settings: GRPOSettings | dict,
     rows: list[dict],
@@ -158,36 +189,14 @@ def run_grpo(
     start = causal_lm_start(settings, parent, model_cache(model_cache_dir))
     if args.beta != 0.0 and start.kind == "full" and starts_from_parent(settings, parent) and is_adapter_dir(parent):
         _merged_reference(start.model, work_dir)
-    allowed = settings.backend.get("allowed_axioms")  # the backend's allow-list setting, default if unset
-    rewarder = LeanRewarder(backend, settings.reward, allowed) if set(weights) & {*LEAN_REWARDS} else None
-    funcs = build_reward_functions(list(weights), settings.mode, rewarder, settings.reward, args.max_completion_length)
-    lean = next((n for n in weights if n in LEAN_REWARDS), None)
-
-    from .lean_trainer import LeanGRPOTrainer
-
+    rewarder, funcs, lean = _rewards(settings, weights, backend, args.max_completion_length)
     resume = latest_trainer_checkpoint(trainer_dir)
     log.info(
         "GRPO (%s, %s mode) on %d prompts, from %s, %s, resume=%s",
-        algorithm.name,
-        settings.mode,
-        len(rows),
-        start.started_from,
-        start.kind,
-        resume,
+        *(algorithm.name, settings.mode, len(rows), start.started_from, start.kind, resume),
     )
     try:
-        trainer = LeanGRPOTrainer(
-            model=start.model,
-            reward_funcs=funcs,
-            args=args,
-            train_dataset=to_dataset(rows),
-            processing_class=start.tokenizer,
-            peft_config=start.peft_config,
-            callbacks=[*(callbacks or []), learning_signal_watch(), log_training_progress()],
-            algorithm=algorithm,
-            verified_reward=lean,
-        )
-        trained = train_or_reload(trainer, resume)
+        trainer, trained = _train(start, args, rows, funcs, algorithm, lean, callbacks, resume)
     finally:
         if rewarder is not None:
             rewarder.close()
@@ -202,9 +211,7 @@ def run_grpo(
         "checker": getattr(backend, "name", None),
         **_reward_figures(history, lean, rewarder),
         "seconds": round(time.monotonic() - started, 3),
-        "model_kind": start.kind,
-        "started_from": start.started_from,
-        "resumed_from": trained.resumed_from,
+        **_start_figures(start, trained),
     }
     if publish(
         trainer,
