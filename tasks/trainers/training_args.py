@@ -159,7 +159,7 @@ def check_precision(training: dict[str, Any], field: str, cuda: bool, bf16_ok: b
         if not bf16_ok:
             raise InputError(
                 f"{field}.{key}",
-                f"is {training[key]!r} but this machine has no GPU with bf16 support",
+                f"is {'true' if key == 'bf16' else repr(training[key])} but this machine has no GPU with bf16 support",
                 f"set {field}.{key} to {'false' if key == 'bf16' else repr('32-true')}, or run this step on a GPU "
                 "with bf16 (Ampere or newer, e.g. an A100 or H100)",
             )
