@@ -94,16 +94,17 @@ def test_a_trainer_argument_that_was_never_a_setting_enters_the_id_under_trainin
     ],
 )
 def test_a_config_with_a_flat_key_of_the_old_layout_fails_naming_its_new_place(tmp_path, line, moved):
+    from typer.testing import CliRunner
+
     from flows.cli import app
     from tasks.config import PipelineConfig
-    from tests.flows.test_cli import runner
 
     path = tmp_path / "old.yaml"
     path.write_text(f"trainers:\n  retriever:\n    backbone: builtin:tiny-encoder\n    {line}\n")
     with pytest.raises(InputError, match="trainers.retriever") as err:
         PipelineConfig.from_yaml(path)
     assert moved in str(err.value) and "\n" not in str(err.value)
-    r = runner.invoke(app, ["run", str(path), "--home", str(tmp_path / "home")], env={"COLUMNS": "300"})
+    r = CliRunner().invoke(app, ["run", str(path), "--home", str(tmp_path / "home")], env={"COLUMNS": "300"})
     assert r.exit_code == 2 and moved in r.output, r.output
     assert not (tmp_path / "home").exists()  # nothing written
 
