@@ -14,6 +14,8 @@ import json
 import random
 from pathlib import Path
 
+from .tactic_text import NO_GOALS
+
 
 def synthetic_commit(name: str, seed: int) -> str:
     return hashlib.sha1(f"{name}:{seed}".encode()).hexdigest()
@@ -40,7 +42,7 @@ def _tactic(p: dict, def_path: str, k: int, t: int, n_tac: int) -> dict:
         "tactic": tac,
         "annotated_tactic": [f"rw [<a>{p['full_name']}</a>]", [annotation]],
         "state_before": goal,
-        "state_after": "no goals" if t == n_tac - 1 else f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t + 1} ≤ m + {k + t + 1}",
+        "state_after": NO_GOALS if t == n_tac - 1 else f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t + 1} ≤ m + {k + t + 1}",
     }
 
 
