@@ -46,7 +46,10 @@ FROM read_parquet($theorems, file_row_number = true) th JOIN chunk USING (file_r
 LEFT JOIN tac USING (theorem_id)
 ORDER BY chunk.pos
 """
-_CHUNK_THEOREMS = 256  # theorems per query: DuckDB's working set grows with it
+# Theorems per query: DuckDB's working set grows with a chunk, and every chunk scans the
+# repository's tactics again, so a repository is cut into at most _MAX_CHUNKS chunks (the CPU
+# cost stays a constant factor) of at least _MIN_CHUNK theorems (benchmarks/README.md).
+_MIN_CHUNK, _MAX_CHUNKS = 256, 8
 _CORPUS_SQL = """
 WITH p AS (
     SELECT repo_id, file_path,
@@ -280,9 +283,10 @@ def _write_repository_theorems(con, repo: dict, folder: Path, splits: dict) -> i
     theorems, tactics = str(folder / "theorems.parquet"), str(folder / "tactics.parquet")
     order = con.sql(_THEOREM_ORDER_SQL, params={"theorems": theorems}).fetchnumpy()
     rows, ids = order["row"].tolist(), order["theorem_id"].tolist()
+    size = max(_MIN_CHUNK, -(-len(rows) // _MAX_CHUNKS))
     count = 0
-    for start in range(0, len(rows), _CHUNK_THEOREMS):
-        chunk = slice(start, start + _CHUNK_THEOREMS)
+    for start in range(0, len(rows), size):
+        chunk = slice(start, start + size)
         params = {"url": repo["url"], "commit": repo["commit"], "theorems": theorems, "tactics": tactics}
         params.update(rows=rows[chunk], ids=ids[chunk])
         for batch in con.sql(_THEOREMS_SQL, params=params).to_arrow_reader(_BATCH_ROWS):
