@@ -274,6 +274,10 @@ def train_step(
             definition, home, settings, snapshot, split_kind, parent_dir, tmp, work_dir
         )
         figures["seconds"] = round(time.perf_counter() - started, 3)
+        from tasks.ledger import gpu_seconds
+
+        if (gpu := gpu_seconds(figures["seconds"])) is not None:  # absent on a CPU: there is no such figure
+            figures["gpu_seconds"] = gpu
         ref = CheckpointRef(
             checkpoint_id=cid,
             trainer=trainer,

@@ -23,7 +23,7 @@ from storage.theorem_results import read_results
 
 from .card import contamination_section
 from .forgetting import forgetting_section
-from .proving.summary import proving_section
+from .proving.summary import group_label, proving_section
 
 PLOT_FILE = "metrics.png"
 PLOT_ALT = "metrics across steps"
@@ -236,7 +236,7 @@ def _metrics_section(rows: list[dict]) -> list[str]:
                 [
                     r["step"],
                     r["trainer"],
-                    r["repo"] or r["repo_id"],
+                    group_label(r["repo"] or r["repo_id"], r),  # a benchmark's rows: its fingerprint
                     r["split"],
                     r["metric"],
                     float(r["value"]),

@@ -146,10 +146,13 @@ def generate_tactics_batch(
     temperature: float = 1.0,
     max_state_tokens: int | None = 768,
     whole_text: bool = False,
+    tokens: list | None = None,
 ) -> list[list[tuple[str, float]]]:
     """For each state, up to `k` distinct tactics with their log-probabilities, best first.
 
     `whole_text` keeps every generated line (a whole proof) instead of the first line only.
+    `tokens`, a one-cell list, gains the number of tokens generated (up to and including
+    each sequence's end token, padding not counted): the ledger's compute (tasks/ledger.py).
     """
     if not states:
         return []
@@ -160,6 +163,8 @@ def generate_tactics_batch(
     input_ids, attention = _left_padded(prompts, pad_id)
     input_ids, attention = input_ids.to(model.device), attention.to(model.device)
     gen, gen_mask, logprobs = _generate_scored(model, input_ids, attention, eos, k, gen_kwargs)
+    if tokens is not None:
+        tokens[0] += int(gen_mask.sum())
     return [
         _distinct_best(tokenizer, gen, gen_mask, logprobs, range(i * k, (i + 1) * k), whole_text)
         for i in range(len(states))

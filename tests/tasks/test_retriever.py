@@ -367,6 +367,9 @@ def test_retrieval_metrics_on_a_hand_computed_case():
     # R@10 counts every gold premise in the top 10, divided by |gold|.
     assert retrieval_metrics([list("abcdefghijk")], [{"c", "k", "e"}], ks=(10,))["R@10"] == pytest.approx(200 / 3)
     assert retrieval_metrics([["a"]], [set()]) == {"count": 0}
+    per_query: dict = {}
+    retrieval_metrics(ranked, gold, ks=(1, 3), per_query=per_query)  # what the bootstrap over queries resamples
+    assert per_query == {"R@1": [0.0, 1.0, 0.0], "R@3": [0.5, 1.0, 0.0], "MRR": [0.5, 1.0, 0.0]}
 
 
 # -- evaluation end to end on a hand-made corpus, embeddings fixed by hand -------------------------
@@ -463,6 +466,12 @@ def test_evaluation_on_a_hand_made_corpus_gives_the_hand_computed_metrics(tmp_pa
     assert got[("test", "gold_missing")] == (2.0, 8)  # ghost and nope, of 8 annotated premises
     assert got[("val", "examples")] == (0.0, 0) and ("val", "R@1") not in got  # empty split: recorded
     assert len(rows) == 7
+    # a 95% interval over the 4 queries, seeded (issue 17 §3): R@1 is 0/1 per query (Wilson), MRR bootstrapped
+    ci = {(r.split, r.metric): (r.ci_low, r.ci_high, r.interval) for r in rows}
+    assert ci[("test", "R@1")] == (pytest.approx(4.559, abs=1e-3), pytest.approx(69.936, abs=1e-3), "wilson")
+    low, high, method = ci[("test", "MRR")]
+    assert 0.0 <= low < 43.75 < high <= 100.0 and method == "bootstrap(2000, seed 0)"
+    assert ci[("test", "examples")] == (None, None, None)  # a size, not an estimate
 
 
 def test_retrieve_ranks_only_accessible_premises_and_reuses_cached_embeddings(tmp_path, monkeypatch, caplog):
