@@ -12,12 +12,11 @@ tasks/prefect_tasks/curriculum.py; the step evaluations are declared in tasks/ev
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 from prefect.transactions import transaction
-from pydantic import BaseModel
 
 from storage.snapshot_ref import SnapshotRef
 from storage.store import dojoflow_home
@@ -32,17 +31,6 @@ from . import ui
 from .runtime import crashed
 
 
-@dataclass(frozen=True)
-class _Run:
-    """What every step of one curriculum run shares."""
-
-    home: str
-    config: PipelineConfig
-    run_id: str
-    t: CurriculumTasks
-    steps: int = 0
-
-
 @flow(
     name="curriculum",
     flow_run_name="curriculum[{config.name}]",
@@ -52,25 +40,25 @@ class _Run:
     on_cancellation=[ui.mark_run_cancelled],
 )
 def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
+    log = get_run_logger()
     home = str(dojoflow_home(config.home))
     trainers = config.validate_for_run()  # bad settings fail here, before any training
-    run = _Run(home, config, str(flow_run.id or "local"), curriculum_tasks(home))
-    t = run.t
-    t.record_run_start(home, run.run_id, "curriculum", config.model_dump(mode="json"))
+    t = curriculum_tasks(home)
+    run_id = str(flow_run.id or "local")
+    t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
     crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
     snapshot_settings = t.register_benchmarks(home, config.benchmarks, config.snapshot)  # their fingerprints
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
-    ingested, failures = _ingest_sources(run)
+    ingested, failures = _ingest_sources(t, home, config, log)
 
     # 2. Order the repositories (curriculum)
     steps = t.order(home, ingested, config.order, config.max_steps, failures)
-    run = replace(run, steps=len(steps))
     progress = ui.start_progress(config.name, len(steps))
 
     # 3. Per step: snapshot of repositories 1..k, then train and evaluate every trainer (in
     #    dependency order), each from its own checkpoint of step k-1 or from the checkpoint
-    #    of this step it starts from
+    #    of this step it starts from; train and evaluate commit together
     previous: dict[str, CheckpointRef] = {}
     step_results = []
     untried: dict[tuple[str, str], dict] = {}  # theorems the proving evaluation could not try, with the reason
@@ -78,31 +66,24 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         started = time.perf_counter()
         ui.show("snapshot", step.step, len(steps), repo=step.name)
         snapshot = t.snapshot(home, step.seen, snapshot_settings, step=step.step, repo_name=step.name)
-        this_step: dict[str, CheckpointRef] = {}
-        done = {}
-        for name, settings in trainers.items():
-            starts = StartingPoints(previous=previous, this_step=this_step)
-            trained, evaluated = _train_and_evaluate(run, step, name, settings, snapshot, starts)
-            this_step[name] = trained.result()
-            untried.update(_step_evaluations(run, step, this_step[name]))
-            done[name] = ui.trainer_step_summary(trained, evaluated)
+        at = _Step(t, home, config, run_id, step, len(steps), snapshot)
+        this_step, done = _train_step_trainers(at, trainers, previous, untried)
         previous = {**previous, **this_step}
-        wall = round(time.perf_counter() - started, 2)
         step_results.append(
             {
                 "step": step.step,
                 "name": step.name,
                 "snapshot": snapshot.snapshot_id,
                 "trainers": done,
-                "wall_seconds": wall,
+                "wall_seconds": round(time.perf_counter() - started, 2),
             }
         )
         ui.update_progress(progress, config.name, step.step, len(steps))
 
-    # 4. Report, and every metric as one table
-    report = _report(run, steps, step_results, failures)
+    # 4. Report, and every metric as one table (once: a card per step would leave stale copies)
+    report = _report(t, home, config, run_id, [s.model_dump() for s in steps], step_results, failures, log)
     return {
-        "run_id": run.run_id,
+        "run_id": run_id,
         "steps": step_results,
         "failures": failures,
         "report": report["path"],
@@ -111,36 +92,61 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     }
 
 
-def _ingest_sources(run: _Run) -> tuple[list[dict], list[dict]]:
-    """(what each source ingested, the sources that failed and were skipped); a failing source
-    fails the run unless `continue_on_source_failure`."""
+def _ingest_sources(t, home: str, config: PipelineConfig, log) -> tuple[list, list[dict]]:
+    """Every source pinned and ingested: (what was ingested, the sources that failed and were skipped)."""
     ingested, failures = [], []
-    config, t = run.config, run.t
     for source in config.sources:
         ui.show(f"ingest {source.label}")
         state = t.pin(source, label=source.label, return_state=True)
         if state.is_completed():
-            state = t.ingest(
-                run.home, state.result(), config.splits, config.tracing, label=source.label, return_state=True
-            )
+            state = t.ingest(home, state.result(), config.splits, config.tracing, label=source.label, return_state=True)
         if state.is_completed():
             ingested.append(state.result())
         elif config.continue_on_source_failure:
             failures.append({"source": source.label, "error": ui.error_of(state)})
-            get_run_logger().warning("source %s failed and is skipped: %s", source.label, failures[-1]["error"])
+            log.warning("source %s failed and is skipped: %s", source.label, failures[-1]["error"])
         else:
             state.result()  # raises the source's error
     return ingested, failures
 
 
-def _train_and_evaluate(run: _Run, step: Step, name: str, settings: BaseModel, snapshot: SnapshotRef, starts):
-    """One trainer at one step: train, then evaluate, committed together (an evaluation that
-    fails discards the checkpoint); a cached step whose checkpoint folder is gone trains again.
-    Returns the two task states, with their metrics recorded."""
-    home, config, t = run.home, run.config, run.t
-    ui.show("train", step.step, run.steps, name, step.name)
+@dataclass(frozen=True)
+class _Step:
+    """One curriculum step, as its trainers see it."""
+
+    t: CurriculumTasks
+    home: str
+    config: PipelineConfig
+    run_id: str
+    step: Step  # the ordered step (number, name, repositories)
+    of: int  # how many steps the run has
+    snapshot: SnapshotRef
+
+    @property
+    def eval_repos(self) -> list[str]:
+        return self.step.seen if self.config.evaluation.all_repositories_so_far else self.step.repo_ids
+
+
+def _train_step_trainers(at: _Step, trainers: dict, previous: dict, untried: dict) -> tuple[dict, dict]:
+    """Train and evaluate every trainer at this step, then its step evaluations; (checkpoints, summaries)."""
+    this_step: dict[str, CheckpointRef] = {}
+    done = {}
+    for name, settings in trainers.items():
+        starts = StartingPoints(previous=previous, this_step=this_step)
+        trained, evaluated = _train_and_evaluate(at, name, settings, starts)
+        at.t.record_metrics(at.home, evaluated.result(), at.run_id, at.step.step, at.step.primary)
+        this_step[name] = trained.result()
+        _step_evaluations(at, this_step[name], untried)
+        done[name] = ui.trainer_step_summary(trained, evaluated)
+    return this_step, done
+
+
+def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
+    """Train one trainer and evaluate its checkpoint in one transaction (states, not results)."""
+    t, home, step, config = at.t, at.home, at.step, at.config
+    ui.show("train", step.step, at.of, name, step.name)
     train = t.train
-    if cached_checkpoint_gone(home, name, settings, snapshot, starts):
+    if cached_checkpoint_gone(home, name, settings, at.snapshot, starts):
         get_run_logger().warning("the checkpoint of %s at step %s is gone: training it again", name, step.step)
         train = train.with_options(refresh_cache=True)
     with transaction():
@@ -148,68 +154,58 @@ def _train_and_evaluate(run: _Run, step: Step, name: str, settings: BaseModel, s
             home,
             name,
             settings,
-            snapshot,
+            at.snapshot,
             config.split_kind,
             starts,
             step=step.step,
             repo_name=step.name,
             return_state=True,
         )
-        ui.show("evaluate", step.step, run.steps, name, step.name)
+        ui.show("evaluate", step.step, at.of, name, step.name)
         evaluated = t.evaluate(
             home,
             name,
             settings,
             trained.result(),
-            snapshot,
+            at.snapshot,
             config.split_kind,
             config.evaluation.splits,
-            _eval_repos(config, step),
+            at.eval_repos,
             step=step.step,
             repo_name=step.name,
             return_state=True,
         )
-    t.record_metrics(home, evaluated.result(), run.run_id, step.step, step.primary)
     return trained, evaluated
 
 
-def _eval_repos(config: PipelineConfig, step: Step) -> list[str]:
-    return step.seen if config.evaluation.all_repositories_so_far else step.repo_ids
-
-
-def _step_evaluations(run: _Run, step: Step, checkpoint: CheckpointRef) -> dict[tuple[str, str], dict]:
-    """The step evaluations declared in tasks/evaluations.py that apply to `checkpoint`; the
-    theorems they could not try, by (repo id, full name)."""
-    untried = {}
+def _step_evaluations(at: _Step, checkpoint: CheckpointRef, untried: dict) -> None:
+    """The step evaluations declared in tasks/evaluations.py that apply to `checkpoint`."""
     for evaluation in EVALUATIONS:
-        eval_settings = getattr(run.config.evaluation, evaluation.name)
+        eval_settings = getattr(at.config.evaluation, evaluation.name)
         if eval_settings is not None and evaluation.applies(checkpoint):
             result = load_object(evaluation.run)(
-                run.home,
+                at.home,
                 eval_settings,
                 checkpoint,
-                _eval_repos(run.config, step),
-                run.config.split_kind,
-                run.run_id,
-                step.step,
-                step.primary,
+                at.eval_repos,
+                at.config.split_kind,
+                at.run_id,
+                at.step.step,
+                at.step.primary,
             )
             untried.update({(u["repo_id"], u["full_name"]): u for u in result.get("untried", [])})
-    return untried
 
 
-def _report(run: _Run, steps: list[Step], step_results: list[dict], failures: list[dict]) -> dict:
-    """The report and every metric as one table (once: a card per step would leave stale
-    copies), the run's end in the catalog, then the results card."""
-    home, name, run_id, log = run.home, run.config.name, run.run_id, get_run_logger()
+def _report(t, home: str, config: PipelineConfig, run_id: str, steps, step_results, failures, log) -> dict:
+    """The run's report, metrics table and results card; the run recorded as finished."""
     ui.show("report")
-    ui.publish_metrics_table(home, name, run_id)
-    report = run.t.report(home, name, run_id, [s.model_dump() for s in steps], step_results, failures)
-    ui.publish_report(name, report)
-    run.t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
+    ui.publish_metrics_table(home, config.name, run_id)
+    report = t.report(home, config.name, run_id, steps, step_results, failures)
+    ui.publish_report(config.name, report)
+    t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
     log.info("report: %s", report["path"])
     try:  # the run is complete and recorded: a card that cannot be written is said, and `dojoflow card` redoes it
-        log.info("results card: %s", ui.publish_card(home, name, run_id))
+        log.info("results card: %s", ui.publish_card(home, config.name, run_id))
     except Exception as e:  # noqa: BLE001
         log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
     return report
