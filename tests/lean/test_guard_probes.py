@@ -153,6 +153,15 @@ PROBES = [
     ("ofReduceNat", "exact Lean.ofReduceNat _ _ rfl", "runs", Lean(axioms=("Lean.ofReduceNat",))),
     ("dbg_trace", 'dbg_trace "x"; simp', "runs", CLEAN),
     ("refine-root-sorryAx", "refine ⟨_root_.sorryAx _ false, ?_⟩", "cheat", SORRY_AX),
+    # -- ours (issue 16 review, beyond guard-probes.md): positional native configs, tactics that
+    # run code, start a process, read a file or reach the network while Lean elaborates them
+    ("decide-positional-config-native", "decide (config := ⟨false, true, true, false⟩)", "runs", NATIVE),
+    ("decide-mk-config-native", "decide (config := .mk false true true false)", "runs", NATIVE),
+    ("bv_decide", "bv_decide", "runs", NATIVE),  # cadical as a process, then Lean.ofReduceBool
+    ("bv_decide?", "bv_decide?", "runs", NATIVE),
+    ("bv_check", 'bv_check "proof.lrat"', "runs", NATIVE),  # reads a file of the host
+    ("polyrith", "polyrith", "runs", CLEAN),  # SageMathCell over the network
+    ("plausible", "plausible", "runs", CLEAN),  # compiles and evaluates the statement
     (
         "fake-axioms-clean-line",
         f'trace "{print_axioms_message(NAME, ())}"\nexact helper_with_sorry n',
