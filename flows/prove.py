@@ -131,10 +131,16 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     t.record_run_end(home, run_id, "completed", None)
     for w in written:
         log.info("patch for %s (%d proofs): %s", w["name"], len(w["theorems"]), w["path"])
+    return prove_summary(run_id, records, written)
+
+
+def prove_summary(run_id: str, records: list[dict], written: list[dict]) -> dict:
+    """What `dojoflow prove` reports: proved theorems (a proof the verdict rule accepted), and
+    apart from them the ones whose only finished proofs were unverified (no patch, no proof)."""
     return {
         "run_id": run_id,
         "theorems": len(records),
-        "proved": [r["full_name"] for r in proved],
+        "proved": [r["full_name"] for r in records if r["proof"]],
         "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
         # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch
         "unverified": [r["full_name"] for r in records if r.get("unverified")],
