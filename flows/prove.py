@@ -15,14 +15,20 @@ from prefect import flow, get_run_logger, unmapped
 from prefect.runtime import flow_run
 
 from storage.store import dojoflow_home
-from tasks.prefect_tasks import tasks_for
+from tasks.prefect_tasks import ProvingTasks, curriculum_tasks, proving_tasks
 from tasks.proving.config import ProveConfig, ProvingSettings
+from tasks.proving.sorry import SORRY, sorry_rows
 
-from .proving_tasks import proving_tasks
+from . import ui
 
 
 def search_batches(
-    p, home: str, settings: ProvingSettings, checkpoint: dict | None, theorems: list[dict], baseline: bool = False
+    p: ProvingTasks,
+    home: str,
+    settings: ProvingSettings,
+    checkpoint: dict | None,
+    theorems: list[dict],
+    baseline: bool = False,
 ) -> list[dict]:
     """Search `theorems` in batches of `settings.batch_size`, one mapped task each; records in order.
     `baseline`: the closing-tactics baseline generates instead of the checkpoint."""
@@ -47,11 +53,11 @@ def proving_step(
     from tasks.proving.evaluate import theorem_rows
     from tasks.proving.summary import proving_lines
 
-    p, t = proving_tasks(home), tasks_for(home)
+    p, t = proving_tasks(home), curriculum_tasks(home)
     ckpt = checkpoint["checkpoint_id"]
 
     # Which theorems: none to try fails the step with the reason; those that cannot be tried are named
-    selection = p.select(home, repo_ids, split_kind, settings)
+    selection = p.select(home, repo_ids, split_kind, settings, checkpoint.get("snapshot_id"))
     theorems, untried = selection["theorems"], selection["untried"]
     p.check(home, settings, checkpoint, theorems)  # bad settings fail here, before any search
 
@@ -112,7 +118,7 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.home))
     run_id = str(flow_run.id or "local")
-    p, t = proving_tasks(home), tasks_for(home)
+    p, t = proving_tasks(home), curriculum_tasks(home)
     settings = config.proving
 
     # Which theorems and which generator; bad input fails here, before any search
@@ -120,9 +126,10 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     p.check(home, settings, checkpoint, theorems)
     t.record_run_start(home, run_id, "prove", {"name": prove_run_name(config), **config.model_dump(mode="json")})
 
-    # Search every sorry theorem, in batches spread by the task runner
+    # Search every sorry theorem, in batches spread by the task runner; each theorem's outcome to the catalog
     records = search_batches(p, home, settings, checkpoint, theorems)
     p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "sorry")
+    p.record_results(home, sorry_rows(records, settings), run_id, 0, checkpoint["checkpoint_id"], SORRY)
 
     # One checked patch per repository with proofs
     proved = [r for r in records if r["proof"]]
@@ -131,7 +138,13 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     t.record_run_end(home, run_id, "completed", None)
     for w in written:
         log.info("patch for %s (%d proofs): %s", w["name"], len(w["theorems"]), w["path"])
-    return prove_summary(run_id, records, written)
+    try:  # the run is recorded: a card that cannot be written is said, and `dojoflow card` redoes it
+        card = ui.publish_card(home, prove_run_name(config), run_id)
+        log.info("results card: %s", card)
+    except Exception as e:  # noqa: BLE001
+        card = None
+        log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
+    return {**prove_summary(run_id, records, written), "card": card}
 
 
 def prove_summary(run_id: str, records: list[dict], written: list[dict]) -> dict:

@@ -1,26 +1,29 @@
-"""Prefect task wrappers of the proving code (tasks/proving/): each sets a name, a cache key
-and nothing else; the logic is in plain functions. A batch of theorems is one task, cached
+"""The proving flows' tasks (flows/prove.py), around tasks/proving/: each sets a name, a cache
+key and nothing else; the logic is in plain functions. A batch of theorems is one task, cached
 by (store, checkpoint id, the batch's theorems, the settings), so a task runner (threads,
 Dask, Ray) spreads batches over workers and a rerun searches nothing again.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from prefect.tasks import Task
 
 from storage.ids import stable_hash
 from storage.store import Store
-from tasks.prefect_tasks import cached_under
-from tasks.proving import evaluate, patches, preflight, sorry
+
+from ..proving import evaluate, patches, preflight, sorry
+from .caching import cached_under
 
 
 def _prove_key(ctx, p) -> str:
     theorems = [t["theorem_id"] for t in p["theorems"]]
-    what = {"theorems": theorems, "settings": p["settings"].model_dump(mode="json"), "records": evaluate.RECORD_VERSION}
+    settings = p["settings"].model_dump(mode="json", exclude={"benchmarks"})  # which theorems: the batch says
+    what = {"theorems": theorems, "settings": settings, "records": evaluate.RECORD_VERSION}
     if p.get("baseline"):
         what["baseline"] = True  # the closing-tactics baseline, not the checkpoint, generated
     checkpoint = (p["checkpoint"] or {}).get("checkpoint_id", "no-checkpoint")
@@ -33,9 +36,11 @@ def check_proving_task(home: str, settings, checkpoint: dict | None, theorems: l
 
 
 @task(name="select-theorems", task_run_name="select-theorems", cache_policy=NO_CACHE)  # no hash suffix in the UI
-def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settings) -> dict:
+def select_theorems_task(
+    home: str, repo_ids: list[str], split_kind: str, settings, snapshot_id: str | None = None
+) -> dict:
     """{"theorems": to try, "untried": those that cannot be, with the reason}; none to try fails here."""
-    selection = evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings)
+    selection = evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings, snapshot_id)
     evaluate.require_theorems(selection, repo_ids, settings)
     return selection
 
@@ -92,14 +97,27 @@ def write_patches_task(home: str, proofs: list[dict], out_dir: str) -> list[dict
     return patches.write_patches(Store.open(home), proofs, Path(out_dir))
 
 
-def proving_tasks(home: str | Path) -> SimpleNamespace:
+@dataclass(frozen=True)
+class ProvingTasks:
+    """The proving flows' tasks, configured for one Dojoflow home (`proving_tasks`)."""
+
+    check: Task
+    resolve: Task
+    select: Task
+    prove_batch: Task
+    metrics: Task
+    record_results: Task
+    record_proofs: Task
+    write_patches: Task
+
+
+def proving_tasks(home: str | Path) -> ProvingTasks:
     """The proving tasks, `prove_batch` cached under `home` like the curriculum's tasks."""
-    prove_batch = cached_under(home)(prove_batch_task, _prove_key)
-    return SimpleNamespace(
+    return ProvingTasks(
         check=check_proving_task,
         resolve=resolve_task,
         select=select_theorems_task,
-        prove_batch=prove_batch,
+        prove_batch=cached_under(home)(prove_batch_task, _prove_key),
         metrics=proving_metrics_task,
         record_results=record_theorem_results_task,
         record_proofs=record_proofs_task,
