@@ -162,7 +162,7 @@ class _SourceReader:
                 self.texts[key] = None  # no checkout or no such file: the theorem stays untried, with the reason
         text = self.texts[key]
         found = statement_from_source(text, tuple(row["start"])) if text and row["start"] else None
-        return found if is_statement(found) else None  # the import's rule: one declaration's signature, no more
+        return found if is_statement(found, row["full_name"]) else None  # the import's rule: one signature, of it
 
 
 def theorem_spec(store, repo_id: str, full_name: str) -> TheoremSpec:
