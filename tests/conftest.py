@@ -1,7 +1,9 @@
 """Test session settings: offline, quiet Prefect, and one embedded Prefect server.
 
 Flow tests use the `prefect` fixture: one `prefect_test_harness` (a real temporary
-Prefect server and database) for the whole session, started on first use.
+Prefect server and database) for the whole session, started on first use. Tests whose
+Dojoflow home starts a Prefect server of its own seed it with `migrated_prefect_db`
+(tests/prefect_db.py), a copy of the session server's database as it started.
 """
 
 import os
