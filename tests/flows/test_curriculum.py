@@ -328,7 +328,7 @@ def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpo
         # EWC from step 1's Fisher, estimated on 8 examples (the default 128 were most of this test's time)
         "retriever": {
             "backbone": "builtin:tiny-encoder",
-            "max_steps": 3,
+            "training": {"max_steps": 3},
             "batch_size": 4,
             "ewc_lambda": 10.0,
             "fisher_examples": 8,
