@@ -1,10 +1,13 @@
 """Test session settings: offline, quiet Prefect, and one embedded Prefect server.
 
 Flow tests use the `prefect` fixture: one `prefect_test_harness` (a real temporary
-Prefect server and database) for the whole session, started on first use.
+Prefect server and database) for the whole session, started on first use. Tests whose
+Dojoflow home starts a Prefect server of its own seed it with `migrated_prefect_db`
+(tests/prefect_db.py), a copy of the session server's database as it started.
 """
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -17,11 +20,23 @@ import pytest  # noqa: E402
 
 # The real kimina server (session fixtures `kimina`, `kimina_legacy`): one each per test session.
 from tests.doubles.kimina_server import kimina, kimina_legacy  # noqa: E402, F401
+from tests.prefect_db import copy_db  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def prefect():
+def prefect(tmp_path_factory):
+    from prefect.settings import PREFECT_SERVER_DATABASE_CONNECTION_URL
     from prefect.testing.utilities import prefect_test_harness
 
     with prefect_test_harness(server_startup_timeout=180):
-        yield
+        # The server migrated its fresh database before it answered: copied now, it holds no run.
+        url = PREFECT_SERVER_DATABASE_CONNECTION_URL.value()
+        migrated = tmp_path_factory.mktemp("migrated-prefect-db") / "prefect.db"
+        copy_db(url.split(":///", 1)[1], migrated)
+        yield migrated
+
+
+@pytest.fixture(scope="session")
+def migrated_prefect_db(prefect) -> Path:
+    """A Prefect database with every migration applied and no runs (tests/prefect_db.py)."""
+    return prefect

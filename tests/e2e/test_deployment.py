@@ -26,6 +26,8 @@ import httpx
 import pytest
 import yaml
 
+from tests.prefect_db import copy_db
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 PREFECT = str(BIN / "prefect")
@@ -204,7 +206,7 @@ def quiet_repository(tmp: Path) -> tuple[str, Path]:
 
 
 def wait_for(
-    what: str, check, timeout: float, every: float = 1.0, alive: subprocess.Popen | None = None, log=lambda: ""
+    what: str, check, timeout: float, every: float = 0.2, alive: subprocess.Popen | None = None, log=lambda: ""
 ):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -218,7 +220,7 @@ def wait_for(
 
 
 @pytest.mark.e2e
-def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_path):
+def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_path, migrated_prefect_db):
     from storage import catalog
     from storage.store import Store
     from tasks.config import PipelineConfig
@@ -228,6 +230,7 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
     home = tmp_path / "dojoflow-home"
     env = child_env(tmp_path, api)
     procs = Processes(tmp_path)
+    copy_db(migrated_prefect_db, tmp_path / "prefect-home" / "prefect.db")  # spares the server its migrations
     timings: dict[str, float] = {}
     t0 = time.monotonic()
 
@@ -290,7 +293,7 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
         worker = procs.start(
             "worker",
             [PREFECT, "worker", "start", "--pool", "dojoflow", "--type", "process"],
-            {**env, "PREFECT_WORKER_QUERY_SECONDS": "2"},
+            {**env, "PREFECT_WORKER_QUERY_SECONDS": "1"},
         )
 
         # The curriculum on examples/tiny.yaml (the whole PipelineConfig as the `config` parameter)
@@ -327,7 +330,7 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
             "the nightly run to finish",
             lambda: finished(night_id),
             EVENT_CEILING_S,
-            every=2,
+            every=0.5,
             alive=worker,
             log=lambda: procs.tail("worker"),
         )
@@ -335,7 +338,7 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
             "the curriculum run to finish",
             lambda: finished(run_id),
             EVENT_CEILING_S,
-            every=2,
+            every=0.5,
             alive=worker,
             log=lambda: procs.tail("worker"),
         )

@@ -19,6 +19,7 @@ import pytest
 
 from flows.runtime.server import free_port
 from tasks.report import PLOT_ALT
+from tests.prefect_db import seed_prefect_home
 
 from .browser import Browser, chromium_binary
 
@@ -48,11 +49,11 @@ def artifacts(api: str) -> dict[str, dict]:
 
 
 @pytest.mark.e2e
-def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path):
+def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path, migrated_prefect_db):
     binary = chromium_binary()
     if binary is None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium; .ci/run does this)")
-    home, port = tmp_path / "home", free_port()
+    home, port = seed_prefect_home(tmp_path / "home", migrated_prefect_db), free_port()
     started = dojoflow("server", "start", "--home", str(home), "--port", str(port))
     ui = f"http://127.0.0.1:{port}"
     try:

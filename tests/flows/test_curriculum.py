@@ -221,7 +221,9 @@ def _write_config(tmp_path: Path, sft: dict, n: int = 3) -> Path:
 
 def test_a_run_killed_during_training_resumes_without_retraining_finished_steps(prefect, tmp_path):
     home = tmp_path / "home"
-    slow = {**TINY_SFT, "training": {**TINY_SFT["training"], "max_steps": 400, "save_steps": 2}}
+    # Step 2 saves its first Trainer checkpoint at step 20 and trains 140 more: the kill lands in
+    # between (a poll every 0.1 s). Few saves: each costs more than a step of the tiny model.
+    slow = {**TINY_SFT, "training": {**TINY_SFT["training"], "max_steps": 160, "save_steps": 20}}
     cfg = _write_config(tmp_path, slow, n=2)
     proc = _run_cli(cfg, home, _cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -230,11 +232,16 @@ def test_a_run_killed_during_training_resumes_without_retraining_finished_steps(
         # deadline: the ceiling is only reached by a run that hangs)
         while time.monotonic() < deadline:
             published = list((home / "checkpoints" / "sft").glob("*/dojoflow-checkpoint.json"))
-            partial = list((home / "work" / "sft").rglob("checkpoint-*")) if (home / "work").exists() else []
+            # a complete one (tasks/models/loading.py: trainer_state.json is written last)
+            partial = (
+                list((home / "work" / "sft").rglob("checkpoint-*/trainer_state.json"))
+                if (home / "work").exists()
+                else []
+            )
             if len(published) == 1 and partial:
                 break
             assert proc.poll() is None, "the run ended before it could be killed"
-            time.sleep(0.5)
+            time.sleep(0.1)
         else:
             pytest.fail("step 2 never started training")
         step1 = published[0]
@@ -318,11 +325,13 @@ def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpo
     home = tmp_path / "home"
     trainers = {
         "sft": TINY_SFT,
+        # EWC from step 1's Fisher, estimated on 8 examples (the default 128 were most of this test's time)
         "retriever": {
             "backbone": "builtin:tiny-encoder",
             "training": {"max_steps": 3},
             "batch_size": 4,
             "ewc_lambda": 10.0,
+            "fisher_examples": 8,
         },
         "progress": {"model": "builtin:tiny-encoder", "training": {"max_steps": 3, "per_device_train_batch_size": 8}},
     }

@@ -1,6 +1,7 @@
-"""examples/grpo.yaml on the embedded Prefect server: SFT then GRPO (DAPO) at a curriculum step of
-the sample, GRPO starting from that step's SFT checkpoint, rewards from the replay backend (traced
-data; no Lean runs), replay pass@k and the step's training rewards recorded; a rerun is all Cached."""
+"""examples/grpo.yaml (6 of its 30 SFT steps) on the embedded Prefect server: SFT then GRPO (DAPO)
+at a curriculum step of the sample, GRPO starting from that step's SFT checkpoint, rewards from the
+replay backend (traced data; no Lean runs), replay pass@k and the step's training rewards recorded;
+a rerun is all Cached."""
 
 from __future__ import annotations
 
@@ -18,8 +19,13 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "grpo.yaml"
 def test_sft_then_dapo_per_repository_with_replay_rewards_and_cached_rerun(prefect, tmp_path):
     from flows.curriculum import curriculum
 
-    cfg = PipelineConfig.from_yaml(EXAMPLE).with_overrides(
-        {"home": str(tmp_path / "home"), "max_steps": 1}, source="the test"
+    example = PipelineConfig.from_yaml(EXAMPLE)
+    trainers = example.model_dump()["trainers"]
+    # 6 SFT steps, not the example's 30: they are most of this test's time, and nothing here
+    # depends on how much SFT learned (GRPO's groups without reward variance are resampled, then masked).
+    trainers["sft"]["training"]["max_steps"] = 6
+    cfg = example.with_overrides(
+        {"home": str(tmp_path / "home"), "max_steps": 1, "trainers": trainers}, source="the test"
     )
     first = curriculum(config=cfg)
     assert train_states(first, "sft") == ["Completed"] and train_states(first, "grpo") == ["Completed"]

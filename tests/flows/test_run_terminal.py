@@ -23,6 +23,7 @@ import yaml
 
 from storage import catalog
 from storage.store import Store
+from tests.prefect_db import seed_prefect_home
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -148,8 +149,8 @@ def interrupt_at_checkpoint(cfg: Path, home: Path, sig: signal.Signals, checkpoi
     return out, err
 
 
-def test_ctrl_c_then_sigterm_stop_the_run_mark_it_cancelled_and_a_rerun_resumes(tmp_path):
-    home = tmp_path / "home"
+def test_ctrl_c_then_sigterm_stop_the_run_mark_it_cancelled_and_a_rerun_resumes(tmp_path, migrated_prefect_db):
+    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)  # the piped run above starts on a fresh one
     cfg = write_config(tmp_path, max_steps=12, save_steps=2)
     interrupt_at_checkpoint(cfg, home, signal.SIGINT, "checkpoint-2")
     interrupt_at_checkpoint(cfg, home, signal.SIGTERM, "checkpoint-4")

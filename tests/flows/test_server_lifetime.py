@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from flows.runtime.server import is_healthy
+from tests.prefect_db import seed_prefect_home
 
 STARTER = textwrap.dedent(
     """
@@ -47,9 +48,10 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.timeout(600)
-def test_a_sigkilled_run_takes_its_temporary_server_with_it(tmp_path):
+def test_a_sigkilled_run_takes_its_temporary_server_with_it(tmp_path, migrated_prefect_db):
+    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
     starter = subprocess.Popen(
-        [sys.executable, "-c", STARTER, str(tmp_path / "home")],
+        [sys.executable, "-c", STARTER, str(home)],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": os.getcwd()},

@@ -28,6 +28,7 @@ import yaml
 
 from tests.doubles.openai_endpoint import EndpointDouble
 from tests.doubles.sample_store import sample_store
+from tests.prefect_db import seed_prefect_home
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -83,7 +84,7 @@ def assert_quiet(screen: str) -> Path:
     return Path(log[-1])
 
 
-def test_run_on_a_terminal_shows_only_dojoflows_lines_and_the_log_gets_the_libraries(tmp_path):
+def test_run_on_a_terminal_shows_only_dojoflows_lines_and_the_log_gets_the_libraries(tmp_path, migrated_prefect_db):
     cfg = {
         "name": "pty",
         "sources": [{"sample": "NatBasics"}],
@@ -100,15 +101,16 @@ def test_run_on_a_terminal_shows_only_dojoflows_lines_and_the_log_gets_the_libra
         "evaluation": {"splits": ["test"]},
     }
     (tmp_path / "pty.yaml").write_text(yaml.safe_dump(cfg))
-    code, screen = on_a_terminal(["run", str(tmp_path / "pty.yaml"), "--home", str(tmp_path / "home")], ROOT)
+    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)  # a first run on a fresh home: piped only
+    code, screen = on_a_terminal(["run", str(tmp_path / "pty.yaml"), "--home", str(home)], ROOT)
     assert code == 0, screen[-4000:]
     assert "step 1/1 NatBasics · sft · train" in screen and "done: 1 steps" in screen
     log = assert_quiet(screen).read_text()
     assert "{'loss'" in log and "Loading weights" in log, log[-3000:]
 
 
-def test_prove_and_grpo_train_on_a_terminal_print_their_result_and_log_the_rest(tmp_path):
-    home = tmp_path / "home"
+def test_prove_and_grpo_train_on_a_terminal_print_their_result_and_log_the_rest(tmp_path, migrated_prefect_db):
+    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
     sample_store(home)
     endpoint = EndpointDouble({})  # answers `rfl` to every state: the search runs, replay decides
     (tmp_path / "prove.yaml").write_text(
