@@ -122,14 +122,16 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     settings = config.proving
 
     # Which theorems and which generator; bad input fails here, before any search
-    theorems, checkpoint = p.resolve(home, config.repos, config.theorems, config.checkpoint, settings)
+    theorems, checkpoint, untried = p.resolve(home, config.repos, config.theorems, config.checkpoint, settings)
     p.check(home, settings, checkpoint, theorems)
     t.record_run_start(home, run_id, "prove", {"name": prove_run_name(config), **config.model_dump(mode="json")})
 
     # Search every sorry theorem, in batches spread by the task runner; each theorem's outcome to the catalog
     records = search_batches(p, home, settings, checkpoint, theorems)
     p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "sorry")
-    p.record_results(home, sorry_rows(records, settings), run_id, 0, checkpoint["checkpoint_id"], SORRY)
+    p.record_results(home, sorry_rows(records, settings, untried), run_id, 0, checkpoint["checkpoint_id"], SORRY)
+    for u in untried:
+        log.warning("not tried: %s (%s)", u["full_name"], u["reason"])
 
     # One checked patch per repository with proofs
     proved = [r for r in records if r["proof"]]
@@ -147,6 +149,7 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     return {
         "run_id": run_id,
         "theorems": len(records),
+        "untried": [{"theorem": u["full_name"], "reason": u["reason"]} for u in untried],
         "proved": [r["full_name"] for r in proved],
         "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
         # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch

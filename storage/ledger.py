@@ -32,12 +32,13 @@ def record_start(store, run_id: str, provenance: dict) -> None:
         catalog.add_columns(con)  # and the metrics columns the view reads
         con.execute(LEDGER_VIEW)
         con.execute(
-            "INSERT OR REPLACE INTO run_provenance (run_id, dojoflow_version, git_commit, environment,"
-            " verifier_rule_version, cpu_seconds_at_start, gpu) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO run_provenance (run_id, dojoflow_version, git_commit, git_dirty, environment,"
+            " verifier_rule_version, cpu_seconds_at_start, gpu) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 provenance["dojoflow_version"],
                 provenance["git_commit"],
+                provenance.get("git_dirty"),
                 json.dumps(provenance["environment"], sort_keys=True),
                 provenance["verifier_rule_version"],
                 provenance["cpu_seconds_at_start"],

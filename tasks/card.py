@@ -52,18 +52,23 @@ def sorry_section(store, run_id: str, listed: int = 100) -> list[str]:
     """Markdown of a `dojoflow prove` run: each `sorry` theorem tried, its outcome and checker."""
     from .proving.sorry import SORRY
 
-    rows = [r for r in read_results(store, run_id) if r["split_kind"] == SORRY]
-    if not rows:
+    every = [r for r in read_results(store, run_id) if r["split_kind"] == SORRY]
+    if not every:
         return []
+    rows = [r for r in every if r["status"] != "untried"]
+    untried = [r for r in every if r["status"] == "untried"]
     proved = [r for r in rows if r["status"] == "proved"]
     checkers = sorted({r["checker"] for r in rows})
-    out = [f"## `sorry` theorems tried ({len(rows)})", ""]
+    title = f"## `sorry` theorems tried ({len(rows)})" + (f", not tried ({len(untried)})" if untried else "")
+    out = [title, ""]
     out.append(
-        f"Proved {len(proved)} of {len(rows)}, decided by {', '.join(f'`{c}`' for c in checkers)}; "
+        f"Proved {len(proved)} of {len(rows)}, decided by {', '.join(f'`{c}`' for c in checkers) or 'none'}; "
         f"{sum(1 for r in rows if r['errors'])} with an attempt that ended in an error, "
-        f"{sum(1 for r in rows if r['status'] == 'not_started')} not started."
+        f"{sum(1 for r in rows if r['status'] == 'not_started')} not started"
+        + (f"; {len(untried)} could not be tried (listed with their reasons)." if untried else ".")
         + (" `replay` re-finds traced proofs only, and a `sorry` theorem has none." if "replay" in checkers else "")
     )
+    rows = rows + untried
     out.append("")
     out += _table(
         ["repository", "theorem", "status", "checker", "attempts n", "proofs c", "errors", "reason"],
@@ -150,6 +155,16 @@ def _gpu_and_tokens(compute: dict, gpu: str | None) -> str:
     return f"{used}; {said} (GRPO sampling and proof search behind these numbers)"
 
 
+def _dirty(prov: dict) -> str:
+    """Whether the tree had uncommitted changes to tracked files when the run started."""
+    if not prov.get("git_commit"):
+        return ""
+    dirty = prov.get("git_dirty")
+    if dirty is None:
+        return " (dirty: not recorded)"
+    return " (dirty: true, uncommitted changes to tracked files)" if dirty else " (dirty: false)"
+
+
 def _provenance(led: dict) -> list[str]:
     run, prov = led["run"], led["provenance"] or {}
     env = prov.get("environment") or {}
@@ -159,7 +174,8 @@ def _provenance(led: dict) -> list[str]:
         f"- Run `{run['run_id']}`: flow `{run['flow']}`, status `{run['status']}`, started {run['started_at']}, "
         f"finished {run['finished_at']}",
         f"- Code: Dojoflow {prov.get('dojoflow_version', 'not recorded')}, git commit "
-        f"`{prov.get('git_commit') or 'not a git checkout'}`; verifier rule `{prov.get('verifier_rule_version', 'not recorded')}`",
+        f"`{prov.get('git_commit') or 'not a git checkout'}`{_dirty(prov)}; "
+        f"verifier rule `{prov.get('verifier_rule_version', 'not recorded')}`",
         f"- Environment: Python {env.get('python', '?')} on {env.get('platform', '?')}, host {env.get('host', '?')}; "
         + ", ".join(f"{p} {v}" for p, v in sorted((env.get("packages") or {}).items())),
         f"- Compute: wall {compute['wall_seconds']} s, CPU {prov.get('cpu_seconds')} s of the run's process; "
@@ -208,7 +224,10 @@ def card_markdown(store, run_id: str) -> str:
     name = led["run"]["config"].get("name", led["run"]["flow"])
     parts = [f"# Results card: `{name}`, run `{run_id}`", ""]
     parts += _headline(rows)
-    parts += proving_section(rows, read_results(store, run_id, status="untried"))
+    from .proving.sorry import SORRY
+
+    untried = [u for u in read_results(store, run_id, status="untried") if u["split_kind"] != SORRY]
+    parts += proving_section(rows, untried)  # a prove run's untried `sorry` theorems are in sorry_section
     parts += sorry_section(store, run_id)
     parts += contamination_section(store, [s["snapshot_id"] for s in led["snapshots"]])
     parts += _provenance(led)
@@ -241,7 +260,7 @@ def card_settings(led: dict) -> dict[str, str]:
             flat[prefix] = json.dumps(value, sort_keys=True)
 
     walk("config", {k: v for k, v in led["run"]["config"].items() if k not in ("home", "name")})
-    walk("code", {k: prov.get(k) for k in ("dojoflow_version", "git_commit", "verifier_rule_version")})
+    walk("code", {k: prov.get(k) for k in ("dojoflow_version", "git_commit", "git_dirty", "verifier_rule_version")})
     walk("environment", {k: v for k, v in (prov.get("environment") or {}).items() if k != "host"})
     for s in led["snapshots"]:
         for r in s["repositories"]:

@@ -141,28 +141,37 @@ def training_identity(trainer: str, settings) -> dict:
     return out
 
 
-def code_version() -> dict:
+def code_version(root: Path | None = None) -> dict:
     """The code that trains: Dojoflow's package version (part of checkpoint ids), and the
-    git commit of the source tree when there is one (recorded in manifests)."""
+    git commit of the source tree when there is one, with `dirty`: whether tracked files
+    differ from that commit (recorded in manifests and the run's provenance; None outside git).
+    `root`: the source tree (this checkout's, unless given)."""
     try:
         package = importlib.metadata.version("dojoflow")
     except importlib.metadata.PackageNotFoundError:
         package = "unknown"
-    commit = None
-    root = Path(__file__).resolve().parents[1]
+    commit = dirty = None
+    root = root or Path(__file__).resolve().parents[1]
     if (root / ".git").exists():
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(root), "rev-parse", "HEAD"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"},
-            )
-            commit = out.stdout.strip() or None
-        except (OSError, subprocess.SubprocessError):
-            commit = None
-    return {"package": package, "git_commit": commit}
+        commit = _git(root, "rev-parse", "HEAD")
+        status = _git(root, "status", "--porcelain", "--untracked-files=no") if commit else None
+        dirty = None if status is None else bool(status)
+    return {"package": package, "git_commit": commit, "dirty": dirty}
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """A git command's stripped output in `root`, None when it fails."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
 
 
 def local_model_fingerprint(name: str) -> str | None:

@@ -92,6 +92,7 @@ def provenance() -> dict:
     return {
         "dojoflow_version": code["package"],
         "git_commit": code["git_commit"],
+        "git_dirty": code["dirty"],
         "environment": {
             "python": platform.python_version(),
             "platform": platform.platform(),

@@ -28,3 +28,42 @@ def test_the_baseline_is_no_model_and_counts_no_tokens():
 def test_a_total_of_figures_nobody_recorded_is_none_not_zero():
     assert _total([None, None]) is None and _total([]) is None
     assert _total([1.5, None, 2.0]) == 3.5
+
+
+def test_the_recorded_commit_says_whether_the_tree_was_dirty_and_the_card_shows_it(tmp_path):
+    import subprocess
+
+    from storage import ledger
+    from storage.store import Store
+    from tasks.card import _provenance
+    from tasks.checkpoints import code_version
+
+    repo = tmp_path / "src"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "one"]):
+        (repo / "a.py").write_text("x = 1\n")
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env={**env, "PATH": "/usr/bin:/bin"})
+    clean = code_version(repo)
+    assert clean["git_commit"] and clean["dirty"] is False
+    (repo / "a.py").write_text("x = 2\n")  # an uncommitted change: the commit alone no longer says what ran
+    assert code_version(repo)["dirty"] is True
+    assert code_version(tmp_path)["dirty"] is None  # not a git checkout: not known, not "clean"
+
+    store = Store.open(tmp_path / "home")
+    provenance = {
+        "dojoflow_version": "0.1",
+        "git_commit": clean["git_commit"],
+        "git_dirty": True,
+        "environment": {},
+        "verifier_rule_version": "guard-1",
+        "cpu_seconds_at_start": 0.0,
+        "gpu": None,
+    }
+    ledger.record_start(store, "run-1", provenance)
+    prov = ledger.read(store, "run-1")
+    assert prov["git_dirty"] is True
+    run = {"run_id": "run-1", "flow": "f", "status": "completed", "started_at": None, "finished_at": None, "config": {}}
+    led = {"run": run, "provenance": prov, "compute": {"wall_seconds": 1}, "snapshots": [], "checkpoints": {}}
+    card = "\n".join(_provenance(led))
+    assert f"`{clean['git_commit']}` (dirty: true" in card
