@@ -17,7 +17,7 @@ from storage.ids import stable_hash
 from storage.metrics import COUNT_METRICS
 from storage.theorem_results import read_results
 
-from .ledger import run_ledger
+from .ledger import run_ledger, trainer_settings
 from .proving.summary import fmt_aggregate, proving_section
 
 CARD_FILE = "card.md"
@@ -210,11 +210,28 @@ def _provenance(led: dict) -> list[str]:
         "",
         "### Settings (resolved)",
         "",
+        "The run's config:",
+        "",
         "```json",
         json.dumps(led["run"]["config"], indent=1, sort_keys=True),
         "```",
         "",
     ]
+    return out + _trainer_settings_section(led)
+
+
+def _trainer_settings_section(led: dict) -> list[str]:
+    """Each trainer's settings as used (its newest checkpoint in the run): Dojoflow's, every
+    default filled in, and the trainer library's whole config (TRL, transformers)."""
+    out = []
+    for trainer, got in trainer_settings(led["checkpoints"]).items():
+        if got is None:
+            out += [f"`{trainer}`: settings as used not recorded (a checkpoint from before the catalog kept them).", ""]
+            continue
+        lib = f", and `{got['library_file']}` (the trainer library's config as used)" if got.get("library") else ""
+        out += [f"`{trainer}`: Dojoflow's settings with their defaults{lib}:", "", "```json"]
+        out += [json.dumps({k: got[k] for k in ("dojoflow", "library") if got.get(k)}, indent=1, sort_keys=True)]
+        out += ["```", ""]
     return out
 
 
@@ -260,6 +277,7 @@ def card_settings(led: dict) -> dict[str, str]:
             flat[prefix] = json.dumps(value, sort_keys=True)
 
     walk("config", {k: v for k, v in led["run"]["config"].items() if k not in ("home", "name")})
+    walk("trainer", trainer_settings(led["checkpoints"]))  # as used: injected and library defaults too
     walk("code", {k: prov.get(k) for k in ("dojoflow_version", "git_commit", "git_dirty", "verifier_rule_version")})
     walk("environment", {k: v for k, v in (prov.get("environment") or {}).items() if k != "host"})
     for s in led["snapshots"]:

@@ -320,9 +320,32 @@ def train_step(
         )
     remove_tree(work_dir)
     checkpoint_registry.register(
-        store, cid, trainer, snapshot.snapshot_id, ref.parent_id, ref.settings_hash, str(out), figures
+        store,
+        cid,
+        trainer,
+        snapshot.snapshot_id,
+        ref.parent_id,
+        ref.settings_hash,
+        str(out),
+        figures,
+        resolved_settings(settings, out),
     )
     return ref
+
+
+# The trainer library's own config as it was used, where a trainer writes one into its checkpoint
+# (tasks/trainers/lifecycle.py publish(config_file=...)): TRL's SFTConfig/GRPOConfig, transformers'
+# TrainingArguments. The retriever's Lightning Trainer takes only Dojoflow's settings.
+TRAINER_CONFIG_FILES = ("sft_config.json", "grpo_config.json", "training_args.json")
+
+
+def resolved_settings(settings, folder: Path) -> dict:
+    """{"dojoflow": the trainer's settings with every default filled in, "library": the trainer
+    library's whole config as used (JSON), "library_file": which file it came from}: what the
+    catalog keeps per checkpoint, so the card and `card --against` see the settings as used."""
+    found = next((folder / f for f in TRAINER_CONFIG_FILES if (folder / f).is_file()), None)
+    library = json.loads(found.read_text()) if found is not None else None
+    return {"dojoflow": settings.model_dump(mode="json"), "library": library, "library_file": found and found.name}
 
 
 def discard_checkpoint(store, ref: CheckpointRef) -> None:

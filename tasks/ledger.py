@@ -132,6 +132,31 @@ def checkpoint_chain(store, checkpoint_id: str) -> list[dict]:
     return chain
 
 
+# Keys of a trainer library's config that name where a checkpoint was written, not how it trained.
+WHERE_KEYS = ("output_dir", "logging_dir", "run_name")
+
+
+def trainer_settings(checkpoints: dict[str, list[dict]]) -> dict[str, dict]:
+    """Per trainer, the resolved settings (checkpoints.resolved_settings) of the run's newest
+    checkpoint of that trainer, without the folders it was written to; None where the catalog
+    did not record them (a checkpoint from before they were)."""
+    import json
+
+    newest: dict[str, dict] = {}
+    for chain in checkpoints.values():
+        c = chain[0]
+        if c["trainer"] not in newest or str(c.get("created_at")) > str(newest[c["trainer"]].get("created_at")):
+            newest[c["trainer"]] = c
+    out = {}
+    for trainer, c in sorted(newest.items()):
+        got = c.get("resolved_settings")
+        got = json.loads(got) if isinstance(got, str) else got
+        if got and isinstance(got.get("library"), dict):
+            got["library"] = {k: v for k, v in got["library"].items() if k not in WHERE_KEYS}
+        out[trainer] = got
+    return out
+
+
 def _snapshots(store, snapshot_ids: list[str]) -> list[dict]:
     import json
 
