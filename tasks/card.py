@@ -17,7 +17,7 @@ from storage.ids import stable_hash
 from storage.metrics import COUNT_METRICS
 from storage.theorem_results import read_results
 
-from .ledger import run_ledger, trainer_settings
+from .ledger import backend_version, run_ledger, trainer_settings
 from .proving.summary import fmt_aggregate, proving_section
 
 CARD_FILE = "card.md"
@@ -130,13 +130,16 @@ def contamination_section(store, snapshot_ids: list[str], listed: int = 50) -> l
     return out
 
 
-def _proving_settings(p: dict | None, rule: str | None) -> list[str]:
-    """The proving backend, generator, sampling and budgets, one line (the full config follows)."""
+def _proving_settings(p: dict | None, prov: dict, toolchains: list[str]) -> list[str]:
+    """The proving backend (and its version, the Lean toolchains), generator, sampling and budgets,
+    one line (the full config follows)."""
     if not p:
         return []
     g, b = p.get("generator") or {}, p.get("backend") or {}
+    rule = prov.get("verifier_rule_version")
+    lean = f"Lean {', '.join(toolchains)}" if toolchains else "Lean toolchain not recorded in the export"
     return [
-        f"- Proving: backend `{b.get('kind')}` (verifier rule `{rule}`), generator `{g.get('kind')}` "
+        f"- Proving: backend `{backend_version(b.get('kind'), prov)}`, {lean} (verifier rule `{rule}`), generator `{g.get('kind')}` "
         f"({g.get('decoding')} decoding, temperature {g.get('temperature')}), mode `{p.get('mode')}`, "
         f"{p.get('attempts')} attempts per theorem, k={p.get('k')}, seed {p.get('seed')}; budgets: "
         f"{p.get('num_tactics')} tactics per state, {p.get('max_expansions')} expansions, {p.get('timeout_s')} s "
@@ -181,14 +184,22 @@ def _provenance(led: dict) -> list[str]:
         f"- Compute: wall {compute['wall_seconds']} s, CPU {prov.get('cpu_seconds')} s of the run's process; "
         + _gpu_and_tokens(compute, prov.get("gpu")),
     ]
-    out += _proving_settings(led.get("proving"), prov.get("verifier_rule_version"))
+    toolchains = sorted(
+        {r["lean_version"] for s in led["snapshots"] for r in s["repositories"] if r.get("lean_version")}
+    )
+    out += _proving_settings(led.get("proving"), prov, toolchains)
     out += ["", "### Data", ""]
     for s in led["snapshots"]:
         out += [f"Snapshot `{s['snapshot_id']}` (snapshot settings `{json.dumps(s['settings'], sort_keys=True)}`):", ""]
         out += _table(
             ["repository", "url", "commit", "Lean toolchain"],
             [
-                [r.get("name", r["repo_id"]), r.get("url", ""), r.get("commit", ""), r.get("lean_version") or "unknown"]
+                [
+                    r.get("name", r["repo_id"]),
+                    r.get("url", ""),
+                    r.get("commit", ""),
+                    r.get("lean_version") or "not recorded in the export",
+                ]
                 for r in s["repositories"]
             ],
         )

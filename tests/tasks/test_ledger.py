@@ -67,3 +67,17 @@ def test_the_recorded_commit_says_whether_the_tree_was_dirty_and_the_card_shows_
     led = {"run": run, "provenance": prov, "compute": {"wall_seconds": 1}, "snapshots": [], "checkpoints": {}}
     card = "\n".join(_provenance(led))
     assert f"`{clean['git_commit']}` (dirty: true" in card
+
+
+def test_the_backend_is_named_with_the_version_that_decided():
+    from tasks.ledger import backend_version
+
+    prov = {
+        "dojoflow_version": "0.1.0",
+        "environment": {"packages": {"lean-interact": "0.11.6", "lean-dojo": "4.20.0"}},
+    }
+    assert backend_version("repl", prov) == "repl via lean-interact 0.11.6"
+    assert backend_version("leandojo", prov) == "leandojo via lean-dojo 4.20.0"
+    assert backend_version("replay", prov) == "replay: Dojoflow 0.1.0 (no Lean runs)"
+    assert "kimina-client (version not recorded)" in backend_version("kimina", prov)
+    assert backend_version("repl", None) == "repl via lean-interact (version not recorded)"
