@@ -141,6 +141,34 @@ def write_report(
     folder = Path(home) / "reports" / run_id
     rows = metrics_rows(store, run_id)
     plot = plot_metrics(rows, folder / PLOT_FILE, cache=Path(home) / "reports" / ".plots")
+    parts = [
+        f"# Dojoflow run `{name}`",
+        "",
+        f"Run `{run_id}`, finished {datetime.now(UTC).isoformat(timespec='seconds')}.",
+        "",
+    ]
+    parts += _repositories_section(store, steps)
+    parts += _steps_section(home, step_results)
+    if plot:  # before the metrics table, which has a row per step, trainer, repository, split and metric
+        parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
+    parts += _metrics_section(rows)
+    parts += proving_section(rows, read_results(store, run_id, status="untried"))
+    parts += forgetting_section(*forgetting.of_run(store, run_id))
+    parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
+    parts += _proofs_section(read_proofs(store, run_id))
+    if failures:
+        parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
+    markdown = "\n".join(parts)
+    atomic.write_text(folder / "report.md", markdown)
+    return {
+        "markdown": markdown,
+        "path": str(folder / "report.md"),
+        "plot": str(plot) if plot else None,
+        "metrics": len(rows),
+    }
+
+
+def _repositories_section(store, steps: list[dict]) -> list[str]:
     counts = {
         r["repo_id"]: r
         for r in catalog.query(
@@ -149,13 +177,7 @@ def write_report(
         SELECT repo_id, count(*) AS theorems, sum(num_tactics) AS tactics FROM theorems GROUP BY repo_id""",
         ).to_pylist()
     }
-    parts = [
-        f"# Dojoflow run `{name}`",
-        "",
-        f"Run `{run_id}`, finished {datetime.now(UTC).isoformat(timespec='seconds')}.",
-        "",
-    ]
-    parts += [
+    return [
         "## Repositories in curriculum order",
         "",
         _table(
@@ -173,7 +195,10 @@ def write_report(
         ),
         "",
     ]
-    parts += [
+
+
+def _steps_section(home: Path, step_results: list[dict]) -> list[str]:
+    return [
         "## Steps",
         "",
         _table(
@@ -197,63 +222,55 @@ def write_report(
         f"Checkpoints are folders `<id>` under `{Path(home) / 'checkpoints'}/<trainer>/` (`dojoflow checkpoints`).",
         "",
     ]
-    if plot:  # before the metrics table, which has a row per step, trainer, repository, split and metric
-        parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
-    if rows:
-        parts += [
-            "## Metrics",
-            "",
-            _table(
-                ["step", "trainer", "repository", "split", "metric", "value", "95% CI", "n"],
+
+
+def _metrics_section(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    return [
+        "## Metrics",
+        "",
+        _table(
+            ["step", "trainer", "repository", "split", "metric", "value", "95% CI", "n"],
+            [
                 [
-                    [
-                        r["step"],
-                        r["trainer"],
-                        group_label(r["repo"] or r["repo_id"], r),  # a benchmark's rows: its fingerprint
-                        r["split"],
-                        r["metric"],
-                        float(r["value"]),
-                        interval_text(r),
-                        r["count"],
-                    ]
-                    for r in rows
-                ],
-            ),
-            "",
-        ]
-    parts += proving_section(rows, read_results(store, run_id, status="untried"))
-    parts += forgetting_section(*forgetting.of_run(store, run_id))
-    parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
-    proofs = read_proofs(store, run_id)
-    if proofs:
-        parts += [
-            "## Proofs found",
-            "",
-            "Checked by the named checker (`replay` is the traced data, not Lean).",
-            "",
-            _table(
-                ["repository", "split", "theorem", "checker", "axioms", "proof"],
+                    r["step"],
+                    r["trainer"],
+                    group_label(r["repo"] or r["repo_id"], r),  # a benchmark's rows: its fingerprint
+                    r["split"],
+                    r["metric"],
+                    float(r["value"]),
+                    interval_text(r),
+                    r["count"],
+                ]
+                for r in rows
+            ],
+        ),
+        "",
+    ]
+
+
+def _proofs_section(proofs: list[dict]) -> list[str]:
+    if not proofs:
+        return []
+    return [
+        "## Proofs found",
+        "",
+        "Checked by the named checker (`replay` is the traced data, not Lean).",
+        "",
+        _table(
+            ["repository", "split", "theorem", "checker", "axioms", "proof"],
+            [
                 [
-                    [
-                        p["repo"] or p["repo_id"],
-                        p["split"] or p["purpose"],
-                        p["full_name"],
-                        p["checker"],
-                        ", ".join(p["axioms"]) or "none",
-                        "`" + "; ".join(p["tactics"]).replace("|", "\\|") + "`",
-                    ]
-                    for p in proofs
-                ],
-            ),
-            "",
-        ]
-    if failures:
-        parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
-    markdown = "\n".join(parts)
-    atomic.write_text(folder / "report.md", markdown)
-    return {
-        "markdown": markdown,
-        "path": str(folder / "report.md"),
-        "plot": str(plot) if plot else None,
-        "metrics": len(rows),
-    }
+                    p["repo"] or p["repo_id"],
+                    p["split"] or p["purpose"],
+                    p["full_name"],
+                    p["checker"],
+                    ", ".join(p["axioms"]) or "none",
+                    "`" + "; ".join(p["tactics"]).replace("|", "\\|") + "`",
+                ]
+                for p in proofs
+            ],
+        ),
+        "",
+    ]

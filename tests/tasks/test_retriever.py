@@ -23,14 +23,9 @@ from storage.ids import theorem_id
 from storage.snapshot_ref import SnapshotRef
 from tasks.models import OFFLINE_ENCODERS
 from tasks.retriever import RetrieverSettings, evaluate_retriever, retrieval_metrics, train_retriever
-from tasks.retriever.data import (
-    PremiseCorpus,
-    RetrievalPairs,
-    build_examples,
-    premise_text,
-    sample_negatives,
-)
+from tasks.retriever.data import PremiseCorpus, build_examples, premise_text
 from tasks.retriever.errors import BackboneMismatchError, FisherMismatchError
+from tasks.retriever.pairs import RetrievalPairs, sample_negatives
 from tasks.trainers.base import SkipTraining
 
 # -- a snapshot written by hand -------------------------------------------------------------
@@ -676,15 +671,15 @@ def test_fisher_of_the_retriever_matches_per_example_gradients_computed_separate
 # -- training and evaluation on a real store snapshot ------------------------------------------------
 
 
-def settings(**over) -> RetrieverSettings:
+def settings(training: dict | None = None, **over) -> RetrieverSettings:
+    """Small, quick settings; `training` is laid over their Lightning Trainer arguments."""
     base = dict(
         backbone="builtin:tiny-encoder",
         max_seq_len=64,
         batch_size=8,
         eval_batch_size=64,
-        max_epochs=1,
-        max_steps=6,
-        lr=1e-3,
+        training={"max_epochs": 1, "max_steps": 6, **(training or {})},
+        optimizer={"lr": 1e-3},
         fisher_examples=16,
         ewc_lambda=0.0,
         checkpoint_every_n_steps=2,
@@ -838,7 +833,12 @@ def test_continuing_with_ewc_keeps_weights_closer_to_the_parent(trained, store_s
     def drift(lam: float, name: str) -> tuple[float, dict]:
         child = tmp_path / f"{name}-out"
         figures = train_retriever(
-            s.model_copy(update={"ewc_lambda": lam, "max_steps": 12, "max_epochs": 10, "lr": 3e-3}),
+            settings(
+                {"max_steps": 12, "max_epochs": 10},
+                model_cache_dir=s.model_cache_dir,
+                ewc_lambda=lam,
+                optimizer={"lr": 3e-3},
+            ),
             snap,
             "random",
             out,
@@ -918,18 +918,17 @@ def test_backbone_with_another_hidden_size_is_refused(trained, store_snapshot, t
 
 def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp_path):
     snap, tmp = store_snapshot
-    s = settings(model_cache_dir=str(tmp / "models"), max_steps=2, fisher_examples=0, checkpoint_every_n_steps=1)
+    s = settings({"max_steps": 2}, model_cache_dir=str(tmp / "models"), fisher_examples=0, checkpoint_every_n_steps=1)
     first = train_retriever(s, snap, "random", None, tmp_path / "o1", tmp_path / "work")
     assert first["resumed"] is False and (tmp_path / "work" / "checkpoints" / "last.ckpt").exists()
-    second = train_retriever(
-        s.model_copy(update={"max_steps": 3}), snap, "random", None, tmp_path / "o2", tmp_path / "work"
-    )
+    longer = s.model_copy(update={"training": {**s.training, "max_steps": 3}})
+    second = train_retriever(longer, snap, "random", None, tmp_path / "o2", tmp_path / "work")
     assert second["resumed"] is True and second["global_step"] == 3
     assert not (tmp_path / "o2" / "fisher.safetensors").exists()  # fisher_examples=0
 
 
 def test_epoch_order_depends_on_seed_and_epoch_only_and_resumes_at_a_batch():
-    from tasks.retriever.data import EpochOrder
+    from tasks.retriever.pairs import EpochOrder
 
     class Pairs:  # what EpochOrder needs of RetrievalPairs
         epoch = None
@@ -975,9 +974,8 @@ def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupte
 
     snap, tmp = store_snapshot
     s = settings(
+        {"max_steps": -1, "max_epochs": 2},
         model_cache_dir=str(tmp / "models"),
-        max_steps=-1,
-        max_epochs=2,
         batch_size=4,
         fisher_examples=0,
         checkpoint_every_n_steps=1,
