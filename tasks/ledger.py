@@ -244,9 +244,13 @@ def compute_behind(store, run_id: str, checkpoint_ids: list[str]) -> dict:
             "SELECT * FROM theorem_results WHERE run_id = $run AND prover = 'model' AND status <> 'untried'",
             run=run_id,
         )
+    sampling = _total([f.get("tokens_generated") for f in figures])
+    searching = _total([r.get("tokens") for r in proving])
     return {
         "gpu_seconds": _total([f.get("gpu_seconds") for f in figures] + [r.get("gpu_seconds") for r in proving]),
-        "tokens_generated": _total([f.get("tokens_generated") for f in figures] + [r.get("tokens") for r in proving]),
+        "tokens_generated": _total([sampling, searching]),
+        # which generated the tokens: GRPO's sampling during training, proof search, or both
+        "tokens_from": [w for w, n in (("GRPO sampling", sampling), ("proof search", searching)) if n is not None],
     }
 
 

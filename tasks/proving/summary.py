@@ -175,7 +175,7 @@ def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50
         shown = untried[:names_shown]
         out += _md_table(
             ["repository", "split", "theorem", "reason"],
-            [[u.get("repo") or u["repo_id"], u["split"], u["full_name"], u["reason"]] for u in shown],
+            [[group_label(u.get("repo") or u["repo_id"], u), u["split"], u["full_name"], u["reason"]] for u in shown],
         )
         if len(untried) > names_shown:
             out.append(f"\n... and {len(untried) - names_shown} more (`theorem_results` where status = 'untried').")

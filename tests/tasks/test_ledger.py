@@ -81,3 +81,14 @@ def test_the_backend_is_named_with_the_version_that_decided():
     assert backend_version("replay", prov) == "replay: Dojoflow 0.1.0 (no Lean runs)"
     assert "kimina-client (version not recorded)" in backend_version("kimina", prov)
     assert backend_version("repl", None) == "repl via lean-interact (version not recorded)"
+
+
+def test_the_cards_compute_line_names_only_what_generated_the_tokens_and_untried_benchmarks_their_fingerprint():
+    from tasks.card import _gpu_and_tokens
+    from tasks.proving.summary import proving_section
+
+    line = _gpu_and_tokens({"gpu_seconds": None, "tokens_generated": 40.0, "tokens_from": ["proof search"]}, None)
+    assert line.endswith("40 tokens generated (proof search behind these numbers)")  # before: "GRPO sampling and ..."
+    untried = [{"repo_id": "benchmark:mini-bench", "split": "benchmark", "full_name": "m1", "reason": "no trace"}]
+    text = "\n".join(proving_section([], [{**untried[0], "benchmark": "abc123"}]))
+    assert "| benchmark:mini-bench (fingerprint `abc123`) | benchmark | m1 | no trace |" in text
