@@ -120,14 +120,16 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     settings = config.proving
 
     # Which theorems and which generator; bad input fails here, before any search
-    theorems, generator = p.resolve(home, config.repos, config.theorems, config.checkpoint, settings)
+    theorems, generator, untried = p.resolve(home, config.repos, config.theorems, config.checkpoint, settings)
     p.check(home, settings, generator, theorems)
     t.record_run_start(home, run_id, "prove", {"name": prove_run_name(config), **config.model_dump(mode="json")})
 
     # Search every sorry theorem, in batches spread by the task runner; each theorem's outcome to the catalog
     records = search_batches(p, home, settings, generator, theorems)
     p.record_proofs(home, records, run_id, generator.checkpoint_id, "sorry")
-    p.record_results(home, sorry_rows(records, settings), run_id, 0, generator.checkpoint_id, SORRY)
+    p.record_results(home, sorry_rows(records, settings, untried), run_id, 0, generator.checkpoint_id, SORRY)
+    for u in untried:
+        log.warning("not tried: %s (%s)", u["full_name"], u["reason"])
 
     # One checked patch per repository with proofs
     proved = [r for r in records if r["proof"]]
@@ -142,4 +144,4 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     except Exception as e:  # noqa: BLE001
         card = None
         log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
-    return prove_result(run_id, records, written, card)
+    return prove_result(run_id, records, written, card, untried)

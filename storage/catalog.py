@@ -111,6 +111,11 @@ ADDED_COLUMNS["theorem_results"] = {"benchmark": "VARCHAR", "via": "VARCHAR"}
 # The compute a theorem's search cost (tasks/ledger.py): its share of the tokens generated, and
 # its GPU seconds; NULL where not counted (a generator that is no model, no GPU).
 ADDED_COLUMNS["theorem_results"].update({"tokens": "DOUBLE", "gpu_seconds": "DOUBLE"})
+# The trainer settings as used (tasks/checkpoints.py, resolved_settings): Dojoflow's resolved
+# settings and the trainer library's whole config (TRL's SFTConfig, transformers' TrainingArguments).
+ADDED_COLUMNS["checkpoints"] = {"resolved_settings": "JSON"}
+# Whether the source tree differed from `git_commit` (uncommitted changes to tracked files).
+ADDED_COLUMNS["run_provenance"] = {"git_dirty": "BOOLEAN"}
 
 
 def add_columns(con) -> None:

@@ -17,12 +17,24 @@ def register(
     settings_hash: str,
     path: str,
     figures: dict,
+    resolved_settings: dict | None = None,
 ) -> None:
+    """Index a published checkpoint; `resolved_settings`: its trainer settings as used (JSON)."""
     with catalog.connect(store, write=True) as con:
+        catalog.add_columns(con)  # a catalog from before `resolved_settings` gains it here
         con.execute(
             "INSERT OR REPLACE INTO checkpoints (checkpoint_id, trainer, snapshot_id, parent_id, config_hash, path,"
-            " train_figures) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [checkpoint_id, trainer, snapshot_id, parent_id, settings_hash, path, json.dumps(figures)],
+            " train_figures, resolved_settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                checkpoint_id,
+                trainer,
+                snapshot_id,
+                parent_id,
+                settings_hash,
+                path,
+                json.dumps(figures),
+                None if resolved_settings is None else json.dumps(resolved_settings, sort_keys=True),
+            ],
         )
 
 

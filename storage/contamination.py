@@ -94,10 +94,10 @@ class ContaminationSettings(BaseModel):
         "share 7 to 20% of their 13-grams with a benchmark's, near-copies 90% or more; 0.3 is the strict default.",
     )
     cross_repository: bool = Field(
-        False,
+        True,
         description="Keep one copy of a statement held by several repositories (forks, vendored files): the others "
-        "leave the snapshot, so it cannot be in train in one and in test in another. Off by default only because "
-        "it changes what existing snapshots hold; examples/benchmarks.yaml turns it on.",
+        "leave the snapshot, so it cannot be in train in one and in test in another (the newest repository keeps "
+        "it). On by default; `false` turns the check off (and gives the snapshot ids of before the check).",
     )
 
 

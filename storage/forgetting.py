@@ -8,8 +8,10 @@ for every trainer, not only the retriever (docs/evaluation.md).
   arXiv 1801.10112, eq. 5), `backward_transfer` = latest minus value when learned
   (Lopez-Paz & Ranzato 2017, "Gradient Episodic Memory", arXiv 1706.08840, eq. 3).
   Both in the metric's units, signed so that forgetting > 0 is worse and backward
-  transfer > 0 is better, also for metrics where lower is better (losses). Counts and
-  costs (seconds, expansions) are not skills and are left out.
+  transfer > 0 is better, also for metrics where lower is better (losses, MAE, MSE): each
+  metric's direction is declared once, in storage/metrics.py DIRECTIONS. Counts, costs
+  (seconds, expansions) and properties of the data (the majority baseline) are not skills
+  and are left out, as is any metric without a declared direction.
 - `forgetting_summary`: average forgetting and backward transfer over the repositories
   learned before the run's last step (the last one has had no chance to be forgotten).
 
@@ -19,19 +21,17 @@ for every trainer, not only the retriever (docs/evaluation.md).
 from __future__ import annotations
 
 from . import catalog
-from .metrics import COST_METRICS, COUNT_METRICS, LOWER_IS_BETTER
-
-_counts = ", ".join(f"'{m}'" for m in sorted(COUNT_METRICS))
-_lower = " OR ".join(f"metric LIKE '%{w}%'" for w in LOWER_IS_BETTER)
-_costs = " AND ".join(f"metric NOT LIKE '%{w}%'" for w in COST_METRICS)
+from .metrics import direction_sql
 
 VIEWS = {
     "forgetting": f"""
         CREATE OR REPLACE VIEW forgetting AS
         WITH m AS (
-            SELECT run_id, trainer, repo_id, split_kind, split, metric, step, step_repo_id, value,
-                   CASE WHEN {_lower} THEN -1 ELSE 1 END AS sign
-            FROM metrics WHERE metric NOT IN ({_counts}) AND {_costs} AND value IS NOT NULL),
+            SELECT * FROM (
+                SELECT run_id, trainer, repo_id, split_kind, split, metric, step, step_repo_id, value,
+                       CASE {direction_sql()} WHEN 'lower' THEN -1 WHEN 'higher' THEN 1 END AS sign
+                FROM metrics WHERE value IS NOT NULL)
+            WHERE sign IS NOT NULL),
         learned AS (
             SELECT run_id, trainer, repo_id, split_kind, split, metric, min(step) AS learned_step
             FROM m WHERE step_repo_id = repo_id GROUP BY ALL),

@@ -5,6 +5,8 @@ interval where one is computed, and `interval` how (docs/evaluation.md)."""
 
 from __future__ import annotations
 
+import re
+
 from . import catalog
 
 # Metrics that are sizes, not scores: shown in tables, never plotted, averaged or forgotten.
@@ -16,10 +18,47 @@ COUNT_METRICS = frozenset(
         for name in ("errors", "theorems", "not_started", "untried", "unverified", "tokens")
     }
 )
-# Words in a metric's name that mean lower is better (the forgetting view flips their sign).
-LOWER_IS_BETTER = ("loss",)
-# Words in a metric's name that mean it measures cost, not skill: never "forgotten".
-COST_METRICS = ("seconds", "expansions", "tokens")
+# Which way each metric the trainers emit is better: the one definition the forgetting view
+# reads (it flips the sign of "lower"). Keys are SQL LIKE patterns of names (`%`: any text),
+# first match wins; None: a size, cost or property of the data, not a skill, never forgotten.
+# A metric matching no pattern is left out of forgetting too (docs/evaluation.md).
+DIRECTIONS: dict[str, str | None] = {
+    "top1_majority_baseline": None,  # sft: a property of the split, not of the model
+    "completion_loss": "lower",  # sft
+    "top%_accuracy": "higher",  # sft
+    "MAE": "lower",  # progress
+    "MSE": "lower",  # progress
+    "spearman": "higher",  # progress
+    "R@%": "higher",  # retriever
+    "MRR": "higher",  # retriever
+    "train_frac_reward_zero_std": None,  # grpo: a training diagnostic
+    "train_reward": "higher",  # grpo
+    "train_accepted": "higher",  # grpo
+    "%proving_%": None,  # proving: counts and costs (theorems, errors, seconds, tokens, ...)
+    "%pass@%": "higher",  # grpo and proving
+}
+
+
+def _regex(pattern: str) -> str:
+    return ".*".join(re.escape(part) for part in pattern.split("%"))
+
+
+def direction(metric: str) -> str | None:
+    """'higher' or 'lower' (is better) for a skill, None for anything else (DIRECTIONS).
+
+    >>> direction("MAE"), direction("top5_accuracy"), direction("baseline_lean_pass@8"), direction("examples")
+    ('lower', 'higher', 'higher', None)
+    """
+    return next((way for p, way in DIRECTIONS.items() if re.fullmatch(_regex(p), metric)), None)
+
+
+def direction_sql(column: str = "metric") -> str:
+    """A SQL CASE giving DIRECTIONS' 'higher'/'lower'/NULL for the metric name in `column`."""
+    cases = []
+    for pattern, way in DIRECTIONS.items():
+        regex = _regex(pattern).replace("'", "''")
+        cases.append(f"WHEN regexp_full_match({column}, '{regex}') THEN {repr(way) if way else 'NULL'}")
+    return f"CASE {' '.join(cases)} ELSE NULL END"
 
 
 def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:

@@ -73,13 +73,19 @@ class SnapshotSettings(BaseModel):
     )
 
 
+# The settings under which nothing is checked (no benchmark, no cross-repository copies): the only
+# ones whose snapshot ids leave the contamination settings out, as ids did before the check existed.
+# The default checks cross-repository copies, so a default snapshot has a new id, never an old one's.
+NO_CHECK = ContaminationSettings(cross_repository=False)
+
+
 def snapshot_id(store, repo_ids: list[str], settings: SnapshotSettings, repos: dict[str, dict] | None = None) -> str:
     """Content address of a snapshot; `repos` ({repo_id: record}) saves re-reading the records."""
     if repos is None:
         repos = {r: store.repository(r) for r in set(repo_ids)}
     pairs = sorted((r, repos[r]["content_hash"]) for r in repo_ids)
     dump = settings.model_dump()
-    if not settings.benchmarks and settings.contamination == ContaminationSettings():
+    if not settings.benchmarks and settings.contamination == NO_CHECK:
         del dump["benchmarks"], dump["contamination"]  # no check: the id snapshots had before there was one
     return stable_hash({"repos": pairs, "settings": dump, "format": schemas.FORMAT_VERSION}, 20)
 

@@ -149,28 +149,37 @@ def training_identity(trainer: str, settings) -> dict:
     return out
 
 
-def code_version() -> dict:
+def code_version(root: Path | None = None) -> dict:
     """The code that trains: Dojoflow's package version (part of checkpoint ids), and the
-    git commit of the source tree when there is one (recorded in manifests)."""
+    git commit of the source tree when there is one, with `dirty`: whether tracked files
+    differ from that commit (recorded in manifests and the run's provenance; None outside git).
+    `root`: the source tree (this checkout's, unless given)."""
     try:
         package = importlib.metadata.version("dojoflow")
     except importlib.metadata.PackageNotFoundError:
         package = "unknown"
-    commit = None
-    root = Path(__file__).resolve().parents[1]
+    commit = dirty = None
+    root = root or Path(__file__).resolve().parents[1]
     if (root / ".git").exists():
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(root), "rev-parse", "HEAD"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"},
-            )
-            commit = out.stdout.strip() or None
-        except (OSError, subprocess.SubprocessError):
-            commit = None
-    return {"package": package, "git_commit": commit}
+        commit = _git(root, "rev-parse", "HEAD")
+        status = _git(root, "status", "--porcelain", "--untracked-files=no") if commit else None
+        dirty = None if status is None else bool(status)
+    return {"package": package, "git_commit": commit, "dirty": dirty}
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """A git command's stripped output in `root`, None when it fails."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
 
 
 def local_model_fingerprint(name: str) -> str | None:
@@ -292,9 +301,32 @@ def train_step(
         atomic.write_json(tmp / MANIFEST, _manifest(ref, definition, plan, settings, snapshot, split_kind))
     remove_tree(work_dir)
     checkpoint_registry.register(
-        store, cid, trainer, snapshot.snapshot_id, ref.parent_id, ref.settings_hash, str(out), figures
+        store,
+        cid,
+        trainer,
+        snapshot.snapshot_id,
+        ref.parent_id,
+        ref.settings_hash,
+        str(out),
+        figures,
+        resolved_settings(settings, out),
     )
     return ref
+
+
+# The trainer library's own config as it was used, where a trainer writes one into its checkpoint
+# (tasks/trainers/lifecycle.py publish(config_file=...)): TRL's SFTConfig/GRPOConfig, transformers'
+# TrainingArguments. The retriever's Lightning Trainer takes only Dojoflow's settings.
+TRAINER_CONFIG_FILES = ("sft_config.json", "grpo_config.json", "training_args.json")
+
+
+def resolved_settings(settings, folder: Path) -> dict:
+    """{"dojoflow": the trainer's settings with every default filled in, "library": the trainer
+    library's whole config as used (JSON), "library_file": which file it came from}: what the
+    catalog keeps per checkpoint, so the card and `card --against` see the settings as used."""
+    found = next((folder / f for f in TRAINER_CONFIG_FILES if (folder / f).is_file()), None)
+    library = json.loads(found.read_text()) if found is not None else None
+    return {"dojoflow": settings.model_dump(mode="json"), "library": library, "library_file": found and found.name}
 
 
 def _train_into(definition, home: Path, settings, snapshot, split_kind, parent_dir: Path | None, tmp: Path, work_dir):

@@ -88,6 +88,7 @@ def provenance() -> dict:
     return {
         "dojoflow_version": code["package"],
         "git_commit": code["git_commit"],
+        "git_dirty": code["dirty"],
         "environment": {
             "python": platform.python_version(),
             "platform": platform.platform(),
@@ -125,6 +126,50 @@ def checkpoint_chain(store, checkpoint_id: str) -> list[dict]:
         chain.append(found[0])
         checkpoint_id = found[0]["parent_id"]
     return chain
+
+
+# The package that is each Lean backend's interface to Lean (its version is in run_provenance's
+# environment); `replay` is Dojoflow's own code and runs no Lean.
+BACKEND_PACKAGES = {"repl": "lean-interact", "leandojo": "lean-dojo", "kimina": "kimina-client"}
+
+
+def backend_version(kind: str | None, provenance: dict | None) -> str:
+    """`repl via lean-interact 0.11.6`: the backend and the version that decided, from the run's
+    recorded environment ("not recorded" where the run recorded none)."""
+    prov = provenance or {}
+    if kind == "replay":
+        return f"replay: Dojoflow {prov.get('dojoflow_version') or 'not recorded'} (no Lean runs)"
+    package = BACKEND_PACKAGES.get(kind or "")
+    if package is None:
+        return f"{kind}: version not recorded"
+    version = ((prov.get("environment") or {}).get("packages") or {}).get(package)
+    said = f"{kind} via {package} {version or '(version not recorded)'}"
+    return said + (" (the server's own version is not reported)" if kind == "kimina" else "")
+
+
+# Keys of a trainer library's config that name where a checkpoint was written, not how it trained.
+WHERE_KEYS = ("output_dir", "logging_dir", "run_name")
+
+
+def trainer_settings(checkpoints: dict[str, list[dict]]) -> dict[str, dict]:
+    """Per trainer, the resolved settings (checkpoints.resolved_settings) of the run's newest
+    checkpoint of that trainer, without the folders it was written to; None where the catalog
+    did not record them (a checkpoint from before they were)."""
+    import json
+
+    newest: dict[str, dict] = {}
+    for chain in checkpoints.values():
+        c = chain[0]
+        if c["trainer"] not in newest or str(c.get("created_at")) > str(newest[c["trainer"]].get("created_at")):
+            newest[c["trainer"]] = c
+    out = {}
+    for trainer, c in sorted(newest.items()):
+        got = c.get("resolved_settings")
+        got = json.loads(got) if isinstance(got, str) else got
+        if got and isinstance(got.get("library"), dict):
+            got["library"] = {k: v for k, v in got["library"].items() if k not in WHERE_KEYS}
+        out[trainer] = got
+    return out
 
 
 def _snapshots(store, snapshot_ids: list[str]) -> list[dict]:
@@ -199,9 +244,13 @@ def compute_behind(store, run_id: str, checkpoint_ids: list[str]) -> dict:
             "SELECT * FROM theorem_results WHERE run_id = $run AND prover = 'model' AND status <> 'untried'",
             run=run_id,
         )
+    sampling = _total([f.get("tokens_generated") for f in figures])
+    searching = _total([r.get("tokens") for r in proving])
     return {
         "gpu_seconds": _total([f.get("gpu_seconds") for f in figures] + [r.get("gpu_seconds") for r in proving]),
-        "tokens_generated": _total([f.get("tokens_generated") for f in figures] + [r.get("tokens") for r in proving]),
+        "tokens_generated": _total([sampling, searching]),
+        # which generated the tokens: GRPO's sampling during training, proof search, or both
+        "tokens_from": [w for w, n in (("GRPO sampling", sampling), ("proof search", searching)) if n is not None],
     }
 
 

@@ -83,11 +83,18 @@ def prove_cmd(
 
 
 def _print_proved(result: dict) -> None:
-    say("tried {} sorry theorems, proved {}", result["theorems"], len(result["proved"]))
+    untried = result.get("untried", [])
+    say(
+        "tried {} sorry theorems, proved {}" + (f"; {len(untried)} could not be tried" if untried else ""),
+        result["theorems"],
+        len(result["proved"]),
+    )
     for name in result["proved"]:
         say("  proved {}", name)
     for name in result.get("unverified", []):
         say("  unverified {} (the backend cannot report axioms; set backend.recheck to check it)", name)
+    for u in untried:
+        say("  [yellow]not tried[/] {}: {}", u["theorem"], u["reason"])
     for e in result["errors"]:
         say("  [yellow]error[/] {}: {}", e["theorem"], e["error"])
     for w in result["patches"]:

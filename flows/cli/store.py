@@ -165,7 +165,7 @@ def sql_cmd(
     query: Annotated[
         str,
         typer.Argument(
-            help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots; tables: checkpoints, metrics, runs, proofs."
+            help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots, ledger, theorem_ledger; tables: checkpoints, metrics, runs, proofs, theorem_results."
         ),
     ],
     home: Home = None,

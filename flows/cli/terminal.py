@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from tasks.proving.summary import proving_lines
+from tasks.proving.summary import fmt_aggregate, proving_lines
 from tasks.report import COUNT_METRICS
 
 
@@ -164,14 +164,21 @@ def _metric_label(split: str, metric: str) -> str:
     return metric.removeprefix(f"{split}_")
 
 
+def _evaluated_on(r: dict) -> str:
+    """`NatBasics/test`: the repository (short name) and split a metric row is computed on."""
+    repo = r.get("repository") or (r.get("repo_id") or "").split("-")[0]
+    return f"{repo}/{r['split']}" if repo else r["split"]
+
+
 def summary_rows(result: dict, metric_rows: list[dict]) -> list[dict]:
-    """One row per step, trainer, evaluated split and metric: trained or cached, the run's mean
-    training loss, and the metric averaged over the repositories evaluated at that step."""
-    by_split: dict[tuple[int, str], dict[str, dict[str, list[float]]]] = {}
+    """One row per step, trainer, repository and split evaluated, and metric: trained or cached,
+    the run's mean training loss, and the metric as recorded, `value [low, high] (n=count)`
+    (each repository's own figure: intervals are not averaged across repositories)."""
+    by_split: dict[tuple[int, str], dict[str, dict[str, dict]]] = {}
     for r in metric_rows:
         if r["metric"] not in COUNT_METRICS and r["value"] is not None:
-            metrics = by_split.setdefault((r["step"], r["trainer"]), {}).setdefault(r["split"], {})
-            metrics.setdefault(_metric_label(r["split"], r["metric"]), []).append(float(r["value"]))
+            metrics = by_split.setdefault((r["step"], r["trainer"]), {}).setdefault(_evaluated_on(r), {})
+            metrics[_metric_label(r["split"], r["metric"])] = r
     rows = []
     for s in result["steps"]:
         for trainer, t in s["trainers"].items():
@@ -183,31 +190,39 @@ def summary_rows(result: dict, metric_rows: list[dict]) -> list[dict]:
                 state = f"skipped ({checkpoint['skipped']})"
             head = {"step": s["step"], "repository": s["name"], "trainer": trainer, "state": state}
             head["loss"] = "" if loss is None else _fmt(float(loss))
-            splits = by_split.get((s["step"], trainer)) or {"": {"": []}}
-            for split, metrics in sorted(splits.items()):
-                for metric, values in sorted(metrics.items()):
-                    value = _fmt(sum(values) / len(values)) if values else ""
-                    rows.append({**head, "split": split, "metric": metric, "value": value})
+            splits = by_split.get((s["step"], trainer)) or {"": {}}
+            for on, metrics in sorted(splits.items()):
+                for metric, r in sorted(metrics.items()) or [("", None)]:
+                    rows.append({**head, "split": on, "metric": metric, "value": _aggregate(r)})
                     head = {k: "" for k in head}  # the step's cells once, then only the metrics
-                    split = ""
+                    on = ""
     return rows
+
+
+def _aggregate(r: dict | None) -> str:
+    """`0.25 [0.05, 0.7] (n=4)`; without an interval `3.88 (n=95)`; without a count the value."""
+    if r is None:
+        return ""
+    if r.get("count") is None:
+        return _fmt(float(r["value"]))
+    return fmt_aggregate(r)
 
 
 def summary_table(result: dict, metric_rows: list[dict]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, width=SUMMARY_WIDTH, pad_edge=False, show_edge=False)
     for name, kwargs in (
-        ("step", {"justify": "right", "no_wrap": True}),
-        ("repository", {"overflow": "fold", "max_width": 18}),
-        ("trainer", {"no_wrap": True}),
-        ("state", {"overflow": "fold", "max_width": 12}),
-        ("train loss", {"justify": "right", "no_wrap": True}),
-        ("split", {"no_wrap": True}),
+        ("step: learned", {"overflow": "fold", "max_width": 15}),
+        ("trainer", {"overflow": "fold", "max_width": 10}),
+        ("loss", {"justify": "right", "no_wrap": True}),
+        ("evaluated on", {"overflow": "fold", "max_width": 17}),
         ("metric", {"overflow": "fold"}),
-        ("value", {"justify": "right", "no_wrap": True}),
+        ("value [95% CI] (n)", {"justify": "right", "no_wrap": True}),
     ):
         table.add_column(name, **kwargs)
     for r in summary_rows(result, metric_rows):
-        cells = (r["step"], r["repository"], r["trainer"], r["state"], r["loss"], r["split"], r["metric"], r["value"])
+        trainer = r["trainer"] if r["state"] in ("trained", "") else f"{r['trainer']} ({r['state']})"
+        step = f"{r['step']} {r['repository']}" if r["step"] != "" else ""
+        cells = (step, trainer, r["loss"], r["split"], r["metric"], r["value"])
         table.add_row(*(escape(str(c)) for c in cells))
     return table
 
@@ -227,8 +242,8 @@ def print_summary(console: Console, result: dict, metric_rows: list[dict], log: 
     console.print(f"done: {len(result['steps'])} steps, run {result['run_id']}", soft_wrap=True, markup=False)
     console.print(summary_table(result, metric_rows))
     console.print(
-        "train loss: TRL's mean over the step's training run; value: the step's evaluation on that split, "
-        "averaged over the repositories seen so far",
+        "loss: the trainer's mean training loss over the step's training run; value: the step's evaluation on that "
+        "repository and split, with its 95% interval where one is computed and n, the items it is over",
         soft_wrap=True,
         markup=False,
     )

@@ -141,7 +141,7 @@ def _repo_data(
     theorem_table, tactic_table = theorem_tables(rid, keys, order, read.theorems, read.extras, splits)
     split_record = {"kept_from_export": [k for k in schemas.SPLIT_KINDS if assigned and k in read.split_of]}
     from_repo = metadata.get("from_repo") if isinstance(metadata.get("from_repo"), dict) else {}
-    lean_version = _text(metadata.get("lean_version") or from_repo.get("lean_version"))
+    lean_version = _text(metadata.get("lean_version") or from_repo.get("lean_version")) or toolchain_beside(root)
     repository = {
         "repo_id": rid,
         "url": repo[0],
@@ -164,6 +164,24 @@ def _repo_data(
             [{"repo_id": rid, **p} for p in corpus.premises.get(repo, [])], schema=schemas.PREMISES
         ),
     )
+
+
+def toolchain_beside(root: Path) -> str | None:
+    """The Lean version (`v4.20.0`) of an export whose metadata.json names none: LeanDojo's own
+    exports record `leandojo_version` and `from_repo: {url, commit}` only (Dojoflow's traces add
+    `lean_version`, tasks/tracing/convert.py). Read from a `lean-toolchain` in the export folder,
+    or, for the sample's exports, from the sample's Lean sources (storage/sample/lean/<Repo>/);
+    None when neither is there (the card then says "not recorded in the export")."""
+    from storage.sample import SAMPLE_ROOT
+
+    root = Path(root).resolve()
+    candidates = [root / "lean-toolchain"]
+    if root.parent == SAMPLE_ROOT / "leandojo":
+        candidates.append(SAMPLE_ROOT / "lean" / root.name / "lean-toolchain")
+    for path in candidates:
+        if path.is_file() and (text := path.read_text().strip()):
+            return text.rsplit(":", 1)[-1]  # "leanprover/lean4:v4.20.0" -> "v4.20.0", as lean-dojo reads it
+    return None
 
 
 def _text(value) -> str | None:

@@ -51,8 +51,9 @@ def select_theorems_task(
 )  # no hash suffix in the UI
 def resolve_task(
     home: str, repos: list[str], theorems: list[str], checkpoint: str | None, settings: ProvingSettings
-) -> tuple[list[dict], GeneratorRef]:
-    """The `sorry` theorems to try and the generator's checkpoint; bad input fails here."""
+) -> tuple[list[dict], GeneratorRef, list[dict]]:
+    """The `sorry` theorems to try, the generator's checkpoint and the `sorry` theorems that cannot
+    be tried (with their reasons); bad input fails here."""
     return sorry.prove_inputs(Store.open(home, create=False), repos, theorems, checkpoint, settings)
 
 

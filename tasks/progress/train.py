@@ -274,6 +274,7 @@ def train_progress(
         out_dir,
         kind="full",
         base_model=None,
+        config_file="training_args.json",  # transformers' TrainingArguments as used (the catalog keeps them)
         **_model_card(settings, snapshot, split_kind, figures),
     )
     return figures

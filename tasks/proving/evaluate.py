@@ -141,10 +141,11 @@ def require_theorems(selection: dict, repo_ids: list[str], settings: ProvingSett
         return
     untried = selection["untried"]
     if untried:
-        names = ", ".join(u["full_name"] for u in untried[:5]) + (" ..." if len(untried) > 5 else "")
+        from .summary import untried_sentence
+
         raise InputError(
             "evaluation.proving",
-            f"selected no theorem to try: {len(untried)} cannot be tried ({untried[0]['reason']}; {names})",
+            f"selected no theorem to try: {untried_sentence(untried)}",
             "configure the repositories' checkouts (`backend.repl.projects`) or use `backend.kind: replay`",
         )
     raise InputError(

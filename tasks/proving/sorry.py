@@ -10,36 +10,34 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage.errors import InputError
+from storage.ids import theorem_id
 from storage.repo_specs import resolve_repositories
 
 from .evaluate import _record, initial_goals
 from .generator_ref import GeneratorRef
 
 
-def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | None = None, settings=None) -> list[dict]:
+def select_sorry_theorems(
+    store, repo_ids: list[str], full_names: list[str] | None = None, settings=None, untried: list | None = None
+) -> list[dict]:
     """Records (as evaluation's) of the theorems of `repo_ids` whose proof uses `sorry`
     (only `full_names`, if given: each must be in the store and be a `sorry` theorem).
     With `settings` (ProvingSettings), a statement is looked for where its backend can read
-    one, and `sorry` theorems exist but none can be tried, it fails naming them and why."""
+    one; each `sorry` theorem it cannot try goes to `untried` ({repo_id, theorem_id, file_path,
+    full_name, split, reason}), and when none can be tried it fails naming them and why."""
     from tasks.lean import load_theorems
 
     from .evaluate import statement_needs
+    from .summary import untried_sentence
 
     need_statement, projects = statement_needs(settings) if settings is not None else (True, None)
-    untried: list[dict] = []
+    cannot: list[dict] = []
     specs = load_theorems(
-        store, repo_ids, sorry_only=True, need_statement=need_statement, projects=projects, untried=untried
+        store, repo_ids, sorry_only=True, need_statement=need_statement, projects=projects, untried=cannot
     )
-    if not specs and untried:
-        names = ", ".join(u["full_name"] for u in untried[:5]) + (" ..." if len(untried) > 5 else "")
-        raise InputError(
-            "prove",
-            f"{len(untried)} `sorry` theorems cannot be tried ({untried[0]['reason']}): {names}",
-            "configure the repositories' checkouts (`backend.repl.projects`), or trace them again with lean-dojo",
-        )
     if full_names:
         load_theorems(store, repo_ids, full_names=list(full_names))  # InputError for a theorem not in the store
-        proved_already = sorted(set(full_names) - {s.full_name for s in specs})
+        proved_already = sorted(set(full_names) - {s.full_name for s in specs} - {u["full_name"] for u in cannot})
         if proved_already:
             raise InputError(
                 ", ".join(proved_already),
@@ -48,16 +46,30 @@ def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | No
                 'WHERE has_sorry"`)',
             )
         specs = [s for s in specs if s.full_name in set(full_names)]
+        cannot = [u for u in cannot if u["full_name"] in set(full_names)]
+    if not specs and cannot:
+        raise InputError(
+            "prove",
+            f"no `sorry` theorem can be tried: {untried_sentence(cannot)}",
+            "configure the repositories' checkouts (`backend.repl.projects`), or trace them again with lean-dojo",
+        )
+    for u in cannot:
+        u["theorem_id"] = theorem_id(u["repo_id"], u["file_path"], u["full_name"])
+    if untried is not None:
+        untried.extend(cannot)
     goals = initial_goals(store, repo_ids)
     return [_record(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
 
 
 def prove_inputs(store, repos: list[str], theorems: list[str], checkpoint: str | None, settings):
-    """(the `sorry` theorems to try, the generator) of a prove run;
-    every bad input (repository, theorem, checkpoint) is an InputError, raised before any
-    flow starts (`dojoflow prove`) and again inside it (a deployment run)."""
+    """(the `sorry` theorems to try, the generator, the `sorry` theorems that cannot be tried,
+    each with its reason) of a prove run; every bad input (repository, theorem, checkpoint) is
+    an InputError, raised before any flow starts (`dojoflow prove`) and again inside it (a
+    deployment run)."""
     repo_ids = resolve_repositories(store, repos)
-    return select_sorry_theorems(store, repo_ids, theorems, settings), generator_ref(store, checkpoint, settings)
+    untried: list[dict] = []
+    selected = select_sorry_theorems(store, repo_ids, theorems, settings, untried)
+    return selected, generator_ref(store, checkpoint, settings), untried
 
 
 def check_prove_inputs(store, repos: list[str], theorems: list[str], checkpoint: str | None, settings) -> None:
@@ -65,7 +77,7 @@ def check_prove_inputs(store, repos: list[str], theorems: list[str], checkpoint:
     on these theorems, and that the generator generates (tasks/proving/preflight.py)."""
     from .preflight import check_proving
 
-    selected, ref = prove_inputs(store, repos, theorems, checkpoint, settings)
+    selected, ref, _ = prove_inputs(store, repos, theorems, checkpoint, settings)
     check_proving(store, settings, ref.path, selected)
 
 
@@ -162,12 +174,15 @@ def prove_run_name(config) -> str:
     return "prove " + (", ".join(repos) if repos else "all repositories")
 
 
-def prove_result(run_id: str, records: list[dict], written: list[dict], card: str | None = None) -> dict:
-    """What a prove run returns (and `dojoflow prove` prints) from its search records, patches
-    and results card (None: not written)."""
+def prove_result(
+    run_id: str, records: list[dict], written: list[dict], card: str | None = None, untried: list[dict] = ()
+) -> dict:
+    """What a prove run returns (and `dojoflow prove` prints) from its search records, patches,
+    results card (None: not written) and the `sorry` theorems it could not try."""
     return {
         "run_id": run_id,
         "theorems": len(records),
+        "untried": [{"theorem": u["full_name"], "reason": u["reason"]} for u in untried],
         "proved": [r["full_name"] for r in records if r["proof"]],
         "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
         # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch
@@ -180,9 +195,10 @@ def prove_result(run_id: str, records: list[dict], written: list[dict], card: st
 SORRY = "sorry"  # the `split_kind` of a `dojoflow prove` run's theorem_results rows: `sorry` theorems, no split
 
 
-def sorry_rows(records: list[dict], settings) -> list[dict]:
+def sorry_rows(records: list[dict], settings, untried: list[dict] = ()) -> list[dict]:
     """`theorem_results` rows of a `dojoflow prove` run: each `sorry` theorem tried, with the
-    checker that decided it (what the results card lists; tasks/card.py)."""
+    checker that decided it, and each one that could not be tried, with its reason (what the
+    results card lists; tasks/card.py)."""
     from .evaluate import theorem_rows
 
-    return theorem_rows(records, [], settings)
+    return theorem_rows(records, list(untried), settings)

@@ -101,10 +101,21 @@ def proving_lines(rows: list[dict], untried: list[dict] = (), names_shown: int =
         label = group_label(repo, next(iter(m.values()))) if repo.startswith("benchmark:") else repo.split("-")[0]
         lines.append(f"{label}/{split}: " + "; ".join(parts))
     if untried:
-        names = ", ".join(u["full_name"] for u in untried[:names_shown])
-        more = f" and {len(untried) - names_shown} more" if len(untried) > names_shown else ""
-        lines.append(f"{len(untried)} theorems cannot be tried ({untried[0]['reason']}): {names}{more}")
+        lines.append(untried_sentence(untried, names_shown))
     return lines
+
+
+def untried_sentence(untried: list[dict], names_shown: int = 5) -> str:
+    """`3 theorems cannot be tried: 2 no statement: ... (A, B); 1 no file (C)`: every reason
+    with how many it holds back and (up to `names_shown` per reason) which."""
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for u in untried:
+        by_reason[u["reason"]].append(u["full_name"])
+    parts = []
+    for reason, names in by_reason.items():
+        more = f" and {len(names) - names_shown} more" if len(names) > names_shown else ""
+        parts.append(f"{len(names)} {reason} ({', '.join(names[:names_shown])}{more})")
+    return f"{len(untried)} theorems cannot be tried: " + "; ".join(parts)
 
 
 def _md_table(headers: list[str], rows: list[list]) -> list[str]:
@@ -164,7 +175,7 @@ def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50
         shown = untried[:names_shown]
         out += _md_table(
             ["repository", "split", "theorem", "reason"],
-            [[u.get("repo") or u["repo_id"], u["split"], u["full_name"], u["reason"]] for u in shown],
+            [[group_label(u.get("repo") or u["repo_id"], u), u["split"], u["full_name"], u["reason"]] for u in shown],
         )
         if len(untried) > names_shown:
             out.append(f"\n... and {len(untried) - names_shown} more (`theorem_results` where status = 'untried').")

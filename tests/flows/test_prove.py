@@ -78,7 +78,10 @@ def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_a
     card_path = next(line for line in r.output.splitlines() if line.startswith("results card: ")).split(": ", 1)[1]
     card = open(card_path.strip()).read()
     assert "## `sorry` theorems tried" in card and "| NatBasics.square_add | proved | repl |" in card
-    assert "## Provenance" in card and "backend `repl`" in card and "## How to cite" in card
+    assert "## Provenance" in card and "## How to cite" in card
+    from importlib.metadata import version  # the backend's version, recorded with the run (issue 17)
+
+    assert f"backend `repl via lean-interact {version('lean-interact')}`" in card
 
     rows = read_proofs(store, purpose="sorry")
     assert [(p["full_name"], p["checker"], p["tactics"]) for p in rows] == [

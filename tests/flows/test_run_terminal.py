@@ -111,8 +111,8 @@ def test_a_piped_run_prints_plain_progress_and_a_summary_and_the_library_output_
     for noise in ("TIP", "{'loss'", "Warning", "warn(", "it/s", "Traceback", "INFO", "Loading weights"):
         assert noise not in terminal, f"{noise!r} reached the terminal:\n{terminal}"
     assert "step 1/1 NatBasics · sft · train" in out and "step 1/1 NatBasics · sft · evaluate" in out
-    assert re.search(r"^ +1 +NatBasics +sft +trained +[0-9.]+ +test +completion_loss +[0-9.]+$", out, re.M), out
-    assert re.search(r"^ +top1_accuracy +[0-9.]+$", out, re.M), out
+    assert re.search(r"^1 NatBasics +sft +[0-9.]+ +NatBasics/test +completion_loss +[0-9.]+ \(n=\d+\)$", out, re.M), out
+    assert re.search(r"^ +top1_accuracy +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=\d+\)$", out, re.M), out
     checkpoint = re.search(r"^checkpoint step 1 sft: (\S+)$", out, re.M)
     assert checkpoint, out
     assert Path(checkpoint.group(1), "dojoflow-checkpoint.json").is_file()
@@ -224,19 +224,24 @@ def test_the_summary_is_a_table_of_100_columns_with_pass_at_k_and_no_repeated_la
             }
         ],
     }
+    nat = {"step": 1, "trainer": "sft", "split": "test", "repository": "NatBasics"}
     rows = [
-        {"step": 1, "trainer": "sft", "split": "test", "metric": "completion_loss", "value": 3.88},
-        {"step": 1, "trainer": "sft", "split": "test", "metric": "replay_pass@4", "value": 0.25},
-        {"step": 1, "trainer": "sft", "split": "test", "metric": "proving_theorems", "value": 8},  # a count
-        {"step": 1, "trainer": "grpo", "split": "train", "metric": "train_reward", "value": 0.5},
+        {**nat, "metric": "completion_loss", "value": 3.88, "count": 95},
+        {**nat, "metric": "replay_pass@4", "value": 0.25, "count": 4, "ci_low": 0.05, "ci_high": 0.7},
+        {**nat, "repository": "ListLemmas", "metric": "replay_pass@4", "value": 0.75, "count": 8, "ci_low": 0.4},
+        {**nat, "metric": "proving_theorems", "value": 8, "count": 8},  # a count
+        {"step": 1, "trainer": "grpo", "split": "train", "metric": "train_reward", "value": 0.5, "count": 6},
     ]
     out = io.StringIO()
     print_summary(Console(file=out, width=200), result, rows, None)
     lines = out.getvalue().splitlines()
-    table = lines[1 : lines.index(next(line for line in lines if line.startswith("train loss:")))]
+    table = lines[1 : lines.index(next(line for line in lines if line.startswith("loss:")))]
     assert max(len(line) for line in table) <= 100, table
-    assert re.search(r"^ +1 +NatBasics +sft +trained +3.5 +test +completion_loss +3.88$", lines[3]), lines
-    assert any(re.search(r"replay_pass@4 +0.25$", line) for line in table), table
-    assert any(re.search(r"grpo +cached .* train +reward +0.5$", line) for line in table), table
+    assert re.search(r"^1 NatBasics +sft +3.5 +ListLemmas/test +replay_pass@4 +0.75 \(n=8\)$", lines[3]), lines
+    # each repository's own figure with its interval and n (before: 0.5, the two averaged, no interval, no n)
+    assert any(re.search(r"NatBasics/test +completion_loss +3.88 \(n=95\)$", line) for line in table), table
+    assert any(re.search(r"replay_pass@4 +0.25 \[0.05, 0.7\] \(n=4\)$", line) for line in table), table
+    assert any(re.search(r"grpo .* train +reward +0.5 \(n=6\)$", line) for line in table), table
+    assert "(cached)" in "\n".join(table)
     assert "train train_reward" not in out.getvalue() and "proving_theorems" not in out.getvalue()
     assert f"checkpoint step 1 sft: {checkpoint}" in lines

@@ -92,8 +92,8 @@ def test_one_statement_in_two_repositories_is_kept_once(tmp_path):
     store = Store.open(tmp_path / "home")
     import_export(store, write_synthetic_export(tmp_path / "a", "alpha", 12, 1, seed=1))
     import_export(store, write_synthetic_export(tmp_path / "b", "beta", 6, 1, seed=2))  # thm0..5: alpha's statements
-    without = build_snapshot(store, store.repo_ids())
-    once = build_snapshot(store, store.repo_ids(), SnapshotSettings(contamination={"cross_repository": True}))
+    without = build_snapshot(store, store.repo_ids(), SnapshotSettings(contamination={"cross_repository": False}))
+    once = build_snapshot(store, store.repo_ids())  # the default checks (before: it did not)
     report = json.loads((store.root / once.manifest()["contamination"]).read_text())
     assert len(report["excluded"]) == 6 and all(
         e["reason"].startswith("same statement as ") for e in report["excluded"]
@@ -101,6 +101,9 @@ def test_one_statement_in_two_repositories_is_kept_once(tmp_path):
     total = lambda s: sum(s.counts["random"][x]["theorems"] for x in ("train", "val", "test"))  # noqa: E731
     assert total(without) - total(once) == 6
     assert std_dependency  # the conftest helper stays importable for the other tests
+    # a default snapshot is checked, so it never takes the id of one built before the check existed
+    assert once.snapshot_id != without.snapshot_id
+    assert SnapshotSettings().contamination.cross_repository is True
 
 
 def _write(path: Path, lines: list[str]) -> str:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 from storage import catalog, forgetting, metrics
@@ -40,28 +41,78 @@ def store(tmp_path):
     catalog.ensure(store)
     accuracy = {1: {"r1": 0.5}, 2: {"r1": 0.7, "r2": 0.4}, 3: {"r1": 0.3, "r2": 0.6, "r3": 0.9}}
     loss = {1: {"r1": 2.0}, 2: {"r1": 1.0, "r2": 3.0}, 3: {"r1": 1.5, "r2": 2.5, "r3": 1.0}}
+    mae = {1: {"r1": 1.0}, 2: {"r1": 3.0, "r2": 2.0}, 3: {"r1": 5.0, "r2": 1.0, "r3": 4.0}}
+    majority = {1: {"r1": 0.2}, 2: {"r1": 0.2, "r2": 0.3}, 3: {"r1": 0.2, "r2": 0.3, "r3": 0.1}}
+    table = (
+        _rows("sft", "top1_accuracy", accuracy)
+        + _rows("sft", "completion_loss", loss)
+        + _rows("sft", "top1_majority_baseline", majority)
+        + _rows("progress", "MAE", mae)
+    )
     for step in (1, 2, 3):
-        rows = [r for r in _rows("sft", "top1", accuracy) + _rows("progress", "loss", loss) if r["step"] == step]
+        rows = [r for r in table if r["step"] == step]
         metrics.record(store, rows, "run-1", step, f"r{step}")
     return store
 
 
 def test_forgetting_and_backward_transfer_follow_their_definitions_for_every_trainer(store):
     per, summary = forgetting.of_run(store, "run-1")
-    top1 = {r["repo_id"]: r for r in per if r["metric"] == "top1"}
+    top1 = {r["repo_id"]: r for r in per if r["metric"] == "top1_accuracy"}
     assert (top1["r1"]["learned_step"], top1["r1"]["value_when_learned"], top1["r1"]["best"]) == (1, 0.5, 0.7)
     assert top1["r1"]["latest"] == 0.3 and top1["r1"]["forgetting"] == pytest.approx(0.4)  # 0.7 - 0.3
     assert top1["r1"]["backward_transfer"] == pytest.approx(-0.2)  # 0.3 - 0.5
     assert top1["r2"]["forgetting"] == pytest.approx(-0.2) and top1["r2"]["backward_transfer"] == pytest.approx(0.2)
     assert top1["r3"]["forgetting"] is None  # learned at the last step: nothing to forget yet
-    s = {r["trainer"]: r for r in summary}
+    s = {r["trainer"]: r for r in summary if r["metric"] == "top1_accuracy"}
     assert s["sft"]["average_forgetting"] == pytest.approx(0.1) and s["sft"]["repositories"] == 2
     assert s["sft"]["backward_transfer"] == pytest.approx(0.0)
     # lower is better for a loss: r1 went 2.0 -> 1.0 (best) -> 1.5: forgot 0.5, improved 0.5 on when learned
-    loss = {r["repo_id"]: r for r in per if r["metric"] == "loss"}
+    loss = {r["repo_id"]: r for r in per if r["metric"] == "completion_loss"}
     assert loss["r1"]["best"] == 1.0 and loss["r1"]["forgetting"] == pytest.approx(0.5)
     assert loss["r1"]["backward_transfer"] == pytest.approx(0.5)
     assert loss["r2"]["backward_transfer"] == pytest.approx(0.5)  # 3.0 -> 2.5
+
+
+def test_lower_is_better_is_declared_per_metric_and_data_properties_are_not_forgotten(store):
+    per, _ = forgetting.of_run(store, "run-1")
+    # the progress model's MAE went 1 -> 3 -> 5 on r1: it got worse, so forgetting 4 (best 1, latest 5)
+    # is positive and backward transfer -4 (4 steps worse than when learned) is negative
+    mae = {r["repo_id"]: r for r in per if r["metric"] == "MAE"}
+    assert mae["r1"]["best"] == 1.0 and mae["r1"]["forgetting"] == pytest.approx(4.0)
+    assert mae["r1"]["backward_transfer"] == pytest.approx(-4.0)
+    assert mae["r2"]["forgetting"] == pytest.approx(-1.0) and mae["r2"]["backward_transfer"] == pytest.approx(1.0)
+    assert not [r for r in per if r["metric"] == "top1_majority_baseline"]  # a property of the data
+
+
+@pytest.mark.parametrize(
+    ("metric", "way"),
+    [
+        ("completion_loss", "lower"),
+        ("MAE", "lower"),
+        ("MSE", "lower"),
+        ("top1_accuracy", "higher"),
+        ("top5_accuracy", "higher"),
+        ("spearman", "higher"),
+        ("R@10", "higher"),
+        ("MRR", "higher"),
+        ("lean_pass@4", "higher"),
+        ("baseline_replay_pass@1", "higher"),
+        ("train_reward", "higher"),
+        ("train_accepted", "higher"),
+        ("train_frac_reward_zero_std", None),
+        ("top1_majority_baseline", None),
+        ("examples", None),
+        ("gold_missing", None),
+        ("proving_mean_seconds", None),
+        ("baseline_proving_untried", None),
+        ("proving_gpu_seconds", None),
+    ],
+)
+def test_every_metric_the_trainers_emit_has_one_declared_direction(metric, way):
+    assert metrics.direction(metric) == way
+    with duckdb.connect() as con:  # the view's SQL reads the same declaration
+        sql = f"SELECT {metrics.direction_sql('m')} FROM (SELECT $m AS m)"
+        assert con.execute(sql, {"m": metric}).fetchall() == [(way,)]
 
 
 def test_metric_intervals_are_stored_and_read_back(store):

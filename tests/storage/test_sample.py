@@ -323,3 +323,29 @@ def test_the_sample_imports_with_the_leandojo_reader(exports):
 
 def test_every_repository_is_described_once():
     assert sorted(r.name for r in REPOS) == [d.name for d in sample_export_dirs()]
+
+
+def test_the_sample_repositories_have_the_toolchain_of_their_sources_though_their_exports_name_none(tmp_path):
+    """LeanDojo's metadata.json names no Lean version (`leandojo_version`, `from_repo` only); the
+    import reads it from a `lean-toolchain` beside the export, or for the sample from its sources."""
+    import shutil
+
+    from storage.leandojo import import_export
+    from storage.sample import sample_export_dirs
+    from storage.store import Store
+
+    store = Store.open(tmp_path / "home")
+    nat = next(d for d in sample_export_dirs() if d.name == "NatBasics")
+    assert "lean_version" not in json.loads((nat / "metadata.json").read_text())
+    (rid,) = [r.repo_id for r in import_export(store, nat)]
+    assert store.repository(rid)["lean_version"] == "v4.20.0"  # storage/sample/lean/NatBasics/lean-toolchain
+
+    elsewhere = tmp_path / "exports" / "NatBasics"
+    shutil.copytree(nat, elsewhere)  # the same export outside the sample: no toolchain known
+    other = Store.open(tmp_path / "home2")
+    (rid,) = [r.repo_id for r in import_export(other, elsewhere)]
+    assert other.repository(rid)["lean_version"] is None
+    (elsewhere / "lean-toolchain").write_text("leanprover/lean4:v4.9.0\n")
+    third = Store.open(tmp_path / "home3")
+    (rid,) = [r.repo_id for r in import_export(third, elsewhere)]
+    assert third.repository(rid)["lean_version"] == "v4.9.0"

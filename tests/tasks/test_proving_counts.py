@@ -83,7 +83,7 @@ def test_theorems_that_cannot_be_tried_are_counted_named_and_none_fails_the_step
     selection = select_theorems(unstated, unstated.repo_ids(), "random", settings)
     assert selection["theorems"] == [] and len(selection["untried"]) > 0
     assert all("no statement" in u["reason"] and u["full_name"].startswith("NatBasics.") for u in selection["untried"])
-    with pytest.raises(InputError, match="selected no theorem to try: .* cannot be tried .*NatBasics"):
+    with pytest.raises(InputError, match="selected no theorem to try: .* cannot be tried: .*NatBasics"):
         require_theorems(selection, unstated.repo_ids(), settings)
     rows = {m["metric"]: m for m in proving_metrics([], settings, selection["untried"])}
     assert rows["proving_untried"]["value"] == len(selection["untried"])
@@ -222,9 +222,47 @@ def test_prove_names_the_sorry_theorems_it_cannot_try_instead_of_trying_none(uns
     empty = tmp_path / "not-a-checkout"
     empty.mkdir()
     settings = ProvingSettings(backend={"kind": "repl", "repl": {"projects": {"NatBasics": str(empty)}}})
-    with pytest.raises(InputError, match=r"`sorry` theorems cannot be tried \(no statement.*\): NatBasics\."):
+    with pytest.raises(
+        InputError, match=r"no `sorry` theorem can be tried: .* cannot be tried: .* no statement.*\(NatBasics\."
+    ):
         select_sorry_theorems(unstated, unstated.repo_ids(), None, settings)  # before: "tried 0 sorry theorems"
     assert select_sorry_theorems(unstated, unstated.repo_ids(), None, ProvingSettings(backend={"kind": "repl"}))
+
+
+def test_prove_keeps_the_sorry_theorems_it_cannot_try_beside_those_it_can(unstated, tmp_path):
+    """Some `sorry` theorems can be tried, some cannot: the untried ones are named with their
+    reasons, recorded, and listed in the card (before: dropped silently)."""
+    from storage.sample import sample_lean_dirs
+    from storage.theorem_results import record_results
+    from tasks.card import sorry_section
+    from tasks.proving.sorry import SORRY, select_sorry_theorems, sorry_rows
+
+    checkout = tmp_path / "NatBasics"
+    shutil.copytree(next(d for d in sample_lean_dirs() if d.name == "NatBasics"), checkout)
+    (checkout / "NatBasics" / "Mul.lean").unlink()  # square_add's file: no statement for it
+    settings = ProvingSettings(backend={"kind": "repl", "repl": {"projects": {"NatBasics": str(checkout)}}})
+    untried: list[dict] = []
+    tried = select_sorry_theorems(unstated, unstated.repo_ids(), None, settings, untried)
+    assert [t["full_name"] for t in tried] == ["NatBasics.sumTo_formula"]
+    assert [u["full_name"] for u in untried] == ["NatBasics.square_add"] and "no statement" in untried[0]["reason"]
+    record_results(unstated, sorry_rows([], settings, untried), "prove-1", 0, "ck", SORRY)
+    card = "\n".join(sorry_section(unstated, "prove-1"))
+    assert "not tried (1)" in card and "| NatBasics.square_add | untried |" in card and "no statement" in card
+
+
+def test_the_untried_sentence_gives_every_reason_its_own_count_and_names():
+    from tasks.proving.summary import untried_sentence
+
+    untried = [
+        {"full_name": "A", "reason": "no statement"},
+        {"full_name": "B", "reason": "no statement"},
+        {"full_name": "C", "reason": "no traced proof"},
+    ]
+    # before: "3 theorems cannot be tried (no statement): A, B, C", C's own reason lost
+    assert untried_sentence(untried) == "3 theorems cannot be tried: 2 no statement (A, B); 1 no traced proof (C)"
+    assert untried_sentence(untried, names_shown=1).startswith(
+        "3 theorems cannot be tried: 2 no statement (A and 1 more)"
+    )
 
 
 def test_the_terminal_summary_names_the_theorems_that_could_not_be_tried():
@@ -279,4 +317,4 @@ def test_the_terminal_summary_names_the_theorems_that_could_not_be_tried():
     print_summary(Console(file=out, width=200), result, rows, None)
     text = out.getvalue()
     assert "repl_pass@1=0.5 [0.15, 0.85] (n=4) vs baseline 0.25 [0.05, 0.7] (n=4)" in text and "untried=1" in text
-    assert "1 theorems cannot be tried (no statement: none in the export): T.a" in text
+    assert "1 theorems cannot be tried: 1 no statement: none in the export (T.a)" in text
