@@ -23,7 +23,7 @@ from tasks.evaluations import EVALUATIONS
 from tasks.prefect_tasks import cached_checkpoint_gone, tasks_for
 from tasks.trainers.base import load_object
 
-from . import crashed, ui
+from . import crashed, expert, ui
 from .benchmark_tasks import register_benchmarks_task
 
 
@@ -127,6 +127,10 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
                     )
                     untried.update({(u["repo_id"], u["full_name"]): u for u in result.get("untried", [])})
             done[name] = ui.trainer_step_summary(trained, evaluated)
+            if config.expert_iteration is not None and name == config.expert_iteration.trainer:  # rounds
+                this_step[name], done[name]["expert_rounds"] = expert.expert_rounds(
+                    t, home, config, step, len(steps), snapshot, this_step[name], run_id
+                )
         previous = {**previous, **this_step}
         step_results.append(
             {

@@ -271,3 +271,62 @@ def load_nightly_state_task(home: str) -> watch.NightlyState:
 def record_nightly_state_task(home: str, processed: list[tuple[watch.WatchedRepo, str]], run_id: str) -> int:
     watch.record_processed(home, processed, run_id)
     return len(processed)
+
+
+# -- expert iteration ------------------------------------------------------------------
+# The rounds inside a curriculum step (flows/expert.py); the logic is in tasks/expert/. A batch's
+# search is cached like the proving evaluation's (store, searching checkpoint, the batch's
+# theorems, the settings), so a killed round resumes with the batches already searched kept.
+def _expert_search_key(ctx, p) -> str:
+    from .proving.evaluate import RECORD_VERSION
+
+    what = {
+        "theorems": [t["theorem_id"] for t in p["theorems"]],
+        "settings": p["search"].model_dump(mode="json"),
+        "records": RECORD_VERSION,
+    }
+    return f"expert-search-{_store(p['home']).instance_id}-{p['checkpoint']['checkpoint_id']}-{stable_hash(what, 16)}"
+
+
+@task(name="expert-pool", task_run_name="expert-pool[step {step} round {round}]", cache_policy=NO_CACHE)
+def expert_pool_task(home: str, repo_ids: list[str], split_kind: str, settings, search, step: int, round: int) -> dict:
+    from .expert import steps
+
+    return steps.select(_store(home), repo_ids, split_kind, settings, search, step, round)
+
+
+@task(name="expert-search", task_run_name="expert-search[step {step} round {round} batch {batch}]")
+def expert_search_task(
+    home: str, search, checkpoint: dict, theorems: list[dict], step: int, round: int, batch: int
+) -> list[dict]:
+    from .expert import steps
+
+    return steps.search(_store(home), search, checkpoint, theorems, home)
+
+
+@task(name="expert-store-found", task_run_name="expert-store-found[step {step} round {round}]", cache_policy=NO_CACHE)
+def expert_store_task(
+    home: str, records: list[dict], search, run_id: str, step: int, round: int, checkpoint_id: str
+) -> int:
+    from .expert import steps
+
+    return steps.store_found(_store(home), records, search, run_id, step, round, checkpoint_id)
+
+
+@task(name="expert-data", task_run_name="expert-data[step {step} round {round}]", cache_policy=NO_CACHE)
+def expert_data_task(
+    home: str, snapshot: SnapshotRef, split_kind: str, ratio: float, repo_ids: list[str], step: int, round: int
+) -> tuple[dict, dict]:
+    from .expert import steps
+
+    return steps.training_data(_store(home), snapshot, split_kind, ratio, repo_ids, step, round)
+
+
+def expert_tasks(home: str) -> dict[str, Task]:
+    """Expert iteration's tasks, the batch search cached under `home` like the curriculum's."""
+    return {
+        "pool": expert_pool_task,
+        "search": cached_under(Path(home))(expert_search_task, _expert_search_key),
+        "store_found": expert_store_task,
+        "data": expert_data_task,
+    }

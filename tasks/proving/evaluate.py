@@ -42,7 +42,7 @@ from tasks.stats import interval
 
 from .config import ProvingSettings
 
-RECORD_VERSION = 3  # of the records `prove_theorems` returns: part of their cache key (flows/proving_tasks.py)
+RECORD_VERSION = 4  # of the records `prove_theorems` returns: part of their cache key (flows/proving_tasks.py)
 PROVING = "proving"  # the `trainer` column of proving metrics: they score the generator's checkpoint by search
 
 
@@ -244,6 +244,7 @@ def _theorem_record(theorem: dict, results: list, checker: str, generator: str, 
         "axioms": list(proved.axioms) if proved else [],
         "proof_expansions": proved.expansions if proved else None,
         "proof_seconds": proved.seconds if proved else None,
+        "proof_states": list(proved.states) if proved else None,  # best-first: goals before each tactic
         "searched_by": searched_by,
     }
 
