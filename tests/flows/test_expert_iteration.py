@@ -14,6 +14,14 @@ proof reaches a training set.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
 import pytest
 
 from storage import catalog
@@ -26,43 +34,36 @@ from tests.doubles.lean_process import make_repl_double
 from .fixtures import task_run_states
 
 ALTERNATIVE = {p.full_name for p in ALTERNATIVE_PROOFS}
-SFT = {
-    "training": {
-        "max_steps": 30,
-        "per_device_train_batch_size": 8,
-        "learning_rate": 3.0e-3,
-        "logging_steps": 10,
-        "save_steps": 100,
-    },
-    "evaluation": {"top_k": 1, "max_new_tokens": 8, "max_eval_examples": 2},
-}
-
-
-def proving(double, work, **overrides) -> dict:
-    return {
-        "backend": {"kind": "repl", "repl": double.options(), "work_dir": str(work), "sandbox": double.sandbox()},
-        "generator": {"decoding": "sample", "max_new_tokens": 12},
-        "num_tactics": 4,
-        "max_expansions": 2,
-        "timeout_s": 300,
-        "attempts": 1,
-        "k": 1,
-        "splits": ["test"],
-        "max_theorems": 3,
-        "batch_size": 24,
-        **overrides,
-    }
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "expert-iteration.yaml"
 
 
 def pipeline(home, double, work) -> PipelineConfig:
-    return PipelineConfig(
-        name="expert-test",
-        home=str(home),
-        sources=[SourceConfig(sample="NatBasics")],
-        max_steps=1,
-        trainers={"sft": SFT, "retriever": None, "progress": None},
-        evaluation={"splits": ["test"], "proving": proving(double, work)},
-        expert_iteration={"rounds": 2, "pool": {"include_sorry": True}, "training": {"max_steps": 10}},
+    """examples/expert-iteration.yaml, smaller (one repository, one step, fewer steps and theorems),
+    with the Lean-process double behind its `repl` backend."""
+    config = PipelineConfig.from_yaml(EXAMPLE)
+    sft = config.trainers.sft.model_dump()
+    sft["training"].update(max_steps=30, logging_steps=10)
+    sft["evaluation"].update(top_k=1, max_new_tokens=8, max_eval_examples=2)
+    proving = config.evaluation.proving.model_dump()
+    proving.update(
+        backend={"kind": "repl", "repl": double.options(), "work_dir": str(work), "sandbox": double.sandbox()},
+        num_tactics=4, max_expansions=2, attempts=1, k=1, splits=["test"], max_theorems=3, batch_size=24,
+    )  # fmt: skip
+    proving["generator"]["max_new_tokens"] = 12
+    ei = config.expert_iteration.model_dump()
+    ei["training"] = {"max_steps": 10}
+    return config.with_overrides(
+        {
+            "name": "expert-test",
+            "home": str(home),
+            "sources": [SourceConfig(sample="NatBasics")],
+            "max_steps": 1,
+            "trainers": {**config.trainers.model_dump(), "sft": sft},
+            "evaluation": {**config.evaluation.model_dump(), "proving": proving},
+            "expert_iteration": ei,
+        },
+        "test",
     )
 
 
@@ -91,12 +92,122 @@ def first_run(prefect, tmp_path_factory, double):
     return root, curriculum(config=pipeline(root / "home", double, root / "work"))
 
 
-def test_round_one_finds_a_proof_outside_the_traced_data_and_round_two_checkpoint_proves_it(first_run):
+def test_round_one_finds_a_proof_outside_the_traced_data_and_round_two_checkpoint_proves_it(first_run, double):
+    from tasks.proving.evaluate import prove_theorems
+
     root, result = first_run
     store = Store.open(root / "home")
     rounds = result["steps"][0]["trainers"]["sft"]["expert_rounds"]
-    print(rounds)
+    assert [r["round"] for r in rounds] == [1.0, 2.0] and rounds[0]["newly_proved"] >= 1
+    assert rounds[1]["proved_so_far"] == rounds[0]["proved_so_far"] + rounds[1]["newly_proved"]
+    traced = {(r["full_name"], r["tactic"]) for r in store.read_table("tactics").to_pylist()}
+    new = [f for f in read_found(store) if f["round"] == 1 and f["full_name"] in ALTERNATIVE]
+    assert new, "round 1 found no proof outside the traced data"
+    f = new[0]
+    assert f["checker"] == "repl" and f["verdict"] == "proved" and f["steps"][0]["tactic"] == "omega"
+    assert (f["full_name"], "omega") not in traced  # not in the traced data
+    # round 1 trained on it: the pair is in the round's training snapshot
+    extra = store.root / "snapshots" / rounds[0]["trained"]["snapshot_id"] / "extra-train-tactics.parquet"
+    rows = pq.read_table(extra).to_pylist()
+    assert any(r["full_name"] == f["full_name"] and r["tactic"] == "omega" for r in rows)
+    # the last round's checkpoint proves it at pass@1 (one attempt), with no more expansions
+    last = rounds[-1]["trained"]
+    settings = pipeline(root / "home", double, root / "work").evaluation.proving
+    from tasks.lean import load_theorems
+    from tasks.proving.evaluate import _record
+
+    (theorem,) = [t for t in load_theorems(store, [f["repo_id"]]) if t.full_name == f["full_name"]]
+    (record,) = prove_theorems(store, settings, last["path"], [_record(theorem, "train", "")])
+    assert record["c"] == 1 and record["n"] == 1, record
+    assert record["proof_expansions"] <= f["expansions"]
+
+
+def test_rerun_is_cached_and_records_the_same_round_metrics(first_run, double):
+    from flows.curriculum import curriculum
+
+    root, first = first_run
+    second = curriculum(config=pipeline(root / "home", double, root / "work"))
+    states = task_run_states([second["run_id"]], "expert-search")
+    assert states and all(state == "Cached" for _, state in states), states
+    store = Store.open(root / "home")
+    assert ei_metrics(store, second["run_id"]) == ei_metrics(store, first["run_id"])
+
+
+def test_no_val_test_theorem_nor_unverified_or_replay_proof_enters_a_training_set(first_run):
+    import pyarrow as pa
+
+    from storage.found_proofs import record_found
+    from storage.schemas import SNAPSHOT_TACTICS
+    from tasks.expert.data import training_rows
+
+    root, result = first_run
+    store = Store.open(root / "home")
     found = read_found(store)
-    print([(f["full_name"], f["round"], f["proof"], f["checker"]) for f in found])
-    new = [f for f in found if f["round"] == 1 and f["full_name"] in ALTERNATIVE]
-    assert new, found
+    splits = {r["theorem_id"]: r["split_random"] for r in store.read_table("theorems").to_pylist()}
+    assert found and all(splits[f["theorem_id"]] == "train" and f["checker"] == "repl" for f in found)
+    # every round's training set: traced train rows plus found proofs of train theorems only
+    for r in result["steps"][0]["trainers"]["sft"]["expert_rounds"]:
+        manifest = store.root / "snapshots" / r["trained"]["snapshot_id"] / "extra-train-tactics.parquet"
+        extra = pq.read_table(manifest).to_pylist()
+        assert all(splits[x["theorem_id"]] == "train" for x in extra)
+        assert {x["theorem_id"] for x in extra} <= {f["theorem_id"] for f in found}
+    # a found row that is not a verified train proof is refused, whatever let it through upstream
+    good = found[0]
+    val = next(t for t, s in splits.items() if s == "val")
+    bad = [
+        {**good, "theorem_id": val},  # a val theorem
+        {**good, "checker": "replay"},  # replay-checked
+        {**good, "verdict": "unverified"},  # the Dojo without a re-check
+    ]
+    traced = pa.Table.from_pylist([], schema=SNAPSHOT_TACTICS)
+    rows, counts = training_rows(bad, traced, {good["theorem_id"]}, 1.0)
+    assert rows.num_rows == 0 and counts["refused"] == 3
+    for row in ({**good, "split": "val"}, {**good, "checker": "replay"}, {**good, "verdict": "unverified"}):
+        with pytest.raises(ValueError):
+            record_found(store, [row])
+
+
+def _wait_for(condition, what: str, proc, ceiling: float = 900.0):
+    """Poll an event (not a duration): the ceiling only stops a hung test."""
+    deadline = time.monotonic() + ceiling
+    while not condition():
+        assert proc.poll() is None, f"the run exited ({proc.returncode}) before {what}"
+        assert time.monotonic() < deadline, f"no {what} after {ceiling} s"
+        time.sleep(0.2)
+
+
+def test_a_run_killed_mid_round_resumes_with_searched_batches_kept_and_ends_as_an_uninterrupted_run(
+    first_run, double, tmp_path
+):
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.curriculum import curriculum
+
+    root, uninterrupted = first_run
+    home, work = tmp_path / "home", tmp_path / "work"
+    keys = home / "prefect" / "cache-keys"
+    searched = lambda: sorted(p.name for p in keys.glob("expert-search-*")) if keys.is_dir() else []  # noqa: E731
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PREFECT_API_URL": PREFECT_API_URL.value(),
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_TASK_RUNNER_THREAD_POOL_MAX_WORKERS": "1",  # batches one after another: a kill lands mid-round
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.flows.expert_run", str(home), str(work), str(double.lake_path.parent.parent)],
+        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        _wait_for(lambda: len(searched()) >= 1, "searched batch", proc)  # the first batch of round 1 is done
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done = searched()
+    rerun = curriculum(config=pipeline(home, double, work))
+    states = [s for _, s in task_run_states([rerun["run_id"]], "expert-search[step 1 round 1 ")]
+    assert len(states) > len(done) >= 1  # killed in the middle of round 1
+    assert states.count("Cached") == len(done)  # the batches searched before the kill are not searched again
+    assert ei_metrics(Store.open(home), rerun["run_id"]) == ei_metrics(
+        Store.open(root / "home"), uninterrupted["run_id"]
+    )
