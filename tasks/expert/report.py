@@ -21,10 +21,12 @@ PLOT_ALT = "proved so far over rounds and steps"
 def round_rows(step_results: list[dict], metric_rows: list[dict]) -> list[dict]:
     """One row per (step, round): the round's figures and, per split, the pass rates of the proving
     evaluation under the round's trained checkpoint (`{split: {metric: mean over repositories}}`)."""
+    if not any(t.get("expert_rounds") for s in step_results for t in s["trainers"].values()):
+        return []
     passes: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for r in metric_rows:
         if r["trainer"] == "proving" and "_pass@" in r["metric"] and not r["metric"].startswith("baseline_"):
-            passes[r["checkpoint_id"]][r["split"]][r["metric"]].append(float(r["value"]))
+            passes[r.get("checkpoint_id")][r["split"]][r["metric"]].append(float(r["value"]))
     out = []
     for s in step_results:
         for trainer in s["trainers"].values():
