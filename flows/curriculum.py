@@ -67,7 +67,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     # 3. Per step: snapshot of repositories 1..k, then train and evaluate every trainer (in
     #    dependency order), each from its own checkpoint of step k-1 or from the checkpoint
     #    of this step it starts from; train and evaluate commit together
-    previous: dict[str, CheckpointRef] = {}
+    previous: dict[str, CheckpointRef] = expert.starting_points(home, config)  # {} unless continuing rounds
     step_results = []
     untried: dict[tuple[str, str], dict] = {}  # theorems the proving evaluation could not try, with the reason
     for step in steps:

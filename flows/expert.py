@@ -30,6 +30,15 @@ def round_settings(settings, overrides: dict):
     return type(settings).model_validate({**settings.model_dump(), **update})
 
 
+def starting_points(home: str, config) -> dict[str, CheckpointRef]:
+    """What the first step starts from: with `continue_from_last`, the trainer's newest round checkpoint."""
+    ei = config.expert_iteration
+    if ei is None or not ei.continue_from_last:
+        return {}
+    last = expert_tasks(home)["continue_from"](home, ei.trainer)
+    return {ei.trainer: CheckpointRef.from_dict(last)} if last else {}
+
+
 def expert_rounds(t, home: str, config, step, total: int, snapshot: SnapshotRef, start: CheckpointRef, run_id: str):
     """(the last round's checkpoint, one summary per round) of `step`, starting from `start`."""
     from .prove import proving_step

@@ -22,13 +22,14 @@ from .ids import stable_hash
 from .snapshot_ref import SnapshotRef
 
 EXTRA_FILE = "extra-train-tactics.parquet"
+ID_PREFIX = "mix-"  # of the snapshots built here
 
 
 def with_extra_train_rows(store, base: SnapshotRef, split_kind: str, rows: pa.Table, about: dict) -> SnapshotRef:
     """`base` with `rows` (SNAPSHOT_TACTICS) added to its `split_kind`/train tactics; `about` is
     recorded in the manifest (counts, where the rows came from). Returns at once if it exists."""
     rows = rows.cast(schemas.SNAPSHOT_TACTICS)
-    sid = "mix-" + stable_hash([base.snapshot_id, split_kind, rows.to_pylist()], 20)
+    sid = ID_PREFIX + stable_hash([base.snapshot_id, split_kind, rows.to_pylist()], 20)
     folder = Path(store.root) / "snapshots" / sid
     manifest_path = folder / "manifest.json"
     if not manifest_path.exists():

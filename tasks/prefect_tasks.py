@@ -322,6 +322,13 @@ def expert_data_task(
     return steps.training_data(_store(home), snapshot, split_kind, ratio, repo_ids, step, round)
 
 
+@task(name="expert-continue-from", task_run_name="expert-continue-from[{trainer}]", cache_policy=NO_CACHE)
+def expert_continue_task(home: str, trainer: str) -> dict | None:
+    from .expert import steps
+
+    return steps.last_round_checkpoint(_store(home), home, trainer)
+
+
 def expert_tasks(home: str) -> dict[str, Task]:
     """Expert iteration's tasks, the batch search cached under `home` like the curriculum's."""
     return {
@@ -329,4 +336,5 @@ def expert_tasks(home: str) -> dict[str, Task]:
         "search": cached_under(Path(home))(expert_search_task, _expert_search_key),
         "store_found": expert_store_task,
         "data": expert_data_task,
+        "continue_from": expert_continue_task,
     }

@@ -66,6 +66,13 @@ class ExpertIterationSettings(BaseModel):
         description="Overrides of the trainer's `training` arguments for the rounds' training (e.g. "
         "{max_steps: 40}); empty: the step's own.",
     )
+    continue_from_last: bool = Field(
+        False,
+        description="Start the first step's training from the newest checkpoint an expert-iteration round "
+        "trained in this home, instead of the base model: a nightly run on a new commit continues where "
+        "the last run's rounds ended (with the proofs they found, which carry over while the statement and "
+        "toolchain are unchanged).",
+    )
     evaluate_rounds: bool = Field(
         True,
         description="Run the proving evaluation (`evaluation.proving`) on each round's checkpoint: pass@k on "

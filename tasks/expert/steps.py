@@ -69,3 +69,15 @@ def metrics(
 ) -> list[dict]:
     figures = rounds.round_metrics(records, counts["proved_so_far"], counts.get("pairs", 0), train_loss, round)
     return rounds.metric_rows(figures, repo_id, split_kind, ckpt)
+
+
+def last_round_checkpoint(store, home: str, trainer: str) -> dict | None:
+    """The newest checkpoint of `trainer` an expert-iteration round trained in `home` (its folder
+    still there), as a CheckpointRef dict; None when there is none."""
+    from storage.checkpoint_registry import newest_trained_on
+    from storage.mixed_snapshot import ID_PREFIX
+    from tasks.checkpoints import load_published
+
+    cid = newest_trained_on(store, trainer, ID_PREFIX)
+    ref = load_published(Path(home), trainer, cid) if cid else None
+    return ref.to_dict() if ref is not None else None

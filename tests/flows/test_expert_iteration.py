@@ -211,3 +211,33 @@ def test_a_run_killed_mid_round_resumes_with_searched_batches_kept_and_ends_as_a
     assert ei_metrics(Store.open(home), rerun["run_id"]) == ei_metrics(
         Store.open(root / "home"), uninterrupted["run_id"]
     )
+
+
+def test_a_new_run_can_continue_from_the_last_round_and_carry_proofs_to_a_new_commit(first_run, double):
+    from dataclasses import replace
+
+    from tasks.checkpoints import StartingPoints, plan_step
+    from tasks.expert import pool, steps
+    from tasks.lean import load_theorems
+    from tasks.proving.evaluate import _record
+
+    root, result = first_run
+    store = Store.open(root / "home")
+    rounds = result["steps"][0]["trainers"]["sft"]["expert_rounds"]
+    last = steps.last_round_checkpoint(store, str(root / "home"), "sft")
+    assert last["checkpoint_id"] == rounds[-1]["trained"]["checkpoint_id"]
+    config = pipeline(root / "home", double, root / "work")
+    plan = plan_step("sft", config.trainers.sft, "any-snapshot", StartingPoints(previous={"sft": last}))
+    assert plan.parent.checkpoint_id == last["checkpoint_id"]  # the nightly's first step trains from it
+
+    # a proof found at this commit carries to a new commit of the same theorem, once the verifier
+    # accepts it again there; a changed statement is searched afresh
+    f = next(f for f in read_found(store) if f["full_name"] in ALTERNATIVE)
+    (spec,) = [t for t in load_theorems(store, [f["repo_id"]]) if t.full_name == f["full_name"]]
+    moved = {**_record(spec, "train", ""), "theorem_id": "theorem-at-a-new-commit", "toolchain": f["toolchain"]}
+    search = config.evaluation.proving
+    carried = pool._carry_over(store, search, [moved])
+    assert carried["theorem-at-a-new-commit"]["checker"] == "repl"
+    assert carried["theorem-at-a-new-commit"]["tactics"] == f["tactics"]
+    changed = {**moved, "statement": replace(spec, statement=spec.statement + " ∧ True").statement}
+    assert pool._carry_over(store, search, [changed]) == {}
