@@ -241,3 +241,26 @@ def test_a_new_run_can_continue_from_the_last_round_and_carry_proofs_to_a_new_co
     assert carried["theorem-at-a-new-commit"]["tactics"] == f["tactics"]
     changed = {**moved, "statement": replace(spec, statement=spec.statement + " ∧ True").statement}
     assert pool._carry_over(store, search, [changed]) == {}
+
+
+def test_terminal_and_report_show_each_round_with_proofs_found_and_pass_at_k(first_run):
+    from rich.console import Console
+
+    from flows.terminal import print_summary
+    from storage.metrics import of_run
+
+    root, result = first_run
+    store = Store.open(root / "home")
+    console = Console(record=True, width=100)
+    print_summary(console, result, of_run(store, result["run_id"]), None)
+    text = console.export_text()
+    for r in (1, 2):
+        line = next(x for x in text.splitlines() if x.startswith(f"expert iteration step 1 round {r}:"))
+        assert "newly proved" in line and "proved so far" in line and "test repl_pass@1=" in line, line
+    report = Path(result["report"]).read_text()
+    assert "## Expert iteration" in report and "| 1 | 2 |" in report
+    assert (Path(result["report"]).parent / "expert-iteration.png").is_file()  # proved so far over rounds
+    from tasks.report import inline_plot
+
+    inlined = inline_plot(report, Path(result["report"]).parent / "metrics.png")
+    assert "](expert-iteration.png)" not in inlined and "data:image/png;base64," in inlined  # the UI's copy
