@@ -25,12 +25,14 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from .lean_lexer import SORRY_NAMES, Lexed, Token, is_command, is_sorry, lex
 
 __all__ = [
+    "DEFAULT_ALLOWED_AXIOMS",
     "MAX_NAME_CHARS",
     "MAX_PROOF_CHARS",
     "MAX_STATEMENT_CHARS",
@@ -53,6 +55,11 @@ __all__ = [
     "split_name",
     "statement_problem",
 ]
+
+DEFAULT_ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")
+"""The axioms of Lean's core logic, the verdict rule's default allow-list (a setting:
+`allowed_axioms`, tasks/lean/verdict.py); `sorryAx`, `Lean.ofReduceBool` and
+`Lean.trustCompiler` are outside."""
 
 MAX_NAME_CHARS = 4096
 MAX_STATEMENT_CHARS = 1 << 20
@@ -253,7 +260,21 @@ def is_statement(statement: str | None) -> bool:
 def parse_statement(statement: str) -> Statement:
     """Split one declaration's signature (`theorem foo (n : Nat) : n + 0 = n`, optionally after a
     doc comment, `@[attr]` and modifiers, optionally ending in `:=`) into parts; LeanTextError for
-    anything `statement_problem` refuses, and for a body, unbalanced brackets or a missing type."""
+    anything `statement_problem` refuses, and for a body, unbalanced brackets or a missing type.
+
+    Remembered per text (a Statement is immutable): every check of a theorem builds its commands
+    from it three times, and lexing was most of the verifier's own time (benchmarks/README.md)."""
+    if isinstance(statement, str):
+        return _parse_statement_text(statement)
+    return _parse_statement(statement)  # not text: refused there, with the reason
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_statement_text(statement: str) -> Statement:
+    return _parse_statement(statement)
+
+
+def _parse_statement(statement) -> Statement:
     text, toks = _declaration_tokens(statement)
     if toks and toks[-1].text == ":=":
         toks = toks[:-1]

@@ -44,7 +44,7 @@ from .memory import release_arrow_memory
 from .repo_urls import normalize_url
 from .snapshot_ref import SnapshotRef
 from .store import _read_repository
-from .tactic_text import sorry_mask
+from .tactic_text import finished_mask, sorry_mask
 
 
 class SnapshotSettings(BaseModel):
@@ -134,7 +134,7 @@ def build_parts(
     if settings.drop_sorry:
         tactics = tactics.filter(pc.invert(sorry_mask(tactics["tactic"])))
     if settings.drop_no_goals:
-        tactics = tactics.filter(pc.not_equal(pc.utf8_trim_whitespace(tactics["state_before"]), "no goals"))
+        tactics = tactics.filter(pc.invert(finished_mask(tactics["state_before"])))
     # Each tactic row carries its theorem's proof length; each theorem, its rows kept.
     at = pc.index_in(tactics["theorem_id"], value_set=theorems["theorem_id"])
     tactics = tactics.append_column("num_tactics", pc.take(theorems["num_tactics"], at).cast(pa.int64()))

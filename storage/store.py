@@ -302,17 +302,6 @@ class Store:
             (tmp / "repository.json").write_text(json.dumps(row, default=str, sort_keys=True))
         return str(folder.relative_to(self.root))
 
-    def remove_repository(self, repo_id: str) -> None:
-        """Unlist one repository, then delete its folder. Call inside `with store.writer():`."""
-        index = self._read_index()
-        listed = dict(index["repositories"])
-        folder = listed.pop(repo_id, None)
-        if folder is None:
-            return
-        self._write_index({"generation": int(index.get("generation", 0)) + 1, "repositories": listed})
-        catalog.refresh_views(self)
-        atomic.remove_tree(self.root / folder)
-
 
 def _read_parquet(path: Path, store_root: Path, columns) -> pa.Table:
     try:

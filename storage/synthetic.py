@@ -14,6 +14,8 @@ import json
 import random
 from pathlib import Path
 
+from .tactic_text import NO_GOALS
+
 
 def synthetic_commit(name: str, seed: int) -> str:
     return hashlib.sha1(f"{name}:{seed}".encode()).hexdigest()
@@ -77,7 +79,7 @@ def synthetic_records(
                         ],
                     ],
                     "state_before": goal,
-                    "state_after": "no goals"
+                    "state_after": NO_GOALS
                     if t == n_tac - 1
                     else f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t + 1} ≤ m + {k + t + 1}",
                 }

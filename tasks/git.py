@@ -1,6 +1,6 @@
 """The one way Dojoflow runs git: no credentials, no prompts, a timeout, clear failures.
 
-Used by the nightly watch (tasks/watch/) and by tracing (tasks/tracing/trace.py); see
+Used by the nightly watch (tasks/watch/) and by tracing (tasks/tracing/checkout.py); see
 docs/git-and-credentials.md. Every git call here:
 
 - runs with `git_env()`: only what git needs to run and check TLS certificates is

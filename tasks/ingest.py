@@ -8,7 +8,6 @@ repository first (an export may also hold dependencies such as std or mathlib).
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from storage.errors import InputError
@@ -24,7 +23,7 @@ def pin_source(source):
     a cached ingest of it runs offline. Exports and samples are returned as they are."""
     if source.repo is None:
         return source
-    from .tracing.trace import check_commit_format, parse_source, resolve_local_commit, resolve_remote_head
+    from .tracing.checkout import check_commit_format, parse_source, resolve_local_commit, resolve_remote_head
 
     parsed = parse_source(source.repo)
     if parsed.kind == "local":
@@ -104,7 +103,7 @@ def trace_and_import(
 
     from .tracing.trace import trace_repository
 
-    home = Path(home) if home else dojoflow_home(os.environ.get("DOJOFLOW_HOME"))
+    home = dojoflow_home(home or None)
     traces = home / "traces"
     name = f"{Path(url_or_path.rstrip('/')).name}-{stable_hash([url_or_path, commit], 10)}"
     export_dir = trace_repository(

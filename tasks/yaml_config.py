@@ -1,8 +1,9 @@
 """The one YAML loader for Dojoflow's config files (`dojoflow run CONFIG.yaml`, the nightly config).
 
 PyYAML follows YAML 1.1, where `1e-4` (no dot) is a string; config files are written by
-people who mean a number, so such scalars load as floats here (as in YAML 1.2). A file
-that is missing, not YAML, or not a mapping is an `InputError` naming it.
+people who mean a number, so such scalars load as floats here (as in YAML 1.2): the rule is
+`yaml_float`, which settings that arrive as text by other ways (a Prefect parameter typed in
+the UI) use too. A file that is missing, not YAML, or not a mapping is an `InputError` naming it.
 """
 
 from __future__ import annotations
@@ -15,16 +16,29 @@ import yaml
 from storage.errors import InputError
 from storage.repo_urls import is_remote
 
+FLOAT_TEXT = re.compile(r"[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+")
+"""Scientific notation that YAML 1.2 reads as a float and YAML 1.1 (PyYAML) may leave a string."""
+
+
+def yaml_float(value):
+    """`value` as a float when it is text in scientific notation (`FLOAT_TEXT`, surrounding
+    whitespace aside), read as YAML reads floats (`_` separators dropped); else unchanged.
+
+    >>> yaml_float("1e-4"), yaml_float("5.0E3"), yaml_float(" .5e1 "), yaml_float("1_000e-3")
+    (0.0001, 5000.0, 5.0, 1.0)
+    >>> yaml_float("1e"), yaml_float("e5"), yaml_float("0x1p3"), yaml_float(7)
+    ('1e', 'e5', '0x1p3', 7)
+    """
+    if isinstance(value, str) and FLOAT_TEXT.fullmatch(value.strip()):
+        return float(value.strip().replace("_", ""))
+    return value
+
 
 class _Loader(yaml.SafeLoader):
     pass
 
 
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789"),
-)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(rf"^{FLOAT_TEXT.pattern}$"), list("-+0123456789."))
 
 
 def yaml_error(path: Path, error: yaml.YAMLError) -> InputError:

@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-NO_GOALS = "no goals"
+from storage.tactic_text import NO_GOALS
+
 MAX_LINE = 100  # longer one-line proofs are broken after `:=`
 
 

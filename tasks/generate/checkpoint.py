@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tasks.checkpoints import MANIFEST as CHECKPOINT_MANIFEST
+
 from .base import Candidates, NotAGeneratorError, TacticQuery
 from .config import GeneratorSettings
 
@@ -30,8 +32,6 @@ def is_tactic_generator(checkpoint) -> bool:
 
     return checkpoint.trainer in tactic_generators() and checkpoint.has_model
 
-
-CHECKPOINT_MANIFEST = "dojoflow-checkpoint.json"
 
 # One model per checkpoint per process, shared by the batches a task runner's threads search
 # at once; loading (transformers builds on the meta device, process-wide) and generation

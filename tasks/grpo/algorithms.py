@@ -388,9 +388,3 @@ def clipped_objective(
             raise ValueError("aggregation 'constant' needs max_completion_length")
         return per_token.sum() / (mask.shape[0] * max_completion_length)
     raise ValueError(f"unknown aggregation {aggregation!r}")
-
-
-def describe(name: str) -> str:
-    """'name: objective (paper)' for one algorithm."""
-    a = ALGORITHMS[canonical_algorithm(name)]
-    return f"{a.name}: {a.objective} ({a.paper})"

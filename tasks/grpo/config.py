@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import tempfile
 from typing import Any, Literal
 
@@ -23,12 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from storage.errors import InputError
 from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, LoraSettings
+from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (
     capabilities_unless_given,
     check_training_args,
     device_capabilities,
     non_finite_value,
 )
+from tasks.yaml_config import yaml_float
 
 from .algorithms import ALGORITHMS, TRL_OPTION_KEYS, canonical_algorithm, resolve_algorithm
 
@@ -36,9 +37,7 @@ PROOF_SYSTEM_PROMPT = (
     "You are a Lean 4 prover. Given a theorem statement, reply with the tactic proof that follows "
     "`:= by`, one tactic per line, and nothing else."
 )
-_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 REWARD_NAMES = ("lean_tactic", "lean_proof", "progress", "format", "overlong")
-PRESETS = ("binary", "shaped", "lenient", "strict")
 
 # GRPOConfig arguments the algorithm or the rewards own (output_dir & co: tasks/trainers/training_args.py).
 OWNED_TRAINING_KEYS = {
@@ -205,6 +204,7 @@ class GRPOSettings(BaseModel):
         "per_device_train_batch_size, max_completion_length, temperature, use_vllm, ...). Unset ones get Dojoflow's "
         "defaults for the machine (CPU: use_cpu, no bf16, no gradient checkpointing).",
     )
+    checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     evaluation: GRPOEvalSettings = Field(
         default_factory=GRPOEvalSettings,
         description="How checkpoints are scored (changes re-evaluate, never retrain).",
@@ -235,7 +235,7 @@ class GRPOSettings(BaseModel):
         except InputError as e:
             raise ValueError(str(e)) from None
         # YAML 1.1 reads 5e-6 as a string; store the number so equal settings hash equally
-        return {k: float(v) if isinstance(v, str) and _NUMBER.fullmatch(v.strip()) else v for k, v in checked.items()}
+        return {k: yaml_float(v) for k, v in checked.items()}
 
     @field_validator("backend")
     @classmethod

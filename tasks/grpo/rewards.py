@@ -43,12 +43,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from storage.lean_text import is_sorry
+from storage.tactic_text import is_finished
 
 from .config import RewardSettings
 
 log = logging.getLogger(__name__)
-
-NO_GOALS = "no goals"
 
 
 def completion_text(completion) -> str:
@@ -67,7 +66,12 @@ def tactic_of(text: str) -> str:
 
 
 def proof_of(text: str) -> str:
-    """The tactic block of a proof-mode completion (a leading `by` or `:= by` removed)."""
+    r"""The tactic block of a proof-mode completion (a leading `by` or `:= by` removed; the
+    lines' indentation kept, so they stay aligned).
+
+    >>> proof_of(":= by\n  intro n\n  simp"), proof_of("by simp"), proof_of("bysimp")
+    ('  intro n\n  simp', 'simp', 'bysimp')
+    """
     body = text.strip()
     for lead in (":= by", "by"):
         if body.startswith(lead) and (len(body) == len(lead) or body[len(lead)] in " \n\t"):
@@ -80,11 +84,14 @@ def _norm(goals: str) -> str:
 
 
 def count_goals(goals: str) -> int:
-    """How many goals a pretty-printed state has (`no goals` or empty: 0)."""
-    text = goals.strip()
-    if not text or text == NO_GOALS:
+    r"""How many goals a pretty-printed state has (`no goals` or empty: 0).
+
+    >>> count_goals("no goals"), count_goals(""), count_goals("h : p\n⊢ p"), count_goals("⊢ a\n\n⊢ b")
+    (0, 0, 1, 2)
+    """
+    if not goals.strip() or is_finished(goals):
         return 0
-    return max(1, text.count("⊢"))
+    return max(1, goals.count("⊢"))
 
 
 def refusal(text: str) -> str | None:
@@ -353,6 +360,14 @@ class FormatReward:
 
 
 def format_score(text: str, mode: str) -> float:
+    r"""1.0 when `text` has the mode's shape: one non-empty line (`tactic`), a tactic block
+    with no code fence and no declaration (`proof`); 0.0 otherwise or when refused.
+
+    >>> format_score("simp", "tactic"), format_score("intro n\nsimp", "tactic"), format_score("sorry", "tactic")
+    (1.0, 0.0, 0.0)
+    >>> format_score("intro n\nsimp", "proof"), format_score("theorem t : True := by trivial", "proof")
+    (1.0, 0.0)
+    """
     if refusal(text) or not text.strip():
         return 0.0
     if mode == "tactic":

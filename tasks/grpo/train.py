@@ -38,6 +38,7 @@ from tasks.trainers.lifecycle import (
     train_or_reload,
 )
 from tasks.trainers.log_progress import log_training_progress
+from tasks.trainers.time_checkpoints import save_every_minutes
 
 from .config import GRPOSettings, build_grpo_config
 from .data import proof_rows, snapshot_theorems, tactic_rows, to_dataset
@@ -151,6 +152,7 @@ def run_grpo(
     if not rows:
         raise SkipTraining("no prompts to train on")
     trainer_dir = work_dir / TRAINER_SUBDIR
+    callbacks = [*(callbacks or []), save_every_minutes(settings.checkpoint_every_minutes)]
     args = build_grpo_config(settings, trainer_dir)
     algorithm = settings.resolved_algorithm()
     weights = settings.reward_weights()

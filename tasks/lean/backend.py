@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-NO_GOALS = "no goals"
-"""LeanDojo's pretty-printed state of a finished proof."""
+from storage.tactic_text import NO_GOALS  # noqa: F401 (the one definition; replay.py reads it here)
 
 
 @dataclass(frozen=True)

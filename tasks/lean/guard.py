@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import re
 
-from storage.lean_text import MAX_PROOF_CHARS, LeanTextError, check_text, is_command, lex
-
-DEFAULT_ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")
-"""The axioms of Lean's core logic, the default allow-list (a setting: `allowed_axioms`);
-`sorryAx`, `Lean.ofReduceBool` and `Lean.trustCompiler` are outside."""
+from storage.lean_text import (
+    DEFAULT_ALLOWED_AXIOMS,  # noqa: F401 (the one definition; verdict and config read it here)
+    MAX_PROOF_CHARS,
+    LeanTextError,
+    check_text,
+    is_command,
+    lex,
+)
 
 # Words that begin a new command (the text would leave the theorem's tactic block) or
 # run code at elaboration time. Matched as whole tokens, so `List.length_append` or

@@ -6,7 +6,15 @@ project's folder and toolchain read-only, a private folder, no network, limits).
 header>)` gives the initial `proofState`, then `ProofStep`s; each theorem stays on one
 `AutoLeanServer` (REPL proof states live in one process). Whole proofs: a `Command` with
 the proof and `#print axioms` in one command, on the same servers, or on a `LeanServerPool`
-when several workers are configured (then with the header, so no env id crosses processes).
+when several workers are configured. Either way a file header is elaborated once per Lean
+process, and every check under it reuses its env: on a server, the env id cached per process;
+on the pool, the header command is run once through the pool, which records it in its
+`ReplaySessionCache` under a session id (pool.py `run`: `add_to_session_cache=True`), and a
+check sent with that id goes preferably to a process that holds the header (pool.py
+`_try_acquire_worker`), else the header is replayed on the process it goes to, once
+(sessioncache.py `get_repl_id` -> `_materialize_state`); a restarted process (crash, memory)
+forgets its replays and replays the header again on its next check (server.py
+`_run_dict_backoff`: `start()` then `session_cache.reload()`).
 A process that crashed, hung, answered garbage, or no longer holds the env / proof state sent
 (LeanInteract restarts it for memory inside `run()`, conformance #2) is killed; Dojoflow
 rebuilds the lost state on a fresh process (header replayed) and retries once, then reports
@@ -17,18 +25,14 @@ each answer means is tasks/lean/repl_answers.py's. See docs/lean-backends.md.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from storage.errors import InputError
-from tasks.tracing.toolchain import minimal_env
 
-from .availability import find_lake, sandbox_limits
 from .backend import (
     ProofCheck,
     ProofState,
@@ -41,7 +45,7 @@ from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
 from .repl_answers import MODULE_REFUSAL, is_error_answer, read_step, stale_reason
-from .sandbox import SandboxSpec, write_launcher
+from .repl_project import ReplProject, ReplWorker
 from .source import (
     check_alias,
     check_checkout,
@@ -62,114 +66,13 @@ CRASHES = (ConnectionAbortedError, BrokenPipeError, ChildProcessError, json.JSON
 POOL_FAILURES = (*CRASHES, ValueError, RuntimeError)
 
 
-@dataclass
-class _Worker:
-    server: object  # lean_interact.AutoLeanServer
-    headers: dict = field(default_factory=dict)  # (pid, file, line) -> env id of the file header
-    busy: int = 0
-
-    @property
-    def pid(self) -> int | None:
-        proc = getattr(self.server, "_proc", None)
-        return None if proc is None else proc.pid
-
-
 @dataclass(frozen=True)
 class _StateRecord:
-    worker: _Worker
+    worker: ReplWorker
     pid: int | None
     repl_id: int
     path: tuple[str, ...]  # tactics from the initial state
     goals: str
-
-
-class _Project:
-    """One traced repository: its REPL config, its tactic-mode servers, its checking pool."""
-
-    def __init__(self, settings: BackendSettings, directory: Path, work_root: Path):
-        from lean_interact import LeanREPLConfig, LocalProject
-
-        self.settings = settings
-        self.directory = directory
-        opts = settings.repl
-        real_lake = find_lake(opts.lake_path) or opts.lake_path
-        launcher_dir = Path(tempfile.mkdtemp(prefix="launcher-", dir=work_root))
-        self.launcher = write_launcher(
-            SandboxSpec(
-                lake=os.path.abspath(real_lake),  # not resolved: `lake` may be a symlink to elan (Debian)
-                project=str(directory.resolve()),
-                work_root=str((work_root / "processes").resolve()),
-                env=minimal_env(),
-                limits=sandbox_limits(settings),
-            ),
-            launcher_dir,
-        )
-        if opts.build_project:
-            self._build()
-        # Relative paths are the user's, from where Dojoflow runs; the sandbox moves each Lean process
-        # to a folder of its own, where they would name nothing (conformance #16).
-        kwargs = {"cache_dir": _absolute(opts.cache_dir)} if opts.cache_dir else {}
-        if opts.repl_rev:
-            kwargs["repl_rev"] = opts.repl_rev
-        self.config = LeanREPLConfig(
-            project=LocalProject(directory=str(directory), lake_path=str(self.launcher), auto_build=False),
-            local_repl_path=_absolute(opts.repl_path) if opts.repl_path else None,
-            build_repl=opts.build_repl,
-            lake_path=str(self.launcher),
-            memory_hard_limit_mb=settings.memory_limit_mb,
-            **kwargs,
-        )
-        self.workers: list[_Worker] = []
-        self.pool = None
-        self._turn = 0
-        self.lock = threading.Lock()
-
-    def _build(self) -> None:
-        """`lake exe cache get` (Mathlib's, allowed to fail) and `lake build`, inside the sandbox's env."""
-        for args, must in ((["exe", "cache", "get"], False), (["build"], True)):
-            res = subprocess.run([str(self.launcher), *args], cwd=self.directory, capture_output=True, text=True)
-            if must and res.returncode != 0:
-                raise InputError(
-                    str(self.directory),
-                    f"`lake {' '.join(args)}` failed: {res.stderr.strip()[-2000:]}",
-                    "build the project yourself, or set backend.repl.build_project: false",
-                )
-
-    def worker(self) -> _Worker:
-        """A tactic-mode server: a new one while fewer than `workers` exist, else the next in turn
-        (a theorem stays on the server it was started on)."""
-        from lean_interact import AutoLeanServer
-
-        with self.lock:
-            if len(self.workers) < self.settings.workers:
-                self.workers.append(_Worker(AutoLeanServer(self.config)))
-                chosen = self.workers[-1]
-            else:
-                chosen = self.workers[self._turn % len(self.workers)]
-                self._turn += 1
-            chosen.busy += 1
-            return chosen
-
-    def release(self, worker: _Worker) -> None:
-        with self.lock:
-            worker.busy -= 1
-
-    def checker(self):
-        """Where whole proofs are checked: a LeanServerPool when several workers are configured."""
-        if self.settings.workers == 1:
-            return None
-        from lean_interact import LeanServerPool
-
-        with self.lock:
-            if self.pool is None:
-                self.pool = LeanServerPool(self.config, num_workers=self.settings.workers)
-            return self.pool
-
-    def close(self) -> None:
-        for w in self.workers:
-            w.server.kill()
-        if self.pool is not None:
-            self.pool.close()
 
 
 class ReplBackend:
@@ -181,18 +84,18 @@ class ReplBackend:
         root = Path(settings.work_dir) if settings.work_dir else Path(tempfile.mkdtemp(prefix="dojoflow-lean-"))
         root.mkdir(parents=True, exist_ok=True)
         self.work_root = root
-        self._projects: dict[Path, _Project] = {}
+        self._projects: dict[Path, ReplProject] = {}
         self._states = ProofStates()
         self._lock = threading.Lock()
 
     # -- plumbing ------------------------------------------------------------------------
-    def _project(self, theorem: TheoremSpec) -> _Project:
+    def _project(self, theorem: TheoremSpec) -> ReplProject:
         directory = project_dir(theorem, self.settings.repl.projects, "backend.repl.projects")
         with self._lock:
             if directory not in self._projects:
                 check_checkout(theorem, directory, "backend.repl.projects")
                 try:
-                    self._projects[directory] = _Project(self.settings, directory, self.work_root)
+                    self._projects[directory] = ReplProject(self.settings, directory, self.work_root)
                 except InputError:
                     raise
                 except Exception as e:  # noqa: BLE001 (LeanInteract raises ValueError, RuntimeError, git errors)
@@ -230,7 +133,7 @@ class ReplBackend:
             )
         return reply
 
-    def _header_env(self, worker: _Worker, theorem: TheoremSpec, project: _Project) -> int | None:
+    def _header_env(self, worker: ReplWorker, theorem: TheoremSpec, project: ReplProject) -> int | None:
         """The env of the theorem's file header in this worker's current process (cached per process)."""
         from lean_interact import Command
         from lean_interact.interface import LeanError
@@ -248,7 +151,27 @@ class ReplBackend:
             worker.headers[key] = reply.env
         return worker.headers[key]
 
-    def _open(self, worker: _Worker, theorem: TheoremSpec, project: _Project) -> _StateRecord:
+    def _pool_header_env(self, pool, theorem: TheoremSpec, project: ReplProject) -> int | None:
+        """The session id of the theorem's file header in the pool's session cache: run once
+        through the pool, then replayed by the pool on each process that needs it (module doc)."""
+        from lean_interact import Command
+        from lean_interact.interface import LeanError
+
+        header = file_header(theorem, project.directory)
+        if not header.strip():
+            return None
+        with project.header_lock:
+            if header not in project.pool_headers:
+                reply = self._run(pool, Command(cmd=header), self.settings.theorem_timeout_s)
+                if isinstance(reply, LeanError) or reply.has_errors():
+                    pool.session_cache.remove(getattr(reply, "env", 0))
+                    raise RuntimeError(
+                        f"the file header of {theorem.full_name} does not elaborate: {_reply_text(reply)}"
+                    )
+                project.pool_headers[header] = reply.env
+            return project.pool_headers[header]
+
+    def _open(self, worker: ReplWorker, theorem: TheoremSpec, project: ReplProject) -> _StateRecord:
         """The theorem's `by sorry` in this worker's current process: its proofState and goals."""
         from lean_interact import Command
         from lean_interact.interface import LeanError
@@ -260,7 +183,7 @@ class ReplBackend:
         sorry = reply.sorries[-1]
         return _StateRecord(worker, worker.pid, sorry.proof_state, (), sorry.goal)
 
-    def _current(self, record: _StateRecord, theorem: TheoremSpec, project: _Project) -> _StateRecord:
+    def _current(self, record: _StateRecord, theorem: TheoremSpec, project: ReplProject) -> _StateRecord:
         """`record`'s state in its worker's current process: itself, or, after a restart, the
         theorem opened again and its tactics run again."""
         from lean_interact import ProofStep
@@ -347,7 +270,7 @@ class ReplBackend:
             if worker is not None:
                 project.release(worker)
 
-    def _check(self, theorem: TheoremSpec, proof: str, project: _Project, pool, worker) -> ProofCheck:
+    def _check(self, theorem: TheoremSpec, proof: str, project: ReplProject, pool, worker) -> ProofCheck:
         """The proof, the statement check and `#print axioms` in one command (each on lines of its
         own, so every message is read as the answer of the command it is positioned in); after a
         `module` header, where Lean refuses `#print axioms` (lean4#8174), once more with the
@@ -355,12 +278,11 @@ class ReplBackend:
         from lean_interact import Command
 
         timeout = self.settings.theorem_timeout_s
-        timeout = self.settings.theorem_timeout_s
         header = file_header(theorem, project.directory)
         alias = check_alias()
-        tail = f"{proof_command(theorem, proof)}{statement_check_command(theorem, alias)}\n#print axioms {alias}"
-        if pool is not None:  # a pool spreads requests over processes: the header goes with the proof
-            server, env, lead = pool, None, header
+        tail = check_tail(theorem, proof, alias)
+        if pool is not None:  # the header's session id: the pool replays it where it is missing
+            server, env, lead = pool, self._pool_header_env(pool, theorem, project), ""
         else:
             server, env, lead = worker.server, self._header_env(worker, theorem, project), ""
         check = self._read(server, Command(cmd=lead + tail, env=env), lead, tail, alias, timeout)
@@ -373,7 +295,14 @@ class ReplBackend:
         return check
 
     def _read(self, server, request, lead: str, tail: str, alias: str, timeout: float) -> ProofCheck:
-        return read_check_reply(self._run(server, request, timeout), lead, tail, alias)
+        from lean_interact import LeanServerPool
+
+        reply = self._run(server, request, timeout)
+        if isinstance(server, LeanServerPool) and isinstance(getattr(reply, "env", None), int):
+            # The pool records every answer in its session cache (pool.py `run`); a check's env is
+            # never used again, and would otherwise be kept (with its request) for the run's life.
+            server.session_cache.remove(reply.env)
+        return read_check_reply(reply, lead, tail, alias)
 
     def close(self) -> None:
         for project in self._projects.values():
@@ -384,8 +313,10 @@ class ReplBackend:
             shutil.rmtree(self.work_root, ignore_errors=True)
 
 
-def _absolute(path: str) -> str:
-    return str(Path(path).expanduser().resolve())
+def check_tail(theorem: TheoremSpec, proof: str, alias: str) -> str:
+    """What follows the header in a whole-proof check: the proof, the statement check under
+    `alias`, and `#print axioms alias`, each on lines of its own."""
+    return f"{proof_command(theorem, proof)}{statement_check_command(theorem, alias)}\n#print axioms {alias}"
 
 
 def _first_line(e: BaseException) -> str:

@@ -25,6 +25,13 @@ installs `/usr/bin/lake -> elan`, and elan dispatches on argv[0]'s file name
 (proxy_mode.rs `arg0.file_name()`); resolving it would run `elan` itself.
 
 This file imports nothing from Dojoflow: it runs as `python -I sandbox.py SPEC ARGS...`.
+
+For a kimina-lean-server, which starts its REPLs itself as `lake env <repl>` with `lake` from its
+PATH (kimina-ast-server 2.1.3 `server/repl.py` `Repl.start`), the same launcher can be written
+for the server's machine and put first on the server's PATH (docs/lean-backends.md, "Sandbox"):
+
+    python -m tasks.lean.sandbox write-launcher FOLDER --lake "$(command -v lake)" \
+        --project "$LEAN_SERVER_PROJECT_DIR" --work-root /var/tmp/kimina-lean [--read-only PATH]...
 """
 
 from __future__ import annotations
@@ -275,7 +282,55 @@ def run_tied_to_parent_process(command: list[str], env: dict[str, str]) -> int:
 TIED = "--tied"  # `python -I sandbox.py --tied BWRAP_ARGV...`: run a prepared bwrap command tied to the caller
 
 
+WRITE_LAUNCHER = "write-launcher"
+
+
+def write_launcher_main(argv: list[str]) -> int:
+    """`write-launcher FOLDER --lake LAKE --project DIR --work-root DIR [...]`: write FOLDER/lake,
+    which runs LAKE under bubblewrap as the repl backend's launcher does (module docstring).
+    Run as `python -m tasks.lean.sandbox`, since it reads the minimal environment from Dojoflow."""
+    import argparse
+
+    from tasks.tracing.toolchain import minimal_env
+
+    ap = argparse.ArgumentParser(
+        prog="python -m tasks.lean.sandbox write-launcher", description=write_launcher_main.__doc__
+    )
+    ap.add_argument("folder", help="where to write `lake` (put it first on the server's PATH)")
+    ap.add_argument("--lake", required=True, help="the real `lake` (elan's proxy), never inside FOLDER")
+    ap.add_argument("--project", required=True, help="the Lake project the REPLs run in (LEAN_SERVER_PROJECT_DIR)")
+    ap.add_argument("--work-root", required=True, help="each Lean process gets a new private folder under it")
+    ap.add_argument("--bwrap", default="bwrap", help="the bubblewrap executable")
+    ap.add_argument("--memory-limit-mb", type=int, default=None, help="RLIMIT_AS of each Lean process")
+    ap.add_argument("--cpu-limit-s", type=int, default=None, help="RLIMIT_CPU of each Lean process")
+    ap.add_argument("--read-only", action="append", default=[], help="one more path the process may read")
+    ap.add_argument("--writable", action="append", default=[], help="one more path the process may write")
+    args = ap.parse_args(argv)
+    folder, lake = Path(args.folder).resolve(), os.path.abspath(args.lake)
+    if Path(lake).parent == folder:
+        print(
+            f"--lake {args.lake}: is the launcher itself; pass the real lake (`command -v lake` before "
+            "FOLDER is on PATH)",
+            file=sys.stderr,
+        )
+        return 2
+    why = probe(args.bwrap)
+    if why is not None:
+        print(f"--bwrap {args.bwrap}: {why}; install bubblewrap where user namespaces are allowed", file=sys.stderr)
+        return 2
+    limits = Limits(
+        shutil.which(args.bwrap), args.memory_limit_mb, args.cpu_limit_s, tuple(args.read_only), tuple(args.writable)
+    )
+    spec = SandboxSpec(
+        lake, str(Path(args.project).resolve()), str(Path(args.work_root).resolve()), minimal_env(), limits
+    )
+    print(write_launcher(spec, folder))
+    return 0
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == [WRITE_LAUNCHER]:
+        sys.exit(write_launcher_main(argv[1:]))
     if argv[:1] == [TIED]:
         sys.exit(run_tied_to_parent_process(argv[1:], dict(os.environ)))
     raw = json.loads(Path(argv[0]).read_text())

@@ -97,10 +97,10 @@ def packaged_model_path(name: str) -> Path:
 
 
 def default_model_cache(home: str | os.PathLike | None = None) -> Path:
-    """Where builtin models are built: `<home>/models`, home = $DOJOFLOW_HOME or `.dojoflow`."""
-    if home is None:
-        home = os.environ.get("DOJOFLOW_HOME") or ".dojoflow"
-    return Path(home).expanduser().resolve() / "models"
+    """Where builtin models are built: `<home>/models`, home as `storage.store.dojoflow_home` says."""
+    from storage.store import dojoflow_home
+
+    return dojoflow_home(home) / "models"
 
 
 def is_builtin(name: str) -> bool:

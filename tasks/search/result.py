@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from storage.errors import InputError
+from storage.lean_text import DEFAULT_ALLOWED_AXIOMS
 
 # Why a search stopped. `proved`: a proof passed the verdict rule (tasks/lean/verdict.py);
 # `unverified`: Lean finished a proof, but the backend cannot establish the rule (the Dojo:
@@ -29,7 +30,7 @@ class SearchBudget:
     num_tactics: int = 8
     max_expansions: int | None = 32
     timeout_s: float = 60.0
-    allowed_axioms: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")  # the verdict rule's allow-list
+    allowed_axioms: tuple[str, ...] = DEFAULT_ALLOWED_AXIOMS  # the verdict rule's allow-list
 
     def __post_init__(self):
         if self.num_tactics < 1:
@@ -66,11 +67,6 @@ class SearchResult:
     @property
     def proved(self) -> bool:
         return self.stopped == "proved"
-
-    @property
-    def proof_text(self) -> str:
-        """The proof as a tactic block (what follows `:= by`), one tactic per line."""
-        return "\n".join(self.proof or ())
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from storage.tactic_text import is_sorry  # the one definition (storage/lean_text.py)
+from storage.tactic_text import NO_GOALS, is_sorry  # the one definition (storage/lean_text.py)
 
 TRUNCATION_MARK = "…\n"
 
@@ -172,7 +172,7 @@ if __name__ == "__main__":
             "full_name": f"demo{i}",
             "idx": 0,
             "num_tactics": 1,
-            "state_after": "no goals",
+            "state_after": NO_GOALS,
             "annotated_tactic": r["tactic"],
             "annotations": [],
             **r,

@@ -43,6 +43,7 @@ from datetime import datetime
 from pathlib import Path, PurePath
 
 from storage import atomic
+from storage.tactic_text import is_finished
 
 LEAN4_URL = "https://github.com/leanprover/lean4"  # lean_dojo.constants.LEAN4_URL
 SPLIT_KINDS = ("random", "novel_premises")
@@ -78,7 +79,7 @@ def _pos(p) -> list[int]:
 
 def keep_tactic(tactic) -> bool:
     """LeanDojo's rule: drop steps taken with no goals left, and bullets ("·")."""
-    return tactic.state_before != "no goals" and "·" not in tactic.tactic
+    return not is_finished(tactic.state_before) and "·" not in tactic.tactic
 
 
 def tactic_record(tactic) -> dict:

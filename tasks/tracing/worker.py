@@ -17,12 +17,21 @@ tracing), by a version that reads the same facts from disk: the lean4 commit fro
 lean-toolchain from lake-manifest.json and .lake/packages/<name>/. The resulting
 `LeanGitRepo` objects carry url, commit, lean_version and repo_type as lean-dojo's would,
 and `repo=None` (no GitHub handle), which tracing never uses.
+
+`LeanGitRepo.clone_and_checkout()` (lean.py: `Repo.clone_from(self.url, ...)`, then checkout of
+the commit), which lean-dojo's `_trace` calls in its temporary folder before `lake build`, is
+wrapped for a local repository: after lean-dojo's own clone, the packages that the fetch step
+(tasks/tracing/steps.py) put into the checkout's `.lake/packages/` are copied into the clone, since
+a git clone leaves out what git does not track. The build then runs without the network, and
+Lake finds every package of lake-manifest.json at its revision, so it clones none
+(Lake's `materializeGit`: an existing package folder is only checked out at its revision).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import traceback
@@ -127,6 +136,33 @@ def install_offline_dependencies(ld_lean) -> None:
     cls.get_dependencies = get_dependencies
 
 
+# -- the fetched packages ----------------------------------------------------------------
+PACKAGES_DIR = Path(".lake") / "packages"  # lake-manifest.json's `packagesDir` since Lean v4.3 (lean-dojo's `_trace`)
+
+
+def copy_fetched_packages(checkout: Path, clone: Path) -> None:
+    """The checkout's fetched `.lake/packages/` (each package a git clone) into `clone`."""
+    fetched = Path(checkout) / PACKAGES_DIR
+    if fetched.is_dir():
+        shutil.copytree(fetched, Path(clone) / PACKAGES_DIR, symlinks=True, dirs_exist_ok=True)
+
+
+def install_fetched_packages(ld_lean) -> None:
+    """Wrap LeanGitRepo.clone_and_checkout for local repositories (see the module docstring)."""
+    cls = ld_lean.LeanGitRepo
+    if getattr(cls.clone_and_checkout, "_dojoflow_fetched", False):
+        return
+    original = cls.clone_and_checkout
+
+    def clone_and_checkout(self):
+        original(self)
+        if self.repo_type == ld_lean.RepoType.LOCAL:
+            copy_fetched_packages(Path(self.url), Path(self.name))  # lean-dojo clones into ./<name>
+
+    clone_and_checkout._dojoflow_fetched = True
+    cls.clone_and_checkout = clone_and_checkout
+
+
 # -- the job -----------------------------------------------------------------------------
 def run_job(job: TraceJob) -> dict:
     import lean_dojo
@@ -138,6 +174,7 @@ def run_job(job: TraceJob) -> dict:
             f"{LEAN_DOJO_VERSION}: pip install 'lean-dojo=={LEAN_DOJO_VERSION}'"
         )
     install_offline_dependencies(ld_lean)
+    install_fetched_packages(ld_lean)
     repo = lean_dojo.LeanGitRepo(job.checkout, job.commit)
     # dst_dir=None: the traced repo stays in lean-dojo's cache (under our work folder),
     # which a rerun reuses instead of building again.

@@ -82,13 +82,21 @@ def _placeholder(path: Path) -> Path:
 
 
 def _server_env(
-    folder: Path, repl: ReplDouble, port: int, api_key: str | None, max_repls: int, legacy: bool
+    folder: Path,
+    repl: ReplDouble,
+    port: int,
+    api_key: str | None,
+    max_repls: int,
+    legacy: bool,
+    lake_dir: Path | None = None,
 ) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEAN_SERVER_")}
     project = folder / "project"
     project.mkdir(exist_ok=True)
     # `prisma generate` runs the `prisma-client-py` generator from PATH: the server venv's bin
-    path = os.pathsep.join([str(repl.lake_path.parent), str(server_python().parent), env.get("PATH", "")])
+    # (`lake_dir`, when given, comes first: a `lake` of the test's own, e.g. Dojoflow's sandbox launcher)
+    first = [str(lake_dir)] if lake_dir is not None else []
+    path = os.pathsep.join([*first, str(repl.lake_path.parent), str(server_python().parent), env.get("PATH", "")])
     env.update(
         PRISMA_QUERY_ENGINE_BINARY=str(_placeholder(folder / "prisma" / "query-engine")),
         PRISMA_SCHEMA_ENGINE_BINARY=str(_placeholder(folder / "prisma" / "schema-engine")),
@@ -133,10 +141,16 @@ def _wait_ready(url: str, proc: subprocess.Popen, log_path: Path) -> None:
 
 @contextmanager
 def kimina_server(
-    folder: Path, *, api_key: str | None = None, max_repls: int = 2, legacy: bool = False
+    folder: Path,
+    *,
+    api_key: str | None = None,
+    max_repls: int = 2,
+    legacy: bool = False,
+    lake_dir: Path | None = None,
 ) -> Iterator[KiminaServer]:
     """Start `python -m server` (the package's own entry point) and stop it afterwards;
-    `legacy` runs kimina_venv.LEGACY_SERVER (2.0.x) instead of the pinned 2.1.x."""
+    `legacy` runs kimina_venv.LEGACY_SERVER (2.0.x) instead of the pinned 2.1.x; `lake_dir`
+    goes first on the server's PATH (it starts its REPLs as `lake env <repl>`, lake from PATH)."""
     folder = Path(folder)
     repl = make_repl_double(folder / "lean")
     port = _free_port()
@@ -147,7 +161,7 @@ def kimina_server(
         proc = subprocess.Popen(
             [str(server_python()), "-m", "server"],
             cwd=run_dir,
-            env=_server_env(folder, repl, port, api_key, max_repls, legacy),
+            env=_server_env(folder, repl, port, api_key, max_repls, legacy, lake_dir),
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -76,7 +76,7 @@ def test_errors_are_one_clear_line_and_exit_two(tmp_path):
 
 
 def test_samples_writes_each_sample_as_a_traceable_git_repository_with_the_same_commit_everywhere(tmp_path):
-    from tasks.tracing.trace import check_lake_project_at, parse_source, resolve_local_commit
+    from tasks.tracing.checkout import check_lake_project_at, parse_source, resolve_local_commit
 
     r = invoke("samples", tmp_path / "a")
     assert r.exit_code == 0, r.output

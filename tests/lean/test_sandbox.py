@@ -200,3 +200,78 @@ def test_a_sandboxed_process_outlives_the_thread_that_started_it(tmp_path):
     finally:
         proc.terminate()
         assert proc.wait(60) == 128 + 15  # SIGTERM reached it through the launcher, as bwrap reports it
+
+
+def test_a_kimina_servers_repls_under_dojoflows_launcher_escape_nowhere(store, theorems, tmp_path, monkeypatch):
+    """Dojoflow does not start a kimina server, so it cannot sandbox its REPLs; whoever runs the
+    server can put the launcher `python -m tasks.lean.sandbox write-launcher` writes first on
+    the server's PATH (the server runs `lake env <repl>`, lake from PATH: kimina-ast-server 2.1.3
+    server/repl.py `Repl.start`). The real server, the payload as its REPL: the four escapes fail."""
+    import subprocess
+
+    from tests.doubles.kimina_server import API_KEY, kimina_server
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".secret").write_text(SECRET)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("LEAN_SERVER_API_KEY", API_KEY)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    token = f"dojoflow-linger-{uuid.uuid4().hex}"
+    outside = [home / "escaped.txt", tmp_path / "escaped.txt"]
+    args = [sys.executable, str(PAYLOAD), "--port", str(listener.getsockname()[1])]
+    args += ["--secret", str(home / ".secret"), "--token", token]
+    for path in outside:
+        args += ["--write", str(path)]
+    launcher_dir, work_root = tmp_path / "launcher", tmp_path / "work" / "processes"
+    launcher_dir.mkdir()
+    with kimina_server(tmp_path / "kimina", api_key=API_KEY, max_repls=1, lake_dir=launcher_dir) as server:
+        server.repl.repl_binary.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in args) + "\n")
+        extra = server.repl.sandbox()
+        cmd = [sys.executable, "-m", "tasks.lean.sandbox", "write-launcher", str(launcher_dir)]
+        cmd += ["--lake", str(server.repl.lake_path), "--project", str(tmp_path / "kimina" / "project")]
+        cmd += ["--work-root", str(work_root)]
+        for path in extra["read_only_paths"]:
+            cmd += ["--read-only", path]
+        for path in extra["writable_paths"]:
+            cmd += ["--writable", path]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        backend = open_backend(BackendSettings(kind="kimina", kimina={"url": server.url}), store)
+        try:
+            check = backend.check_proof(theorems["NatBasics.square_add"], "rfl")
+        finally:
+            backend.close()
+    reports = [json.loads(p.read_text()) for p in work_root.glob("*/escape-report.json")]
+    try:
+        listener.accept()[0].close()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    listener.close()
+    assert reports, "the payload never ran under the launcher"
+    for report in reports:
+        assert all(r.startswith("failed") for r in report["write"]), report["write"]
+        assert report["connect"].startswith("failed"), report["connect"]
+        assert report["secret"].startswith("failed") and SECRET not in report["secret"], report["secret"]
+        assert "LEAN_SERVER_API_KEY" not in report["env"]  # the server's environment stays with the server
+    assert [p for p in outside if p.exists()] == [] and not connected
+    for _ in range(600):
+        if not _processes_with(token):
+            break
+        time.sleep(0.1)
+    assert _processes_with(token) == []
+    assert check.error is not None and not judge(check, "rfl").proved
+
+
+def test_write_launcher_refuses_itself_as_the_real_lake(tmp_path):
+    import subprocess
+
+    folder = tmp_path / "launcher"
+    cmd = [sys.executable, "-m", "tasks.lean.sandbox", "write-launcher", str(folder), "--lake", str(folder / "lake")]
+    res = subprocess.run(
+        cmd + ["--project", str(tmp_path), "--work-root", str(tmp_path / "w")], capture_output=True, text=True
+    )
+    assert res.returncode == 2 and "is the launcher itself" in res.stderr and not (folder / "lake").exists()

@@ -196,3 +196,28 @@ def test_full_training_from_an_sft_adapter_keeps_the_merged_start_as_kl_referenc
     assert (tmp_path / "work" / "reference" / "config.json").is_file()
     first = json.loads((tmp_path / "out" / HISTORY_FILE).read_text())[0]
     assert first["kl"] == pytest.approx(0.0, abs=1e-6)  # the policy starts where the reference is
+
+
+def test_grpo_writes_a_timed_checkpoint_and_resumes_from_it(env, tmp_path):
+    """As SFT and the progress model do (tests/tasks/test_time_checkpoints.py): a checkpoint every
+    `checkpoint_every_minutes` although `save_steps` is never reached (here every step: 60 µs)."""
+    from transformers import TrainerCallback
+
+    class Stop(Exception):
+        pass
+
+    class CrashAtStep2(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step == 2:
+                raise Stop
+
+    s = settings(
+        checkpoint_every_minutes=1e-6,
+        training={**ONE_STEP, "max_steps": 3, "save_strategy": "steps", "save_steps": 10_000},
+    )
+    run = (s, env["snapshot"], "random", None, tmp_path / "out", tmp_path / "work")
+    with pytest.raises(Stop):
+        train_grpo(*run, model_cache_dir=env["cache"], callbacks=[CrashAtStep2()])
+    assert (tmp_path / "work" / "trainer" / "checkpoint-1" / "trainer_state.json").is_file()
+    resumed = train_grpo(*run, model_cache_dir=env["cache"])
+    assert resumed["resumed_from"] == "checkpoint-1" and resumed["steps"] == 3

@@ -15,6 +15,7 @@ import random
 import shutil
 import stat
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from tasks.tracing import (
     write_export,
 )
 from tasks.tracing.convert import LEAN4_URL, dependency_order
+from tests.doubles.tracing_lake import write_lake
 
 ALPHA_SHA = "a1" * 20
 STD_SHA = "5d" * 20
@@ -517,7 +519,7 @@ def fake_lean_bin(folder: Path, lean_version: str = "4.9.0") -> Path:
         f'  *) echo "Lean (version {lean_version}, x86_64-unknown-linux-gnu, commit 4e4e4e4e4e4e, Release)" ;;\n'
         "esac\n",
     )
-    write_script(folder, "lake", f'echo "Lake version 5.0.0-4e4e4e4 (Lean version {lean_version})"\n')
+    write_lake(folder, lean_version)  # prints its version; fetches and builds (tests/doubles/tracing_lake.py)
     return folder
 
 
@@ -698,7 +700,7 @@ def test_trace_repository_without_lake_fails_before_cloning(tmp_path, monkeypatc
 # only succeeds if the worker replaced it. Its trace() records the environment it ran in and
 # returns the traced objects built above, with the dependencies get_dependencies gave it.
 FAKE_LEAN_PY = """
-import os, re
+import os, re, subprocess
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -744,12 +746,22 @@ class LeanGitRepo:
         version = get_lean4_version_from_config((Path(self.url) / "lean-toolchain").read_text())
         object.__setattr__(self, "lean_version", version)
 
+    @property
+    def name(self):
+        return os.path.basename(self.url)
+
+    def clone_and_checkout(self):
+        # lean.py `clone_and_checkout`: Repo.clone_from(self.url, Path(self.name), no_checkout=True),
+        # then `repo.git.checkout(self.commit)`: a git clone, without what git does not track
+        subprocess.run(["git", "clone", "-q", "--no-checkout", self.url, self.name], check=True)
+        subprocess.run(["git", "-C", self.name, "checkout", "-q", self.commit], check=True)
+
     def get_dependencies(self, path=None):
         raise ConnectionError("test double: lean-dojo's get_dependencies asks api.github.com here")
 """
 
 FAKE_TRACE_PY = """
-import json, os, signal, subprocess, sys, time
+import json, os, signal, subprocess, sys, tempfile, time
 from pathlib import Path
 
 
@@ -769,6 +781,13 @@ def trace(repo, dst_dir=None, build_deps=True):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", marker])
         Path(os.environ["CACHE_DIR"], "grandchild.pid").write_text(marker)
         time.sleep(120)
+    # trace.py `get_traced_repo_path` / `_trace`: in a temporary folder, clone the repo, then
+    # `lake build` in it (lean-dojo's `execute` raises CalledProcessError when it fails)
+    work = tempfile.mkdtemp(dir=os.environ["TMP_DIR"])
+    os.chdir(work)
+    repo.clone_and_checkout()
+    os.chdir(repo.name)
+    subprocess.run(["lake", "build"], check=True)
     deps = repo.get_dependencies(Path(repo.url))  # as TracedRepo.load_from_disk does
     from tests.tasks.test_tracing import build_sample_traced_repo
     return build_sample_traced_repo(main_repo=repo, dependencies=deps)
@@ -1014,3 +1033,113 @@ def test_build_deps_false_is_refused_before_any_work(tmp_path):
         trace_repository(str(tmp_path / "not-even-there"), None, tmp_path / "out", tmp_path / "work", build_deps=False)
     assert "corpus" in str(err.value)
     assert not (tmp_path / "work").exists()  # nothing started
+
+
+# -- the fetch step has the network, the build does not (issue 16 §3) --------------------------
+class Listener:
+    """A TCP listener on 127.0.0.1 that records what each connection sends."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.received: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(10)
+                self.received.append(conn.recv(1024).decode(errors="replace"))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def listener():
+    server = Listener()
+    yield server
+    server.close()
+
+
+def test_trace_fetches_dependencies_with_the_network_and_builds_without_it(traced_env, listener):
+    """The fetch step (`lake resolve-deps`) may reach the package's host; the build (lean-dojo's
+    `lake build`, the repository's code) runs in an empty network namespace: its connection to
+    the test's listener fails, and it needs none, since the fetched packages are in its clone."""
+    e = traced_env
+    commit_marker(e["repo"], ".double-remote", f"127.0.0.1 {listener.port}\n")
+    out = trace_repository(str(e["repo"]), None, e["out"], e["work"], extra_pythonpath=[e["pkgs"]], num_procs=1)
+    assert (out / "metadata.json").exists()
+    assert listener.received == ["clone std"]  # the fetch step's clone, and nothing from the build
+    work = e["work"].resolve()
+    key = git(e["repo"], "rev-parse", "HEAD")[:12]
+    fetch_log = (work / "logs" / f"fetch-{key}.log").read_text()
+    assert "resolve-deps" in fetch_log and "std: cloning" in fetch_log
+    trace_log = (work / "logs" / f"trace-{key}.log").read_text()
+    assert "std: checking out revision" in trace_log  # the build found the fetched package
+    assert "network probe: failed" in trace_log and "network probe: connected" not in trace_log
+    assert (next((work / "checkouts").iterdir()) / "alpha" / ".lake" / "packages" / "std").is_dir()
+
+
+def test_a_fetch_that_cannot_reach_a_package_fails_before_the_build(traced_env, listener):
+    e = traced_env
+    port = listener.port
+    listener.close()  # nothing listens there any more: the clone is refused
+    commit_marker(e["repo"], ".double-remote", f"127.0.0.1 {port}\n")
+    with pytest.raises(TracingError) as info:
+        trace_repository(str(e["repo"]), None, e["out"], e["work"], extra_pythonpath=[e["pkgs"]])
+    err = info.value
+    assert "fetching the dependencies" in str(err) and "failed to clone" in err.log_tail
+    assert "lake resolve-deps" in err.fix
+    assert not list((e["work"] / "jobs").glob("*.json"))  # the worker never started
+    assert not e["out"].exists()
+
+
+def test_the_real_lean_dojo_clone_gets_the_fetched_packages(tmp_path):
+    """worker.install_fetched_packages wraps the real lean-dojo 4.20.0 `LeanGitRepo.clone_and_checkout`
+    (a GitPython clone, which leaves untracked `.lake/packages/` out): after it, the clone lean-dojo
+    builds in holds the packages the fetch step put into the checkout. A local clone: no network.
+    Run in a child process, since importing lean-dojo resets loguru's handlers."""
+    import importlib.util
+
+    if importlib.util.find_spec("lean_dojo") is None:
+        pytest.skip("lean_dojo is not installed (pip install -e '.[lean]')")
+    sha = make_lean_repo(tmp_path / "alpha")
+    (tmp_path / "alpha" / ".lake" / "packages" / "std").mkdir(parents=True)
+    (tmp_path / "alpha" / ".lake" / "packages" / "std" / "lean-toolchain").write_text("leanprover/lean4:v4.9.0\n")
+    (tmp_path / "work").mkdir()
+    script = (
+        "import os, sys, lean_dojo\n"
+        "from lean_dojo.data_extraction import lean as ld\n"
+        "from tasks.tracing.worker import install_fetched_packages\n"
+        "install_fetched_packages(ld)\n"
+        "repo = lean_dojo.LeanGitRepo(sys.argv[1], sys.argv[2])\n"
+        "assert repo.repo_type == ld.RepoType.LOCAL\n"
+        "os.chdir(sys.argv[3])\n"
+        "repo.clone_and_checkout()\n"
+    )
+    env = {**os.environ, "CACHE_DIR": str(tmp_path / "cache"), "DISABLE_REMOTE_CACHE": "1"}
+    env.pop("GITHUB_ACCESS_TOKEN", None)
+    res = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "alpha"), sha, str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    clone = tmp_path / "work" / "alpha"
+    assert git(clone, "rev-parse", "HEAD") == sha
+    assert (clone / ".lake" / "packages" / "std" / "lean-toolchain").exists()

@@ -291,6 +291,21 @@ def test_the_example_trainer_of_the_docs_works_as_written(tmp_path, monkeypatch)
         registry.unregister("frequent")
 
 
+def test_the_grpo_declaration_in_the_docs_is_the_real_one():
+    """docs/adding-a-trainer.md shows GRPO's declaration as tasks/grpo/trainer.py has it."""
+    import re
+
+    from tasks.grpo.config import GRPOSettings
+    from tasks.grpo.trainer import TRAINER as real
+    from tasks.trainers.base import TrainerDef
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "adding-a-trainer.md").read_text()
+    block = re.search(r"## A trainer that starts from another.*?```python\n(.*?)```", text, re.S).group(1)
+    shown: dict = {}
+    exec(block, {"TrainerDef": TrainerDef, "GRPOSettings": GRPOSettings}, shown)
+    assert shown["TRAINER"] == real
+
+
 # -- mixed precision: one rule, one error shape, checked at preflight for every Trainer-based trainer ----------------
 @pytest.mark.parametrize("trainer", ["sft", "grpo", "progress"])
 @pytest.mark.parametrize(

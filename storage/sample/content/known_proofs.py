@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NO_GOALS = "no goals"
+from storage.tactic_text import NO_GOALS
+
 CLASSICAL = ("propext", "Classical.choice", "Quot.sound")
 
 

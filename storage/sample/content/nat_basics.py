@@ -10,7 +10,6 @@ from storage.sample.lean_model import Comment, Decl, LeanFile, LeanRepo, S, alt,
 NAME = "NatBasics"
 N = "n : Nat"
 NM = "n m : Nat"
-ABC = "a b c : Nat"
 
 
 def _defs() -> LeanFile:

@@ -1,0 +1,102 @@
+"""No import points upward, and Prefect stays in the wrappers' home (STYLE.md, "Drawn together").
+
+Layers, lowest first: `storage/` (data; knows nothing of Prefect or models), `tasks/` (plain
+logic; Prefect only in the wrappers' home), `flows/` (orchestration). Every import is read
+with `ast`, wherever it sits (module level, inside a function, under `TYPE_CHECKING`), and
+so is `importlib.import_module("...")` with a literal name; relative imports are resolved.
+
+PYTHONPATH=$PWD python -m pytest tests/test_layering.py -q
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# What each package may not import (top-level module names).
+FORBIDDEN = {
+    "storage": {"tasks", "flows", "prefect", "torch", "transformers", "trl", "peft", "pytorch_lightning", "lightning"},
+    "tasks": {"flows"},
+}
+# Where tasks/ may import Prefect: the home of the @task wrappers (a module, or a package
+# of that name). tasks/prefect_locking.py implements Prefect's lock protocol without it.
+PREFECT_HOMES = ("tasks/prefect_tasks.py", "tasks/prefect_tasks/")
+
+
+def module_name(rel: str) -> str:
+    parts = rel.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(source: str, rel: str) -> list[tuple[str, int]]:
+    """(absolute module name, line) of every import in the file at `rel` (repo-relative)."""
+    package = module_name(rel).split(".")
+    if not rel.endswith("__init__.py"):
+        package = package[:-1]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            name = ".".join([*base, *([node.module] if node.module else [])])
+            found.append((name, node.lineno))
+        elif (
+            isinstance(node, ast.Call)
+            and (getattr(node.func, "attr", None) == "import_module" or getattr(node.func, "id", None) == "__import__")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.append((node.args[0].value, node.lineno))
+    return found
+
+
+def violations(source: str, rel: str) -> list[str]:
+    """What in the file at `rel` imports against the layering, as `path:line imports name`."""
+    layer = rel.split("/")[0]
+    out = []
+    for name, line in imported_modules(source, rel):
+        top = name.split(".")[0]
+        if top in FORBIDDEN.get(layer, ()):
+            out.append(f"{rel}:{line} imports {name}")
+        elif layer == "tasks" and top == "prefect" and not rel.startswith(PREFECT_HOMES):
+            out.append(f"{rel}:{line} imports {name} outside {' or '.join(PREFECT_HOMES)}")
+    return out
+
+
+def test_no_import_points_upward_and_prefect_stays_home():
+    found = []
+    for layer in ("storage", "tasks"):
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            found += violations(path.read_text(encoding="utf-8"), rel)
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "rel,source,bad",
+    [
+        ("storage/x.py", "from tasks.config import PipelineConfig", True),  # storage -> tasks
+        ("storage/x.py", "def f():\n    import flows.cli", True),  # inside a function
+        ("storage/x.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import prefect", True),
+        ("storage/x.py", "def f():\n    import torch", True),  # storage knows no models
+        ("storage/sub/x.py", "from ...tasks import plan", True),  # relative, resolved
+        ("storage/x.py", "import importlib\nimportlib.import_module('flows.server')", True),
+        ("tasks/x.py", "from flows.output import fail", True),  # tasks -> flows
+        ("tasks/sft/x.py", "def f():\n    from prefect import task", True),  # Prefect outside its home
+        ("tasks/x.py", "import prefect.artifacts", True),
+        ("tasks/prefect_tasks.py", "from prefect import task", False),  # the wrappers' home
+        ("tasks/prefect_tasks/train.py", "from prefect import task", False),  # as a package
+        ("tasks/sft/x.py", "from ..checkpoints import MANIFEST\nfrom storage import atomic", False),
+        ("tasks/x.py", "import torch", False),
+        ("storage/x.py", "from . import atomic\nimport pyarrow", False),
+        ("flows/x.py", "from prefect import flow\nfrom tasks import plan", False),  # flows may import anything
+    ],
+)
+def test_the_check_sees_a_planted_violation(rel, source, bad):
+    assert bool(violations(source, rel)) is bad
