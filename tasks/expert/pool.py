@@ -19,9 +19,8 @@ from pathlib import Path
 
 from storage.found_proofs import carried_candidates
 from storage.ids import stable_hash, theorem_id, unit_interval
+from storage.tactic_text import NO_GOALS
 from tasks.proving.config import ProvingSettings
-
-NO_GOALS = "no goals"
 
 
 def toolchain_of(store, repo_id: str) -> str:
