@@ -32,11 +32,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # benchmarks.machine, flows.server
+sys.path.insert(0, str(ROOT))  # benchmarks.machine, flows.runtime.server
 
 from benchmarks.machine import describe_machine  # noqa: E402
-from flows import server as servers  # noqa: E402  (imports no Prefect)
-from flows.server import free_port  # noqa: E402
+from flows.runtime import server as servers  # noqa: E402  (imports no Prefect)
+from flows.runtime.server import free_port  # noqa: E402
 
 
 def env() -> dict:

@@ -63,7 +63,7 @@ def main() -> None:
     a = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="dojoflow-orch-"))
     os.environ["HF_HUB_OFFLINE"] = "1"
-    from flows.environment import prepare_prefect_env
+    from flows.runtime.environment import prepare_prefect_env
 
     prepare_prefect_env(home)
     os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"

@@ -20,11 +20,11 @@ from storage.store import dojoflow_home
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
-from tasks.prefect_tasks import cached_checkpoint_gone, tasks_for
+from tasks.prefect_tasks import cached_checkpoint_gone, curriculum_tasks
 from tasks.trainers.base import load_object
 
-from . import crashed, expert, ui
-from .benchmark_tasks import register_benchmarks_task
+from . import expert, ui
+from .runtime import crashed
 
 
 @flow(
@@ -39,11 +39,11 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.home))
     trainers = config.validate_for_run()  # bad settings fail here, before any training
-    t = tasks_for(home)
+    t = curriculum_tasks(home)
     run_id = str(flow_run.id or "local")
     t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
     crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
-    snapshot_settings = register_benchmarks_task(home, config.benchmarks, config.snapshot)  # their fingerprints
+    snapshot_settings = t.register_benchmarks(home, config.benchmarks, config.snapshot)  # their fingerprints
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = [], []

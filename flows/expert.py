@@ -35,7 +35,7 @@ def starting_points(home: str, config) -> dict[str, CheckpointRef]:
     ei = config.expert_iteration
     if ei is None or not ei.continue_from_last:
         return {}
-    last = expert_tasks(home)["continue_from"](home, ei.trainer)
+    last = expert_tasks(home).continue_from(home, ei.trainer)
     return {ei.trainer: CheckpointRef.from_dict(last)} if last else {}
 
 
@@ -50,18 +50,18 @@ def expert_rounds(t, home: str, config, step, total: int, snapshot: SnapshotRef,
     for r in range(1, ei.rounds + 1):
         # 1. The pool, searched in batches (one cached task each) by the current checkpoint
         ui.show(f"expert round {r}: search", step.step, total, ei.trainer, step.name)
-        pool = e["pool"](home, step.seen, config.split_kind, ei, search, step.step, r)
+        pool = e.pool(home, step.seen, config.split_kind, ei, search, step.step, r)
         theorems, size = pool["theorems"], search.batch_size
         batches = [theorems[i : i + size] for i in range(0, len(theorems), size)]
-        futures = e["search"].map(
+        futures = e.search.map(
             unmapped(home), unmapped(search), unmapped(current.to_dict()), batches,
             unmapped(step.step), unmapped(r), range(len(batches)),
         )  # fmt: skip
         records = [record for f in futures for record in f.result()]
 
         # 2. Verified proofs stored; the round's data; training from the current checkpoint
-        e["store_found"](home, records, search, run_id, step.step, r, current.checkpoint_id)
-        data, counts = e["data"](home, snapshot, config.split_kind, ei.found_to_traced, step.seen, step.step, r)
+        e.store_found(home, records, search, run_id, step.step, r, current.checkpoint_id)
+        data, counts = e.data(home, snapshot, config.split_kind, ei.found_to_traced, step.seen, step.step, r)
         trained = None
         if any(record["proof"] for record in records):
             ui.show(f"expert round {r}: train", step.step, total, ei.trainer, step.name)

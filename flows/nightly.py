@@ -18,7 +18,7 @@ nightly(NightlyConfig.from_yaml('examples/nightly.yaml'))"
    others train), or the curriculum run itself.
 
 The logic of each step is in tasks/watch/ (one module per concern); the tasks are in
-tasks/prefect_tasks.py.
+tasks/prefect_tasks/nightly.py.
 """
 
 from __future__ import annotations
@@ -30,11 +30,7 @@ from prefect.runtime import flow_run
 from flows.curriculum import curriculum
 from storage.store import dojoflow_home
 from tasks import watch
-from tasks.prefect_tasks import (
-    check_repository_task,
-    load_nightly_state_task,
-    record_nightly_state_task,
-)
+from tasks.prefect_tasks import nightly_tasks
 from tasks.watch import NightlyConfig
 
 
@@ -54,13 +50,14 @@ def nightly_run_name() -> str:
 def nightly(config: NightlyConfig) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.resolved_home))
+    t = nightly_tasks(home)
 
     # 1. Newest commit of every watched branch (concurrently, one task each)
-    futures = [(repo, check_repository_task.submit(repo)) for repo in config.watch]
+    futures = [(repo, t.check_repository.submit(repo)) for repo in config.watch]
     checked = [watch.checked_from(repo, future.result(raise_on_failure=False)) for repo, future in futures]
 
     # 2. What moved since the last successful night
-    state = load_nightly_state_task(home)
+    state = t.load_state(home)
     changed = watch.changed_since(checked, state)
 
     # 3. Curriculum over the changed repositories, as a subflow (nothing new: finish now)
@@ -72,7 +69,7 @@ def nightly(config: NightlyConfig) -> dict:
 
         # 4. Record the commits that were trained on, and only those
         if retraining.trained:
-            record_nightly_state_task(home, retraining.trained, str(flow_run.id or "local"))
+            t.record_state(home, retraining.trained, str(flow_run.id or "local"))
     else:
         log.info("nothing changed in %d watched repositories", len(checked))
 

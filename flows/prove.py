@@ -15,14 +15,17 @@ from prefect import flow, get_run_logger, unmapped
 from prefect.runtime import flow_run
 
 from storage.store import dojoflow_home
-from tasks.prefect_tasks import tasks_for
+from tasks.prefect_tasks import ProvingTasks, curriculum_tasks, proving_tasks
 from tasks.proving.config import ProveConfig, ProvingSettings
-
-from .proving_tasks import proving_tasks
 
 
 def search_batches(
-    p, home: str, settings: ProvingSettings, checkpoint: dict | None, theorems: list[dict], baseline: bool = False
+    p: ProvingTasks,
+    home: str,
+    settings: ProvingSettings,
+    checkpoint: dict | None,
+    theorems: list[dict],
+    baseline: bool = False,
 ) -> list[dict]:
     """Search `theorems` in batches of `settings.batch_size`, one mapped task each; records in order.
     `baseline`: the closing-tactics baseline generates instead of the checkpoint."""
@@ -47,7 +50,7 @@ def proving_step(
     from tasks.proving.evaluate import theorem_rows
     from tasks.proving.summary import proving_lines
 
-    p, t = proving_tasks(home), tasks_for(home)
+    p, t = proving_tasks(home), curriculum_tasks(home)
     ckpt = checkpoint["checkpoint_id"]
 
     # Which theorems: none to try fails the step with the reason; those that cannot be tried are named
@@ -112,7 +115,7 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.home))
     run_id = str(flow_run.id or "local")
-    p, t = proving_tasks(home), tasks_for(home)
+    p, t = proving_tasks(home), curriculum_tasks(home)
     settings = config.proving
 
     # Which theorems and which generator; bad input fails here, before any search

@@ -1,5 +1,5 @@
 """What a run shows: the Prefect UI (artifacts, the task runs' logs), the terminal's progress
-display when run from `dojoflow run` (flows/terminal.py), and its status in the catalog's
+display when run from `dojoflow run` (flows/cli/terminal.py), and its status in the catalog's
 runs table."""
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def mark_run_crashed(flow, flow_run, state) -> None:
     SIGKILLed by the OOM killer, whose Runner then calls this) is `crashed` in `dojoflow runs`,
     ended when Prefect saw it end; its unfinished task runs become Crashed too, as Prefect's
     own crash handling does not touch them (they stayed Running in the UI for good)."""
-    from . import crashed
+    from .runtime import crashed
 
     store = _record_end(flow_run, "crashed", getattr(state, "timestamp", None))
     if store is not None:

@@ -1,2 +1,2 @@
 """Dojoflow's tasks: plain logic in sub-packages (no Prefect), and the Prefect
-task wrappers in `tasks/prefect_tasks.py`."""
+task wrappers in `tasks/prefect_tasks/`."""

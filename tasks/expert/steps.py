@@ -1,4 +1,4 @@
-"""The plain functions behind expert iteration's Prefect tasks (tasks/prefect_tasks.py), one per
+"""The plain functions behind expert iteration's Prefect tasks (tasks/prefect_tasks/expert.py), one per
 stage of a round: choose the pool, search a batch, store what was found, build the round's
 training data, and its metrics. Each takes a store and JSON-able values and returns JSON-able
 values, so a task's result is a JSON record (docs/expert-iteration.md).

@@ -42,7 +42,7 @@ from tasks.stats import interval
 
 from .config import ProvingSettings
 
-RECORD_VERSION = 4  # of the records `prove_theorems` returns: part of their cache key (flows/proving_tasks.py)
+RECORD_VERSION = 4  # of the records `prove_theorems` returns: part of their cache key (tasks/prefect_tasks/proving.py)
 PROVING = "proving"  # the `trainer` column of proving metrics: they score the generator's checkpoint by search
 
 

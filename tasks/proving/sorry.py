@@ -10,26 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage.errors import InputError
+from storage.repo_specs import resolve_repositories
 
 from .evaluate import _record, initial_goals
-
-
-def resolve_repositories(store, specs: list[str]) -> list[str]:
-    """Repo ids for `specs` (repo id, repository name, URL or URL@COMMIT); empty: all."""
-    if not specs:
-        return store.repo_ids()
-    rows = store.repositories()
-    out = []
-    for spec in specs:
-        url, _, commit = spec.rpartition("@") if "@" in spec.split("/")[-1] else (spec, "", "")
-        found = [r["repo_id"] for r in rows if spec in (r["repo_id"], r["name"])]
-        found = found or [r["repo_id"] for r in store.find_repositories(url or spec, commit or None)]
-        if not found:
-            raise InputError(spec, "matches no repository in the store", "run `dojoflow repos` to see what is there")
-        if len(found) > 1:
-            raise InputError(spec, f"matches {len(found)} repositories", "give a repo id, or URL@COMMIT")
-        out += found
-    return out
 
 
 def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | None = None, settings=None) -> list[dict]:

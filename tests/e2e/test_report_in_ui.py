@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.server import free_port
+from flows.runtime.server import free_port
 from tasks.report import PLOT_ALT
 
 from .browser import Browser, chromium_binary

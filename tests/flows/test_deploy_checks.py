@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from flows.deploy_checks import warn_if_no_lean_toolchain
+from flows.runtime.deploy_checks import warn_if_no_lean_toolchain
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_nightly_deployment_runs_the_check_at_deploy_time():
     doc = yaml.safe_load((ROOT / "prefect.yaml").read_text())
     nightly = next(d for d in doc["deployments"] if d["name"] == "nightly")
-    assert nightly["build"] == [{"flows.deploy_checks.warn_if_no_lean_toolchain": {}}]
+    assert nightly["build"] == [{"flows.runtime.deploy_checks.warn_if_no_lean_toolchain": {}}]
 
 
 def test_no_toolchain_warns_with_the_fix_and_does_not_fail(tmp_path, monkeypatch, capsys):

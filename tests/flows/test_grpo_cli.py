@@ -1,4 +1,4 @@
-"""`dojoflow grpo` (flows/grpo_cli.py, flows/grpo.py): train and evaluate on a lean-grpo theorem file
+"""`dojoflow grpo` (flows/cli/grpo.py, flows/grpo.py): train and evaluate on a lean-grpo theorem file
 as cached Prefect flows on the embedded test server, with rewards from the replay backend on the
 sample's traced proofs (no Lean runs), lean-grpo's YAML config, and bad input refused before anything
 starts."""

@@ -175,7 +175,7 @@ def test_the_display_is_one_live_line_on_a_terminal_and_plain_lines_otherwise():
 
     from rich.console import Console
 
-    from flows.terminal import RunDisplay
+    from flows.cli.terminal import RunDisplay
 
     piped = io.StringIO()
     display = RunDisplay(Console(file=piped, width=200))
@@ -206,7 +206,7 @@ def test_the_summary_is_a_table_of_100_columns_with_pass_at_k_and_no_repeated_la
 
     from rich.console import Console
 
-    from flows.terminal import print_summary
+    from flows.cli.terminal import print_summary
 
     checkpoint = "/home/user/.dojoflow/checkpoints/sft/" + "0123456789abcdef0123"
     result = {

@@ -14,13 +14,13 @@ import time
 import psutil
 import pytest
 
-from flows.server import is_healthy
+from flows.runtime.server import is_healthy
 
 STARTER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from flows import server as servers
+    from flows.runtime import server as servers
     s = servers.start_temporary(Path(sys.argv[1]))
     print(s.pid, s.url, flush=True)
     servers.wait_until_up(s, Path(sys.argv[1]))

@@ -67,7 +67,7 @@ def test_waiting_for_a_busy_lock_is_said_once_and_the_display_shows_why(tmp_path
     from rich.console import Console
 
     from flows import ui
-    from flows.terminal import RunDisplay
+    from flows.cli.terminal import RunDisplay
 
     out = io.StringIO()
     display = RunDisplay(Console(file=out, width=200))

@@ -232,7 +232,7 @@ def test_the_terminal_summary_names_the_theorems_that_could_not_be_tried():
 
     from rich.console import Console
 
-    from flows.terminal import print_summary
+    from flows.cli.terminal import print_summary
 
     result = {
         "run_id": "r",

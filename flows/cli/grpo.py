@@ -20,13 +20,15 @@ import typer
 
 from storage.errors import DojoflowError, InputError
 
+from .common import app
 from .output import fail, say, say_line
 
-app = typer.Typer(
+grpo_app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     help="GRPO, Dr. GRPO, DAPO, GSPO and DGPO with Lean-decided rewards (lean-grpo compatible).",
 )
+app.add_typer(grpo_app, name="grpo")
 
 Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
 Backend = Annotated[
@@ -119,13 +121,13 @@ def _check_theorems(settings, theorems: list, home: Path, checkpoint: Path | Non
 
 
 def _start(home: Path) -> Path:
-    from .environment import prepare_prefect_env
+    from ..runtime.environment import prepare_prefect_env
 
     prepare_prefect_env(home)
     return home
 
 
-@app.command("algorithms")
+@grpo_app.command("algorithms")
 def algorithms_cmd():
     """Each algorithm with its objective in one line and the paper it follows."""
     from tasks.grpo.algorithms import ALIASES, algorithms
@@ -140,7 +142,7 @@ def algorithms_cmd():
 UNTRAINED_NOTE = " (the untrained built-in model: it only shows the pipeline works; give -m MODEL to learn)"
 
 
-@app.command("train")
+@grpo_app.command("train")
 def train_cmd(
     theorems: Annotated[
         Path, typer.Argument(help='lean-grpo theorem file: JSONL, a JSON list, or {"theorems": [...]}.')
@@ -223,7 +225,7 @@ def train_cmd(
     from tasks.grpo.config import DEFAULT_MODEL
 
     say_line(f"model: {settings.model}{UNTRAINED_NOTE if settings.model == DEFAULT_MODEL else ''}")
-    from .grpo import grpo_train
+    from ..grpo import grpo_train
     from .terminal import library_output_to_log
 
     try:
@@ -247,7 +249,7 @@ def train_cmd(
     say_line(f"log: {log}")
 
 
-@app.command("evaluate")
+@grpo_app.command("evaluate")
 def evaluate_cmd(
     checkpoint: Annotated[Path, typer.Argument(help="A checkpoint folder (dojoflow grpo train -o, or any causal LM).")],
     theorems: Annotated[Path, typer.Argument(help="lean-grpo theorem file.")],
@@ -273,7 +275,7 @@ def evaluate_cmd(
     except DojoflowError as e:
         _fail(e)
     _start(resolved)
-    from .grpo import grpo_evaluate
+    from ..grpo import grpo_evaluate
     from .terminal import library_output_to_log
 
     try:

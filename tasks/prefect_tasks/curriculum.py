@@ -1,35 +1,27 @@
-"""Prefect task wrappers: each sets a name, retries and a cache key around one plain
-function. This and `flows/` are the only modules that import Prefect.
-
-Cache keys come from content ids (source fingerprint, snapshot id, checkpoint id),
-never from run ids or paths, so a new run reuses every finished step. Records are
-JSON manifests under `<home>/prefect/results`; SERIALIZABLE isolation with a file
-lock manager (flock: released when a killed holder dies) makes two runs on one
-store compute each key once.
+"""The curriculum flow's tasks (flows/curriculum.py): pin, ingest, snapshot, train, evaluate,
+order, record and report, each a name, retries and a cache key around one plain function
+of tasks/ or storage/. `curriculum_tasks(home)` gives them configured for one home.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from prefect import task
-from prefect.cache_policies import NO_CACHE, CacheKeyFnPolicy
+from prefect.cache_policies import NO_CACHE
 from prefect.tasks import Task
 from prefect.transactions import get_transaction
 
 from storage.ids import stable_hash
 from storage.snapshot import SnapshotSettings, build_snapshot, snapshot_id
 from storage.snapshot_ref import SnapshotRef
-from storage.store import Store
 
-from . import checkpoints, evaluation, ingest, plan, report, runs, watch
-from .prefect_locking import FlockLockManager
+from .. import checkpoints, evaluation, ingest, plan, report, runs
+from ..benchmarks import register_benchmarks
+from .caching import cached_result_exists, cached_under, store_of, transient
 
-
-def _store(home: str) -> Store:
-    return Store.open(home)
+_store = store_of
 
 
 # -- cache keys: content ids only ----------------------------------------------------
@@ -63,28 +55,19 @@ def _evaluate_key(ctx, p) -> str:
 
 
 # -- the tasks ------------------------------------------------------------------------
-def _transient(task, task_run, state) -> bool:
-    """Retry only errors that say a retry can help (storage/errors.py)."""
-    try:
-        state.result()
-    except Exception as e:  # noqa: BLE001
-        return bool(getattr(e, "transient", False))
-    return False
-
-
 @task(
     name="pin-source",
     task_run_name="pin-source[{label}]",
     cache_policy=NO_CACHE,  # asks git afresh each run
     retries=2,
     retry_delay_seconds=10,
-    retry_condition_fn=_transient,
+    retry_condition_fn=transient,
 )
 def pin_task(source, label: str):
     return ingest.pin_source(source)
 
 
-@task(name="ingest", task_run_name="ingest[{label}]", retries=2, retry_delay_seconds=10, retry_condition_fn=_transient)
+@task(name="ingest", task_run_name="ingest[{label}]", retries=2, retry_delay_seconds=10, retry_condition_fn=transient)
 def ingest_task(home: str, source, split_settings, tracing, label: str) -> dict:
     return ingest.ingest_source(_store(home), source, split_settings, Path(home), tracing)
 
@@ -170,10 +153,19 @@ def report_task(
     return report.write_report(_store(home), Path(home), name, run_id, steps, step_results, failures)
 
 
+@task(
+    name="register-benchmarks", task_run_name="register-benchmarks", cache_policy=NO_CACHE
+)  # no hash suffix in the UI
+def register_benchmarks_task(home: str, benchmarks: list, snapshot_settings: SnapshotSettings) -> SnapshotSettings:
+    """Store the pipeline's benchmarks and name their fingerprints in the snapshot settings."""
+    return register_benchmarks(store_of(home), list(benchmarks), snapshot_settings)
+
+
 @dataclass(frozen=True)
 class CurriculumTasks:
-    """The curriculum flow's tasks, configured for one Dojoflow home (`tasks_for`)."""
+    """The curriculum flow's tasks, configured for one Dojoflow home (`curriculum_tasks`)."""
 
+    register_benchmarks: Task
     pin: Task
     ingest: Task
     snapshot: Task
@@ -187,50 +179,24 @@ class CurriculumTasks:
     report: Task
 
 
-def _cache_keys(home: Path) -> Path:
-    return Path(home) / "prefect" / "cache-keys"  # must differ from the results, or records overwrite them
-
-
-def cached_under(home: Path) -> Callable[[Task, Callable], Task]:
-    """`cached(task, key_fn)`: `task` with its results cached as JSON under `home`, keyed by
-    `key_fn`, one run at a time per key (file locks under `home`)."""
-    home = Path(home)
-    storage = home / "prefect" / "results"
-    keys = _cache_keys(home)
-    locks = FlockLockManager(home / "prefect" / "locks")
-
-    def cached(t: Task, key_fn: Callable) -> Task:
-        policy = CacheKeyFnPolicy(cache_key_fn=key_fn).configure(
-            key_storage=keys, lock_manager=locks, isolation_level="SERIALIZABLE"
-        )
-        return t.with_options(
-            cache_policy=policy, result_storage=storage, result_serializer="json", persist_result=True
-        )
-
-    return cached
-
-
 def cached_checkpoint_gone(home: str, trainer: str, settings, snapshot: SnapshotRef, starts) -> bool:
     """Whether the train task has a cached result whose checkpoint folder is gone (deleted by
     hand, or a store copied without it): that result must not be reused, the step trains
     again (call the task with `refresh_cache=True`). A step that was never cached, or is
     being trained by another run right now, is left to the cache and its lock, so two runs
     still train it once."""
-    from prefect.filesystems import LocalFileSystem
-    from prefect.results import ResultStore
-
     plan = checkpoints.plan_step(trainer, settings, snapshot.snapshot_id, starts)
     if checkpoints.load_published(Path(home), trainer, plan.checkpoint_id) is not None:
         return False
     params = {"home": home, "trainer": trainer, "settings": settings, "snapshot": snapshot, "starts": starts}
-    records = ResultStore(metadata_storage=LocalFileSystem(basepath=str(_cache_keys(Path(home)))))
-    return records.exists(_train_key(None, params))
+    return cached_result_exists(home, _train_key(None, params))
 
 
-def tasks_for(home: Path) -> CurriculumTasks:
+def curriculum_tasks(home: Path) -> CurriculumTasks:
     """The tasks with cache keys, result storage and locks under `home`."""
     cached = cached_under(home)
     return CurriculumTasks(
+        register_benchmarks=register_benchmarks_task,
         pin=pin_task,
         ingest=cached(ingest_task, _ingest_key),
         snapshot=cached(snapshot_task, _snapshot_key),
@@ -243,98 +209,3 @@ def tasks_for(home: Path) -> CurriculumTasks:
         mark_crashed_runs=mark_crashed_runs_task,
         report=report_task,
     )
-
-
-# -- nightly ---------------------------------------------------------------------------
-# The nightly flow's tasks (flows/nightly.py); their logic is in tasks/watch/. None is
-# cached: every night asks git afresh and reads the state file as it is now.
-
-
-@task(
-    name="check-repository",
-    task_run_name="check[{repo.label}]",
-    cache_policy=NO_CACHE,
-    retries=2,
-    retry_delay_seconds=30,
-    retry_condition_fn=_transient,
-)
-def check_repository_task(repo: watch.WatchedRepo) -> str:
-    return watch.latest_commit(repo)
-
-
-@task(name="load-nightly-state", task_run_name="load-nightly-state", cache_policy=NO_CACHE)
-def load_nightly_state_task(home: str) -> watch.NightlyState:
-    return watch.load_state(home)
-
-
-@task(name="record-nightly-state", task_run_name="record-nightly-state[{run_id}]", cache_policy=NO_CACHE)
-def record_nightly_state_task(home: str, processed: list[tuple[watch.WatchedRepo, str]], run_id: str) -> int:
-    watch.record_processed(home, processed, run_id)
-    return len(processed)
-
-
-# -- expert iteration ------------------------------------------------------------------
-# The rounds inside a curriculum step (flows/expert.py); the logic is in tasks/expert/. A batch's
-# search is cached like the proving evaluation's (store, searching checkpoint, the batch's
-# theorems, the settings), so a killed round resumes with the batches already searched kept.
-def _expert_search_key(ctx, p) -> str:
-    from .proving.evaluate import RECORD_VERSION
-
-    what = {
-        "theorems": [t["theorem_id"] for t in p["theorems"]],
-        "settings": p["search"].model_dump(mode="json"),
-        "records": RECORD_VERSION,
-    }
-    return f"expert-search-{_store(p['home']).instance_id}-{p['checkpoint']['checkpoint_id']}-{stable_hash(what, 16)}"
-
-
-@task(name="expert-pool", task_run_name="expert-pool[step {step} round {round}]", cache_policy=NO_CACHE)
-def expert_pool_task(home: str, repo_ids: list[str], split_kind: str, settings, search, step: int, round: int) -> dict:
-    from .expert import steps
-
-    return steps.select(_store(home), repo_ids, split_kind, settings, search, step, round)
-
-
-@task(name="expert-search", task_run_name="expert-search[step {step} round {round} batch {batch}]")
-def expert_search_task(
-    home: str, search, checkpoint: dict, theorems: list[dict], step: int, round: int, batch: int
-) -> list[dict]:
-    from .expert import steps
-
-    return steps.search(_store(home), search, checkpoint, theorems, home)
-
-
-@task(name="expert-store-found", task_run_name="expert-store-found[step {step} round {round}]", cache_policy=NO_CACHE)
-def expert_store_task(
-    home: str, records: list[dict], search, run_id: str, step: int, round: int, checkpoint_id: str
-) -> int:
-    from .expert import steps
-
-    return steps.store_found(_store(home), records, search, run_id, step, round, checkpoint_id)
-
-
-@task(name="expert-data", task_run_name="expert-data[step {step} round {round}]", cache_policy=NO_CACHE)
-def expert_data_task(
-    home: str, snapshot: SnapshotRef, split_kind: str, ratio: float, repo_ids: list[str], step: int, round: int
-) -> tuple[dict, dict]:
-    from .expert import steps
-
-    return steps.training_data(_store(home), snapshot, split_kind, ratio, repo_ids, step, round)
-
-
-@task(name="expert-continue-from", task_run_name="expert-continue-from[{trainer}]", cache_policy=NO_CACHE)
-def expert_continue_task(home: str, trainer: str) -> dict | None:
-    from .expert import steps
-
-    return steps.last_round_checkpoint(_store(home), home, trainer)
-
-
-def expert_tasks(home: str) -> dict[str, Task]:
-    """Expert iteration's tasks, the batch search cached under `home` like the curriculum's."""
-    return {
-        "pool": expert_pool_task,
-        "search": cached_under(Path(home))(expert_search_task, _expert_search_key),
-        "store_found": expert_store_task,
-        "data": expert_data_task,
-        "continue_from": expert_continue_task,
-    }

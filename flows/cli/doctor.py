@@ -13,6 +13,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from .common import app
 from .output import console, say_line
 
 
@@ -20,7 +21,7 @@ def prefect_server_check(home: Path):
     from storage.store import dojoflow_home
     from tasks.doctor import Check
 
-    from . import server as servers
+    from ..runtime import server as servers
 
     needed = "seeing runs in the Prefect UI; deployments and the nightly schedule"
     url = os.environ.get("PREFECT_API_URL")
@@ -39,6 +40,7 @@ def prefect_server_check(home: Path):
     )
 
 
+@app.command("doctor")
 def doctor_cmd(
     home: Annotated[
         Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")

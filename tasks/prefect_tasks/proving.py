@@ -1,21 +1,23 @@
-"""Prefect task wrappers of the proving code (tasks/proving/): each sets a name, a cache key
-and nothing else; the logic is in plain functions. A batch of theorems is one task, cached
+"""The proving flows' tasks (flows/prove.py), around tasks/proving/: each sets a name, a cache
+key and nothing else; the logic is in plain functions. A batch of theorems is one task, cached
 by (store, checkpoint id, the batch's theorems, the settings), so a task runner (threads,
 Dask, Ray) spreads batches over workers and a rerun searches nothing again.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from prefect.tasks import Task
 
 from storage.ids import stable_hash
 from storage.store import Store
-from tasks.prefect_tasks import cached_under
-from tasks.proving import evaluate, patches, preflight, sorry
+
+from ..proving import evaluate, patches, preflight, sorry
+from .caching import cached_under
 
 
 def _prove_key(ctx, p) -> str:
@@ -92,14 +94,27 @@ def write_patches_task(home: str, proofs: list[dict], out_dir: str) -> list[dict
     return patches.write_patches(Store.open(home), proofs, Path(out_dir))
 
 
-def proving_tasks(home: str | Path) -> SimpleNamespace:
+@dataclass(frozen=True)
+class ProvingTasks:
+    """The proving flows' tasks, configured for one Dojoflow home (`proving_tasks`)."""
+
+    check: Task
+    resolve: Task
+    select: Task
+    prove_batch: Task
+    metrics: Task
+    record_results: Task
+    record_proofs: Task
+    write_patches: Task
+
+
+def proving_tasks(home: str | Path) -> ProvingTasks:
     """The proving tasks, `prove_batch` cached under `home` like the curriculum's tasks."""
-    prove_batch = cached_under(home)(prove_batch_task, _prove_key)
-    return SimpleNamespace(
+    return ProvingTasks(
         check=check_proving_task,
         resolve=resolve_task,
         select=select_theorems_task,
-        prove_batch=prove_batch,
+        prove_batch=cached_under(home)(prove_batch_task, _prove_key),
         metrics=proving_metrics_task,
         record_results=record_theorem_results_task,
         record_proofs=record_proofs_task,

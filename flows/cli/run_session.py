@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from storage.errors import DojoflowError
 
-from . import server as servers
+from ..runtime import server as servers
 from .output import fail
 from .terminal import CapturedOutput, RunDisplay, log_path, print_summary
 
@@ -96,8 +96,8 @@ class RunSession:
                 if self.signals:
                     raise KeyboardInterrupt
                 display.show("starting Prefect")
-                from . import ui
-                from .curriculum import curriculum
+                from .. import ui
+                from ..curriculum import curriculum
 
                 if self.server.how == "temporary":
                     servers.wait_until_up(self.server, self.home)
@@ -121,7 +121,7 @@ class RunSession:
         return self._report(result, error, cancelled)
 
     def _mark_cancelled(self, why: str) -> None:
-        from . import ui
+        from .. import ui
 
         try:
             ui.mark_cancelled(str(self.home), ui.current_run_id(), f"stopped by {why}")
@@ -131,7 +131,7 @@ class RunSession:
     def _report(self, result, error, cancelled) -> dict | None:
         out, log_hint = self.console, (f"; full output in {self.log}" if self.log else "")
         if cancelled is not None:
-            from . import ui
+            from .. import ui
 
             run = ui.current_run_id()
             out.print(

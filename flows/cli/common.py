@@ -1,0 +1,86 @@
+"""What every `dojoflow` command shares: the Typer app, the `command` decorator that turns every
+DojoflowError into one line and exit code 2, the common options, and the home and store they name."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from pydantic import ValidationError
+
+from storage.errors import DojoflowError, InputError
+
+from .output import Format, fail
+
+app = typer.Typer(add_completion=False, no_args_is_help=True)  # its help: the package docstring (__init__.py)
+
+UnsafeNoSandbox = Annotated[
+    bool,
+    typer.Option(
+        "--unsafe-no-sandbox",
+        help="UNSAFE: run Lean without bubblewrap (where it cannot run). Lean then runs the repository's and the "
+        "model's code as you, with your files and network.",
+    ),
+]
+Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
+FormatOption = Annotated[
+    Optional[Format],
+    typer.Option("--format", help="table (the default on a terminal), csv (the default when piped) or json."),
+]
+
+
+def command(name: str | None = None):
+    """`app.command`, and every DojoflowError becomes one line and exit code 2."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except DojoflowError as e:
+                fail_exit(e)
+
+        return app.command(name)(run)
+
+    return wrap
+
+
+def from_options(model, options: dict[str, tuple[str, object]]):
+    """`model(**values)` from command-line options ({field: (option, value)}); a value the
+    model refuses is an InputError naming the option, not a pydantic dump."""
+    try:
+        return model(**{field: value for field, (_, value) in options.items()})
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        problem = first["msg"].removeprefix("Value error, ")
+        if field in options:
+            option, value = options[field]
+            raise InputError(f"{option} {value}", problem, f"change {option}") from e
+        raise InputError(", ".join(f"{o} {v}" for o, v in options.values()), problem, "change them") from e
+
+
+def fail_exit(e: Exception) -> None:
+    fail(e)
+    raise typer.Exit(2)
+
+
+def home_of(home):
+    """The resolved home; an existing non-folder on the way is a clean error."""
+    from storage.paths import check_folder_path
+    from storage.store import dojoflow_home
+
+    resolved = dojoflow_home(home)
+    return check_folder_path(
+        resolved,
+        home if home is not None else f"DOJOFLOW_HOME={resolved}",
+        "give --home (or DOJOFLOW_HOME) a folder, new or holding a Dojoflow home",
+    )
+
+
+def store_of(home, create=True):
+    from storage.store import Store
+
+    return Store.open(home_of(home), create=create)

@@ -1,0 +1,101 @@
+"""`dojoflow prove`: try every `sorry` theorem, write one checked patch per repository (flows/prove.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from storage.errors import DojoflowError
+
+from .common import Home, UnsafeNoSandbox, app, fail_exit, home_of
+from .output import say, say_line
+
+REPLAY_CANNOT_PROVE_SORRY = (
+    "note: the replay backend re-finds traced proofs only, and a `sorry` theorem has none: it proves "
+    "no `sorry` theorem. Use the repl, kimina or leandojo backend to prove them (docs/lean-backends.md)."
+)
+
+
+@app.command("prove")
+def prove_cmd(
+    config: Annotated[
+        Optional[Path],
+        typer.Argument(
+            help="A YAML prove config, or a pipeline config with `evaluation.proving` (default: the Lean REPL backend and the newest SFT checkpoint)."
+        ),
+    ] = None,
+    repo: Annotated[
+        Optional[list[str]],
+        typer.Option("--repo", help="Repository name, repo id, URL or URL@COMMIT; repeat. Default: all."),
+    ] = None,
+    theorem: Annotated[
+        Optional[list[str]],
+        typer.Option("--theorem", help="Only this `sorry` theorem (full name); repeat. Default: all of them."),
+    ] = None,
+    checkpoint: Annotated[
+        Optional[Path],
+        typer.Option("--checkpoint", help="Tactic generator checkpoint folder (default: the newest SFT checkpoint)."),
+    ] = None,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", help="Folder for the patch files (default: <home>/patches/<run id>/).")
+    ] = None,
+    unsafe_no_sandbox: UnsafeNoSandbox = False,
+    home: Home = None,
+):
+    """Try every theorem whose proof is `sorry`; proofs go to the catalog, one checked patch per repository.
+
+    Your working tree is never modified: apply a patch with `git apply FILE` in your checkout.
+    """
+    from ..runtime.environment import prepare_prefect_env
+
+    try:
+        from tasks.proving.config import ProveConfig
+
+        cfg = ProveConfig.from_yaml(config) if config else ProveConfig()
+        updates = {
+            "home": str(home) if home else cfg.home,
+            "repos": list(repo) if repo else cfg.repos,
+            "theorems": list(theorem) if theorem else cfg.theorems,
+            "checkpoint": str(checkpoint) if checkpoint else cfg.checkpoint,
+            "out": str(out) if out else cfg.out,
+        }
+        if unsafe_no_sandbox:
+            updates["proving"] = cfg.proving.model_dump()
+            updates["proving"]["backend"]["sandbox"]["unsafe_no_sandbox"] = True
+        cfg = ProveConfig.model_validate({**cfg.model_dump(), **updates})
+        resolved = home_of(cfg.home)
+        from storage.paths import check_folder_path
+        from storage.store import Store
+        from tasks.proving.sorry import check_prove_inputs
+
+        # every input checked before Prefect is imported or a flow starts (one line, exit 2)
+        if cfg.out:
+            check_folder_path(cfg.out, f"--out {cfg.out}", "give --out a folder for the patch files")
+        store = Store.open(resolved, create=False)
+        check_prove_inputs(store, cfg.repos, cfg.theorems, cfg.checkpoint, cfg.proving)
+    except DojoflowError as e:
+        fail_exit(e)
+    cfg = cfg.model_copy(update={"home": str(resolved)})
+    if cfg.proving.backend.kind == "replay":
+        say_line(REPLAY_CANNOT_PROVE_SORRY)
+    prepare_prefect_env(resolved)
+    from ..prove import prove
+    from .terminal import library_output_to_log
+
+    try:
+        with library_output_to_log(resolved, "prove") as log:
+            result = prove(config=cfg)
+    except DojoflowError as e:
+        fail_exit(e)
+    say("tried {} sorry theorems, proved {}", result["theorems"], len(result["proved"]))
+    for name in result["proved"]:
+        say("  proved {}", name)
+    for name in result.get("unverified", []):
+        say("  unverified {} (the backend cannot report axioms; set backend.recheck to check it)", name)
+    for e in result["errors"]:
+        say("  [yellow]error[/] {}: {}", e["theorem"], e["error"])
+    for w in result["patches"]:
+        say("patch for {}: {}   (git apply {})", w["name"], w["path"], w["path"])
+    say_line(f"log: {log}")

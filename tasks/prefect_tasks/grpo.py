@@ -1,0 +1,84 @@
+"""The `dojoflow grpo` flows' tasks (flows/grpo.py), around tasks/grpo/theorem_files.py.
+
+Training is keyed by the theorem file's content hash, the settings and the output folder;
+evaluation by the checkpoint's content (`tasks.checkpoints.local_model_fingerprint`) too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefect import task
+from prefect.tasks import Task
+
+from storage import atomic
+from storage.ids import stable_hash
+from storage.store import Store
+
+from ..checkpoints import local_model_fingerprint
+from ..grpo.config import GRPOSettings
+from ..grpo.theorem_files import evaluate_on_theorem_file, read_theorem_file, train_on_theorem_file
+from .caching import cached_under
+
+
+def file_hash(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def _train_key(ctx, p) -> str:
+    return "grpo-train-" + stable_hash(
+        {
+            "theorems": file_hash(p["theorem_file"]),
+            "settings": p["settings"],
+            "output": str(Path(p["output"]).resolve()),
+        },
+        20,
+    )
+
+
+def _evaluate_key(ctx, p) -> str:
+    return "grpo-evaluate-" + stable_hash(
+        {
+            "theorems": file_hash(p["theorem_file"]),
+            "settings": p["settings"],
+            "checkpoint": local_model_fingerprint(p["checkpoint"]),
+        },
+        20,
+    )
+
+
+@task(name="grpo-train-file", task_run_name="grpo-train[{settings[algorithm]}]")
+def train_file_task(home: str, theorem_file: str, settings: dict, output: str) -> dict:
+    out = Path(output)
+    with atomic.atomic_path(out) as tmp:
+        figures = train_on_theorem_file(
+            GRPOSettings.model_validate(settings),
+            read_theorem_file(theorem_file),
+            tmp,
+            out.with_name(f".{out.name}.work"),
+            Store.open(home),
+        )
+    return {"output": str(out), **figures}
+
+
+@task(name="grpo-evaluate-file", task_run_name="grpo-evaluate[{checkpoint}]")
+def evaluate_file_task(home: str, checkpoint: str, theorem_file: str, settings: dict) -> dict:
+    return evaluate_on_theorem_file(
+        GRPOSettings.model_validate(settings), Path(checkpoint), read_theorem_file(theorem_file), Store.open(home)
+    )
+
+
+@dataclass(frozen=True)
+class GRPOTasks:
+    """The GRPO flows' tasks, configured for one Dojoflow home (`grpo_tasks`)."""
+
+    train: Task
+    evaluate: Task
+
+
+def grpo_tasks(home: str | Path) -> GRPOTasks:
+    """Both tasks cached under `home` like the curriculum's tasks."""
+    cached = cached_under(Path(home))
+    return GRPOTasks(train=cached(train_file_task, _train_key), evaluate=cached(evaluate_file_task, _evaluate_key))
