@@ -246,7 +246,7 @@ def test_a_new_run_can_continue_from_the_last_round_and_carry_proofs_to_a_new_co
 def test_terminal_and_report_show_each_round_with_proofs_found_and_pass_at_k(first_run):
     from rich.console import Console
 
-    from flows.terminal import print_summary
+    from flows.cli.terminal import print_summary
     from storage.metrics import of_run
 
     root, result = first_run
