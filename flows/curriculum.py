@@ -11,6 +11,8 @@ the step's checkpoint is discarded and the step is redone next time.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
@@ -46,19 +48,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     snapshot_settings = t.register_benchmarks(home, config.benchmarks, config.snapshot)  # their fingerprints
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
-    ingested, failures = [], []
-    for source in config.sources:
-        ui.show(f"ingest {source.label}")
-        state = t.pin(source, label=source.label, return_state=True)
-        if state.is_completed():
-            state = t.ingest(home, state.result(), config.splits, config.tracing, label=source.label, return_state=True)
-        if state.is_completed():
-            ingested.append(state.result())
-        elif config.continue_on_source_failure:
-            failures.append({"source": source.label, "error": ui.error_of(state)})
-            log.warning("source %s failed and is skipped: %s", source.label, failures[-1]["error"])
-        else:
-            state.result()  # raises the source's error
+    ingested, failures = _ingest_sources(t, home, config, log)
 
     # 2. Order the repositories (curriculum)
     steps = t.order(home, ingested, config.order, config.max_steps, failures)
@@ -74,63 +64,8 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         started = time.perf_counter()
         ui.show("snapshot", step.step, len(steps), repo=step.name)
         snapshot = t.snapshot(home, step.seen, snapshot_settings, step=step.step, repo_name=step.name)
-        eval_repos = step.seen if config.evaluation.all_repositories_so_far else step.repo_ids
-        this_step: dict[str, CheckpointRef] = {}
-        done = {}
-        for name, settings in trainers.items():
-            starts = StartingPoints(previous=previous, this_step=this_step)
-            ui.show("train", step.step, len(steps), name, step.name)
-            train = t.train
-            if cached_checkpoint_gone(home, name, settings, snapshot, starts):
-                log.warning("the checkpoint of %s at step %s is gone: training it again", name, step.step)
-                train = train.with_options(refresh_cache=True)
-            with transaction():
-                trained = train(
-                    home,
-                    name,
-                    settings,
-                    snapshot,
-                    config.split_kind,
-                    starts,
-                    step=step.step,
-                    repo_name=step.name,
-                    return_state=True,
-                )
-                ui.show("evaluate", step.step, len(steps), name, step.name)
-                evaluated = t.evaluate(
-                    home,
-                    name,
-                    settings,
-                    trained.result(),
-                    snapshot,
-                    config.split_kind,
-                    config.evaluation.splits,
-                    eval_repos,
-                    step=step.step,
-                    repo_name=step.name,
-                    return_state=True,
-                )
-            t.record_metrics(home, evaluated.result(), run_id, step.step, step.primary)
-            this_step[name] = trained.result()
-            for evaluation in EVALUATIONS:  # the step evaluations declared in tasks/evaluations.py
-                eval_settings = getattr(config.evaluation, evaluation.name)
-                if eval_settings is not None and evaluation.applies(this_step[name]):
-                    result = load_object(evaluation.run)(
-                        home,
-                        eval_settings,
-                        this_step[name].to_dict(),
-                        eval_repos,
-                        config.split_kind,
-                        run_id,
-                        step.step,
-                        step.primary,
-                    )
-                    untried.update({(u["repo_id"], u["full_name"]): u for u in result.get("untried", [])})
-            done[name] = ui.trainer_step_summary(trained, evaluated)
-            if config.expert_iteration is not None and name == config.expert_iteration.trainer:  # rounds
-                this_step[name], done[name]["expert_rounds"] = expert.expert_rounds(
-                    t, home, config, step, len(steps), snapshot, this_step[name], run_id
-                )
+        at = _Step(t, home, config, run_id, step, len(steps), snapshot)
+        this_step, done = _train_step_trainers(at, trainers, previous, untried)
         previous = {**previous, **this_step}
         step_results.append(
             {
@@ -144,16 +79,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         ui.update_progress(progress, config.name, step.step, len(steps))
 
     # 4. Report, and every metric as one table (once: a card per step would leave stale copies)
-    ui.show("report")
-    ui.publish_metrics_table(home, config.name, run_id)
-    report = t.report(home, config.name, run_id, [s.model_dump() for s in steps], step_results, failures)
-    ui.publish_report(config.name, report)
-    t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
-    log.info("report: %s", report["path"])
-    try:  # the run is complete and recorded: a card that cannot be written is said, and `dojoflow card` redoes it
-        log.info("results card: %s", ui.publish_card(home, config.name, run_id))
-    except Exception as e:  # noqa: BLE001
-        log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
+    report = _report(t, home, config, run_id, [s.model_dump() for s in steps], step_results, failures, log)
     return {
         "run_id": run_id,
         "steps": step_results,
@@ -162,3 +88,127 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         "checkpoints": {n: c.path for n, c in previous.items()},
         "untried": list(untried.values()),
     }
+
+
+def _ingest_sources(t, home: str, config: PipelineConfig, log) -> tuple[list, list[dict]]:
+    """Every source pinned and ingested: (what was ingested, the sources that failed and were skipped)."""
+    ingested, failures = [], []
+    for source in config.sources:
+        ui.show(f"ingest {source.label}")
+        state = t.pin(source, label=source.label, return_state=True)
+        if state.is_completed():
+            state = t.ingest(home, state.result(), config.splits, config.tracing, label=source.label, return_state=True)
+        if state.is_completed():
+            ingested.append(state.result())
+        elif config.continue_on_source_failure:
+            failures.append({"source": source.label, "error": ui.error_of(state)})
+            log.warning("source %s failed and is skipped: %s", source.label, failures[-1]["error"])
+        else:
+            state.result()  # raises the source's error
+    return ingested, failures
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One curriculum step, as its trainers see it."""
+
+    t: Any  # the curriculum's tasks
+    home: str
+    config: PipelineConfig
+    run_id: str
+    step: Any  # the ordered step (number, name, repositories)
+    of: int  # how many steps the run has
+    snapshot: Any
+
+    @property
+    def eval_repos(self) -> list[str]:
+        return self.step.seen if self.config.evaluation.all_repositories_so_far else self.step.repo_ids
+
+
+def _train_step_trainers(at: _Step, trainers: dict, previous: dict, untried: dict) -> tuple[dict, dict]:
+    """Train and evaluate every trainer at this step, then its step evaluations; (checkpoints, summaries)."""
+    this_step: dict[str, CheckpointRef] = {}
+    done = {}
+    for name, settings in trainers.items():
+        starts = StartingPoints(previous=previous, this_step=this_step)
+        trained, evaluated = _train_and_evaluate(at, name, settings, starts)
+        at.t.record_metrics(at.home, evaluated.result(), at.run_id, at.step.step, at.step.primary)
+        this_step[name] = trained.result()
+        _step_evaluations(at, this_step[name], untried)
+        done[name] = ui.trainer_step_summary(trained, evaluated)
+        ei = at.config.expert_iteration
+        if ei is not None and name == ei.trainer:  # expert iteration's rounds (flows/expert.py)
+            this_step[name], done[name]["expert_rounds"] = expert.expert_rounds(
+                at.t, at.home, at.config, at.step, at.of, at.snapshot, this_step[name], at.run_id
+            )
+    return this_step, done
+
+
+def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
+    """Train one trainer and evaluate its checkpoint in one transaction (states, not results)."""
+    t, home, step, config = at.t, at.home, at.step, at.config
+    ui.show("train", step.step, at.of, name, step.name)
+    train = t.train
+    if cached_checkpoint_gone(home, name, settings, at.snapshot, starts):
+        get_run_logger().warning("the checkpoint of %s at step %s is gone: training it again", name, step.step)
+        train = train.with_options(refresh_cache=True)
+    with transaction():
+        trained = train(
+            home,
+            name,
+            settings,
+            at.snapshot,
+            config.split_kind,
+            starts,
+            step=step.step,
+            repo_name=step.name,
+            return_state=True,
+        )
+        ui.show("evaluate", step.step, at.of, name, step.name)
+        evaluated = t.evaluate(
+            home,
+            name,
+            settings,
+            trained.result(),
+            at.snapshot,
+            config.split_kind,
+            config.evaluation.splits,
+            at.eval_repos,
+            step=step.step,
+            repo_name=step.name,
+            return_state=True,
+        )
+    return trained, evaluated
+
+
+def _step_evaluations(at: _Step, checkpoint: CheckpointRef, untried: dict) -> None:
+    """The step evaluations declared in tasks/evaluations.py that apply to `checkpoint`."""
+    for evaluation in EVALUATIONS:
+        eval_settings = getattr(at.config.evaluation, evaluation.name)
+        if eval_settings is not None and evaluation.applies(checkpoint):
+            result = load_object(evaluation.run)(
+                at.home,
+                eval_settings,
+                checkpoint.to_dict(),
+                at.eval_repos,
+                at.config.split_kind,
+                at.run_id,
+                at.step.step,
+                at.step.primary,
+            )
+            untried.update({(u["repo_id"], u["full_name"]): u for u in result.get("untried", [])})
+
+
+def _report(t, home: str, config: PipelineConfig, run_id: str, steps, step_results, failures, log) -> dict:
+    """The run's report, metrics table and results card; the run recorded as finished."""
+    ui.show("report")
+    ui.publish_metrics_table(home, config.name, run_id)
+    report = t.report(home, config.name, run_id, steps, step_results, failures)
+    ui.publish_report(config.name, report)
+    t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
+    log.info("report: %s", report["path"])
+    try:  # the run is complete and recorded: a card that cannot be written is said, and `dojoflow card` redoes it
+        log.info("results card: %s", ui.publish_card(home, config.name, run_id))
+    except Exception as e:  # noqa: BLE001
+        log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
+    return report

@@ -17,6 +17,9 @@ from prefect.runtime import flow_run
 from storage.store import dojoflow_home
 from tasks.prefect_tasks import ProvingTasks, curriculum_tasks, proving_tasks
 from tasks.proving.config import ProveConfig, ProvingSettings
+from tasks.proving.sorry import SORRY, sorry_rows
+
+from . import ui
 
 
 def search_batches(
@@ -54,7 +57,7 @@ def proving_step(
     ckpt = checkpoint["checkpoint_id"]
 
     # Which theorems: none to try fails the step with the reason; those that cannot be tried are named
-    selection = p.select(home, repo_ids, split_kind, settings)
+    selection = p.select(home, repo_ids, split_kind, settings, checkpoint.get("snapshot_id"))
     theorems, untried = selection["theorems"], selection["untried"]
     p.check(home, settings, checkpoint, theorems)  # bad settings fail here, before any search
 
@@ -123,9 +126,10 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     p.check(home, settings, checkpoint, theorems)
     t.record_run_start(home, run_id, "prove", {"name": prove_run_name(config), **config.model_dump(mode="json")})
 
-    # Search every sorry theorem, in batches spread by the task runner
+    # Search every sorry theorem, in batches spread by the task runner; each theorem's outcome to the catalog
     records = search_batches(p, home, settings, checkpoint, theorems)
     p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "sorry")
+    p.record_results(home, sorry_rows(records, settings), run_id, 0, checkpoint["checkpoint_id"], SORRY)
 
     # One checked patch per repository with proofs
     proved = [r for r in records if r["proof"]]
@@ -134,6 +138,12 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     t.record_run_end(home, run_id, "completed", None)
     for w in written:
         log.info("patch for %s (%d proofs): %s", w["name"], len(w["theorems"]), w["path"])
+    try:  # the run is recorded: a card that cannot be written is said, and `dojoflow card` redoes it
+        card = ui.publish_card(home, prove_run_name(config), run_id)
+        log.info("results card: %s", card)
+    except Exception as e:  # noqa: BLE001
+        card = None
+        log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
     return {
         "run_id": run_id,
         "theorems": len(records),
@@ -142,4 +152,5 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
         # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch
         "unverified": [r["full_name"] for r in records if r.get("unverified")],
         "patches": written,
+        "card": card,
     }

@@ -114,10 +114,18 @@ ADDED_COLUMNS = {
     # The 95% interval of an aggregate over theorems and how it was computed (tasks/stats.py).
     "metrics": {"ci_low": "DOUBLE", "ci_high": "DOUBLE", "interval": "VARCHAR"},
 }
+# The fingerprint of the benchmark a row is computed on (tasks/proving/benchmarks.py), NULL for a
+# repository's split; and the store theorem a benchmark statement was tried through.
+ADDED_COLUMNS["metrics"]["benchmark"] = "VARCHAR"
+ADDED_COLUMNS["theorem_results"] = {"benchmark": "VARCHAR", "via": "VARCHAR"}
+# The compute a theorem's search cost (tasks/ledger.py): its share of the tokens generated, and
+# its GPU seconds; NULL where not counted (a generator that is no model, no GPU).
+ADDED_COLUMNS["theorem_results"].update({"tokens": "DOUBLE", "gpu_seconds": "DOUBLE"})
 
 
 def add_columns(con) -> None:
     for table, columns in ADDED_COLUMNS.items():
+        con.execute(RECORD_TABLES[table])  # a catalog from before the table existed gains it first
         for name, kind in columns.items():
             con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
 

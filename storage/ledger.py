@@ -19,7 +19,7 @@ from . import catalog
 LEDGER_VIEW = """
     CREATE OR REPLACE VIEW ledger AS
     SELECT m.run_id, m.step, m.step_repo_id, m.repo_id, m.trainer, m.split_kind, m.split, m.metric, m.value,
-           m.count, m.checkpoint_id, c.snapshot_id, c.parent_id, c.config_hash, r.flow, r.status,
+           m.count, m.checkpoint_id, m.benchmark, c.snapshot_id, c.parent_id, c.config_hash, r.flow, r.status,
            p.dojoflow_version, p.git_commit, p.verifier_rule_version
     FROM metrics m LEFT JOIN checkpoints c USING (checkpoint_id) LEFT JOIN runs r USING (run_id)
          LEFT JOIN run_provenance p USING (run_id)"""
@@ -29,6 +29,7 @@ def record_start(store, run_id: str, provenance: dict) -> None:
     """Write a run's provenance at its start (`environment` as a dict)."""
     with catalog.connect(store, write=True) as con:
         con.execute(catalog.RECORD_TABLES["run_provenance"])  # a store from before this table gains it here
+        catalog.add_columns(con)  # and the metrics columns the view reads
         con.execute(LEDGER_VIEW)
         con.execute(
             "INSERT OR REPLACE INTO run_provenance (run_id, dojoflow_version, git_commit, environment,"

@@ -13,13 +13,13 @@ COUNT_METRICS = frozenset(
     | {
         f"{prefix}proving_{name}"
         for prefix in ("", "baseline_")
-        for name in ("errors", "theorems", "not_started", "untried", "unverified")
+        for name in ("errors", "theorems", "not_started", "untried", "unverified", "tokens")
     }
 )
 # Words in a metric's name that mean lower is better (the forgetting view flips their sign).
 LOWER_IS_BETTER = ("loss",)
 # Words in a metric's name that mean it measures cost, not skill: never "forgotten".
-COST_METRICS = ("seconds", "expansions")
+COST_METRICS = ("seconds", "expansions", "tokens")
 
 
 def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
@@ -33,7 +33,8 @@ def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -
         create_views(con)  # and the forgetting views over this table
         con.executemany(
             "INSERT OR REPLACE INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric,"
-            " value, count, checkpoint_id, ci_low, ci_high, interval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " value, count, checkpoint_id, ci_low, ci_high, interval, benchmark)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 [
                     run_id,
@@ -50,6 +51,7 @@ def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -
                     r.get("ci_low"),
                     r.get("ci_high"),
                     r.get("interval"),
+                    r.get("benchmark"),  # the fingerprint of the benchmark it is computed on, if any
                 ]
                 for r in rows
             ],
@@ -63,6 +65,7 @@ def of_run(
     """A run's metric rows (optionally one trainer, split or repository name), with the
     repository's name, ordered by trainer, step, repository, split and metric."""
     intervals = "m.ci_low, m.ci_high, m.interval" if _has_intervals(store) else _NO_INTERVALS
+    intervals += ", m.benchmark" if _has_column(store, "benchmark") else ", NULL::VARCHAR AS benchmark"
     return catalog.query(
         store,
         f"""
@@ -84,6 +87,15 @@ def _has_intervals(store) -> bool:
     metrics were written before they existed has not, until its next write adds them)."""
     rows = catalog.query(
         store, "SELECT count(*) AS n FROM duckdb_columns() WHERE table_name = 'metrics' AND column_name = 'ci_low'"
+    ).to_pylist()
+    return rows[0]["n"] > 0
+
+
+def _has_column(store, column: str) -> bool:
+    rows = catalog.query(
+        store,
+        "SELECT count(*) AS n FROM duckdb_columns() WHERE table_name = 'metrics' AND column_name = $c",
+        params={"c": column},
     ).to_pylist()
     return rows[0]["n"] > 0
 

@@ -300,54 +300,21 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
             manifest_path = store.root / "snapshots" / sid / "manifest.json"
         if manifest_path.exists():  # built by a concurrent writer while we waited
             return _ref(store, json.loads(manifest_path.read_text()), manifest_path)
-        kept = list(repos)
-        if settings.newest_commit_wins:
-            kept = newest_commits(repos)
-        skey = _settings_key(settings)
-        part = {r: _part_rel(repos[r], skey) for r in kept}
+        kept = newest_commits(repos) if settings.newest_commit_wins else list(repos)
+        part = {r: _part_rel(repos[r], _settings_key(settings)) for r in kept}
         # Ingestion builds the parts for the default settings: then this only reads their summaries.
         summaries = {r: build_parts(store, repos[r], settings) for r in kept}
-        counts = {
-            kind: {
-                split: {name: sum(c[kind][split][name] for c in summaries.values()) for name in ("theorems", "tactics")}
-                for split in schemas.SPLITS
-            }
-            for kind in schemas.SPLIT_KINDS
-        }
-        folder = {r: str(folders[r].relative_to(store.root)) for r in kept}
-
+        counts = _summed_counts(summaries)
         excluded_rel, contamination_rel = None, None
-        suspects = sharing_file_paths(summaries) if settings.dedupe and len(kept) > 1 else set()
-        dropped = None
-        if suspects:
-            # Newest first: the first index to hold a theorem keeps it. Repositories whose
-            # file paths no other one holds share no theorem, so they need not be read.
-            newest_first = [r for r in sorted(kept, key=lambda r: _recency(repos[r]), reverse=True) if r in suspects]
-            dropped = duplicate_theorems([store.root / part[r] / "index.parquet" for r in newest_first])
+        dropped = _duplicates(store, settings, kept, repos, part, summaries)
         dropped, report = _with_contamination(store, settings, kept, repos, part, dropped)
         if report is not None:
             contamination_rel = f"snapshots/{sid}/{REPORT_FILE}"
             atomic.write_json(store.root / contamination_rel, report)
         if dropped is not None:
-            for kind in schemas.SPLIT_KINDS:
-                by_split = (
-                    dropped.group_by(f"split_{kind}", use_threads=False)
-                    .aggregate([("theorem_id", "count"), ("rows", "sum")])
-                    .to_pydict()
-                )
-                for split, n, rows in zip(
-                    by_split[f"split_{kind}"], by_split["theorem_id_count"], by_split["rows_sum"]
-                ):
-                    counts[kind][split]["theorems"] -= n
-                    counts[kind][split]["tactics"] -= rows
+            _subtract(counts, dropped)
             excluded_rel = f"snapshots/{sid}/excluded.parquet"
-            atomic.write_parquet(
-                store.root / excluded_rel,
-                dropped.select(["repo_id", "theorem_id", "reason"]).cast(
-                    pa.schema([("repo_id", pa.string()), ("theorem_id", pa.string()), ("reason", pa.string())])
-                ),
-            )
-
+            _write_excluded(store.root / excluded_rel, dropped)
         manifest = {
             "snapshot_id": sid,
             "repo_ids": sorted(repos),
@@ -355,14 +322,7 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
             "settings": settings.model_dump(),
             "format_version": schemas.FORMAT_VERSION,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "parts": {
-                kind: {
-                    split: {t: [f"{part[r]}/{kind}/{split}/{t}.parquet" for r in kept] for t in ("theorems", "tactics")}
-                    for split in schemas.SPLITS
-                }
-                for kind in schemas.SPLIT_KINDS
-            },
-            "corpus": {t: [f"{folder[r]}/{t}.parquet" for r in kept] for t in ("premises", "files")},
+            **_paths(store, kept, part, folders),
             "excluded": excluded_rel,
             "contamination": contamination_rel,
             "counts": counts,
@@ -372,6 +332,61 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
         if first:  # the catalog's `snapshots` view lists manifests by glob from now on
             catalog.refresh_views(store)
     return _ref(store, manifest, manifest_path)
+
+
+def _summed_counts(summaries: dict) -> dict:
+    """Theorems and tactics per split kind and split, summed over the repositories' parts."""
+    return {
+        kind: {
+            split: {name: sum(c[kind][split][name] for c in summaries.values()) for name in ("theorems", "tactics")}
+            for split in schemas.SPLITS
+        }
+        for kind in schemas.SPLIT_KINDS
+    }
+
+
+def _duplicates(store, settings: SnapshotSettings, kept, repos, part, summaries):
+    """The theorems deduplication drops (a table), or None when no two repositories share a file path."""
+    suspects = sharing_file_paths(summaries) if settings.dedupe and len(kept) > 1 else set()
+    if not suspects:
+        return None
+    # Newest first: the first index to hold a theorem keeps it. Repositories whose
+    # file paths no other one holds share no theorem, so they need not be read.
+    newest_first = [r for r in sorted(kept, key=lambda r: _recency(repos[r]), reverse=True) if r in suspects]
+    return duplicate_theorems([store.root / part[r] / "index.parquet" for r in newest_first])
+
+
+def _subtract(counts: dict, dropped: pa.Table) -> None:
+    """Take the dropped theorems and their tactics out of `counts`."""
+    for kind in schemas.SPLIT_KINDS:
+        by_split = (
+            dropped.group_by(f"split_{kind}", use_threads=False)
+            .aggregate([("theorem_id", "count"), ("rows", "sum")])
+            .to_pydict()
+        )
+        for split, n, rows in zip(by_split[f"split_{kind}"], by_split["theorem_id_count"], by_split["rows_sum"]):
+            counts[kind][split]["theorems"] -= n
+            counts[kind][split]["tactics"] -= rows
+
+
+def _write_excluded(path: Path, dropped: pa.Table) -> None:
+    schema = pa.schema([("repo_id", pa.string()), ("theorem_id", pa.string()), ("reason", pa.string())])
+    atomic.write_parquet(path, dropped.select(["repo_id", "theorem_id", "reason"]).cast(schema))
+
+
+def _paths(store, kept: list[str], part: dict, folders: dict) -> dict:
+    """The manifest's `parts` (per split kind, split and table) and `corpus` file lists."""
+    folder = {r: str(folders[r].relative_to(store.root)) for r in kept}
+    return {
+        "parts": {
+            kind: {
+                split: {t: [f"{part[r]}/{kind}/{split}/{t}.parquet" for r in kept] for t in ("theorems", "tactics")}
+                for split in schemas.SPLITS
+            }
+            for kind in schemas.SPLIT_KINDS
+        },
+        "corpus": {t: [f"{folder[r]}/{t}.parquet" for r in kept] for t in ("premises", "files")},
+    }
 
 
 def _with_contamination(store, settings: SnapshotSettings, kept, repos, part, dropped):

@@ -21,6 +21,31 @@ def synthetic_commit(name: str, seed: int) -> str:
     return hashlib.sha1(f"{name}:{seed}".encode()).hexdigest()
 
 
+def _premise(name: str, i: int, j: int) -> dict:
+    line = 3 + 4 * j
+    return {
+        "full_name": f"{name.capitalize()}.f{i}_lemma{j}",
+        "code": f"theorem f{i}_lemma{j} (n : Nat) : n + {j} = {j} + n := by omega",
+        "start": [line, 1],
+        "end": [line + 1, 20],
+        "kind": "theorem",
+    }
+
+
+def _tactic(p: dict, def_path: str, k: int, t: int, n_tac: int) -> dict:
+    """Tactic `t` of theorem `k`, rewriting with premise `p`; the last one closes the goal (and
+    every 37th theorem's last tactic is `sorry`)."""
+    goal = f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t} ≤ m + {k + t}"
+    tac = "sorry" if (k % 37 == 0 and t == n_tac - 1) else f"rw [{p['full_name']}]"
+    annotation = {"full_name": p["full_name"], "def_path": def_path, "def_pos": p["start"], "def_end_pos": p["end"]}
+    return {
+        "tactic": tac,
+        "annotated_tactic": [f"rw [<a>{p['full_name']}</a>]", [annotation]],
+        "state_before": goal,
+        "state_after": NO_GOALS if t == n_tac - 1 else f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t + 1} ≤ m + {k + t + 1}",
+    }
+
+
 def synthetic_records(
     name: str,
     num_theorems: int,
@@ -37,21 +62,8 @@ def synthetic_records(
     files = [f"{name.capitalize()}/File{i}.lean" for i in range(num_files)]
     corpus, premises_by_file = [], {}
     for i, path in enumerate(files):
-        prem = []
-        for j in range(6):
-            line = 3 + 4 * j
-            full = f"{name.capitalize()}.f{i}_lemma{j}"
-            prem.append(
-                {
-                    "full_name": full,
-                    "code": f"theorem f{i}_lemma{j} (n : Nat) : n + {j} = {j} + n := by omega",
-                    "start": [line, 1],
-                    "end": [line + 1, 20],
-                    "kind": "theorem",
-                }
-            )
-        premises_by_file[path] = prem
-        corpus.append({"path": path, "imports": files[max(0, i - 2) : i], "premises": prem})
+        premises_by_file[path] = [_premise(name, i, j) for j in range(6)]
+        corpus.append({"path": path, "imports": files[max(0, i - 2) : i], "premises": premises_by_file[path]})
     theorems = []
     for k in range(num_theorems):
         path = files[k % num_files]
@@ -62,28 +74,7 @@ def synthetic_records(
         for t in range(n_tac):
             p = rng.choice(accessible)
             def_path = next(f for f, ps in premises_by_file.items() if p in ps)
-            goal = f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t} ≤ m + {k + t}"
-            tac = "sorry" if (k % 37 == 0 and t == n_tac - 1) else f"rw [{p['full_name']}]"
-            tactics.append(
-                {
-                    "tactic": tac,
-                    "annotated_tactic": [
-                        f"rw [<a>{p['full_name']}</a>]",
-                        [
-                            {
-                                "full_name": p["full_name"],
-                                "def_path": def_path,
-                                "def_pos": p["start"],
-                                "def_end_pos": p["end"],
-                            }
-                        ],
-                    ],
-                    "state_before": goal,
-                    "state_after": NO_GOALS
-                    if t == n_tac - 1
-                    else f"n m : Nat\nh : n ≤ m + {k}\n⊢ n + {t + 1} ≤ m + {k + t + 1}",
-                }
-            )
+            tactics.append(_tactic(p, def_path, k, t, n_tac))
         line = 40 + 5 * k
         theorems.append(
             {

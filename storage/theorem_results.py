@@ -36,6 +36,10 @@ COLUMNS = (
     "errors",
     "expansions",
     "seconds",
+    "benchmark",  # the fingerprint of the benchmark the theorem is from (tasks/proving/benchmarks.py), else NULL
+    "via",  # for a benchmark statement tried through a store theorem of the same statement: repo_id:full_name
+    "tokens",  # the theorem's share of the tokens its batch generated (NULL: a generator that is no model)
+    "gpu_seconds",  # its search's GPU seconds (NULL: no GPU did the work)
 )
 
 
@@ -47,6 +51,7 @@ def record_results(store, rows: list[dict], run_id: str, step: int, checkpoint_i
     values = [[given[c] if c in given else r.get(c) for c in COLUMNS] for r in rows]
     with catalog.connect(store, write=True) as con:
         con.execute(catalog.RECORD_TABLES["theorem_results"])  # a store from before this table gains it here
+        catalog.add_columns(con)  # and a table from before the benchmark columns gains them
         con.execute("BEGIN TRANSACTION")
         con.executemany(
             f"INSERT OR REPLACE INTO theorem_results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",

@@ -94,7 +94,8 @@ def read_benchmark(config: BenchmarkConfig) -> list[tuple[dict, str]]:
 
 
 def load_benchmarks(configs: list[BenchmarkConfig]) -> tuple[dict[str, list[dict]], list[str]]:
-    """({name: theorems}, warnings) of every benchmark, checked; nothing is written."""
+    """({name: theorems}, warnings) of every benchmark, checked; nothing is written. The caller
+    says the warnings (the CLI before the run, the flow's log)."""
     names = [c.name for c in configs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -111,8 +112,6 @@ def load_benchmarks(configs: list[BenchmarkConfig]) -> tuple[dict[str, list[dict
                     f"({other_path}, {other_where}): one set under two names counts twice"
                 )
             owner.setdefault(fp, (config.name, where, config.path))
-    for w in warnings:
-        log.warning(w)
     return {name: [t for t, _ in items] for name, items in read.items()}, warnings
 
 
@@ -120,6 +119,8 @@ def register_benchmarks(store, configs: list[BenchmarkConfig], snapshot_settings
     """Store every benchmark and return the snapshot settings naming their fingerprints."""
     if not configs:
         return snapshot_settings
-    benchmarks, _ = load_benchmarks(configs)
+    benchmarks, warnings = load_benchmarks(configs)
+    for w in warnings:
+        log.warning(w)
     fingerprints = tuple(save_benchmark(store, name, theorems) for name, theorems in benchmarks.items())
     return snapshot_settings.model_copy(update={"benchmarks": fingerprints})

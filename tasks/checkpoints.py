@@ -105,6 +105,11 @@ BOOKKEEPING_TRAINING_ARGS = frozenset(
         "per_device_eval_batch_size",
         "eval_steps",
         "dataloader_num_workers",
+        # Lightning's Trainer (the retriever)
+        "log_every_n_steps",
+        "enable_model_summary",
+        "num_sanity_val_steps",
+        "profiler",
     }
 )
 
@@ -128,11 +133,14 @@ def _identity_dump(model: BaseModel) -> dict:
 def training_identity(trainer: str, settings) -> dict:
     """What of `settings` decides the trained weights: every field except those marked
     `json_schema_extra={"checkpoint_id": False}` (at any depth), and except the
-    bookkeeping keys of a `training` dict. A local model folder adds its fingerprint, so
-    replacing the model in place retrains."""
+    bookkeeping keys of a `training` dict, in the layout the settings' `identity_layout`
+    gives when they have one. A local model folder adds its fingerprint, so replacing the
+    model in place retrains."""
     out = _identity_dump(settings)
     if isinstance(out.get("training"), dict):
         out["training"] = {k: v for k, v in out["training"].items() if k not in BOOKKEEPING_TRAINING_ARGS}
+    if hasattr(settings, "identity_layout"):  # a settings model whose layout changed keeps its ids
+        out = settings.identity_layout(out)
     for attr in registry.get(trainer).model_fields:
         if isinstance(out.get(attr), str):
             fingerprint = local_model_fingerprint(out[attr])
@@ -259,26 +267,17 @@ def train_step(
     work_dir = home / "work" / trainer / cid
     work_dir.mkdir(parents=True, exist_ok=True)
     definition = registry.get(trainer)
-    train_fn = definition.train_fn()
     started = time.perf_counter()
-    skipped, has_model = None, True
     with atomic.atomic_path(out) as tmp:
         tmp.mkdir(parents=True)
-        try:
-            figures = dict(
-                train_fn(
-                    settings, snapshot, split_kind, parent_dir, tmp, work_dir, model_cache_dir=default_model_cache(home)
-                )
-            )
-        except SkipTraining as e:
-            # Nothing to learn at this step: the parent's model is carried forward unchanged;
-            # with no parent, the checkpoint is a manifest that says why (nothing to evaluate).
-            figures, skipped, has_model = {}, e.reason, parent_dir is not None
-            if has_model:
-                shutil.rmtree(tmp)
-                shutil.copytree(parent_dir, tmp)
-                (tmp / MANIFEST).unlink(missing_ok=True)
+        figures, skipped, has_model = _train_into(
+            definition, home, settings, snapshot, split_kind, parent_dir, tmp, work_dir
+        )
         figures["seconds"] = round(time.perf_counter() - started, 3)
+        from tasks.ledger import gpu_seconds
+
+        if (gpu := gpu_seconds(figures["seconds"])) is not None:  # absent on a CPU: there is no such figure
+            figures["gpu_seconds"] = gpu
         ref = CheckpointRef(
             checkpoint_id=cid,
             trainer=trainer,
@@ -290,26 +289,48 @@ def train_step(
             skipped=skipped,
             has_model=has_model,
         )
-        atomic.write_json(
-            tmp / MANIFEST,
-            {
-                "format": MANIFEST_FORMAT,
-                "checkpoint": ref.to_dict(),
-                "holds": definition.holds,
-                "starts_from": plan.starts_from,
-                "parent_path": parent.path if parent else None,
-                "settings": settings.model_dump(mode="json"),
-                "snapshot_repo_ids": list(snapshot.repo_ids),
-                "split_kind": split_kind,
-                "code": code_version(),
-                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            },
-        )
+        atomic.write_json(tmp / MANIFEST, _manifest(ref, definition, plan, settings, snapshot, split_kind))
     remove_tree(work_dir)
     checkpoint_registry.register(
         store, cid, trainer, snapshot.snapshot_id, ref.parent_id, ref.settings_hash, str(out), figures
     )
     return ref
+
+
+def _train_into(definition, home: Path, settings, snapshot, split_kind, parent_dir: Path | None, tmp: Path, work_dir):
+    """Train into `tmp`: (figures, why training was skipped or None, whether `tmp` holds a model).
+
+    With nothing to learn at this step (`SkipTraining`), the parent's model is carried forward
+    unchanged; with no parent, the checkpoint is a manifest that says why (nothing to evaluate)."""
+    try:
+        train_fn = definition.train_fn()
+        figures = train_fn(
+            settings, snapshot, split_kind, parent_dir, tmp, work_dir, model_cache_dir=default_model_cache(home)
+        )
+        return dict(figures), None, True
+    except SkipTraining as e:
+        if parent_dir is not None:
+            shutil.rmtree(tmp)
+            shutil.copytree(parent_dir, tmp)
+            (tmp / MANIFEST).unlink(missing_ok=True)
+        return {}, e.reason, parent_dir is not None
+
+
+def _manifest(ref: CheckpointRef, definition, plan: StepPlan, settings, snapshot: SnapshotRef, split_kind: str) -> dict:
+    """`dojoflow-checkpoint.json`: the checkpoint and where it came from."""
+    parent = plan.parent
+    return {
+        "format": MANIFEST_FORMAT,
+        "checkpoint": ref.to_dict(),
+        "holds": definition.holds,
+        "starts_from": plan.starts_from,
+        "parent_path": parent.path if parent else None,
+        "settings": settings.model_dump(mode="json"),
+        "snapshot_repo_ids": list(snapshot.repo_ids),
+        "split_kind": split_kind,
+        "code": code_version(),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
 
 
 def discard_checkpoint(store, ref: CheckpointRef) -> None:

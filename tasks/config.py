@@ -9,6 +9,7 @@ Unknown fields and wrong types are errors that name the field.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -25,6 +26,8 @@ from tasks.yaml_config import load_yaml_mapping, resolve_local
 
 from .benchmarks import BenchmarkConfig
 from .expert.config import ExpertIterationSettings
+
+log = logging.getLogger(__name__)
 
 
 class SourceConfig(BaseModel):
@@ -241,8 +244,9 @@ class PipelineConfig(BaseModel):
         except ValidationError as e:
             raise InputError(source, _first_error(e), "fix the value") from e
 
-    def validate_for_run(self) -> dict[str, BaseModel]:
-        """Checks that need more than types (trainers' settings, paths); before any training."""
+    def validate_for_run(self, warn=None) -> dict[str, BaseModel]:
+        """Checks that need more than types (trainers' settings, paths); before any training.
+        `warn(line)` is told what is suspect but not wrong (a benchmark repeating another's statements)."""
         for i, s in enumerate(self.sources):
             if s.export_path is not None and not Path(s.export_path).is_dir():
                 raise InputError(
@@ -258,7 +262,16 @@ class PipelineConfig(BaseModel):
         if self.benchmarks:  # a benchmark file that does not parse fails here, before anything is written
             from .benchmarks import load_benchmarks
 
-            load_benchmarks(self.benchmarks)
+            for line in load_benchmarks(self.benchmarks)[1]:
+                (warn or log.warning)(line)
+        proving = self.evaluation.proving
+        undeclared = [n for n in (proving.benchmarks if proving else []) if n not in {b.name for b in self.benchmarks}]
+        if undeclared:
+            raise InputError(
+                "evaluation.proving.benchmarks",
+                f"names {', '.join(undeclared)}, which the `benchmarks:` section does not declare",
+                "declare each under `benchmarks:` (name and path), or remove it from `evaluation.proving.benchmarks`",
+            )
         for evaluation in EVALUATIONS:  # e.g. a proving backend that cannot run fails before any training
             settings = getattr(self.evaluation, evaluation.name)
             if settings is not None:

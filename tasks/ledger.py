@@ -2,7 +2,7 @@
 rule), from what (snapshots, repositories at their commits and toolchains, checkpoints
 and their parent chains), with which settings (each trainer's resolved settings, the
 proving backend, generator, sampling and budgets), and at what cost (wall and CPU
-seconds). `record_start`/`record_end` write what only the running process knows;
+seconds; GPU seconds where a GPU was used, and tokens generated, behind its numbers). `record_start`/`record_end` write what only the running process knows;
 `run_ledger` gathers the rest from the catalog for the results card (tasks/card.py).
 
     python -c "from storage.store import Store; from tasks.ledger import run_ledger; print(run_ledger(Store.open('.dojoflow'), 'RUN'))"
@@ -61,6 +61,27 @@ def _gpu() -> str | None:
     if torch is None or not torch.cuda.is_available():
         return None
     return f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"
+
+
+def gpu_seconds(wall_seconds: float) -> float | None:
+    """GPU seconds of work that took `wall_seconds` in this process: the wall seconds times the
+    GPUs this process holds, once it has initialised CUDA; None where it used no GPU (on a CPU
+    machine the figure does not exist: it is never 0)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return None
+    return round(wall_seconds * torch.cuda.device_count(), 3)
+
+
+def tokens_generated(generator) -> int | None:
+    """Tokens a generator (or the one it wraps) has generated so far; None for one that is not a
+    model (the closing-tactics baseline) or does not count them."""
+    while generator is not None:
+        cell = getattr(generator, "tokens", None)
+        if isinstance(cell, list):
+            return int(cell[0])
+        generator = getattr(generator, "inner", None)
+    return None
 
 
 def provenance() -> dict:
@@ -134,10 +155,11 @@ def run_ledger(store, run_id: str) -> dict:
         raise InputError(run_id, "is not a run in this store", "run `dojoflow runs` to list them")
     run = run[0]
     config = json.loads(run["config"]) if isinstance(run["config"], str) else (run["config"] or {})
-    used = _rows(
-        store, "SELECT DISTINCT checkpoint_id FROM metrics WHERE run_id = $run ORDER BY checkpoint_id", run=run_id
-    )
-    chains = {c["checkpoint_id"]: checkpoint_chain(store, c["checkpoint_id"]) for c in used}
+    used = _rows(store, "SELECT DISTINCT checkpoint_id FROM metrics WHERE run_id = $run", run=run_id)
+    if _has_table(store, "theorem_results"):  # a `dojoflow prove` run records no metric, only theorems
+        used += _rows(store, "SELECT DISTINCT checkpoint_id FROM theorem_results WHERE run_id = $run", run=run_id)
+    used = sorted({c["checkpoint_id"] for c in used if c["checkpoint_id"]})
+    chains = {cid: checkpoint_chain(store, cid) for cid in used}
     snapshot_ids = sorted({c["snapshot_id"] for chain in chains.values() for c in chain if c["snapshot_id"]})
     wall = None
     if run["started_at"] and run["finished_at"]:
@@ -148,5 +170,45 @@ def run_ledger(store, run_id: str) -> dict:
         "checkpoints": {cid: chain for cid, chain in chains.items() if chain},
         "snapshots": _snapshots(store, snapshot_ids),
         "proving": (config.get("evaluation") or {}).get("proving") or config.get("proving"),
-        "compute": {"wall_seconds": wall},
+        "compute": {"wall_seconds": wall, **compute_behind(store, run_id, sorted(chains))},
     }
+
+
+def _total(values: list) -> float | None:
+    """The sum of the figures recorded, None when none was (not counted is not zero)."""
+    found = [v for v in values if v is not None]
+    return round(sum(found), 3) if found else None
+
+
+def compute_behind(store, run_id: str, checkpoint_ids: list[str]) -> dict:
+    """GPU seconds and tokens generated behind a run's numbers: the training of its checkpoints
+    (their figures `gpu_seconds`, `tokens_generated`) and its proof searches (the model's
+    `theorem_results` rows, evaluation and `dojoflow prove` alike; the baseline is no model). Each is None where
+    nothing recorded it: no GPU, or nothing generated. A figure served from the task cache
+    counts the compute that first produced it."""
+    import json
+
+    figures = [
+        json.loads(r["train_figures"] or "{}")
+        for r in _rows(
+            store,
+            "SELECT train_figures FROM checkpoints WHERE list_contains($ids, checkpoint_id)",
+            ids=checkpoint_ids or [""],
+        )
+    ]
+    proving = []
+    if _has_table(store, "theorem_results"):
+        proving = _rows(
+            store,
+            "SELECT * FROM theorem_results WHERE run_id = $run AND prover = 'model' AND status <> 'untried'",
+            run=run_id,
+        )
+    return {
+        "gpu_seconds": _total([f.get("gpu_seconds") for f in figures] + [r.get("gpu_seconds") for r in proving]),
+        "tokens_generated": _total([f.get("tokens_generated") for f in figures] + [r.get("tokens") for r in proving]),
+    }
+
+
+def _has_table(store, name: str) -> bool:
+    found = _rows(store, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = $t", t=name)
+    return bool(found[0]["n"])

@@ -24,7 +24,7 @@ from storage.theorem_results import read_results
 from .card import contamination_section
 from .expert import report as expert_report
 from .forgetting import forgetting_section
-from .proving.summary import proving_section
+from .proving.summary import group_label, proving_section
 
 PLOT_FILE = "metrics.png"
 PLOT_ALT = "metrics across steps"
@@ -150,6 +150,37 @@ def write_report(
     rounds = expert_report.round_checkpoints(step_results)  # expert iteration's rounds: their own section
     per_step = [r for r in rows if r["trainer"] != expert_report.TRAINER and r["checkpoint_id"] not in rounds]
     plot = plot_metrics(per_step, folder / PLOT_FILE, cache=Path(home) / "reports" / ".plots")
+    parts = [
+        f"# Dojoflow run `{name}`",
+        "",
+        f"Run `{run_id}`, finished {datetime.now(UTC).isoformat(timespec='seconds')}.",
+        "",
+    ]
+    parts += _repositories_section(store, steps)
+    parts += _steps_section(home, step_results)
+    if plot:  # before the metrics table, which has a row per step, trainer, repository, split and metric
+        parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
+    parts += _metrics_section(rows)
+    parts += expert_report.section(step_results, rows, folder)
+    parts += proving_section(
+        [r for r in rows if r["checkpoint_id"] not in rounds], read_results(store, run_id, status="untried")
+    )
+    parts += forgetting_section(*forgetting.of_run(store, run_id))
+    parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
+    parts += _proofs_section(read_proofs(store, run_id))
+    if failures:
+        parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
+    markdown = "\n".join(parts)
+    atomic.write_text(folder / "report.md", markdown)
+    return {
+        "markdown": markdown,
+        "path": str(folder / "report.md"),
+        "plot": str(plot) if plot else None,
+        "metrics": len(rows),
+    }
+
+
+def _repositories_section(store, steps: list[dict]) -> list[str]:
     counts = {
         r["repo_id"]: r
         for r in catalog.query(
@@ -158,13 +189,7 @@ def write_report(
         SELECT repo_id, count(*) AS theorems, sum(num_tactics) AS tactics FROM theorems GROUP BY repo_id""",
         ).to_pylist()
     }
-    parts = [
-        f"# Dojoflow run `{name}`",
-        "",
-        f"Run `{run_id}`, finished {datetime.now(UTC).isoformat(timespec='seconds')}.",
-        "",
-    ]
-    parts += [
+    return [
         "## Repositories in curriculum order",
         "",
         _table(
@@ -182,7 +207,10 @@ def write_report(
         ),
         "",
     ]
-    parts += [
+
+
+def _steps_section(home: Path, step_results: list[dict]) -> list[str]:
+    return [
         "## Steps",
         "",
         _table(
@@ -206,66 +234,55 @@ def write_report(
         f"Checkpoints are folders `<id>` under `{Path(home) / 'checkpoints'}/<trainer>/` (`dojoflow checkpoints`).",
         "",
     ]
-    if plot:  # before the metrics table, which has a row per step, trainer, repository, split and metric
-        parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
-    if rows:
-        parts += [
-            "## Metrics",
-            "",
-            _table(
-                ["step", "trainer", "repository", "split", "metric", "value", "95% CI", "n"],
+
+
+def _metrics_section(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    return [
+        "## Metrics",
+        "",
+        _table(
+            ["step", "trainer", "repository", "split", "metric", "value", "95% CI", "n"],
+            [
                 [
-                    [
-                        r["step"],
-                        r["trainer"],
-                        r["repo"] or r["repo_id"],
-                        r["split"],
-                        r["metric"],
-                        float(r["value"]),
-                        interval_text(r),
-                        r["count"],
-                    ]
-                    for r in rows
-                ],
-            ),
-            "",
-        ]
-    parts += expert_report.section(step_results, rows, folder)
-    parts += proving_section(
-        [r for r in rows if r["checkpoint_id"] not in rounds], read_results(store, run_id, status="untried")
-    )
-    parts += forgetting_section(*forgetting.of_run(store, run_id))
-    parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
-    proofs = read_proofs(store, run_id)
-    if proofs:
-        parts += [
-            "## Proofs found",
-            "",
-            "Checked by the named checker (`replay` is the traced data, not Lean).",
-            "",
-            _table(
-                ["repository", "split", "theorem", "checker", "axioms", "proof"],
+                    r["step"],
+                    r["trainer"],
+                    group_label(r["repo"] or r["repo_id"], r),  # a benchmark's rows: its fingerprint
+                    r["split"],
+                    r["metric"],
+                    float(r["value"]),
+                    interval_text(r),
+                    r["count"],
+                ]
+                for r in rows
+            ],
+        ),
+        "",
+    ]
+
+
+def _proofs_section(proofs: list[dict]) -> list[str]:
+    if not proofs:
+        return []
+    return [
+        "## Proofs found",
+        "",
+        "Checked by the named checker (`replay` is the traced data, not Lean).",
+        "",
+        _table(
+            ["repository", "split", "theorem", "checker", "axioms", "proof"],
+            [
                 [
-                    [
-                        p["repo"] or p["repo_id"],
-                        p["split"] or p["purpose"],
-                        p["full_name"],
-                        p["checker"],
-                        ", ".join(p["axioms"]) or "none",
-                        "`" + "; ".join(p["tactics"]).replace("|", "\\|") + "`",
-                    ]
-                    for p in proofs
-                ],
-            ),
-            "",
-        ]
-    if failures:
-        parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
-    markdown = "\n".join(parts)
-    atomic.write_text(folder / "report.md", markdown)
-    return {
-        "markdown": markdown,
-        "path": str(folder / "report.md"),
-        "plot": str(plot) if plot else None,
-        "metrics": len(rows),
-    }
+                    p["repo"] or p["repo_id"],
+                    p["split"] or p["purpose"],
+                    p["full_name"],
+                    p["checker"],
+                    ", ".join(p["axioms"]) or "none",
+                    "`" + "; ".join(p["tactics"]).replace("|", "\\|") + "`",
+                ]
+                for p in proofs
+            ],
+        ),
+        "",
+    ]

@@ -52,14 +52,15 @@ def check_split(split: str | None) -> None:
         raise InputError(split, "is not a split", f"use one of: {', '.join(SPLITS)}", where="--split")
 
 
-def resolve_run(store, run: str | None) -> str | None:
-    """A run id or unique prefix -> the run id; None -> the newest run that recorded metrics."""
+def resolve_run(store, run: str | None, where: str = "--run") -> str | None:
+    """A run id or unique prefix -> the run id; None -> the newest run that recorded metrics.
+    `where`: how the command line names the input (an option, or a positional argument)."""
     if run is None:
         return metrics.newest_run(store)
     found = run_records.resolve(store, run)
     if len(found) != 1:
         what = "matches no run" if not found else f"matches {len(found)} runs"
-        raise InputError(run, what, "give a run id (or a longer prefix) from `dojoflow runs`", where="--run")
+        raise InputError(run, what, "give a run id (or a longer prefix) from `dojoflow runs`", where=where)
     return found[0]
 
 

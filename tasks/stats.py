@@ -57,12 +57,36 @@ def interval(scores: Sequence[float], seed: int = BOOTSTRAP_SEED) -> tuple[float
     return (*bootstrap_interval(scores, seed), f"bootstrap({BOOTSTRAP_RESAMPLES}, seed {seed})")
 
 
-def interval_fields(scores: Sequence[float], seed: int = BOOTSTRAP_SEED) -> dict:
-    """{ci_low, ci_high, interval} of the mean of per-item scores (empty: none)."""
+def interval_fields(scores: Sequence[float], seed: int = BOOTSTRAP_SEED, scale: float = 1.0) -> dict:
+    """{ci_low, ci_high, interval} of the mean of per-item scores (empty: none); `scale` for a
+    figure reported as a multiple of the mean (R@k and MRR are ×100 of per-query fractions)."""
     if not scores:
         return {}
     low, high, method = interval(scores, seed)
-    return {"ci_low": low, "ci_high": high, "interval": method}
+    return {"ci_low": round(low * scale, 5), "ci_high": round(high * scale, 5), "interval": method}
+
+
+def bootstrap_statistic_fields(
+    n: int, statistic, seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
+) -> dict:
+    """{ci_low, ci_high, interval}: the percentile bootstrap 95% interval of `statistic(indices)`
+    over `n` items resampled with replacement (e.g. a rank correlation of resampled pairs).
+    Resamples where the statistic is undefined (None) are left out; none defined: no interval.
+
+    >>> bootstrap_statistic_fields(4, lambda idx: sum(idx) / len(idx))["interval"]
+    'bootstrap(2000, seed 0)'
+    """
+    if n <= 1:
+        return {}
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    values = [v for v in (statistic(list(row)) for row in rng.integers(0, n, size=(resamples, n))) if v is not None]
+    if not values:
+        return {}
+    low, high = np.quantile(values, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+    method = f"bootstrap({resamples}, seed {seed})"
+    return {"ci_low": round(float(low), 5), "ci_high": round(float(high), 5), "interval": method}
 
 
 def proportion_fields(successes: float, n: int) -> dict:

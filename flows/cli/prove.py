@@ -98,4 +98,6 @@ def prove_cmd(
         say("  [yellow]error[/] {}: {}", e["theorem"], e["error"])
     for w in result["patches"]:
         say("patch for {}: {}   (git apply {})", w["name"], w["path"], w["path"])
+    if result.get("card"):
+        say("results card: {}", result["card"])
     say_line(f"log: {log}")

@@ -10,7 +10,7 @@ import typer
 from storage.errors import DojoflowError
 
 from .common import FormatOption, Home, app, command, fail_exit, home_of, store_of
-from .output import Format, console, emit, plain, say
+from .output import Format, console, emit, plain, say, say_line
 
 
 @app.command("run")
@@ -40,7 +40,7 @@ def run_cmd(
             k: v for k, v in (("home", str(home) if home else None), ("max_steps", max_steps)) if v is not None
         }
         cfg = cfg.with_overrides(overrides, source="the command line")
-        cfg.validate_for_run()
+        cfg.validate_for_run(warn=lambda line: say_line(f"warning: {line}"))
         resolved = home_of(cfg.home)
     except DojoflowError as e:
         fail_exit(e)
@@ -152,13 +152,13 @@ def card_cmd(
     from tasks.runs import resolve_run
 
     store = store_of(home, create=False)
-    run_id = resolve_run(store, run)
+    run_id = resolve_run(store, run, where="RUN")
     if against is None:
         card = write_card(store, home_of(home), run_id)
         typer.echo(card["markdown"])
         say("card: {}", card["path"])
         return
-    other = resolve_run(store, against)
+    other = resolve_run(store, against, where="--against")
     differences = card_diff(store, run_id, other)
     for line in differences or [f"runs {run_id} and {other} have the same settings"]:
         typer.echo(line)

@@ -34,7 +34,7 @@ def server_start_cmd(
         fail_exit(e)
     state = "already running" if found else "started"
     console.print(
-        f"Prefect server {state}: {server.ui_url} (pid {server.pid}, database in {servers.prefecthome_of(resolved)})",
+        f"Prefect server {state}: {server.ui_url} (pid {server.pid}, database in {servers.prefect_home(resolved)})",
         soft_wrap=True,
         markup=False,
     )

@@ -26,18 +26,30 @@ SELECT theorem_id,
        list(json_object('tactic', tactic, 'annotated_tactic', json_array(annotated_tactic, annotations),
                         'state_before', state_before, 'state_after', state_after) ORDER BY idx) AS tactics,
        CASE WHEN bool_or(extra IS NOT NULL) THEN list(extra ORDER BY idx) END AS tactic_extras
-FROM read_parquet($tactics) GROUP BY theorem_id
+FROM read_parquet($tactics) WHERE theorem_id IN (SELECT unnest($ids)) GROUP BY theorem_id
+"""
+# A repository's theorems in export order (only their ids), then their records a chunk at a time:
+# DuckDB then aggregates and sorts one chunk's tactics, not the whole repository's (issue 15 part C).
+_THEOREM_ORDER_SQL = """
+SELECT file_row_number AS row, theorem_id FROM read_parquet($theorems, file_row_number = true)
+ORDER BY coalesce(export_order, 0), file_path, full_name
 """
 _THEOREMS_SQL = f"""
-WITH tac AS ({_TACTICS_SQL})
+WITH tac AS ({_TACTICS_SQL}),
+     chunk AS (SELECT unnest($rows) AS file_row_number, unnest(range(len($rows))) AS pos)
 SELECT th.split_random, th.split_novel_premises,
        json_object('url', $url, 'commit', $commit, 'file_path', th.file_path, 'full_name', th.full_name,
                    'theorem_statement', th.theorem_statement, 'start', th.start, 'end', th."end",
                    'traced_tactics', coalesce(to_json(tac.tactics), '[]'::JSON))::VARCHAR AS rec,
        th.extra, tac.tactic_extras
-FROM read_parquet($theorems) th LEFT JOIN tac USING (theorem_id)
-ORDER BY coalesce(th.export_order, 0), th.file_path, th.full_name
+FROM read_parquet($theorems, file_row_number = true) th JOIN chunk USING (file_row_number)
+LEFT JOIN tac USING (theorem_id)
+ORDER BY chunk.pos
 """
+# Theorems per query: DuckDB's working set grows with a chunk, and every chunk scans the
+# repository's tactics again, so a repository is cut into at most _MAX_CHUNKS chunks (the CPU
+# cost stays a constant factor) of at least _MIN_CHUNK theorems (benchmarks/README.md).
+_MIN_CHUNK, _MAX_CHUNKS = 256, 8
 _CORPUS_SQL = """
 WITH p AS (
     SELECT repo_id, file_path,
@@ -266,35 +278,40 @@ def _write_splits(con, tmp: Path, repos: list[tuple[dict, Path]]) -> int:
 
 
 def _write_repository_theorems(con, repo: dict, folder: Path, splits: dict) -> int:
-    """Route one repository's theorem records (JSON built by DuckDB) to the split files."""
-    rel = con.sql(
-        _THEOREMS_SQL,
-        params={
-            "url": repo["url"],
-            "commit": repo["commit"],
-            "theorems": str(folder / "theorems.parquet"),
-            "tactics": str(folder / "tactics.parquet"),
-        },
-    )
+    """Route one repository's theorem records (JSON built by DuckDB) to the split files, a chunk
+    of theorems at a time in export order."""
+    theorems, tactics = str(folder / "theorems.parquet"), str(folder / "tactics.parquet")
+    order = con.sql(_THEOREM_ORDER_SQL, params={"theorems": theorems}).fetchnumpy()
+    rows, ids = order["row"].tolist(), order["theorem_id"].tolist()
+    size = max(_MIN_CHUNK, -(-len(rows) // _MAX_CHUNKS))
     count = 0
-    for batch in rel.to_arrow_reader(_BATCH_ROWS):
-        recs = batch.column("rec").to_pylist()
-        extras, tactic_extras = batch.column("extra"), batch.column("tactic_extras")
-        if extras.null_count < len(extras) or tactic_extras.null_count < len(tactic_extras):
-            recs = [
-                r if e is None and te is None else _with_extra(r, e, "traced_tactics", te)
-                for r, e, te in zip(recs, extras.to_pylist(), tactic_extras.to_pylist())
-            ]
-        count += len(recs)
-        for kind in schemas.SPLIT_KINDS:
-            by_split = defaultdict(list)
-            for rec, split in zip(recs, batch.column(f"split_{kind}").to_pylist()):
-                by_split[split].append(rec)
-            for split, chunk in by_split.items():
-                slot = splits[kind, split]
-                slot[0].write(slot[1] + "\n" + ",\n".join(chunk))
-                slot[1] = ","
+    for start in range(0, len(rows), size):
+        chunk = slice(start, start + size)
+        params = {"url": repo["url"], "commit": repo["commit"], "theorems": theorems, "tactics": tactics}
+        params.update(rows=rows[chunk], ids=ids[chunk])
+        for batch in con.sql(_THEOREMS_SQL, params=params).to_arrow_reader(_BATCH_ROWS):
+            count += _route(batch, splits)
     return count
+
+
+def _route(batch, splits: dict) -> int:
+    """Append one Arrow batch of theorem records to the split files; the number of records."""
+    recs = batch.column("rec").to_pylist()
+    extras, tactic_extras = batch.column("extra"), batch.column("tactic_extras")
+    if extras.null_count < len(extras) or tactic_extras.null_count < len(tactic_extras):
+        recs = [
+            r if e is None and te is None else _with_extra(r, e, "traced_tactics", te)
+            for r, e, te in zip(recs, extras.to_pylist(), tactic_extras.to_pylist())
+        ]
+    for kind in schemas.SPLIT_KINDS:
+        by_split = defaultdict(list)
+        for rec, split in zip(recs, batch.column(f"split_{kind}").to_pylist()):
+            by_split[split].append(rec)
+        for split, chunk in by_split.items():
+            slot = splits[kind, split]
+            slot[0].write(slot[1] + "\n" + ",\n".join(chunk))
+            slot[1] = ","
+    return len(recs)
 
 
 def _write_corpus(con, tmp: Path, folders: list[Path], repo_rank: dict[str, int]) -> None:

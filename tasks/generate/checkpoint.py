@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +118,7 @@ class CheckpointGenerator:
     path: str
     seed: list  # one cell: the attempt's seed (`reseed`)
     name: str = "checkpoint"
+    tokens: list = field(default_factory=lambda: [0])  # one cell: tokens generated so far (tasks/ledger.py)
 
     @classmethod
     def load(
@@ -177,6 +178,7 @@ class CheckpointGenerator:
                     temperature=self.settings.temperature,
                     max_state_tokens=self.max_state_tokens,
                     whole_text=whole,
+                    tokens=self.tokens,
                 )
         return out
 

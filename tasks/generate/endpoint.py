@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -57,6 +57,7 @@ class EndpointGenerator:
     settings: GeneratorSettings
     seed: list  # one cell: the sampling seed sent with each request (set by `reseed`)
     name: str = "endpoint"
+    tokens: list = field(default_factory=lambda: [0])  # one cell: tokens the server generated (tasks/ledger.py)
 
     @classmethod
     def open(cls, endpoint: EndpointSettings, settings: GeneratorSettings) -> "EndpointGenerator":
@@ -140,6 +141,7 @@ class EndpointGenerator:
                 _FIX_GARBAGE,
             ) from None
         out: list[dict[str, tuple[str, float]]] = [{} for _ in prompts]
+        self.tokens[0] += sum(len(c.logprobs.token_logprobs) for c in parsed.choices)  # one logprob per token
         for choice in parsed.choices:
             slot = choice.index // n
             if not 0 <= slot < len(prompts):

@@ -130,6 +130,8 @@ class LeanGRPOTrainer(GRPOTrainer):
     def _score_batch(self, inputs: list[dict]) -> tuple[dict[str, Any], torch.Tensor, torch.Tensor]:
         """TRL's generation and scoring of `inputs`, with our advantages; (output, rewards, per-func rewards)."""
         output = super()._generate_and_score_completions(inputs)
+        # tokens generated, up to each completion's end (TRL's mask): the ledger's compute (tasks/ledger.py)
+        self.tokens_generated = getattr(self, "tokens_generated", 0) + int(output["completion_mask"].sum())
         per_func = self._rewards_per_func
         rewards = self._weighted_rewards(per_func)
         if self.algorithm.custom_advantages:

@@ -22,7 +22,8 @@ from .caching import cached_under
 
 def _prove_key(ctx, p) -> str:
     theorems = [t["theorem_id"] for t in p["theorems"]]
-    what = {"theorems": theorems, "settings": p["settings"].model_dump(mode="json"), "records": evaluate.RECORD_VERSION}
+    settings = p["settings"].model_dump(mode="json", exclude={"benchmarks"})  # which theorems: the batch says
+    what = {"theorems": theorems, "settings": settings, "records": evaluate.RECORD_VERSION}
     if p.get("baseline"):
         what["baseline"] = True  # the closing-tactics baseline, not the checkpoint, generated
     checkpoint = (p["checkpoint"] or {}).get("checkpoint_id", "no-checkpoint")
@@ -35,9 +36,11 @@ def check_proving_task(home: str, settings, checkpoint: dict | None, theorems: l
 
 
 @task(name="select-theorems", task_run_name="select-theorems", cache_policy=NO_CACHE)  # no hash suffix in the UI
-def select_theorems_task(home: str, repo_ids: list[str], split_kind: str, settings) -> dict:
+def select_theorems_task(
+    home: str, repo_ids: list[str], split_kind: str, settings, snapshot_id: str | None = None
+) -> dict:
     """{"theorems": to try, "untried": those that cannot be, with the reason}; none to try fails here."""
-    selection = evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings)
+    selection = evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings, snapshot_id)
     evaluate.require_theorems(selection, repo_ids, settings)
     return selection
 

@@ -10,7 +10,8 @@ chosen by a stable hash) and reports
               average rank); left out when it is undefined: fewer than 2 rows, or
               constant targets or predictions
 
-as `tasks.trainers.base.Metric` rows, with `count` = the rows scored. Every requested
+as `tasks.trainers.base.Metric` rows, with `count` = the rows scored and a 95% interval over
+them (`regression_intervals`: a seeded bootstrap over rows; tasks/stats.py). Every requested
 (repository, split) also gets an `examples` row (value = count = the rows scored), so an
 empty split is recorded as `examples` 0 (and no MAE/MSE/spearman rows) rather than
 silently absent. Implements `evaluate` of `tasks/trainers/base.py`.
@@ -89,6 +90,21 @@ def regression_metrics(predictions: Sequence[float], targets: Sequence[float]) -
     return out
 
 
+def regression_intervals(predictions: Sequence[float], targets: Sequence[float]) -> dict[str, dict]:
+    """{metric: {ci_low, ci_high, interval}}: 95% intervals over the rows scored (tasks/stats.py),
+    the seeded bootstrap of the mean for MAE and MSE, of the resampled pairs for spearman."""
+    from tasks.stats import bootstrap_statistic_fields, interval_fields
+
+    def rho(idx: list[int]) -> float | None:
+        return spearman([predictions[i] for i in idx], [targets[i] for i in idx])
+
+    return {
+        "MAE": interval_fields([abs(p - t) for p, t in zip(predictions, targets)]),
+        "MSE": interval_fields([(p - t) ** 2 for p, t in zip(predictions, targets)]),
+        "spearman": bootstrap_statistic_fields(len(targets), rho),
+    }
+
+
 def sample_examples(examples: list[ProgressExample], limit: int | None) -> list[ProgressExample]:
     """At most `limit` rows, the same ones every time (ordered by a hash of their identity)."""
     if limit is None or len(examples) <= limit:
@@ -131,9 +147,13 @@ def evaluate_progress(
             if scorer is None:
                 scorer = ProgressScorer.load(checkpoint_dir, batch_size=settings.eval_batch_size)
             predictions = scorer.predict(rows)
-            figures = regression_metrics(predictions, [float(e.steps_remaining) for e in rows])
+            targets = [float(e.steps_remaining) for e in rows]
+            figures = regression_metrics(predictions, targets)
+            intervals = regression_intervals(predictions, targets)
             metrics.extend(
-                Metric(repo_id=repo_id, split=split, metric=name, value=float(value), count=len(rows))
+                Metric(
+                    repo_id=repo_id, split=split, metric=name, value=float(value), count=len(rows), **intervals[name]
+                )
                 for name, value in figures.items()
             )
     return metrics

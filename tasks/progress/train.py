@@ -170,6 +170,56 @@ def _model_card(settings: ProgressSettings, snapshot, split_kind: str, figures: 
     }
 
 
+def _train_examples(settings: ProgressSettings, snapshot, split_kind: str):
+    """(the snapshot's progress rows, every training example with the imported ones, the imported
+    counts); `SkipTraining` when there are none."""
+    rows = progress_examples(snapshot, split_kind, "train")
+    extra, extra_counts = extra_examples(snapshot.store_root, settings.extra_datasets)
+    train_examples = rows.examples + extra
+    if not train_examples:
+        raise SkipTraining(
+            f"no progress rows in {split_kind}/train of snapshot {snapshot.snapshot_id} "
+            f"(repositories {list(snapshot.repo_ids)}; {rows.excluded_sorry} proofs with sorry left out)"
+        )
+    return rows, train_examples, extra_counts
+
+
+def _trainer(settings: ProgressSettings, model, tokenizer, args, train_examples, val_examples):
+    """transformers' Trainer over the tokenised examples; (trainer, how many inputs were truncated)."""
+    from transformers import DataCollatorWithPadding, Trainer
+
+    train_ds, truncated = _dataset(tokenizer, train_examples, settings.max_seq_len)
+    eval_ds = _dataset(tokenizer, val_examples, settings.max_seq_len)[0] if val_examples else None
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=train_ds,
+        eval_dataset=eval_ds,
+        processing_class=tokenizer,
+        data_collator=DataCollatorWithPadding(tokenizer),
+        compute_metrics=_regression_metrics if eval_ds is not None else None,
+        callbacks=[save_every_minutes(settings.checkpoint_every_minutes), log_training_progress()],
+    )
+    return trainer, truncated
+
+
+def _data_figures(rows) -> dict:
+    return {
+        "proofs": rows.proofs,
+        "excluded_sorry_proofs": rows.excluded_sorry,
+        "examples_per_repo": rows.per_repo,
+    }
+
+
+def _trained_figures(trained) -> dict:
+    return {
+        "resumed_from": trained.resumed_from,
+        "global_step": trained.steps,
+        "epochs": trained.epochs,
+        "train_loss": trained.train_loss,
+    }
+
+
 def train_progress(
     settings: ProgressSettings,
     snapshot,
@@ -186,18 +236,10 @@ def train_progress(
     proofs, or only proofs with sorry).
     """
     import transformers
-    from transformers import DataCollatorWithPadding, Trainer
 
     settings = coerce_settings(settings, ProgressSettings)
     out_dir, work_dir = Path(out_dir), Path(work_dir)
-    rows = progress_examples(snapshot, split_kind, "train")
-    extra, extra_counts = extra_examples(snapshot.store_root, settings.extra_datasets)
-    train_examples = rows.examples + extra
-    if not train_examples:
-        raise SkipTraining(
-            f"no progress rows in {split_kind}/train of snapshot {snapshot.snapshot_id} "
-            f"(repositories {list(snapshot.repo_ids)}; {rows.excluded_sorry} proofs with sorry left out)"
-        )
+    rows, train_examples, extra_counts = _train_examples(settings, snapshot, split_kind)
 
     work_dir.mkdir(parents=True, exist_ok=True)
     cache_dir = Path(model_cache_dir) if model_cache_dir is not None else work_dir / "base-model"
@@ -209,18 +251,7 @@ def train_progress(
     transformers.set_seed(args.seed)  # before the model is built: a fresh regression head is drawn from torch's RNG
     tokenizer, model = _load_start(settings, source, from_base)
 
-    train_ds, truncated = _dataset(tokenizer, train_examples, settings.max_seq_len)
-    eval_ds = _dataset(tokenizer, val_examples, settings.max_seq_len)[0] if val_examples else None
-    trainer = Trainer(
-        model=model,
-        args=args,
-        train_dataset=train_ds,
-        eval_dataset=eval_ds,
-        processing_class=tokenizer,
-        data_collator=DataCollatorWithPadding(tokenizer),
-        compute_metrics=_regression_metrics if eval_ds is not None else None,
-        callbacks=[save_every_minutes(settings.checkpoint_every_minutes), log_training_progress()],
-    )
+    trainer, truncated = _trainer(settings, model, tokenizer, args, train_examples, val_examples)
     resume = latest_trainer_checkpoint(trainer_dir)
     if resume is not None:
         log.info("resuming progress training from %s", resume)
@@ -229,17 +260,12 @@ def train_progress(
         "examples": len(train_examples),
         "snapshot_examples": len(rows.examples),
         "imported_examples": extra_counts,
-        "proofs": rows.proofs,
-        "excluded_sorry_proofs": rows.excluded_sorry,
-        "examples_per_repo": rows.per_repo,
+        **_data_figures(rows),
         "truncated_inputs": truncated,
         "started_from": "base" if from_base else "parent",
         "start_model": settings.model if from_base else None,
         "model_check": model_check,
-        "resumed_from": trained.resumed_from,
-        "global_step": trained.steps,
-        "epochs": trained.epochs,
-        "train_loss": trained.train_loss,
+        **_trained_figures(trained),
         "val_examples": len(val_examples),
     }
     publish(

@@ -60,6 +60,14 @@ class ProvingSettings(BaseModel):
         ge=1,
         description="Theorems per repository and split at most (a fixed hash chooses them, so steps try the same ones); null: all.",
     )
+    benchmarks: list[str] = Field(
+        default_factory=list,
+        description="Names of the pipeline's `benchmarks:` to try as well, each as its own group (repository "
+        "`benchmark:NAME`, split `benchmark`) whose rows carry the benchmark's fingerprint. Replay tries a benchmark "
+        "statement only through a store theorem with the same statement fingerprint (its traced proof); the others "
+        "are counted as untried, with the reason. A benchmark is tried whole (`max_theorems` does not cap it) "
+        "(docs/evaluation.md).",
+    )
     batch_size: int = Field(
         8,
         ge=1,
@@ -117,6 +125,15 @@ class ProveConfig(BaseModel):
         None, description="Folder for the patch files (one per repository). Default: <home>/patches/<run id>/."
     )
 
+    @model_validator(mode="after")
+    def _no_benchmarks(self):
+        if self.proving.benchmarks:
+            raise ValueError(
+                f"proving.benchmarks={self.proving.benchmarks} has no meaning here: `dojoflow prove` tries `sorry` "
+                "theorems; evaluate on a benchmark with `evaluation.proving.benchmarks` in a pipeline config"
+            )
+        return self
+
     @classmethod
     def from_yaml(cls, path: str | Path) -> "ProveConfig":
         """A prove config, or a pipeline config: its `home` and `evaluation.proving` are used."""
@@ -129,7 +146,8 @@ class ProveConfig(BaseModel):
             pipeline = PipelineConfig.from_yaml(path)
             if pipeline.evaluation.proving is None:
                 raise InputError(path, "has no `evaluation.proving` section", "add one (see examples/proving.yaml)")
-            return cls(home=pipeline.home, proving=pipeline.evaluation.proving)
+            # its benchmarks are the curriculum's evaluation sets: `dojoflow prove` tries `sorry` theorems
+            return cls(home=pipeline.home, proving=pipeline.evaluation.proving.model_copy(update={"benchmarks": []}))
         try:
             return cls.model_validate(raw or {})
         except ValidationError as e:

@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 from storage.errors import InputError
 from storage.ids import theorem_id, unit_interval
 from tasks.lean.backend import TheoremSpec
+from tasks.ledger import gpu_seconds, tokens_generated
 from tasks.search import SearchBudget, best_first_search_many, whole_proof_search
 from tasks.search.pass_at_k import pass_at_k
 from tasks.stats import interval
@@ -53,7 +54,10 @@ def _record(spec: TheoremSpec, split: str | None, goals: str) -> dict:
 
 
 def spec_of(record: dict) -> TheoremSpec:
+    """The backend's spec of a record: its own fields, or for a benchmark statement the
+    spec it is tried through (tasks/proving/benchmarks.py)."""
     fields = TheoremSpec.__dataclass_fields__
+    record = record.get("spec") or record
     start = record.get("start")
     return TheoremSpec(**{**{k: record[k] for k in fields if k in record}, "start": tuple(start) if start else None})
 
@@ -78,9 +82,13 @@ def statement_needs(settings: ProvingSettings) -> tuple[bool, dict[str, str] | N
     return True, {}  # leandojo: the sample's own sources, or none
 
 
-def select_theorems(store, repo_ids: list[str], split_kind: str, settings: ProvingSettings) -> dict:
+def select_theorems(
+    store, repo_ids: list[str], split_kind: str, settings: ProvingSettings, snapshot_id: str | None = None
+) -> dict:
     """The theorems a proving evaluation tries, as records (see the module doc), and those
-    it cannot try: {"theorems": [...], "untried": [{repo_id, file_path, full_name, split, reason}]}."""
+    it cannot try: {"theorems": [...], "untried": [{repo_id, file_path, full_name, split, reason}]}.
+    With `settings.benchmarks`, the statements of those benchmarks (held by `snapshot_id`,
+    the snapshot the checkpoint trained on) too (tasks/proving/benchmarks.py)."""
     from tasks.lean import load_theorems
 
     sorry = {
@@ -118,6 +126,12 @@ def select_theorems(store, repo_ids: list[str], split_kind: str, settings: Provi
     untried = [u for u in untried if (u["repo_id"], u["full_name"]) not in sorry]
     for u in untried:
         u["theorem_id"] = theorem_id(u["repo_id"], u["file_path"], u["full_name"])
+    if settings.benchmarks:
+        from .benchmarks import select_benchmark_theorems, snapshot_benchmarks
+
+        benchmarks = snapshot_benchmarks(store, snapshot_id, settings.benchmarks)
+        chosen = select_benchmark_theorems(store, settings, benchmarks)
+        out, untried = out + chosen["theorems"], untried + chosen["untried"]
     return {"theorems": out, "untried": untried}
 
 
@@ -195,9 +209,15 @@ def prove_theorems(
     budget = search_budget(settings)
     specs = [spec_of(t) for t in theorems]
     backend, generator = open_search_tools(
-        store, settings, checkpoint_dir, sorted({s.repo_id for s in specs}), model_cache_dir, baseline
+        store,
+        settings,
+        checkpoint_dir,
+        sorted({s.repo_id for s in specs if store.has_repository(s.repo_id)}),  # not a benchmark's statement-only spec
+        model_cache_dir,
+        baseline,
     )
     runs: list[list] = [[] for _ in specs]
+    tokens_before = tokens_generated(generator)
     try:
         for attempt in range(settings.attempts):
             generator.reseed(settings.seed + attempt)
@@ -210,13 +230,18 @@ def prove_theorems(
                 ]
             for i, r in enumerate(results):
                 runs[i].append(r)
+        tokens = tokens_generated(generator)
     finally:
         generator.close()
         backend.close()
     searched_by = f"{socket.gethostname()}:{os.getpid()}"  # which worker: provenance, and how runners spread work
-    return [
+    records = [
         _theorem_record(t, results, backend.name, generator.name, searched_by) for t, results in zip(theorems, runs)
     ]
+    for r in records:  # compute (tasks/ledger.py): each theorem its share of the batch's tokens, and its GPU time
+        r["tokens"] = None if tokens is None else (tokens - tokens_before) / len(records)
+        r["gpu_seconds"] = gpu_seconds(r["seconds"] * settings.attempts)
+    return records
 
 
 def _theorem_record(theorem: dict, results: list, checker: str, generator: str, searched_by: str) -> dict:
@@ -276,6 +301,7 @@ def proving_metrics(
     missing: dict[tuple[str, str], int] = defaultdict(int)
     for u in untried:
         missing[(u["repo_id"], u["split"])] += 1
+    benchmark = {(r["repo_id"], r["split"]): r["benchmark"] for r in [*records, *untried] if r.get("benchmark")}
     prefix = "baseline_" if baseline else ""
     rows = []
     for repo, split in sorted(set(groups) | set(missing)):
@@ -294,6 +320,9 @@ def proving_metrics(
         figures[f"{prefix}proving_not_started"] = (float(len(recs) - len(scored) - unverified), len(recs))
         figures[f"{prefix}proving_unverified"] = (float(unverified), len(recs))
         figures[f"{prefix}proving_theorems"] = (float(len(recs)), len(recs))
+        for cost in ("tokens", "gpu_seconds"):  # the ledger's compute; absent where not counted (no GPU, no model)
+            if recs and all(r.get(cost) is not None for r in recs):
+                figures[f"{prefix}proving_{cost}"] = (round(sum(r[cost] for r in recs), 3), len(recs))
         if not baseline:
             figures["proving_untried"] = (float(missing[(repo, split)]), len(recs) + missing[(repo, split)])
         for metric, (value, count, *ci) in figures.items():
@@ -308,6 +337,7 @@ def proving_metrics(
                     "ci_low": low,
                     "ci_high": high,
                     "interval": method,
+                    "benchmark": benchmark.get((repo, split)),  # the fingerprint of the benchmark it is computed on
                 }
             )
     return rows
@@ -339,6 +369,10 @@ def theorem_rows(
                 "errors": r["errors"],
                 "expansions": r["expansions"],
                 "seconds": r["seconds"],
+                "benchmark": r.get("benchmark"),
+                "via": r.get("via"),
+                "tokens": r.get("tokens"),
+                "gpu_seconds": r.get("gpu_seconds"),
             }
         )
     for u in [] if baseline else untried:
@@ -358,6 +392,8 @@ def theorem_rows(
                 "errors": 0,
                 "expansions": 0.0,
                 "seconds": 0.0,
+                "benchmark": u.get("benchmark"),
+                "via": None,
             }
         )
     return rows

@@ -119,3 +119,14 @@ def generator_ref(store, checkpoint: str | None, settings) -> dict:
     cid = json.loads(manifest.read_text())["checkpoint"].get("checkpoint_id") if manifest.is_file() else None
     cid = cid or f"folder-{local_model_fingerprint(str(path))}"
     return {"checkpoint_id": cid, "path": str(path)}
+
+
+SORRY = "sorry"  # the `split_kind` of a `dojoflow prove` run's theorem_results rows: `sorry` theorems, no split
+
+
+def sorry_rows(records: list[dict], settings) -> list[dict]:
+    """`theorem_results` rows of a `dojoflow prove` run: each `sorry` theorem tried, with the
+    checker that decided it (what the results card lists; tasks/card.py)."""
+    from .evaluate import theorem_rows
+
+    return theorem_rows(records, [], settings)

@@ -40,6 +40,19 @@ BASELINE_NOTE = (
 )
 
 
+BENCHMARK_NOTE = (
+    "benchmark rows (repository `benchmark:NAME`, split `benchmark`) are computed on a declared benchmark, "
+    "named by its fingerprint; replay and the Lean backends without a header try a benchmark statement only "
+    "through the store theorem with the same statement fingerprint (`theorem_results.via` names it), and "
+    "count the others as untried; kimina with a header checks the benchmark's own statements"
+)
+
+
+def group_label(repo: str, row: dict) -> str:
+    """A row's repository as a reader sees it: a benchmark with its fingerprint."""
+    return f"{repo} (fingerprint `{row['benchmark']}`)" if row.get("benchmark") else repo
+
+
 def checker_of(metric: str) -> str | None:
     """The checker a pass metric was decided by (`baseline_repl_pass@4` -> `repl`), else None."""
     if "_pass@" not in metric:
@@ -85,7 +98,8 @@ def proving_lines(rows: list[dict], untried: list[dict] = (), names_shown: int =
         for count in ("proving_errors", "proving_not_started", "proving_untried"):
             if count in m and m[count]["value"]:
                 parts.append(f"{count.removeprefix('proving_')}={int(m[count]['value'])}")
-        lines.append(f"{repo.split('-')[0]}/{split}: " + "; ".join(parts))
+        label = group_label(repo, next(iter(m.values()))) if repo.startswith("benchmark:") else repo.split("-")[0]
+        lines.append(f"{label}/{split}: " + "; ".join(parts))
     if untried:
         names = ", ".join(u["full_name"] for u in untried[:names_shown])
         more = f" and {len(untried) - names_shown} more" if len(untried) > names_shown else ""
@@ -107,7 +121,8 @@ def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50
         return []
     by = defaultdict(dict)
     for r in proving:
-        by[(r["step"], r.get("repo") or r.get("repository") or r["repo_id"], r["split"])][r["metric"]] = r
+        repo = group_label(r.get("repo") or r.get("repository") or r["repo_id"], r)
+        by[(r["step"], repo, r["split"])][r["metric"]] = r
     table = []
     for (step, repo, split), m in sorted(by.items()):
         for name in sorted(k for k in m if "_pass@" in k and not k.startswith("baseline_")):
@@ -132,6 +147,8 @@ def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50
         headers = ["step", "repository", "split", "metric", "model [95% CI] (n)", "baseline [95% CI] (n)"]
         out += _md_table(headers + ["errors", "not started", "untried"], table) + [""]
     notes = comparability_notes([r["metric"] for r in proving])
+    if any(r.get("benchmark") for r in proving):
+        notes.append(BENCHMARK_NOTE)
     if notes:
         out += ["What these figures are comparable to:", ""] + [f"- {n}" for n in notes] + [""]
     out += [
@@ -140,6 +157,8 @@ def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50
         "seeded bootstrap over theorems (docs/evaluation.md).",
         "",
     ]
+    # one row per theorem, not per step that could not try it (theorem_results has one per step)
+    untried = list({(u["repo_id"], u["split"], u["full_name"]): u for u in reversed(untried)}.values())[::-1]
     if untried:
         out += [f"### Theorems that could not be tried ({len(untried)})", ""]
         shown = untried[:names_shown]

@@ -4,8 +4,9 @@
     evaluate_retriever(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, *, model_cache_dir) -> list[Metric]
     retrieve(checkpoint_dir, state, snapshot_or_corpus, k, accessible_to=...) -> [(full_name, score)]
 
-Modules: `config` (RetrieverSettings), `data` (corpus, accessibility, gold premises,
-negatives), `model` (LightningModule, losses), `ewc` (Fisher information), `train`,
+Modules: `config` (RetrieverSettings; `layout`: its sections and the flat layout of before
+them), `data` (corpus, accessibility, gold premises), `pairs` (negatives, the training
+pairs and their resumable order), `model` (LightningModule, losses), `ewc` (Fisher information), `train`,
 `evaluate` (R@k, MRR), `index` (premise-embedding cache, exact top-k, `Retriever` and
 `retrieve` for provers), `backbone` (resolving and loading encoders), `trainer` (the
 curriculum trainer declaration, docs/adding-a-trainer.md).

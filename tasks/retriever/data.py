@@ -11,9 +11,7 @@ Pure Python and numpy (no torch), so every rule here is testable in milliseconds
 - Gold premises of a tactic: its annotated premises found in the corpus, matched by
   (def_path, full_name). Annotations not in the corpus are counted in a `GoldReport`
   and never used, not as positives and not as retrieval targets.
-- `sample_negatives`: `num_negatives` accessible, non-gold premises per (tactic, positive
-  premise) pair, `num_in_file_negatives` of them from the positive premise's own file
-  (ReProver's hard negatives), the rest from other accessible files; seeded.
+- Negatives and the training pairs' order are in `pairs.py`.
 
 Files and premises are keyed by (repo_id, path). A LeanDojo export stores a
 dependency's files (`.lake/packages/...`) under the dependency's repo_id, so a path
@@ -25,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import random
 import re
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
@@ -79,6 +76,19 @@ class PremiseCorpus:
     """
 
     def __init__(self, premises: pa.Table, files: pa.Table, lru_size: int = 256):
+        self._add_premises(premises)
+        self._by_path_name: dict[tuple[str, str], int] = {}
+        for i, key in enumerate(zip(self.repo_ids, self.file_paths, self.full_names)):
+            self._by_path_name.setdefault((key[1], key[2]), i)
+        self._add_file_graph(files)
+        self._closure: dict[int, np.ndarray] = {}
+        self._lru: OrderedDict = OrderedDict()
+        self._lru_size = lru_size
+        self._hash: str | None = None
+        self._unique: tuple[list[str], np.ndarray] | None = None
+
+    def _add_premises(self, premises: pa.Table) -> None:
+        """The premises with a corpus entry, once each, ordered by (repository, file, position, name)."""
         cols = {
             c: premises[c].to_pylist()
             for c in ("repo_id", "file_path", "full_name", "code", "start", "end", "from_annotation")
@@ -118,11 +128,8 @@ class PremiseCorpus:
             ends.append(end)
         self.end_key = np.asarray(ends, dtype=np.int64)
 
-        self._by_path_name: dict[tuple[str, str], int] = {}
-        for i, key in enumerate(zip(self.repo_ids, self.file_paths, self.full_names)):
-            self._by_path_name.setdefault((key[1], key[2]), i)
-
-        # File nodes: every file of the files table and every premise's file.
+    def _add_file_graph(self, files: pa.Table) -> None:
+        """File nodes (every file of the files table and every premise's file), their imports, their premises."""
         f_repo, f_path, f_imports = (files[c].to_pylist() for c in ("repo_id", "path", "imports"))
         node_keys = sorted(set(zip(f_repo, f_path)) | set(zip(self.repo_ids, self.file_paths)))
         self.nodes: list[tuple[str, str]] = node_keys
@@ -142,11 +149,6 @@ class PremiseCorpus:
             bounds = np.flatnonzero(np.diff(self.node_of[by_node])) + 1
             for chunk in np.split(by_node, bounds):
                 self._file_premises[int(self.node_of[chunk[0]])] = chunk
-        self._closure: dict[int, np.ndarray] = {}
-        self._lru: OrderedDict = OrderedDict()
-        self._lru_size = lru_size
-        self._hash: str | None = None
-        self._unique: tuple[list[str], np.ndarray] | None = None
 
     @classmethod
     def from_snapshot(cls, snapshot, repo_ids=None) -> PremiseCorpus:
@@ -365,125 +367,3 @@ def examples_from_rows(rows: list[dict], starts: dict, corpus: PremiseCorpus) ->
             ", ".join(report.missing_examples[:3]),
         )
     return examples, report
-
-
-def _draw(pool: np.ndarray, k: int, exclude: set, rng: random.Random) -> list[int]:
-    """Up to k distinct members of `pool` not in `exclude`, uniformly."""
-    if k <= 0 or len(pool) == 0:
-        return []
-    if len(pool) <= 4 * (k + len(exclude)) + 16:
-        candidates = sorted({int(x) for x in pool} - exclude)
-        return rng.sample(candidates, min(k, len(candidates)))
-    chosen: list[int] = []
-    taken = set(exclude)
-    for _ in range(50 * k):  # rejection sampling: the pool is much larger than what is excluded
-        x = int(pool[rng.randrange(len(pool))])
-        if x not in taken:
-            taken.add(x)
-            chosen.append(x)
-            if len(chosen) == k:
-                break
-    return chosen
-
-
-def sample_negatives(
-    corpus: PremiseCorpus,
-    example: TacticExample,
-    positive: int,
-    num_negatives: int,
-    num_in_file: int,
-    rng: random.Random,
-) -> list[int]:
-    """Accessible, non-gold negatives for (example, positive): in-file ones first (see module doc)."""
-    acc = corpus.accessible_from(example.node, example.pos)
-    gold = set(example.gold)
-    same_file = corpus.node_of[acc] == corpus.node_of[positive]
-    in_file_pool, other_pool = acc[same_file], acc[~same_file]
-    chosen = _draw(in_file_pool, min(num_in_file, num_negatives), gold, rng)
-    chosen += _draw(other_pool, num_negatives - len(chosen), gold | set(chosen), rng)
-    if len(chosen) < num_negatives:  # too few premises in other files: top up from the positive's file
-        chosen += _draw(in_file_pool, num_negatives - len(chosen), gold | set(chosen), rng)
-    return chosen
-
-
-class RetrievalPairs:
-    """Map-style dataset of (tactic, positive premise) pairs with fresh negatives per epoch.
-
-    Item i of epoch e draws its negatives from `random.Random(f"{seed}:{e}:{i}")`, so a
-    resumed run samples exactly what the interrupted one would have.
-    """
-
-    def __init__(
-        self,
-        corpus: PremiseCorpus,
-        examples: list[TacticExample],
-        num_negatives: int,
-        num_in_file_negatives: int,
-        seed: int,
-    ):
-        self.corpus = corpus
-        self.examples = examples
-        self.pairs = [(e, p) for e, ex in enumerate(examples) for p in ex.gold]
-        self.num_negatives = num_negatives
-        self.num_in_file_negatives = num_in_file_negatives
-        self.seed = seed
-        self.epoch = 0
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
-
-    def __len__(self) -> int:
-        return len(self.pairs)
-
-    def __getitem__(self, i: int) -> dict:
-        e, positive = self.pairs[i]
-        ex = self.examples[e]
-        rng = random.Random(f"{self.seed}:{self.epoch}:{i}")
-        negatives = sample_negatives(self.corpus, ex, positive, self.num_negatives, self.num_in_file_negatives, rng)
-        return {"context": ex.state, "premises": [positive, *negatives], "gold": ex.gold}
-
-
-class EpochOrder:
-    """The shuffled order of the training pairs, a function of (seed, epoch) only, that can
-    start in the middle of an epoch: what makes a resumed run see exactly the batches the
-    interrupted one would have (docs/resume.md).
-
-    A DataLoader `sampler`. Lightning calls `set_epoch` before each epoch (it also moves the
-    dataset to that epoch's negatives); `resume(epoch, batches_done)` makes the next pass
-    begin at that epoch's batch `batches_done`. `len` stays the full epoch, as Lightning
-    counts the batches of a resumed epoch from its restored progress.
-    """
-
-    def __init__(self, pairs: RetrievalPairs, batch_size: int, seed: int):
-        self.pairs = pairs
-        self.batch_size = batch_size
-        self.seed = seed
-        self.epoch = 0
-        self._skip_batches = 0
-
-    def set_epoch(self, epoch: int) -> None:
-        if epoch != self.epoch:
-            self._skip_batches = 0
-        self.epoch = epoch
-        self.pairs.set_epoch(epoch)
-
-    def resume(self, epoch: int, batches_done: int) -> int:
-        """Continue after `batches_done` batches of `epoch` (a whole epoch done: the next one).
-        Returns the number of batches the next pass skips."""
-        if batches_done >= -(-len(self.pairs) // self.batch_size):
-            epoch, batches_done = epoch + 1, 0
-        self.set_epoch(epoch)
-        self._skip_batches = batches_done
-        return batches_done
-
-    def order(self, epoch: int) -> list[int]:
-        order = list(range(len(self.pairs)))
-        random.Random(f"{self.seed}:order:{epoch}").shuffle(order)
-        return order
-
-    def __iter__(self):
-        start, self._skip_batches = self._skip_batches * self.batch_size, 0
-        return iter(self.order(self.epoch)[start:])
-
-    def __len__(self) -> int:
-        return len(self.pairs)

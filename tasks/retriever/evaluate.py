@@ -8,7 +8,8 @@ Metrics (LeanDojo's, docs/architecture.md), over the tactics that have at least 
 ranking only the premises accessible to the tactic's theorem:
 R@k = |top-k ∩ gold| / |gold|, MRR = 1 / rank of the first gold premise (0 if none is
 accessible), each ×100 and averaged over tactics. Rows are named `R@1`, `R@10` (one per
-`settings.eval_k`) and `MRR`, with `count` = the number of tactics averaged.
+`settings.eval_k`) and `MRR`, with `count` = the number of tactics averaged and a 95% interval
+over them (a seeded bootstrap over queries, Wilson where every score is 0 or 1; tasks/stats.py).
 
 Every requested (repository, split) also gets two bookkeeping rows, so that nothing is
 silently missing from the metrics table:
@@ -34,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from storage.snapshot_ref import SnapshotRef
+from tasks.stats import interval_fields
 from tasks.trainers.base import EXAMPLES, Metric
 
 from .data import PremiseCorpus, examples_from_rows, theorem_starts
@@ -47,13 +49,18 @@ GOLD_MISSING = "gold_missing"
 
 
 def retrieval_metrics(
-    ranked_ids: Sequence[Sequence[Hashable]], gold: Sequence[set], ks: Sequence[int] = (1, 10)
+    ranked_ids: Sequence[Sequence[Hashable]],
+    gold: Sequence[set],
+    ks: Sequence[int] = (1, 10),
+    per_query: dict | None = None,
 ) -> dict:
     """R@k for k in `ks` and MRR, ×100, averaged over the queries with a non-empty gold set.
 
     `ranked_ids[i]` is query i's ranking, best first (it may be cut anywhere after the
     first gold premise and after max(ks)); `gold[i]` its gold ids. Returns the metrics
     and `count`, the number of queries averaged; `{"count": 0}` when there are none.
+    `per_query`, if given, is filled with each metric's per-query fractions (what a
+    bootstrap over queries resamples).
 
     >>> r = retrieval_metrics([["a", "b", "c"]], [{"b", "z"}], ks=(1, 2))
     >>> r["R@1"], r["R@2"], r["MRR"], r["count"]
@@ -70,11 +77,14 @@ def retrieval_metrics(
             continue
         n += 1
         for k in ks:
-            sums[k] += len(set(ranked[:k]) & g) / len(g)
-        for rank, pid in enumerate(ranked, start=1):
-            if pid in g:
-                rr += 1.0 / rank
-                break
+            recall = len(set(ranked[:k]) & g) / len(g)
+            sums[k] += recall
+            if per_query is not None:
+                per_query.setdefault(f"R@{k}", []).append(recall)
+        reciprocal = next((1.0 / rank for rank, pid in enumerate(ranked, start=1) if pid in g), 0.0)
+        rr += reciprocal
+        if per_query is not None:
+            per_query.setdefault("MRR", []).append(reciprocal)
     if n == 0:
         return {"count": 0}
     out = {f"R@{k}": 100.0 * sums[k] / n for k in ks}
@@ -171,7 +181,11 @@ def evaluate_retriever(
             index = retriever.index(snapshot)
         queries = retriever.encode([e.state for e in examples])
         ranked = _rankings(queries, index.embeddings, examples, corpus, max(settings.eval_k))
-        m = retrieval_metrics(ranked, [set(e.gold) for e in examples], settings.eval_k)
-        for name in settings.metric_names():
-            metrics.append(Metric(repo_id=repo, split=split, metric=name, value=float(m[name]), count=int(m["count"])))
+        per_query: dict[str, list[float]] = {}
+        m = retrieval_metrics(ranked, [set(e.gold) for e in examples], settings.eval_k, per_query)
+        for name in settings.metric_names():  # with a 95% interval over queries (tasks/stats.py)
+            ci = interval_fields(per_query.get(name, []), scale=100.0)
+            metrics.append(
+                Metric(repo_id=repo, split=split, metric=name, value=float(m[name]), count=int(m["count"]), **ci)
+            )
     return metrics

@@ -240,10 +240,7 @@ class Retriever:
             raise CheckpointError(checkpoint_dir, "it holds no config.json (no saved encoder)")
         if settings is None:
             saved = (read_retriever_json(checkpoint_dir) or {}).get("settings") or {}
-            # Only what this version knows: a checkpoint of an older version may carry retired fields.
-            settings = RetrieverSettings.model_validate(
-                {k: v for k, v in saved.items() if k in RetrieverSettings.model_fields}
-            )
+            settings = RetrieverSettings.from_stored(saved)  # an older checkpoint's layout too
         settings = as_settings(settings)
         if device is None:
             device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

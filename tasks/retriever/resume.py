@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from pytorch_lightning.callbacks import Callback
 
-from .data import EpochOrder
+from .pairs import EpochOrder
 
 
 def rng_states() -> dict:

@@ -29,11 +29,11 @@ def torch_device(settings: RetrieverSettings):
     """The device evaluation and Fisher estimation run on, from the Trainer's accelerator."""
     import torch
 
-    acc = settings.accelerator.lower()
+    acc = str(settings.trainer_arg("accelerator")).lower()
     if acc in ("gpu", "cuda") or (acc == "auto" and torch.cuda.is_available()):
         if not torch.cuda.is_available():
             raise RuntimeError(
-                f"accelerator={settings.accelerator!r} but torch sees no CUDA device: set accelerator='cpu'."
+                f"training.accelerator={acc!r} but torch sees no CUDA device: set training.accelerator to 'cpu'."
             )
         return torch.device("cuda")
     if acc == "mps" or (acc == "auto" and getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
@@ -45,9 +45,10 @@ def autocast(settings: RetrieverSettings, device):
     """Mixed precision for inference when the training precision asks for it (GPU only)."""
     import torch
 
-    if device.type == "cuda" and settings.precision.startswith("bf16"):
+    precision = str(settings.trainer_arg("precision"))
+    if device.type == "cuda" and precision.startswith("bf16"):
         return torch.autocast("cuda", dtype=torch.bfloat16)
-    if device.type == "cuda" and settings.precision.startswith("16"):
+    if device.type == "cuda" and precision.startswith("16"):
         return torch.autocast("cuda", dtype=torch.float16)
     return contextlib.nullcontext()
 

@@ -11,7 +11,8 @@ Implements the `train` half of `tasks/trainers/base.py`:
    backbone then; a backbone of another hidden size is refused), else the backbone.
    With `ewc_lambda > 0`, the parent's Fisher is loaded and checked against the
    parent's weights, and the EWC penalty anchors training to them.
-3. Lightning fits; `<work_dir>/checkpoints/last.ckpt` is written every
+3. Lightning fits, with the `training:` arguments over Dojoflow's defaults
+   (`config.resolve_training`); `<work_dir>/checkpoints/last.ckpt` is written every
    `checkpoint_every_n_steps`, every `checkpoint_every_minutes` and at each epoch end
    (tasks/trainers/time_checkpoints.py), and a rerun of the same step resumes
    from it (`ckpt_path="last"`): weights, optimizer, step count, the position in the
@@ -24,7 +25,7 @@ Implements the `train` half of `tasks/trainers/base.py`:
 Example (tiny local model, a snapshot built by `storage.snapshot.build_snapshot`):
 
     from tasks.retriever import RetrieverSettings, train_retriever
-    figures = train_retriever(RetrieverSettings(max_steps=20), snapshot, "random", None,
+    figures = train_retriever(RetrieverSettings(training={"max_steps": 20}), snapshot, "random", None,
                               Path("out"), Path("work"))
 """
 
@@ -32,7 +33,9 @@ from __future__ import annotations
 
 import logging
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from storage import atomic
 from storage.snapshot_ref import SnapshotRef
@@ -41,10 +44,11 @@ from tasks.trainers.base import SkipTraining
 from tasks.trainers.time_checkpoints import lightning_time_checkpoint
 
 from .backbone import hidden_size, load_config, load_encoder, resolve_backbone, weights_sha256
-from .config import RetrieverSettings
-from .data import EpochOrder, PremiseCorpus, RetrievalPairs, build_examples
+from .config import RetrieverSettings, resolve_training
+from .data import PremiseCorpus, build_examples
 from .errors import BackboneMismatchError, CheckpointError
 from .ewc import FISHER_FILE, anchor_weights, compute_fisher, load_fisher, save_fisher
+from .pairs import EpochOrder, RetrievalPairs
 from .runtime import RETRIEVER_JSON, as_settings, read_retriever_json, torch_device
 
 logger = logging.getLogger(__name__)
@@ -85,6 +89,100 @@ def _fisher_examples(pairs: RetrievalPairs, collate, settings: RetrieverSettings
         yield collate([fixed[i]])
 
 
+@dataclass
+class _Start:
+    """The encoder a step trains, where it came from, and the parent it is anchored to."""
+
+    encoder: Any
+    tokenizer: Any
+    source: str  # the parent folder or the resolved backbone
+    anchor: Any  # an EWCAnchor, or None (no parent, ewc_lambda 0, or no parent Fisher)
+    parent_hash: str | None
+
+
+def _start(settings: RetrieverSettings, parent_dir: Path | None, cache_dir: Path) -> _Start:
+    """The parent checkpoint's weights (and its Fisher for EWC), or the base backbone."""
+    import pytorch_lightning as pl
+
+    from .model import EWCAnchor
+
+    if parent_dir is not None:
+        check_backbone(settings, parent_dir, cache_dir)
+        source = str(parent_dir)
+    else:
+        source = resolve_backbone(settings.backbone, cache_dir)
+    pl.seed_everything(settings.seed, workers=True, verbose=False)
+    encoder, tokenizer = load_encoder(source)
+    if parent_dir is None:
+        return _Start(encoder, tokenizer, source, None, None)
+    anchor = None
+    if settings.ewc_lambda > 0:
+        fisher = load_fisher(parent_dir, encoder)
+        if fisher is None:
+            logger.warning(
+                "ewc_lambda=%s but the parent %s has no %s: this step trains without EWC",
+                settings.ewc_lambda,
+                parent_dir,
+                FISHER_FILE,
+            )
+        else:
+            anchor = EWCAnchor(fisher, anchor_weights(encoder, fisher))
+    return _Start(encoder, tokenizer, source, anchor, weights_sha256(parent_dir))
+
+
+def _loader(settings: RetrieverSettings, pairs: RetrievalPairs, collate):
+    """Batches of `pairs` whose order and negatives depend on (seed, epoch) only; the sampler resumes mid-epoch."""
+    import torch
+    from torch.utils.data import DataLoader
+
+    order = EpochOrder(pairs, settings.batch_size, settings.seed)
+    loader = DataLoader(
+        pairs,
+        batch_size=settings.batch_size,
+        sampler=order,
+        collate_fn=collate,
+        num_workers=settings.num_workers,
+        generator=torch.Generator().manual_seed(settings.seed),
+    )
+    return order, loader
+
+
+def _lightning_trainer(settings: RetrieverSettings, arguments: dict, order: EpochOrder, ckpt_dir: Path, work_dir: Path):
+    """Lightning's Trainer with the step's `arguments` and Dojoflow's checkpoint callbacks."""
+    import pytorch_lightning as pl
+    from pytorch_lightning.callbacks import ModelCheckpoint
+
+    from .resume import ExactResume
+
+    checkpointing = ModelCheckpoint(
+        dirpath=ckpt_dir,
+        save_last=True,
+        save_top_k=0,
+        every_n_train_steps=settings.checkpoint_every_n_steps,
+        save_on_train_epoch_end=True,
+    )
+    callbacks = [
+        checkpointing,
+        ExactResume(order),
+        lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),  # after ExactResume
+    ]
+    arguments = {"enable_model_summary": False, "num_sanity_val_steps": 0, **arguments}
+    return pl.Trainer(
+        **arguments, callbacks=callbacks, logger=False, enable_progress_bar=False, default_root_dir=str(work_dir)
+    )
+
+
+def _fit(trainer, module, loader, ckpt_dir: Path) -> bool:
+    """Fit, resuming from `last.ckpt` when a killed attempt left one; whether it resumed."""
+    resumed = (ckpt_dir / "last.ckpt").exists()
+    if resumed:
+        logger.info("resuming retriever training from %s", ckpt_dir / "last.ckpt")
+    with warnings.catch_warnings():  # Lightning warns that a plain DataLoader cannot resume; ExactResume does
+        warnings.filterwarnings("ignore", message="You're resuming from a checkpoint that ended before the epoch")
+        trainer.fit(module, train_dataloaders=loader, ckpt_path="last" if resumed else None)
+    return resumed
+
+
 def train_retriever(
     settings,
     snapshot: SnapshotRef,
@@ -96,20 +194,13 @@ def train_retriever(
     model_cache_dir: Path | None = None,
 ) -> dict:
     """Train the retriever on `snapshot`'s train split; see the module docstring."""
-    import pytorch_lightning as pl
-    import torch
-    from pytorch_lightning.callbacks import ModelCheckpoint
-    from torch.utils.data import DataLoader
-
-    from .model import Collator, EWCAnchor, RetrieverModule
-    from .resume import ExactResume
+    from .model import Collator, RetrieverModule
 
     settings = as_settings(settings)
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     parent_dir = Path(parent_dir) if parent_dir is not None else None
     cache_dir = Path(settings.model_cache_dir or model_cache_dir or default_model_cache())
-
-    # -- data ------------------------------------------------------------------------------
+    arguments = resolve_training(settings)  # checked once; a bad argument fails before data is read
     corpus = PremiseCorpus.from_snapshot(snapshot)
     examples, report = build_examples(snapshot, split_kind, "train", corpus)
     if not examples:
@@ -117,137 +208,91 @@ def train_retriever(
     work_dir.mkdir(parents=True, exist_ok=True)
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    # -- model: parent weights (+ Fisher) or the base backbone --------------------------------
-    if parent_dir is not None:
-        check_backbone(settings, parent_dir, cache_dir)
-        source = str(parent_dir)
-    else:
-        source = resolve_backbone(settings.backbone, cache_dir)
-    pl.seed_everything(settings.seed, workers=True, verbose=False)
-    encoder, tokenizer = load_encoder(source)
-    anchor, parent_hash = None, None
-    if parent_dir is not None:
-        parent_hash = weights_sha256(parent_dir)
-        if settings.ewc_lambda > 0:
-            fisher = load_fisher(parent_dir, encoder)
-            if fisher is None:
-                logger.warning(
-                    "ewc_lambda=%s but the parent %s has no %s: this step trains without EWC",
-                    settings.ewc_lambda,
-                    parent_dir,
-                    FISHER_FILE,
-                )
-            else:
-                anchor = EWCAnchor(fisher, anchor_weights(encoder, fisher))
+    start = _start(settings, parent_dir, cache_dir)
+    optimizer = settings.optimizer
     module = RetrieverModule(
-        encoder,
+        start.encoder,
         loss=settings.loss,
         temperature=settings.temperature,
-        lr=settings.lr,
-        weight_decay=settings.weight_decay,
-        warmup_steps=settings.warmup_steps,
+        lr=optimizer.lr,
+        weight_decay=optimizer.weight_decay,
+        warmup_steps=optimizer.warmup_steps,
         ewc_lambda=settings.ewc_lambda,
-        ewc=anchor,
+        ewc=start.anchor,
     )
-
     pairs = RetrievalPairs(corpus, examples, settings.num_negatives, settings.num_in_file_negatives, settings.seed)
-    collate = Collator(tokenizer, corpus.texts, settings.max_seq_len)
-    # The order of each epoch depends on (seed, epoch) only, and so do its negatives.
-    order = EpochOrder(pairs, settings.batch_size, settings.seed)
-    loader = DataLoader(
-        pairs,
-        batch_size=settings.batch_size,
-        sampler=order,
-        collate_fn=collate,
-        num_workers=settings.num_workers,
-        generator=torch.Generator().manual_seed(settings.seed),
-    )
-
+    collate = Collator(start.tokenizer, corpus.texts, settings.max_seq_len)
+    order, loader = _loader(settings, pairs, collate)
     ckpt_dir = work_dir / "checkpoints"
-    checkpointing = ModelCheckpoint(
-        dirpath=ckpt_dir,
-        save_last=True,
-        save_top_k=0,
-        every_n_train_steps=settings.checkpoint_every_n_steps,
-        save_on_train_epoch_end=True,
-    )
-    trainer = pl.Trainer(
-        accelerator=settings.accelerator,
-        devices=settings.devices,
-        strategy=settings.strategy,
-        precision=settings.precision,
-        max_epochs=settings.max_epochs,
-        max_steps=settings.max_steps,
-        accumulate_grad_batches=settings.accumulate_grad_batches,
-        gradient_clip_val=settings.gradient_clip_val,
-        callbacks=[
-            checkpointing,
-            ExactResume(order),
-            lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),  # after ExactResume
-        ],
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        num_sanity_val_steps=0,
-        log_every_n_steps=settings.log_every_n_steps,
-        default_root_dir=str(work_dir),
-    )
-    resumed = (ckpt_dir / "last.ckpt").exists()
-    if resumed:
-        logger.info("resuming retriever training from %s", ckpt_dir / "last.ckpt")
-    with warnings.catch_warnings():  # Lightning warns that a plain DataLoader cannot resume; ExactResume does
-        warnings.filterwarnings("ignore", message="You're resuming from a checkpoint that ended before the epoch")
-        trainer.fit(module, train_dataloaders=loader, ckpt_path="last" if resumed else None)
+    trainer = _lightning_trainer(settings, arguments, order, ckpt_dir, work_dir)
+    resumed = _fit(trainer, module, loader, ckpt_dir)
     if not trainer.is_global_zero:
         return {}
+    run = _Run(settings, snapshot, split_kind, parent_dir, start, module, trainer, resumed)
+    return _publish(run, out_dir, pairs, collate, len(examples), report)
 
-    # -- save: model, tokenizer, Fisher, dojoflow_model.json-------------------------------------
-    device = torch_device(settings)
-    module.to(device)
-    encoder.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
+
+@dataclass
+class _Run:
+    """What a finished fit leaves for publishing."""
+
+    settings: RetrieverSettings
+    snapshot: SnapshotRef
+    split_kind: str
+    parent_dir: Path | None
+    start: _Start
+    module: Any
+    trainer: Any
+    resumed: bool
+
+
+def _publish(run: _Run, out_dir: Path, pairs: RetrievalPairs, collate, n_examples: int, report) -> dict:
+    """Save the encoder, tokenizer, Fisher and `dojoflow_model.json` into `out_dir`; the figures."""
+    settings, module, start = run.settings, run.module, run.start
+    module.to(torch_device(settings))
+    start.encoder.save_pretrained(out_dir)
+    start.tokenizer.save_pretrained(out_dir)
     fisher_meta = None
     if settings.fisher_examples > 0:
-        fisher, n_examples = compute_fisher(module, _fisher_examples(pairs, collate, settings))
-        fisher_meta = save_fisher(
-            out_dir, fisher, n_examples, extra={"snapshot_id": snapshot.snapshot_id, "split_kind": split_kind}
-        )
+        fisher, n_fisher = compute_fisher(module, _fisher_examples(pairs, collate, settings))
+        extra = {"snapshot_id": run.snapshot.snapshot_id, "split_kind": run.split_kind}
+        fisher_meta = save_fisher(out_dir, fisher, n_fisher, extra=extra)
     module.cpu()
-    w_hash = weights_sha256(out_dir)
     figures = {
-        "examples": len(examples),
+        "examples": n_examples,
         "pairs": len(pairs),
         "gold": report.to_dict(),
-        "global_step": int(trainer.global_step),
-        "epochs": int(trainer.current_epoch),
+        "global_step": int(run.trainer.global_step),
+        "epochs": int(run.trainer.current_epoch),
         "mean_loss": module.loss_sum / module.loss_count if module.loss_count else None,
         "last_loss": module.last_loss,
-        "ewc": {"active": anchor is not None, "lambda": settings.ewc_lambda, "last_penalty": module.last_penalty},
+        "ewc": {"active": start.anchor is not None, "lambda": settings.ewc_lambda, "last_penalty": module.last_penalty},
         "fisher_examples": fisher_meta["num_examples"] if fisher_meta else 0,
-        "resumed": resumed,
-        "weights_sha256": w_hash,
+        "resumed": run.resumed,
+        "weights_sha256": weights_sha256(out_dir),
     }
-    config = encoder.config
-    atomic.write_json(
-        out_dir / RETRIEVER_JSON,
-        {
-            "format": RETRIEVER_FORMAT,
-            "trainer": "retriever",
-            "kind": "full",
-            "base_model": None,
-            "pooling": "mean",
-            "normalize": True,
-            "score": "cosine",
-            "settings": settings.model_dump(mode="json"),
-            "source": source,
-            "parent_dir": str(parent_dir) if parent_dir else None,
-            "parent_weights_sha256": parent_hash,
-            "model_type": config.model_type,
-            "hidden_size": hidden_size(config),
-            "snapshot_id": snapshot.snapshot_id,
-            "split_kind": split_kind,
-            "fisher": fisher_meta,
-            "figures": figures,
-        },
-    )
+    atomic.write_json(out_dir / RETRIEVER_JSON, _model_card(run, fisher_meta, figures))
     return figures
+
+
+def _model_card(run: _Run, fisher_meta: dict | None, figures: dict) -> dict:
+    config = run.start.encoder.config
+    return {
+        "format": RETRIEVER_FORMAT,
+        "trainer": "retriever",
+        "kind": "full",
+        "base_model": None,
+        "pooling": "mean",
+        "normalize": True,
+        "score": "cosine",
+        "settings": run.settings.model_dump(mode="json"),
+        "source": run.start.source,
+        "parent_dir": str(run.parent_dir) if run.parent_dir else None,
+        "parent_weights_sha256": run.start.parent_hash,
+        "model_type": config.model_type,
+        "hidden_size": hidden_size(config),
+        "snapshot_id": run.snapshot.snapshot_id,
+        "split_kind": run.split_kind,
+        "fisher": fisher_meta,
+        "figures": figures,
+    }

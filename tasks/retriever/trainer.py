@@ -13,4 +13,5 @@ TRAINER = TrainerDef(
     holds="an encoder in save_pretrained layout, its tokenizer, its Fisher information (fisher.safetensors) "
     "and dojoflow_model.json (pooling, settings)",
     model_fields=("backbone",),
+    preflight="tasks.retriever.config:preflight",
 )

@@ -105,6 +105,40 @@ def score_examples(model, tokenizer, examples: SFTExamples, indices: list[int], 
     }
 
 
+def _repo_metrics(model, tokenizer, sub, settings: SFTSettings, majority: str | None, repo: str, split: str):
+    """The metric rows of one (repository, split): completion loss, top-1/top-k accuracy, majority baseline."""
+    import torch
+
+    ev = settings.evaluation
+    chosen = _pick(sub, ev.max_eval_examples)
+    rng = (
+        torch.random.fork_rng(devices=[torch.cuda.current_device()] if torch.cuda.is_available() else [])
+        if ev.decoding == "sample"
+        else contextlib.nullcontext()
+    )
+    with rng:
+        if ev.decoding == "sample":
+            torch.manual_seed(ev.seed)
+        s = score_examples(model, tokenizer, sub, chosen, settings)
+    n = s["count"]
+    top1, topk = float(s["top1"]), float(s["topk"])
+    metrics = [
+        Metric(repo, split, "completion_loss", float(s["loss"]), n),
+        Metric(repo, split, "top1_accuracy", top1, n, **proportion_fields(round(top1 * n), n)),
+    ]
+    if ev.top_k > 1:
+        metrics.append(Metric(repo, split, f"top{ev.top_k}_accuracy", topk, n, **proportion_fields(round(topk * n), n)))
+    share = None
+    if majority is not None:
+        share = sum(normalize_tactic(sub.tactics[i]) == majority for i in chosen) / n
+        metrics.append(Metric(repo, split, "top1_majority_baseline", share, n))
+    log.info(
+        "evaluated %s %s: %d states, completion_loss %.4g, top1 %.3g (majority baseline %s)",
+        *(repo, split, n, s["loss"], s["top1"], "n/a" if share is None else f"{share:.3g}"),
+    )
+    return metrics
+
+
 def evaluate_sft(
     settings: SFTSettings | dict,
     checkpoint_dir: Path,
@@ -116,10 +150,7 @@ def evaluate_sft(
     model_cache_dir: Path | None = None,
 ) -> list[Metric]:
     """Metric rows for each (repository, split) of `snapshot` that has examples."""
-    import torch
-
     settings = coerce_settings(settings, SFTSettings)
-    ev = settings.evaluation
     cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
     model = tokenizer = None
     metrics: list[Metric] = []
@@ -141,37 +172,7 @@ def evaluate_sft(
             rows = by_repo.get(repo)
             if not rows:
                 continue
-            sub = examples.subset(rows)
-            chosen = _pick(sub, ev.max_eval_examples)
-            rng = (
-                torch.random.fork_rng(devices=[torch.cuda.current_device()] if torch.cuda.is_available() else [])
-                if ev.decoding == "sample"
-                else contextlib.nullcontext()
-            )
-            with rng:
-                if ev.decoding == "sample":
-                    torch.manual_seed(ev.seed)
-                s = score_examples(model, tokenizer, sub, chosen, settings)
-            n = s["count"]
-            metrics.append(Metric(repo, split, "completion_loss", float(s["loss"]), n))
-            top1, topk = float(s["top1"]), float(s["topk"])
-            metrics.append(Metric(repo, split, "top1_accuracy", top1, n, **proportion_fields(round(top1 * n), n)))
-            if ev.top_k > 1:
-                metrics.append(
-                    Metric(repo, split, f"top{ev.top_k}_accuracy", topk, n, **proportion_fields(round(topk * n), n))
-                )
-            if majority is not None:
-                share = sum(normalize_tactic(sub.tactics[i]) == majority for i in chosen) / n
-                metrics.append(Metric(repo, split, "top1_majority_baseline", share, n))
-            log.info(
-                "evaluated %s %s: %d states, completion_loss %.4g, top1 %.3g (majority baseline %s)",
-                repo,
-                split,
-                n,
-                s["loss"],
-                s["top1"],
-                "n/a" if majority is None else f"{share:.3g}",
-            )
+            metrics += _repo_metrics(model, tokenizer, examples.subset(rows), settings, majority, repo, split)
     return metrics
 
 

@@ -63,6 +63,77 @@ def _sequence_logprobs(model, input_ids, attention_mask, score_mask):
     return (tok_logp * score_mask[:, 1:]).sum(-1)
 
 
+def _left_padded(prompts: list[list[int]], pad_id: int):
+    """(input ids, attention mask) of `prompts`, left-padded: every prompt ends where generation starts."""
+    import torch
+
+    width = max(len(p) for p in prompts)
+    input_ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(prompts), width), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        input_ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
+        attention[i, width - len(p) :] = 1
+    return input_ids, attention
+
+
+def _generation_kwargs(decoding: str, k: int, max_new_tokens: int, temperature: float, pad_id: int, eos) -> dict:
+    kwargs = {
+        "max_new_tokens": max_new_tokens,
+        "num_return_sequences": k,
+        "pad_token_id": pad_id,
+        "eos_token_id": sorted(eos),
+    }
+    if decoding == "beam":
+        kwargs.update(num_beams=k, do_sample=False, early_stopping=True)
+    elif decoding == "sample":
+        kwargs.update(do_sample=True, temperature=temperature, num_beams=1)
+    else:
+        raise ValueError(f"decoding={decoding!r}: expected 'beam' or 'sample'")
+    return kwargs
+
+
+def _generate_scored(model, input_ids, attention, eos, k: int, gen_kwargs: dict):
+    """(generated tokens [B*k, T], their mask up to and including the first end-of-turn token,
+    the log-probability of each generated sequence), in eval mode."""
+    import torch
+
+    width = input_ids.shape[1]
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            sequences = model.generate(input_ids=input_ids, attention_mask=attention, **gen_kwargs)
+            gen = sequences[:, width:]
+            is_eos = torch.zeros_like(gen, dtype=torch.bool)
+            for e in eos:
+                is_eos |= gen == e
+            before_eos = (is_eos.long().cumsum(-1) - is_eos.long()) == 0
+            gen_mask = before_eos.long()
+            full_attention = torch.cat([attention.repeat_interleave(k, dim=0), gen_mask], dim=1)
+            score_mask = torch.cat([torch.zeros_like(attention.repeat_interleave(k, dim=0)), gen_mask], dim=1)
+            logprobs = _sequence_logprobs(model, sequences, full_attention, score_mask.float())
+    finally:
+        if was_training:
+            model.train()
+    return gen, gen_mask, logprobs
+
+
+def _distinct_best(tokenizer, gen, gen_mask, logprobs, rows: range, whole_text: bool) -> list[tuple[str, float]]:
+    """The distinct tactics (or whole texts) of generated `rows`, each at its best log-probability, best first."""
+    best: dict[str, tuple[str, float]] = {}
+    for j in rows:
+        tokens = gen[j][gen_mask[j].bool()].tolist()
+        decoded = tokenizer.decode(tokens, skip_special_tokens=True)
+        text = decoded.strip() if whole_text else first_line(decoded)
+        if not text:
+            continue
+        key = " ".join(text.split()) if whole_text else normalize_tactic(text)
+        lp = float(logprobs[j])
+        if key not in best or lp > best[key][1]:
+            best[key] = (text, lp)
+    return sorted(best.values(), key=lambda t: -t[1])
+
+
 def generate_tactics_batch(
     model,
     tokenizer,
@@ -75,74 +146,29 @@ def generate_tactics_batch(
     temperature: float = 1.0,
     max_state_tokens: int | None = 768,
     whole_text: bool = False,
+    tokens: list | None = None,
 ) -> list[list[tuple[str, float]]]:
     """For each state, up to `k` distinct tactics with their log-probabilities, best first.
 
     `whole_text` keeps every generated line (a whole proof) instead of the first line only.
+    `tokens`, a one-cell list, gains the number of tokens generated (up to and including
+    each sequence's end token, padding not counted): the ledger's compute (tasks/ledger.py).
     """
-    import torch
-
     if not states:
         return []
-    device = model.device
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    prompts = [_prompt_ids(tokenizer, s, system_prompt, max_state_tokens) for s in states]
-    width = max(len(p) for p in prompts)
-    input_ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(prompts), width), dtype=torch.long)
-    for i, p in enumerate(prompts):  # left padding: every prompt ends where generation starts
-        input_ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
-        attention[i, width - len(p) :] = 1
-    input_ids, attention = input_ids.to(device), attention.to(device)
-
     eos = _eos_ids(model, tokenizer)
-    gen_kwargs = {
-        "max_new_tokens": max_new_tokens,
-        "num_return_sequences": k,
-        "pad_token_id": pad_id,
-        "eos_token_id": sorted(eos),
-    }
-    if decoding == "beam":
-        gen_kwargs.update(num_beams=k, do_sample=False, early_stopping=True)
-    elif decoding == "sample":
-        gen_kwargs.update(do_sample=True, temperature=temperature, num_beams=1)
-    else:
-        raise ValueError(f"decoding={decoding!r}: expected 'beam' or 'sample'")
-
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            sequences = model.generate(input_ids=input_ids, attention_mask=attention, **gen_kwargs)
-            gen = sequences[:, width:]
-            # Score each generated token up to and including the first end-of-turn token.
-            is_eos = torch.zeros_like(gen, dtype=torch.bool)
-            for e in eos:
-                is_eos |= gen == e
-            before_eos = (is_eos.long().cumsum(-1) - is_eos.long()) == 0
-            gen_mask = before_eos.long()
-            full_attention = torch.cat([attention.repeat_interleave(k, dim=0), gen_mask], dim=1)
-            score_mask = torch.cat([torch.zeros_like(attention.repeat_interleave(k, dim=0)), gen_mask], dim=1)
-            logprobs = _sequence_logprobs(model, sequences, full_attention, score_mask.float())
-    finally:
-        if was_training:
-            model.train()
-
-    results: list[list[tuple[str, float]]] = []
-    for i in range(len(states)):
-        best: dict[str, tuple[str, float]] = {}
-        for j in range(i * k, (i + 1) * k):
-            tokens = gen[j][gen_mask[j].bool()].tolist()
-            decoded = tokenizer.decode(tokens, skip_special_tokens=True)
-            text = decoded.strip() if whole_text else first_line(decoded)
-            if not text:
-                continue
-            key = " ".join(text.split()) if whole_text else normalize_tactic(text)
-            lp = float(logprobs[j])
-            if key not in best or lp > best[key][1]:
-                best[key] = (text, lp)
-        results.append(sorted(best.values(), key=lambda t: -t[1]))
-    return results
+    gen_kwargs = _generation_kwargs(decoding, k, max_new_tokens, temperature, pad_id, eos)
+    prompts = [_prompt_ids(tokenizer, s, system_prompt, max_state_tokens) for s in states]
+    input_ids, attention = _left_padded(prompts, pad_id)
+    input_ids, attention = input_ids.to(model.device), attention.to(model.device)
+    gen, gen_mask, logprobs = _generate_scored(model, input_ids, attention, eos, k, gen_kwargs)
+    if tokens is not None:
+        tokens[0] += int(gen_mask.sum())
+    return [
+        _distinct_best(tokenizer, gen, gen_mask, logprobs, range(i * k, (i + 1) * k), whole_text)
+        for i in range(len(states))
+    ]
 
 
 def generate_tactics(model, tokenizer, state: str, k: int, **kwargs) -> list[tuple[str, float]]:

@@ -85,12 +85,7 @@ def train_sft(
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     parent = Path(parent_dir) if parent_dir is not None else None
 
-    table = read_tactics(snapshot, split_kind, "train")
-    if table.num_rows == 0:
-        raise SkipTraining(
-            f"snapshot {snapshot.snapshot_id} has no tactics in its {split_kind}/train split "
-            f"(repositories: {', '.join(snapshot.repo_ids) or 'none'})"
-        )
+    table = _train_tactics(snapshot, split_kind)
     start = causal_lm_start(settings, parent, model_cache(model_cache_dir))
     examples = _examples(
         table, settings, start.tokenizer, f"the {split_kind}/train split of snapshot {snapshot.snapshot_id}"
@@ -112,19 +107,7 @@ def train_sft(
         callbacks=[*(callbacks or []), save_every_minutes(settings.checkpoint_every_minutes), log_training_progress()],
     )
     trained = train_or_reload(trainer, resume)
-    figures = {
-        "train_loss": trained.train_loss,
-        "steps": trained.steps,
-        "epochs": trained.epochs,
-        "examples": len(examples),
-        "rows": table.num_rows,
-        "skipped_sorry": examples.skipped_sorry,
-        "skipped_empty": examples.skipped_empty,
-        "seconds": round(time.monotonic() - started, 3),
-        "mode": start.kind,
-        "started_from": start.started_from,
-        "resumed_from": trained.resumed_from,
-    }
+    figures = _figures(trained, examples, table.num_rows, start, started)
     publish(
         trainer,
         start.tokenizer,
@@ -140,3 +123,31 @@ def train_sft(
         figures=figures,
     )
     return figures
+
+
+def _train_tactics(snapshot: SnapshotRef, split_kind: str):
+    """The tactics of the snapshot's train split; `SkipTraining` when there are none."""
+    table = read_tactics(snapshot, split_kind, "train")
+    if table.num_rows == 0:
+        raise SkipTraining(
+            f"snapshot {snapshot.snapshot_id} has no tactics in its {split_kind}/train split "
+            f"(repositories: {', '.join(snapshot.repo_ids) or 'none'})"
+        )
+    return table
+
+
+def _figures(trained, examples, rows: int, start, started: float) -> dict:
+    """The step's figures (JSON): loss, steps, examples and how the step started."""
+    return {
+        "train_loss": trained.train_loss,
+        "steps": trained.steps,
+        "epochs": trained.epochs,
+        "examples": len(examples),
+        "rows": rows,
+        "skipped_sorry": examples.skipped_sorry,
+        "skipped_empty": examples.skipped_empty,
+        "seconds": round(time.monotonic() - started, 3),
+        "mode": start.kind,
+        "started_from": start.started_from,
+        "resumed_from": trained.resumed_from,
+    }

@@ -146,3 +146,12 @@ def test_a_runaway_query_is_interrupted_at_its_time_limit_and_named(tmp_path):
     for bad in ("0", "-1", "nan", "inf"):
         out = one_line_error(invoke("sql", "SELECT 1", "--time-limit", bad, "--home", home))
         assert f"--time-limit {float(bad)}: must be a positive number of seconds" in out
+
+
+def test_card_of_an_unknown_run_names_the_positional_argument_not_an_option(tmp_path):
+    home = store_with_a_run(tmp_path)
+    out = one_line_error(invoke("card", "nosuchrun", "--home", home))
+    assert out.startswith("error: nosuchrun, RUN: matches no run") and "--run" not in out
+    assert len(out.strip().splitlines()) == 1
+    out = one_line_error(invoke("card", RUN_ID, "--against", "nosuchrun", "--home", home))
+    assert "nosuchrun, --against: matches no run" in out

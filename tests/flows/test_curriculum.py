@@ -318,7 +318,12 @@ def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpo
     home = tmp_path / "home"
     trainers = {
         "sft": TINY_SFT,
-        "retriever": {"backbone": "builtin:tiny-encoder", "max_steps": 3, "batch_size": 4, "ewc_lambda": 10.0},
+        "retriever": {
+            "backbone": "builtin:tiny-encoder",
+            "training": {"max_steps": 3},
+            "batch_size": 4,
+            "ewc_lambda": 10.0,
+        },
         "progress": {"model": "builtin:tiny-encoder", "training": {"max_steps": 3, "per_device_train_batch_size": 8}},
     }
     cfg = config(tmp_path, home, n=2)

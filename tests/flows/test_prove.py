@@ -74,6 +74,11 @@ def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_a
         r = invoke("prove", tmp_path / "prove.yaml", "--repo", "NatBasics", "--home", home, "--out", out)
     assert r.exit_code == 0, r.output
     assert "proved NatBasics.square_add" in r.output
+    # the run's results card (issue 17 §1): each sorry theorem, its outcome and the checker that decided it
+    card_path = next(line for line in r.output.splitlines() if line.startswith("results card: ")).split(": ", 1)[1]
+    card = open(card_path.strip()).read()
+    assert "## `sorry` theorems tried" in card and "| NatBasics.square_add | proved | repl |" in card
+    assert "## Provenance" in card and "backend `repl`" in card and "## How to cite" in card
 
     rows = read_proofs(store, purpose="sorry")
     assert [(p["full_name"], p["checker"], p["tactics"]) for p in rows] == [

@@ -46,3 +46,26 @@ def test_a_replay_prove_says_replay_cannot_prove_sorry_and_the_run_is_named(pref
     assert REPLAY_CANNOT_PROVE_SORRY.split(":")[0] in r.output and "proves no `sorry` theorem" in r.output
     runs = invoke("runs", "--home", home, "--format", "json")
     assert '"name": "prove NatBasics"' in runs.output, runs.output
+
+
+def test_a_prove_run_publishes_its_results_card_as_an_artifact(prefect, tmp_path):
+    import httpx
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.prove import prove
+
+    home = tmp_path / "home"
+    sample_store(home)
+    with EndpointDouble({}) as endpoint:
+        generator = {"kind": "endpoint", "endpoint": {"url": endpoint.url, "model": "double", "api_key_env": None}}
+        proving = {"backend": {"kind": "replay"}, "generator": generator, "num_tactics": 1, "max_expansions": 2}
+        result = prove(config=ProveConfig(home=str(home), repos=["NatBasics"], proving=proving))
+    card = Path(result["card"]).read_text()
+    assert Path(result["card"]) == home / "reports" / result["run_id"] / "card.md"
+    assert f"## `sorry` theorems tried ({result['theorems']})" in card
+    assert "Proved 0 of" in card and "decided by `replay`" in card and "a `sorry` theorem has none" in card
+    body = {"artifacts": {"flow_run_id": {"any_": [result["run_id"]]}}}
+    api = PREFECT_API_URL.value()
+    artifacts = httpx.post(f"{api}/artifacts/filter", json=body, timeout=30).raise_for_status().json()
+    (published,) = [a for a in artifacts if a["key"] == "prove-natbasics-card"]
+    assert published["type"] == "markdown" and "## `sorry` theorems tried" in published["data"]

@@ -171,6 +171,21 @@ def test_the_results_card_has_intervals_and_full_provenance_and_names_differing_
     assert repo["url"] in card and repo["commit"] in card  # the snapshot's repositories at their commits
     checkpoint = result["steps"][0]["trainers"]["sft"]["checkpoint"]["checkpoint_id"]
     assert f"`{checkpoint}`" in card and "verifier rule" in card and "Dojoflow" in card and "## How to cite" in card
+    # the compute behind the numbers (issue 17 §1): tokens the checkpoint generated in its searches;
+    # GPU seconds only where a GPU did the work, never a 0 on a CPU
+    tokens = catalog.query(
+        store,
+        "SELECT sum(tokens) AS t, count(tokens) AS n, count(gpu_seconds) AS g FROM theorem_results"
+        " WHERE run_id = $r AND prover = 'model'",
+        params={"r": run_id},
+    ).to_pylist()[0]
+    assert tokens["n"] == 6 and tokens["t"] > 0 and f"{int(round(tokens['t'], 3))} tokens generated" in card
+    import torch
+
+    if torch.cuda.is_available():
+        assert "GPU seconds (wall seconds of GPU work times GPUs held)" in card
+    else:
+        assert tokens["g"] == 0 and "no GPU (GPU seconds do not apply)" in card
     printed = CliRunner().invoke(app, ["card", run_id, "--home", str(home)])
     assert printed.exit_code == 0 and f"run `{run_id}`" in printed.output
     # a run whose settings differ is named setting by setting
@@ -182,3 +197,6 @@ def test_the_results_card_has_intervals_and_full_provenance_and_names_differing_
     differences = card_diff(store, run_id, "run-b")
     assert "config.trainers.sft.training.max_steps: 2 -> 99" in differences
     assert card_diff(store, run_id, run_id) == []
+    printed = CliRunner().invoke(app, ["card", run_id, "--against", "run-b", "--home", str(home)])
+    assert printed.exit_code == 0 and "config.trainers.sft.training.max_steps: 2 -> 99" in printed.output
+    assert "environment." not in printed.output  # the same machine and packages: nothing said

@@ -59,10 +59,15 @@ def test_fields_that_cannot_change_the_weights_keep_the_id_and_the_learning_rate
 
     base = RetrieverSettings()
     same = RetrieverSettings(
-        model_cache_dir="/elsewhere", checkpoint_every_n_steps=7, eval_batch_size=3, log_every_n_steps=1, eval_k=[1, 5]
+        model_cache_dir="/elsewhere",
+        checkpoint_every_n_steps=7,
+        eval_batch_size=3,
+        training={"log_every_n_steps": 1},
+        eval_k=[1, 5],
     )
     assert checkpoint_id("retriever", same, "snap") == checkpoint_id("retriever", base, "snap")
-    assert checkpoint_id("retriever", RetrieverSettings(lr=1e-3), "snap") != checkpoint_id("retriever", base, "snap")
+    faster = RetrieverSettings(optimizer={"lr": 1e-3})
+    assert checkpoint_id("retriever", faster, "snap") != checkpoint_id("retriever", base, "snap")
     progress = ProgressSettings()
     assert checkpoint_id("progress", ProgressSettings(max_eval_examples=5, eval_batch_size=2), "snap") == checkpoint_id(
         "progress", progress, "snap"

@@ -41,6 +41,11 @@ def test_checkpoint_generator_ranks_distinct_tactics_for_a_batch_of_states(model
         assert [lp for _, lp in candidates] == sorted((lp for _, lp in candidates), reverse=True)
         assert len({" ".join(t.split()) for t, _ in candidates}) == len(candidates)
         assert all("\n" not in t for t, _ in candidates)  # tactics are one line
+    # the ledger's tokens generated (tasks/ledger.py): counted, never more than asked for
+    from tasks.ledger import tokens_generated
+
+    assert 0 < tokens_generated(gen) <= 3 * 3 * 8
+    assert tokens_generated(ProgressReranked(inner=gen, scorer=None)) == tokens_generated(gen)  # through a wrapper
 
 
 def test_a_retriever_checkpoint_is_not_a_tactic_generator(tmp_path):
@@ -76,10 +81,13 @@ def test_endpoint_generator_against_openai_double(monkeypatch):
     }
     with EndpointDouble(table) as double:
         gen = open_generator(_endpoint(double.url, api_key_env="DOJOFLOW_TEST_KEY"))
+        before = gen.tokens[0]  # opening it sent a probe request
         out = gen.generate([TacticQuery("n : Nat\n⊢ n + 0 = n"), TacticQuery("⊢ True")], 3)
         gen.close()
     assert out[0] == [("simp", pytest.approx(-0.3)), ("omega", pytest.approx(-0.5))]  # summed, deduplicated, ranked
     assert out[1] == [("trivial", pytest.approx(-0.01))]
+    # the ledger's tokens: one log-probability per token the server generated (simp 2, omega 1, simp 1; trivial 2 × 3)
+    assert gen.tokens[0] - before == 10
     last = double.requests[-1]
     assert last["path"] == "/v1/completions" and last["body"]["n"] == 3 and last["body"]["logprobs"] == 1
     assert len(last["body"]["prompt"]) == 2  # one request for the batch

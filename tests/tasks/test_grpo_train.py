@@ -93,6 +93,8 @@ def test_each_algorithm_trains_from_sft_with_replay_rewards(env, algorithm, tmp_
     ):
         assert key in step, key
     assert -0.1 - 1e-6 <= step["rewards/lean_tactic/mean"] <= 1.0
+    # the ledger's tokens generated (issue 17 §1): every completion's tokens up to its end, TRL's completion mask
+    assert figures["tokens_generated"] >= step["completions/mean_length"] > 0
     if algorithm == "dapo":
         assert "dapo/groups_dropped" in step
     if algorithm == "dgpo":

@@ -447,6 +447,18 @@ def test_evaluation_per_repo_and_split(parent, snapshot):
         assert table[("repoA", "test", name)].value == pytest.approx(want[name], rel=1e-5)
     # The model learned the ordering: 4-step proofs' rows rank above the 1-step ones.
     assert table[("repoA", "test", "spearman")].value > 0.8
+    # each figure with a seeded 95% interval over the rows scored (issue 17 §3)
+    for name in ("MAE", "MSE", "spearman"):
+        m = table[("repoA", "test", name)]
+        assert m.ci_low <= m.ci_high and m.interval == "bootstrap(2000, seed 0)", (name, m)
+    for name in ("MAE", "MSE"):  # a percentile interval of a mean holds the mean
+        assert table[("repoA", "test", name)].ci_low <= table[("repoA", "test", name)].value
+        assert table[("repoA", "test", name)].value <= table[("repoA", "test", name)].ci_high
+    assert -1.0 <= table[("repoA", "test", "spearman")].ci_low <= table[("repoA", "test", "spearman")].ci_high <= 1.0
+    again = evaluate_progress(settings, work / "out", snapshot, "random", ["test"], ["repoA"])
+    assert [(m.ci_low, m.ci_high) for m in again] == [
+        (table[("repoA", "test", m.metric)].ci_low, table[("repoA", "test", m.metric)].ci_high) for m in again
+    ]
 
     capped = evaluate_progress(
         ProgressSettings(max_eval_examples=4), work / "out", snapshot, "random", ["test"], ["repoA"]

@@ -23,14 +23,9 @@ from storage.ids import theorem_id
 from storage.snapshot_ref import SnapshotRef
 from tasks.models import OFFLINE_ENCODERS
 from tasks.retriever import RetrieverSettings, evaluate_retriever, retrieval_metrics, train_retriever
-from tasks.retriever.data import (
-    PremiseCorpus,
-    RetrievalPairs,
-    build_examples,
-    premise_text,
-    sample_negatives,
-)
+from tasks.retriever.data import PremiseCorpus, build_examples, premise_text
 from tasks.retriever.errors import BackboneMismatchError, FisherMismatchError
+from tasks.retriever.pairs import RetrievalPairs, sample_negatives
 from tasks.trainers.base import SkipTraining
 
 # -- a snapshot written by hand -------------------------------------------------------------
@@ -372,6 +367,9 @@ def test_retrieval_metrics_on_a_hand_computed_case():
     # R@10 counts every gold premise in the top 10, divided by |gold|.
     assert retrieval_metrics([list("abcdefghijk")], [{"c", "k", "e"}], ks=(10,))["R@10"] == pytest.approx(200 / 3)
     assert retrieval_metrics([["a"]], [set()]) == {"count": 0}
+    per_query: dict = {}
+    retrieval_metrics(ranked, gold, ks=(1, 3), per_query=per_query)  # what the bootstrap over queries resamples
+    assert per_query == {"R@1": [0.0, 1.0, 0.0], "R@3": [0.5, 1.0, 0.0], "MRR": [0.5, 1.0, 0.0]}
 
 
 # -- evaluation end to end on a hand-made corpus, embeddings fixed by hand -------------------------
@@ -468,6 +466,12 @@ def test_evaluation_on_a_hand_made_corpus_gives_the_hand_computed_metrics(tmp_pa
     assert got[("test", "gold_missing")] == (2.0, 8)  # ghost and nope, of 8 annotated premises
     assert got[("val", "examples")] == (0.0, 0) and ("val", "R@1") not in got  # empty split: recorded
     assert len(rows) == 7
+    # a 95% interval over the 4 queries, seeded (issue 17 §3): R@1 is 0/1 per query (Wilson), MRR bootstrapped
+    ci = {(r.split, r.metric): (r.ci_low, r.ci_high, r.interval) for r in rows}
+    assert ci[("test", "R@1")] == (pytest.approx(4.559, abs=1e-3), pytest.approx(69.936, abs=1e-3), "wilson")
+    low, high, method = ci[("test", "MRR")]
+    assert 0.0 <= low < 43.75 < high <= 100.0 and method == "bootstrap(2000, seed 0)"
+    assert ci[("test", "examples")] == (None, None, None)  # a size, not an estimate
 
 
 def test_retrieve_ranks_only_accessible_premises_and_reuses_cached_embeddings(tmp_path, monkeypatch, caplog):
@@ -667,15 +671,15 @@ def test_fisher_of_the_retriever_matches_per_example_gradients_computed_separate
 # -- training and evaluation on a real store snapshot ------------------------------------------------
 
 
-def settings(**over) -> RetrieverSettings:
+def settings(training: dict | None = None, **over) -> RetrieverSettings:
+    """Small, quick settings; `training` is laid over their Lightning Trainer arguments."""
     base = dict(
         backbone="builtin:tiny-encoder",
         max_seq_len=64,
         batch_size=8,
         eval_batch_size=64,
-        max_epochs=1,
-        max_steps=6,
-        lr=1e-3,
+        training={"max_epochs": 1, "max_steps": 6, **(training or {})},
+        optimizer={"lr": 1e-3},
         fisher_examples=16,
         ewc_lambda=0.0,
         checkpoint_every_n_steps=2,
@@ -829,7 +833,12 @@ def test_continuing_with_ewc_keeps_weights_closer_to_the_parent(trained, store_s
     def drift(lam: float, name: str) -> tuple[float, dict]:
         child = tmp_path / f"{name}-out"
         figures = train_retriever(
-            s.model_copy(update={"ewc_lambda": lam, "max_steps": 12, "max_epochs": 10, "lr": 3e-3}),
+            settings(
+                {"max_steps": 12, "max_epochs": 10},
+                model_cache_dir=s.model_cache_dir,
+                ewc_lambda=lam,
+                optimizer={"lr": 3e-3},
+            ),
             snap,
             "random",
             out,
@@ -909,18 +918,17 @@ def test_backbone_with_another_hidden_size_is_refused(trained, store_snapshot, t
 
 def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp_path):
     snap, tmp = store_snapshot
-    s = settings(model_cache_dir=str(tmp / "models"), max_steps=2, fisher_examples=0, checkpoint_every_n_steps=1)
+    s = settings({"max_steps": 2}, model_cache_dir=str(tmp / "models"), fisher_examples=0, checkpoint_every_n_steps=1)
     first = train_retriever(s, snap, "random", None, tmp_path / "o1", tmp_path / "work")
     assert first["resumed"] is False and (tmp_path / "work" / "checkpoints" / "last.ckpt").exists()
-    second = train_retriever(
-        s.model_copy(update={"max_steps": 3}), snap, "random", None, tmp_path / "o2", tmp_path / "work"
-    )
+    longer = s.model_copy(update={"training": {**s.training, "max_steps": 3}})
+    second = train_retriever(longer, snap, "random", None, tmp_path / "o2", tmp_path / "work")
     assert second["resumed"] is True and second["global_step"] == 3
     assert not (tmp_path / "o2" / "fisher.safetensors").exists()  # fisher_examples=0
 
 
 def test_epoch_order_depends_on_seed_and_epoch_only_and_resumes_at_a_batch():
-    from tasks.retriever.data import EpochOrder
+    from tasks.retriever.pairs import EpochOrder
 
     class Pairs:  # what EpochOrder needs of RetrievalPairs
         epoch = None
@@ -966,9 +974,8 @@ def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupte
 
     snap, tmp = store_snapshot
     s = settings(
+        {"max_steps": -1, "max_epochs": 2},
         model_cache_dir=str(tmp / "models"),
-        max_steps=-1,
-        max_epochs=2,
         batch_size=4,
         fisher_examples=0,
         checkpoint_every_n_steps=1,

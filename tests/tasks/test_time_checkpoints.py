@@ -112,8 +112,8 @@ def test_retriever_writes_a_timed_checkpoint_mid_epoch_and_resumes_from_it(
 
     snap, tmp = store_snapshot
     s = retriever_settings(
+        {"max_steps": 3},
         model_cache_dir=str(tmp / "models"),
-        max_steps=3,
         fisher_examples=0,
         batch_size=4,
         checkpoint_every_n_steps=NEVER,
