@@ -5,24 +5,26 @@
 
 Every task is cached by content ids, so a killed run, run again, continues where
 it stopped. Train and evaluate of one step commit together: if evaluation fails,
-the step's checkpoint is discarded and the step is redone next time.
+the step's checkpoint is discarded and the step is redone next time. The tasks are in
+tasks/prefect_tasks/curriculum.py; the step evaluations are declared in tasks/evaluations.py.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 from prefect.transactions import transaction
 
+from storage.snapshot_ref import SnapshotRef
 from storage.store import dojoflow_home
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
-from tasks.prefect_tasks import cached_checkpoint_gone, curriculum_tasks
+from tasks.plan import Step
+from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
 from tasks.trainers.base import load_object
 
 from . import expert, ui
@@ -112,13 +114,13 @@ def _ingest_sources(t, home: str, config: PipelineConfig, log) -> tuple[list, li
 class _Step:
     """One curriculum step, as its trainers see it."""
 
-    t: Any  # the curriculum's tasks
+    t: CurriculumTasks
     home: str
     config: PipelineConfig
     run_id: str
-    step: Any  # the ordered step (number, name, repositories)
+    step: Step  # the ordered step (number, name, repositories)
     of: int  # how many steps the run has
-    snapshot: Any
+    snapshot: SnapshotRef
 
     @property
     def eval_repos(self) -> list[str]:
@@ -189,7 +191,7 @@ def _step_evaluations(at: _Step, checkpoint: CheckpointRef, untried: dict) -> No
             result = load_object(evaluation.run)(
                 at.home,
                 eval_settings,
-                checkpoint.to_dict(),
+                checkpoint,
                 at.eval_repos,
                 at.config.split_kind,
                 at.run_id,

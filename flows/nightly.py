@@ -35,15 +35,10 @@ from tasks.watch import NightlyConfig
 
 
 def nightly_run_name() -> str:
-    """`nightly 2026-11-24` (with the pipeline's name when it is not `nightly`): nights told apart in the UI."""
+    """`nightly 2026-11-24`, or `nightly <pipeline> 2026-11-24` (tasks/watch/report.py)."""
     from datetime import UTC, datetime
 
-    config = flow_run.parameters.get("config")
-    pipeline = getattr(getattr(config, "pipeline", None), "name", None)
-    if pipeline is None and isinstance(config, dict):
-        pipeline = (config.get("pipeline") or {}).get("name")
-    label = "nightly" if pipeline in (None, "nightly") else f"nightly {pipeline}"
-    return f"{label} {datetime.now(UTC).date().isoformat()}"
+    return watch.night_name(flow_run.parameters.get("config"), datetime.now(UTC).date())
 
 
 @flow(name="nightly", flow_run_name=nightly_run_name, persist_result=False)

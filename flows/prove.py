@@ -6,18 +6,23 @@ evaluation after a tactic generator trains (docs/proving.md).
 
 Theorems are searched in batches, one Prefect task per batch (`.map`), so the flow's task
 runner spreads them: threads by default, a Dask or Ray cluster when the flow runs with
-`prefect_dask.DaskTaskRunner` or `prefect_ray.RayTaskRunner`.
+`prefect_dask.DaskTaskRunner` or `prefect_ray.RayTaskRunner`. The tasks are in
+tasks/prefect_tasks/proving.py, their logic in tasks/proving/.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from prefect import flow, get_run_logger, unmapped
 from prefect.runtime import flow_run
 
 from storage.store import dojoflow_home
+from tasks.checkpoints import CheckpointRef
 from tasks.prefect_tasks import ProvingTasks, curriculum_tasks, proving_tasks
 from tasks.proving.config import ProveConfig, ProvingSettings
-from tasks.proving.sorry import SORRY, sorry_rows
+from tasks.proving.generator_ref import GeneratorRef
+from tasks.proving.sorry import SORRY, prove_result, prove_run_name, sorry_rows
 
 from . import ui
 
@@ -26,15 +31,15 @@ def search_batches(
     p: ProvingTasks,
     home: str,
     settings: ProvingSettings,
-    checkpoint: dict | None,
+    generator: GeneratorRef,
     theorems: list[dict],
     baseline: bool = False,
 ) -> list[dict]:
     """Search `theorems` in batches of `settings.batch_size`, one mapped task each; records in order.
-    `baseline`: the closing-tactics baseline generates instead of the checkpoint."""
+    `baseline`: the closing-tactics baseline generates instead of the generator."""
     batches = [theorems[i : i + settings.batch_size] for i in range(0, len(theorems), settings.batch_size)]
     futures = p.prove_batch.map(
-        unmapped(home), unmapped(settings), unmapped(checkpoint), batches, range(len(batches)), unmapped(baseline)
+        unmapped(home), unmapped(settings), unmapped(generator), batches, range(len(batches)), unmapped(baseline)
     )
     return [record for f in futures for record in f.result()]
 
@@ -42,7 +47,7 @@ def search_batches(
 def proving_step(
     home: str,
     settings: ProvingSettings,
-    checkpoint: dict,
+    checkpoint: CheckpointRef,
     repo_ids: list[str],
     split_kind: str,
     run_id: str,
@@ -54,16 +59,17 @@ def proving_step(
     from tasks.proving.summary import proving_lines
 
     p, t = proving_tasks(home), curriculum_tasks(home)
-    ckpt = checkpoint["checkpoint_id"]
+    generator = GeneratorRef.of(checkpoint)
+    ckpt = generator.checkpoint_id
 
     # Which theorems: none to try fails the step with the reason; those that cannot be tried are named
-    selection = p.select(home, repo_ids, split_kind, settings, checkpoint.get("snapshot_id"))
+    selection = p.select(home, repo_ids, split_kind, settings, checkpoint.snapshot_id)
     theorems, untried = selection["theorems"], selection["untried"]
-    p.check(home, settings, checkpoint, theorems)  # bad settings fail here, before any search
+    p.check(home, settings, generator, theorems)  # bad settings fail here, before any search
 
     # The model, then the closing-tactics baseline, searched the same way on the same theorems
-    records = search_batches(p, home, settings, checkpoint, theorems)
-    baseline = search_batches(p, home, settings, checkpoint, theorems, baseline=True)
+    records = search_batches(p, home, settings, generator, theorems)
+    baseline = search_batches(p, home, settings, generator, theorems, baseline=True)
     rows = p.metrics(records, settings, ckpt, split_kind, untried)
     rows += p.metrics(baseline, settings, ckpt, split_kind, baseline=True)
     t.record_metrics(home, rows, run_id, step, step_repo_id)
@@ -79,30 +85,24 @@ def proving_step(
 @flow(name="evaluate-proving", persist_result=False)
 def evaluate_proving(
     home: str,
-    checkpoint: dict,
+    checkpoint: CheckpointRef,
     repo_ids: list[str],
     split_kind: str = "random",
     settings: ProvingSettings = ProvingSettings(),
 ) -> dict:
     """A checkpoint's proving metrics on `repo_ids` (the curriculum's proving step, on its own):
-    {metrics, searched_by (the workers that searched)}."""
+    {metrics, searched_by (the workers that searched)}.
+
+    Args:
+        home: The Dojoflow home whose store holds the repositories.
+        checkpoint: A tactic generator's checkpoint, as the curriculum's train task returned it.
+        repo_ids: The repositories whose theorems are tried.
+        split_kind: The split kind (random, novel_premises) whose `settings.splits` are tried.
+        settings: Backend, generator and budgets.
+    """
     home = str(dojoflow_home(home))
-    return proving_step(
-        home,
-        settings,
-        checkpoint,
-        repo_ids,
-        split_kind,
-        str(flow_run.id or "local"),
-        0,
-        repo_ids[0] if repo_ids else "",
-    )
-
-
-def prove_run_name(config: ProveConfig) -> str:
-    """`prove NatBasics, ListLemmas` (or `prove all repositories`): the name in the UI and `dojoflow runs`."""
-    repos = [r.rstrip("/").rsplit("/", 1)[-1] for r in config.repos]
-    return "prove " + (", ".join(repos) if repos else "all repositories")
+    first = repo_ids[0] if repo_ids else ""
+    return proving_step(home, settings, checkpoint, repo_ids, split_kind, str(flow_run.id or "local"), 0, first)
 
 
 def _flow_run_name() -> str:
@@ -113,8 +113,6 @@ def _flow_run_name() -> str:
 @flow(name="prove", flow_run_name=_flow_run_name, persist_result=False)
 def prove(config: ProveConfig = ProveConfig()) -> dict:
     """Try every `sorry` theorem of the chosen repositories; proofs to the catalog, one patch per repository."""
-    from pathlib import Path
-
     log = get_run_logger()
     home = str(dojoflow_home(config.home))
     run_id = str(flow_run.id or "local")
@@ -122,14 +120,14 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     settings = config.proving
 
     # Which theorems and which generator; bad input fails here, before any search
-    theorems, checkpoint = p.resolve(home, config.repos, config.theorems, config.checkpoint, settings)
-    p.check(home, settings, checkpoint, theorems)
+    theorems, generator = p.resolve(home, config.repos, config.theorems, config.checkpoint, settings)
+    p.check(home, settings, generator, theorems)
     t.record_run_start(home, run_id, "prove", {"name": prove_run_name(config), **config.model_dump(mode="json")})
 
     # Search every sorry theorem, in batches spread by the task runner; each theorem's outcome to the catalog
-    records = search_batches(p, home, settings, checkpoint, theorems)
-    p.record_proofs(home, records, run_id, checkpoint["checkpoint_id"], "sorry")
-    p.record_results(home, sorry_rows(records, settings), run_id, 0, checkpoint["checkpoint_id"], SORRY)
+    records = search_batches(p, home, settings, generator, theorems)
+    p.record_proofs(home, records, run_id, generator.checkpoint_id, "sorry")
+    p.record_results(home, sorry_rows(records, settings), run_id, 0, generator.checkpoint_id, SORRY)
 
     # One checked patch per repository with proofs
     proved = [r for r in records if r["proof"]]
@@ -144,13 +142,4 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     except Exception as e:  # noqa: BLE001
         card = None
         log.error("the results card was not written (%s: %s); run `dojoflow card %s`", type(e).__name__, e, run_id)
-    return {
-        "run_id": run_id,
-        "theorems": len(records),
-        "proved": [r["full_name"] for r in proved],
-        "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
-        # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch
-        "unverified": [r["full_name"] for r in records if r.get("unverified")],
-        "patches": written,
-        "card": card,
-    }
+    return prove_result(run_id, records, written, card)

@@ -45,11 +45,13 @@ __all__ = [
     "check_name",
     "check_text",
     "control_problem",
+    "declared_name",
     "is_command",
     "is_sorry",
     "is_statement",
     "lean_name_problem",
     "lex",
+    "name_mismatch",
     "parse_statement",
     "quote_name",
     "split_name",
@@ -209,19 +211,51 @@ class Statement:
         return f"∀ {self.binders}, {self.type}" if self.binders else self.type
 
 
-def statement_problem(statement: str) -> str | None:
+def statement_problem(statement: str, full_name: str | None = None) -> str | None:
     """A reason when `statement` is not one declaration's signature (LeanDojo's
-    `theorem_statement`: the declaration from its modifiers to the proof, so it may end in `:=`).
+    `theorem_statement`: the declaration from its modifiers to the proof, so it may end in `:=`),
+    or (given `full_name`) declares another constant than `full_name` (`name_mismatch`).
 
     Imports check every statement, so a fast textual pass decides first (wt-store's, measured
-    on 20,000 theorems): what it accepts is accepted; what it refuses is read again with the
-    lexer, which clears a command word inside a string or comment and nested attributes."""
-    if _fast_statement_problem(statement) is None:
-        return None
+    on 20,000 theorems): what it accepts is accepted; what it refuses (a command word, a `:=`
+    before the end, a `where`) is read again with the lexer, which clears a command word inside
+    a string or comment and nested attributes, and refuses a body."""
+    if _fast_statement_problem(statement) is not None:
+        try:
+            _parse_statement(statement)
+        except LeanTextError as e:
+            return e.reason
+    return name_mismatch(statement, full_name) if full_name is not None else None
+
+
+_DECLARED = re.compile(r"\s+((?:«[^«»\n]*»|[^\s«:({\[⦃⟨])+)")
+
+
+def declared_name(statement: str) -> str:
+    """The name `statement` declares, as written (`theorem foo.bar (n : Nat) : ...` -> `foo.bar`;
+    "" for `example`); LeanTextError for a statement `parse_statement` refuses."""
+    head = _DECL_HEAD.match(statement) if isinstance(statement, str) else None
+    m = _DECLARED.match(statement, head.end()) if head and not head.group().endswith("example") else None
+    if m and lean_name_problem(m.group(1)) is None:
+        return m.group(1)
+    return parse_statement(statement).name
+
+
+def name_mismatch(statement: str, full_name: str) -> str | None:
+    """A reason when the constant `statement` declares cannot be `full_name`: the declared name's
+    parts (a leading `_root_.` dropped) must end `full_name`'s (`theorem add_zero'` in
+    `namespace NatBasics` is `NatBasics.add_zero'`; a private one `_private.M.0.NatBasics.add_zero'`).
+    A verdict is read about the constant the proof command declares; a `full_name` naming
+    another constant would have the store credit a proof to a theorem it is not about."""
     try:
-        _declaration_tokens(statement)
+        name = declared_name(statement)
     except LeanTextError as e:
         return e.reason
+    declared = split_name(name)
+    while declared and declared[0] == "_root_":
+        declared = declared[1:]
+    if not declared or split_name(full_name)[-len(declared) :] != declared:
+        return f"declares `{name}`, which is not the end of full_name `{full_name[:120]}`"
     return None
 
 
@@ -249,12 +283,20 @@ def _fast_statement_problem(statement: str) -> str | None:
         return "does not start with a declaration (`theorem`, `lemma`, `def`, ...)"
     if _ANY_COMMAND_WORD.search(statement, head.end()) and _SECOND_COMMAND.search(statement, head.end()):
         return "holds a second command"
+    signature = statement.rstrip()
+    signature = signature[:-2] if signature.endswith(":=") else signature
+    if ":=" in signature or _WHERE.search(signature, head.end()):
+        return "may hold a body"  # e.g. `:= by native_decide`: the lexer decides
     return None
 
 
-def is_statement(statement: str | None) -> bool:
-    """True when `statement` is acceptable (None is: LeanDojo writes null for some)."""
-    return statement is None or statement_problem(statement) is None
+_WHERE = re.compile(rf"(?<![{_ID_REST}.])where(?![{_ID_REST}])")
+
+
+def is_statement(statement: str | None, full_name: str | None = None) -> bool:
+    """True when `statement` is acceptable (None is: LeanDojo writes null for some), and declares
+    `full_name` when given."""
+    return statement is None or statement_problem(statement, full_name) is None
 
 
 def parse_statement(statement: str) -> Statement:

@@ -8,8 +8,8 @@ declaration is the only place to add one: the config's `evaluation.<name>` secti
 (`PipelineConfig.validate_for_run`) and the curriculum's loop (flows/curriculum.py) all
 read `EVALUATIONS`.
 
-    run(home, settings, checkpoint: dict, repo_ids, split_kind, run_id, step, step_repo_id) -> dict
-        Evaluate the step's checkpoint (a `CheckpointRef` dict) on `repo_ids` and record its
+    run(home, settings, checkpoint: CheckpointRef, repo_ids, split_kind, run_id, step, step_repo_id) -> dict
+        Evaluate the step's checkpoint on `repo_ids` and record its
         metrics under `run_id` and `step`. It is a flow-level function (it may start Prefect
         tasks), so it is named by an import string and lives under flows/.
 

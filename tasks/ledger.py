@@ -16,11 +16,7 @@ import socket
 import sys
 
 from storage import catalog, ledger
-
-try:  # the verifier's rule version, where the verdict module (tasks/lean/verdict.py) exists
-    from tasks.lean.verdict import RULE_VERSION as VERIFIER_RULE_VERSION
-except ImportError:  # before it: the axiom guard of tasks/lean/guard.py is the rule, version 1
-    VERIFIER_RULE_VERSION = "guard-1"
+from tasks.lean.verdict import RULE_VERSION as VERIFIER_RULE_VERSION  # never guessed: a failed import fails
 
 # Packages whose versions can change a result; recorded with every run.
 RESULT_PACKAGES = (

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from pydantic import ValidationError
 
-from storage.errors import DojoflowError, InputError
+from storage.errors import DojoflowError
 
 from .output import Format, fail
 
@@ -45,21 +44,6 @@ def command(name: str | None = None):
         return app.command(name)(run)
 
     return wrap
-
-
-def from_options(model, options: dict[str, tuple[str, object]]):
-    """`model(**values)` from command-line options ({field: (option, value)}); a value the
-    model refuses is an InputError naming the option, not a pydantic dump."""
-    try:
-        return model(**{field: value for field, (_, value) in options.items()})
-    except ValidationError as e:
-        first = e.errors()[0]
-        field = str(first["loc"][0]) if first["loc"] else ""
-        problem = first["msg"].removeprefix("Value error, ")
-        if field in options:
-            option, value = options[field]
-            raise InputError(f"{option} {value}", problem, f"change {option}") from e
-        raise InputError(", ".join(f"{o} {v}" for o, v in options.values()), problem, "change them") from e
 
 
 def fail_exit(e: Exception) -> None:

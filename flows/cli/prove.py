@@ -51,30 +51,19 @@ def prove_cmd(
     from ..runtime.environment import prepare_prefect_env
 
     try:
-        from tasks.proving.config import ProveConfig
+        from tasks.proving.sorry import check_prove_run, prove_config
 
-        cfg = ProveConfig.from_yaml(config) if config else ProveConfig()
-        updates = {
-            "home": str(home) if home else cfg.home,
-            "repos": list(repo) if repo else cfg.repos,
-            "theorems": list(theorem) if theorem else cfg.theorems,
-            "checkpoint": str(checkpoint) if checkpoint else cfg.checkpoint,
-            "out": str(out) if out else cfg.out,
-        }
-        if unsafe_no_sandbox:
-            updates["proving"] = cfg.proving.model_dump()
-            updates["proving"]["backend"]["sandbox"]["unsafe_no_sandbox"] = True
-        cfg = ProveConfig.model_validate({**cfg.model_dump(), **updates})
+        cfg = prove_config(
+            config,
+            home=home,
+            repos=repo,
+            theorems=theorem,
+            checkpoint=checkpoint,
+            out=out,
+            unsafe_no_sandbox=unsafe_no_sandbox,
+        )
         resolved = home_of(cfg.home)
-        from storage.paths import check_folder_path
-        from storage.store import Store
-        from tasks.proving.sorry import check_prove_inputs
-
-        # every input checked before Prefect is imported or a flow starts (one line, exit 2)
-        if cfg.out:
-            check_folder_path(cfg.out, f"--out {cfg.out}", "give --out a folder for the patch files")
-        store = Store.open(resolved, create=False)
-        check_prove_inputs(store, cfg.repos, cfg.theorems, cfg.checkpoint, cfg.proving)
+        check_prove_run(cfg, resolved)  # every input, before Prefect is imported or a flow starts (exit 2)
     except DojoflowError as e:
         fail_exit(e)
     cfg = cfg.model_copy(update={"home": str(resolved)})
@@ -89,6 +78,11 @@ def prove_cmd(
             result = prove(config=cfg)
     except DojoflowError as e:
         fail_exit(e)
+    _print_proved(result)
+    say_line(f"log: {log}")
+
+
+def _print_proved(result: dict) -> None:
     say("tried {} sorry theorems, proved {}", result["theorems"], len(result["proved"]))
     for name in result["proved"]:
         say("  proved {}", name)
@@ -100,4 +94,3 @@ def prove_cmd(
         say("patch for {}: {}   (git apply {})", w["name"], w["path"], w["path"])
     if result.get("card"):
         say("results card: {}", result["card"])
-    say_line(f"log: {log}")

@@ -8,8 +8,9 @@ from typing import Annotated, Optional
 import typer
 
 from storage.repo_specs import resolve_repositories
+from tasks.command_options import from_options
 
-from .common import FormatOption, Home, UnsafeNoSandbox, command, fail_exit, from_options, home_of, store_of
+from .common import FormatOption, Home, UnsafeNoSandbox, command, fail_exit, home_of, store_of
 from .output import emit, say
 
 

@@ -161,14 +161,16 @@ def check_theorem_name(name: str, source, where: str) -> str:
     return name
 
 
-def check_statement(statement: str | None, source, where: str) -> str | None:
-    """`statement`, refused unless it is one declaration's signature (or null)."""
-    problem = statement_problem(statement) if statement is not None else None
+def check_statement(statement: str | None, full_name: str, source, where: str) -> str | None:
+    """`statement`, refused unless it is one declaration's signature (or null) declaring the
+    record's `full_name` (the constant a proof of it declares is the one verdicts are about)."""
+    problem = statement_problem(statement, full_name) if statement is not None else None
     if problem:
         raise InputError(
             source,
             f"field `theorem_statement` {problem}",
-            "a statement is one declaration's signature (`theorem name args : type`): re-create the export",
+            "a statement is the signature of the declaration full_name names (`theorem name args : type`): "
+            "re-create the export",
             where=where,
         )
     return statement

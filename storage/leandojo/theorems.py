@@ -67,7 +67,7 @@ def _annotations_ok(annotations: list[Annotation]) -> bool:
 def _theorem_ok(thm: Theorem) -> bool:
     """The checks of a theorem that the typed decoding leaves: positions in order, paths
     inside, a statement that is one signature."""
-    if thm.end < thm.start or not is_statement(thm.theorem_statement):
+    if thm.end < thm.start or not is_statement(thm.theorem_statement, thm.full_name):
         return False
     inside = fields.is_relative_inside
     for t in thm.traced_tactics:  # `_annotations_ok` inlined: this runs for every annotation
@@ -152,7 +152,7 @@ def _theorem_checked(rec, key: TheoremKey, source, where: str) -> tuple[Theorem,
     statement = (
         fields.need(rec, "theorem_statement", str, source, where, nullable=True) if "theorem_statement" in rec else None
     )
-    fields.check_statement(statement, source, where)
+    fields.check_statement(statement, key.full_name, source, where)
     parsed = [_tactic_checked(t, source, f"{where}, tactic {j}") for j, t in enumerate(tactics)]
     return (
         Theorem(*key, statement, start, end, [t for t, _ in parsed]),

@@ -60,7 +60,11 @@ class RewardSettings(BaseModel):
         "the verdict rule says proved.",
     )
     valid_step: float = Field(0.1, description="lean_tactic: reward of a valid tactic that changes the proof state.")
-    goal_drop_bonus: float = Field(0.1, description="lean_tactic: extra reward per goal closed by a valid tactic.")
+    goal_drop_bonus: float = Field(
+        0.1,
+        description="lean_tactic: not paid: a goal closed in an unfinished proof is paid only through "
+        "the finished proof's verdict (issue 16); kept so configs and presets that set it load.",
+    )
     error_penalty: float = Field(
         -0.1,
         le=0.0,

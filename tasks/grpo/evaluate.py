@@ -144,10 +144,28 @@ def prove_under_seed(model, tokenizer, specs: list, backend, evaluation, **optio
         )
 
 
+def decided(results: list[dict]) -> list[dict]:
+    """The theorems pass@k counts: a theorem whose only finished proofs were unverified is left
+    out (neither a proof nor a failure: the backend could not establish the verdict rule)."""
+    return [r for r in results if r["proved"] or not r.get("unverified")]
+
+
 def pass_at(results: list[dict], k: int) -> float:
-    """Mean pass@k; a theorem whose only finished proofs were unverified is left out (not a failure)."""
-    decided = [r for r in results if r["proved"] or not r.get("unverified")]
-    return sum(unbiased_pass_at_k(r["n"], r["proved"], k) for r in decided) / len(decided) if decided else 0.0
+    """Mean pass@k over the `decided` theorems."""
+    counted = decided(results)
+    return sum(unbiased_pass_at_k(r["n"], r["proved"], k) for r in counted) / len(counted) if counted else 0.0
+
+
+def pass_metrics(results: list[dict], ks, repo: str, split: str, checker: str) -> list[Metric]:
+    """`{checker}_pass@k` rows: the mean, its interval and n over the same `decided` theorems."""
+    counted = decided(results)
+    rows = []
+    for k in ks:
+        scores = [unbiased_pass_at_k(r["n"], r["proved"], k) for r in counted]
+        rows.append(
+            Metric(repo, split, f"{checker}_pass@{k}", pass_at(results, k), len(counted), **interval_fields(scores))
+        )
+    return rows
 
 
 def evaluate_grpo(
@@ -190,12 +208,7 @@ def evaluate_grpo(
                 if model is None:
                     model, tokenizer = load_causal_lm(checkpoint_dir, cache, dtype=settings.model_dtype)
                 results = prove_under_seed(model, tokenizer, specs, backend, ev)
-                checker, n = backend.name, len(results)
-                for k in sorted({1, ev.k}):
-                    scores = [unbiased_pass_at_k(r["n"], r["proved"], k) for r in results]
-                    metrics.append(
-                        Metric(repo, split, f"{checker}_pass@{k}", pass_at(results, k), n, **interval_fields(scores))
-                    )
+                metrics += pass_metrics(results, sorted({1, ev.k}), repo, split, backend.name)
     finally:
         backend.close()
     return metrics + training_metrics(Path(checkpoint_dir), repo_ids[-1] if repo_ids else None)

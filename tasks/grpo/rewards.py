@@ -8,14 +8,18 @@ from the theorem's start to the prompt's state, as JSON) and `goals` (that state
 
 - `lean_tactic`: run the completion as one tactic on the state. Finished, and the whole
   proof (prefix + tactic) proved under the verdict rule (tasks/lean/verdict.py): `finished`;
-  a valid tactic that changes the state: `valid_step` + `goal_drop_bonus` per goal
-  closed; a no-op (state unchanged) or a repetition (back to a state the proof already
-  passed through): 0; a Lean error:
-  `error_penalty`; a timeout: `timeout_penalty`.
+  a valid tactic that changes the state without closing a goal: `valid_step`; one that
+  closes a goal but leaves the proof unfinished: 0 (a closed goal is paid only through a
+  finished proof's verdict: nothing checks how an unfinished proof closed it, and a header
+  lemma proved by `sorry` closes goals too); a no-op (state unchanged) or a repetition
+  (back to a state the proof already passed through): 0; a Lean error: `error_penalty`; a
+  timeout: `timeout_penalty`. `goal_drop_bonus` is paid nowhere (kept for configs that set it).
 - `lean_proof`: check the completion as a whole proof; `finished` only when
   `tasks.lean.verdict.judge` says proved; `unverified` pays None; otherwise
   `error_penalty`, plus `partial_step` per tactic that ran before the first error
-  when `partial_credit` is on.
+  when `partial_credit` is on and Lean reported an error in the proof; never for a
+  proof rejected as a cheat (sorry, an axiom outside the allow-list, another statement,
+  a construct the guard refuses), whatever the preset.
 - `progress`: the trained progress model's predicted steps remaining after the traced
   tactic minus after the completion (positive: the completion is predicted to leave
   fewer steps than the traced one). Lean is not asked.
@@ -117,10 +121,9 @@ class Outcome:
     """One completion's reward and what decided it (for the accepted share and the logs)."""
 
     reward: float | None
-    verdict: (
-        str  # finished | proved | step | noop | repeated | error | timeout | refused | rejected | unverified | failure
-    )
+    verdict: str  # finished | proved | step | closed | noop | repeated | error | timeout | refused | rejected | unverified | failure
     accepted: bool = False  # Lean (or replay) finished / proved it
+    failed: bool = False  # rejected only because Lean reported an error in the proof (no cheat found)
 
 
 class LeanRewarder:
@@ -226,8 +229,12 @@ class LeanRewarder:
             return Outcome(0.0, "noop")
         if after in visited:
             return Outcome(0.0, "repeated")  # back to a state the proof already passed: a loop
-        closed = max(0, count_goals(reached.state.goals) - count_goals(result.state.goals))
-        return Outcome(s.valid_step + s.goal_drop_bonus * closed, "step")
+        if count_goals(result.state.goals) < count_goals(reached.state.goals):
+            # A goal closed, the proof unfinished: nothing says how (a header lemma proved by
+            # `sorry` closes goals too), and only a finished proof can be judged. A closed goal
+            # is paid once the finished proof passes the verdict rule (issue 16 §1), so not here.
+            return Outcome(0.0, "closed")
+        return Outcome(s.valid_step, "step")
 
     # -- proof mode ------------------------------------------------------------------
     def proof_outcome(self, theorem_json: str, text: str) -> Outcome:
@@ -240,9 +247,9 @@ class LeanRewarder:
         if outcome.verdict != "rejected":
             return outcome
         reward = outcome.reward
-        if s.partial_credit:
+        if s.partial_credit and outcome.failed:  # never for a cheat: sorry, axioms, another statement
             reward += s.partial_step * self._steps_before_error(theorem, proof)
-        return Outcome(min(reward, s.finished), "rejected")
+        return Outcome(min(reward, s.finished), "rejected", failed=outcome.failed)
 
     def _judged(self, theorem, proof: str, success: str) -> Outcome:
         """The whole proof checked and judged by the one verdict rule (tasks/lean/verdict.py):
@@ -263,9 +270,13 @@ class LeanRewarder:
             return Outcome(None, "failure")
         if verdict.status == "unverified":
             return Outcome(None, "unverified")
+        # Partial credit (proof_outcome) is for a proof Lean found an error in, and nothing else:
+        # a proof Lean accepted but the verdict rejected (sorry, an axiom outside the allow-list,
+        # another statement) or the guard refused is a cheat, and is paid no more than a failure.
+        failed = not check.accepted and refusal(proof) is None
         if any("timed out" in m or "timeout" in m.lower() for m in check.messages):
             return Outcome(s.timeout_penalty, "rejected")
-        return Outcome(s.error_penalty, "rejected")
+        return Outcome(s.error_penalty, "rejected", failed=failed)
 
     def _steps_before_error(self, theorem, proof: str) -> int:
         """How many of the proof's lines ran as tactics before the first error (0 if it cannot start)."""

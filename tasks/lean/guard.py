@@ -106,6 +106,21 @@ _NATIVE_NAMES = {
 """Names that make Lean compile and run code while checking, trusting the compiler (the axioms
 `Lean.ofReduceBool`/`Lean.trustCompiler`): code runs on the host, and the proof is not the kernel's."""
 
+_RUNS_CODE = {
+    # Std.Tactic.BVDecide: runs the CaDiCaL SAT solver as a process, and checks its certificate
+    # with `Lean.ofReduceBool` (native code)
+    "bv_decide": "runs an external SAT solver (cadical) and checks its answer with native code",
+    # bv_check "FILE": reads an LRAT certificate from a file, checked with `Lean.ofReduceBool`
+    "bv_check": "reads a file from the host and checks it with native code",
+    # Mathlib.Tactic.Polyrith: sends the goal to SageMathCell over the network
+    "polyrith": "sends the goal over the network (SageMathCell)",
+    # Plausible (formerly slim_check): compiles and evaluates the statement on random inputs
+    "plausible": "compiles and runs code to test the statement",
+    "slim_check": "compiles and runs code to test the statement",
+}
+"""Tactics that run code, start processes, read files or reach the network while Lean
+elaborates them (their trailing `?`/`!` variants too)."""
+
 
 def forbidden_construct(text: str) -> str | None:
     """Why `text` (a tactic or a whole tactic proof) must never reach Lean, or None.
@@ -137,7 +152,24 @@ def forbidden_construct(text: str) -> str | None:
             return f"`{tok.text}`, which runs code (IO, the compiler or the elaborator) while Lean elaborates"
         if name in _NATIVE_NAMES or _native_option(toks, k):
             return f"`{tok.text}`: native evaluation compiles and runs code and trusts the compiler (Lean.ofReduceBool)"
+        runs = _RUNS_CODE.get(name.rstrip("?!"))
+        if runs is not None:
+            return f"`{tok.text}`, which {runs}"
+        if _positional_config(toks, k):
+            return (
+                f"a configuration given positionally (`{toks[k + 2].text} ...`), which can turn on `native` "
+                "unseen: write `(config := { field := value })`"
+            )
     return None
+
+
+def _positional_config(toks, k: int) -> bool:
+    """`(config := ⟨false, true, ...⟩)`, `(config := .mk false true ...)`, `(config := someCfg)`:
+    a tactic configuration not written as `{ field := value }`, whose fields (`decide`'s
+    `native` is its second) the guard cannot read by name."""
+    if toks[k].name != "config" or k + 2 >= len(toks) or toks[k + 1].text != ":=":
+        return False
+    return toks[k + 2].text not in ("{", "{}")
 
 
 def _native_option(toks, k: int) -> bool:

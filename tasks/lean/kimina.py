@@ -43,7 +43,6 @@ from dataclasses import dataclass, replace
 import httpx
 
 from storage.errors import InputError
-from storage.lean_text import parse_statement
 
 from .backend import ProofCheck, ProofState, TacticResult, TheoremSpec, forbidden_message
 from .config import BackendSettings, KiminaOptions
@@ -130,11 +129,6 @@ def server_reason(error: str) -> str:
     return f"the server could not check it ({error})"
 
 
-def declared_name(statement: str) -> str:
-    """The name a declaration's text gives (`theorem foo ...` -> `foo`)."""
-    return parse_statement(statement).name
-
-
 class KiminaBackend:
     name = "kimina"
 
@@ -189,13 +183,11 @@ class KiminaBackend:
         """A theorem's snippet, its imports first so the server runs them as the REPL's header
         (module docstring); a `module` file's also without its `module` line, for its axioms."""
         if self.opts.header:
-            name = declared_name(theorem.statement)
             header = self.opts.header.rstrip() + "\n\n"
         else:
             header = file_header(theorem, project_dir(theorem, self.opts.projects, "backend.kimina.projects"))
-            name = theorem.full_name
         alias = check_alias()
-        check = statement_check_command(theorem, alias, name)
+        check = statement_check_command(theorem, alias)
         tail = f"{proof_command(theorem, proof)}{check}\n#print axioms {alias}\n"
         code = self._snippet_text(header, tail)
         if code is not None:

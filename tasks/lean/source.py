@@ -112,13 +112,21 @@ def check_alias() -> str:
     return f"{CHECK_PREFIX}{uuid.uuid4().hex}"
 
 
-def statement_check_command(theorem: TheoremSpec, alias: str, name: str | None = None) -> str:
+def statement_check_command(theorem: TheoremSpec, alias: str) -> str:
     """`theorem ALIAS : ∀ BINDERS, TYPE := NAME`: Lean elaborates the original statement and
     checks that the constant proves it (verdict rule 2, as SafeVerify compares the types);
-    `#print axioms ALIAS` then lists NAME's axioms (rule 3) under a name no proof can forge."""
+    `#print axioms ALIAS` then lists NAME's axioms (rule 3) under a name no proof can forge.
+
+    NAME is the constant `proof_command` declares, written as the statement writes it: the
+    check follows the proof command in the same scope (the header's namespaces and `open`s), and
+    Lean resolves a name in the innermost namespace first (src/Lean/ResolveName.lean
+    `resolveGlobalName`), which is where the proof command put it. Never `full_name`: the
+    verdict must be about the constant the proof declared (a `full_name` naming another one is
+    refused, `verdict.bad_theorem`), and a private theorem's `_private.M.0.x` is no name the
+    proof command, which declares it without `private`, creates."""
     statement = parse_statement(theorem.statement)
     keyword = "theorem" if statement.keyword in ("theorem", "lemma") else "noncomputable def"
-    return f"{keyword} {alias} : {statement.proposition()} := {quote_name(name or theorem.full_name)}"
+    return f"{keyword} {alias} : {statement.proposition()} := {quote_name(statement.name)}"
 
 
 def split_imports(header: str) -> tuple[list[str], str, bool]:

@@ -49,10 +49,56 @@ def load_theorems(
     `full_names`, theorems whose statement cannot be found (and `need_statement`) are left
     out and described in `untried` (repo_id, file_path, full_name, split, reason).
     """
-    import pyarrow.compute as pc
-
     repos = {r["repo_id"]: r for r in store.repositories()}
     ids = sorted(repos) if repo_ids is None else list(repo_ids)
+    rows = _selected_rows(
+        store,
+        repos,
+        ids,
+        full_names,
+        sorry_only=sorry_only,
+        split=split,
+        split_kind=split_kind,
+        tactic_proofs_only=tactic_proofs_only,
+    )
+    codes = _codes(store, ids, {(r["repo_id"], r["full_name"]) for r in rows if not r["theorem_statement"]})
+    sources = _SourceReader(repos, projects) if projects is not None else None
+    out, unstated = [], []
+    for r in rows:
+        statement = r["theorem_statement"] or statement_from_code(codes.get((r["repo_id"], r["full_name"]), ""))
+        if not statement and sources is not None:
+            statement = sources.statement(r)
+        statement = (statement or "").rstrip().removesuffix(":=").rstrip()  # some exports keep the `:=`
+        if not statement and need_statement:
+            unstated.append(r["full_name"])  # neither the export, its corpus nor its source says what it states
+            if untried is not None:
+                untried.append(_untried_row(r, split_kind, has_checkouts=sources is not None))
+            continue
+        repo = repos[r["repo_id"]]
+        out.append(
+            TheoremSpec(
+                repo_id=r["repo_id"],
+                url=repo["url"],
+                commit=repo["commit"],
+                file_path=r["file_path"],
+                full_name=r["full_name"],
+                statement=statement,
+                start=tuple(r["start"]) if r["start"] else None,
+            )
+        )
+    if full_names is not None and unstated:
+        raise InputError(
+            ", ".join(unstated),
+            "the store does not hold the theorem's statement (no `theorem_statement` and no corpus entry)",
+            "trace the repository again with lean-dojo",
+        )
+    return out
+
+
+def _selected_rows(store, repos, ids, full_names, *, sorry_only, split, split_kind, tactic_proofs_only) -> list[dict]:
+    """The theorem rows of repositories `ids` that pass the filters; unknown repositories or names raise."""
+    import pyarrow.compute as pc
+
     unknown = [r for r in ids if r not in repos]
     if unknown:
         raise InputError(", ".join(unknown), "no such repository in the store", "run `dojoflow repos` to list them")
@@ -74,45 +120,17 @@ def load_theorems(
                 "check the name (`dojoflow theorems` lists them) or import the repository first",
             )
         rows = [r for r in rows if r["full_name"] in wanted]
-    codes = _codes(store, ids, {(r["repo_id"], r["full_name"]) for r in rows if not r["theorem_statement"]})
-    sources = _SourceReader(repos, projects) if projects is not None else None
-    out, unstated = [], []
-    for r in rows:
-        statement = r["theorem_statement"] or statement_from_code(codes.get((r["repo_id"], r["full_name"]), ""))
-        if not statement and sources is not None:
-            statement = sources.statement(r)
-        statement = (statement or "").rstrip().removesuffix(":=").rstrip()  # some exports keep the `:=`
-        if not statement and need_statement:
-            unstated.append(r["full_name"])  # neither the export, its corpus nor its source says what it states
-            if untried is not None:
-                where = "its file in the checkout" if sources is not None else "a checkout (none configured)"
-                untried.append(
-                    {
-                        **{k: r[k] for k in ("repo_id", "file_path", "full_name")},
-                        "split": r[f"split_{split_kind}"],
-                        "reason": f"no statement: none in the export, its corpus entry or {where}",
-                    }
-                )
-            continue
-        repo = repos[r["repo_id"]]
-        out.append(
-            TheoremSpec(
-                repo_id=r["repo_id"],
-                url=repo["url"],
-                commit=repo["commit"],
-                file_path=r["file_path"],
-                full_name=r["full_name"],
-                statement=statement,
-                start=tuple(r["start"]) if r["start"] else None,
-            )
-        )
-    if full_names is not None and unstated:
-        raise InputError(
-            ", ".join(unstated),
-            "the store does not hold the theorem's statement (no `theorem_statement` and no corpus entry)",
-            "trace the repository again with lean-dojo",
-        )
-    return out
+    return rows
+
+
+def _untried_row(row: dict, split_kind: str, *, has_checkouts: bool) -> dict:
+    """What `untried` says of a theorem whose statement no source gave."""
+    where = "its file in the checkout" if has_checkouts else "a checkout (none configured)"
+    return {
+        **{k: row[k] for k in ("repo_id", "file_path", "full_name")},
+        "split": row[f"split_{split_kind}"],
+        "reason": f"no statement: none in the export, its corpus entry or {where}",
+    }
 
 
 def statement_from_source(text: str, start: tuple[int, int]) -> str | None:
@@ -144,7 +162,7 @@ class _SourceReader:
                 self.texts[key] = None  # no checkout or no such file: the theorem stays untried, with the reason
         text = self.texts[key]
         found = statement_from_source(text, tuple(row["start"])) if text and row["start"] else None
-        return found if is_statement(found) else None  # the import's rule: one declaration's signature, no more
+        return found if is_statement(found, row["full_name"]) else None  # the import's rule: one signature, of it
 
 
 def theorem_spec(store, repo_id: str, full_name: str) -> TheoremSpec:

@@ -9,8 +9,10 @@ looks right):
 1. the proof command (the theorem's own file header, then the declaration rebuilt from its
    validated parts with the proof as its tactic block) has no error-severity message and
    no `declaration uses sorry` warning;
-2. the statement check (`example : ∀ BINDERS, TYPE := NAME`, sent after it in the same
-   environment, SafeVerify-style) has no error: the constant proves the original statement;
+2. the statement check (`theorem ALIAS : ∀ BINDERS, TYPE := NAME`, sent after it in the same
+   environment, SafeVerify-style) has no error: the constant proves the original statement.
+   NAME is the constant the proof command declared, as the statement writes it (resolved in
+   the header's namespace), and a theorem whose `full_name` is not that constant is bad input;
 3. `#print axioms NAME`, a command of its own, answers an info message about THAT constant
    listing only allowed axioms (default `DEFAULT_ALLOWED_AXIOMS`, a setting).
 
@@ -39,6 +41,7 @@ from storage.lean_text import (
     check_name,
     check_text,
     is_sorry,
+    name_mismatch,
     parse_statement,
     split_name,
 )
@@ -47,7 +50,7 @@ from .backend import ProofCheck, TheoremSpec
 from .guard import DEFAULT_ALLOWED_AXIOMS, forbidden_construct, parse_print_axioms
 from .repl_answers import MODULE_REFUSAL
 
-RULE_VERSION = "verdict-2026-11-24.1"
+RULE_VERSION = "verdict-2026-11-24.2"
 """The version of the rule below; a verification cache keys its verdicts on it."""
 
 SORRY_WARNINGS = (
@@ -115,11 +118,18 @@ def bad_input(theorem: TheoremSpec, proof: str) -> str | None:
 
 def bad_theorem(theorem: TheoremSpec) -> str | None:
     """Why the theorem's statement, name or file path cannot be made into Lean commands (the
-    path names the file whose prefix is the header), or None."""
+    path names the file whose prefix is the header), or None. The statement must declare
+    `full_name` (`name_mismatch`): the verdict is about the constant the proof command declares.
+    A theorem from a GRPO theorem file has no repository (no url, commit or file): its header
+    is the backend's own (`kimina.header`), so it has no path to check."""
     try:
         parse_statement(theorem.statement).declaration()  # a constant with a type to prove
         check_name(theorem.full_name)
-        check_file_path(theorem.file_path)
+        mismatch = name_mismatch(theorem.statement, theorem.full_name)
+        if mismatch is not None:
+            raise LeanTextError(f"the statement {mismatch}", "give the statement of the theorem full_name names")
+        if theorem.file_path or theorem.url or theorem.commit:
+            check_file_path(theorem.file_path)
     except LeanTextError as e:
         return f"bad input for {str(theorem.full_name)[:120]!r}: {e}"
     return None

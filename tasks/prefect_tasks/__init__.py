@@ -1,4 +1,4 @@
-"""Prefect task wrappers, the only Prefect under tasks/ (with tasks/prefect_locking.py).
+"""Prefect task wrappers: the only package under tasks/ that imports Prefect (tests/test_layering.py).
 
 One shape everywhere: module-level `@task` functions of a few lines, each a name, retries
 and a cache key around one plain function of tasks/ or storage/, and per flow a frozen

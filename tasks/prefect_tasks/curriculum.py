@@ -12,21 +12,22 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.tasks import Task
 from prefect.transactions import get_transaction
+from pydantic import BaseModel
 
 from storage.ids import stable_hash
 from storage.snapshot import SnapshotSettings, build_snapshot, snapshot_id
 from storage.snapshot_ref import SnapshotRef
+from storage.splits import SplitSettings
 
 from .. import checkpoints, evaluation, ingest, plan, report, runs
 from ..benchmarks import register_benchmarks
+from ..config import SourceConfig, TracingConfig
 from .caching import cached_result_exists, cached_under, store_of, transient
-
-_store = store_of
 
 
 # -- cache keys: content ids only ----------------------------------------------------
 def _ingest_key(ctx, p) -> str:
-    store = _store(p["home"])
+    store = store_of(p["home"])
     what = {
         "splits": p["split_settings"].model_dump(),
         "build_deps": p["tracing"].build_deps,
@@ -35,13 +36,13 @@ def _ingest_key(ctx, p) -> str:
 
 
 def _snapshot_key(ctx, p) -> str:
-    store = _store(p["home"])
+    store = store_of(p["home"])
     return f"snapshot-{store.instance_id}-{snapshot_id(store, p['repo_ids'], p['settings'])}"
 
 
 def _train_key(ctx, p) -> str:
     cid = checkpoints.checkpoint_id(p["trainer"], p["settings"], p["snapshot"].snapshot_id, p["starts"])
-    return f"train-{_store(p['home']).instance_id}-{p['trainer']}-{cid}"
+    return f"train-{store_of(p['home']).instance_id}-{p['trainer']}-{cid}"
 
 
 def _evaluate_key(ctx, p) -> str:
@@ -51,7 +52,7 @@ def _evaluate_key(ctx, p) -> str:
         "kind": p["split_kind"],
         "settings": checkpoints.settings_hash(p["settings"]),
     }  # evaluation settings are not in the checkpoint id
-    return f"evaluate-{_store(p['home']).instance_id}-{p['checkpoint'].checkpoint_id}-{stable_hash(what, 12)}"
+    return f"evaluate-{store_of(p['home']).instance_id}-{p['checkpoint'].checkpoint_id}-{stable_hash(what, 12)}"
 
 
 # -- the tasks ------------------------------------------------------------------------
@@ -63,32 +64,34 @@ def _evaluate_key(ctx, p) -> str:
     retry_delay_seconds=10,
     retry_condition_fn=transient,
 )
-def pin_task(source, label: str):
+def pin_task(source: SourceConfig, label: str) -> SourceConfig:
     return ingest.pin_source(source)
 
 
 @task(name="ingest", task_run_name="ingest[{label}]", retries=2, retry_delay_seconds=10, retry_condition_fn=transient)
-def ingest_task(home: str, source, split_settings, tracing, label: str) -> dict:
-    return ingest.ingest_source(_store(home), source, split_settings, Path(home), tracing)
+def ingest_task(
+    home: str, source: SourceConfig, split_settings: SplitSettings, tracing: TracingConfig, label: str
+) -> dict:
+    return ingest.ingest_source(store_of(home), source, split_settings, Path(home), tracing)
 
 
 @task(name="build-snapshot", task_run_name="build-snapshot[step {step}: {repo_name}]")
 def snapshot_task(home: str, repo_ids: list[str], settings: SnapshotSettings, step: int, repo_name: str) -> SnapshotRef:
-    return build_snapshot(_store(home), repo_ids, settings)
+    return build_snapshot(store_of(home), repo_ids, settings)
 
 
 @task(name="train", task_run_name="train-{trainer}[step {step}: {repo_name}]")
 def train_task(
     home: str,
     trainer: str,
-    settings,
+    settings: BaseModel,
     snapshot: SnapshotRef,
     split_kind: str,
     starts: checkpoints.StartingPoints,
     step: int,
     repo_name: str,
 ) -> checkpoints.CheckpointRef:
-    ref = checkpoints.train_step(Path(home), _store(home), trainer, settings, snapshot, split_kind, starts)
+    ref = checkpoints.train_step(Path(home), store_of(home), trainer, settings, snapshot, split_kind, starts)
     txn = get_transaction()
     if txn is not None:
         txn.set("checkpoint", ref.to_dict())
@@ -100,14 +103,14 @@ def train_task(
 def _discard_rolled_back_checkpoint(txn) -> None:
     ref = txn.get("checkpoint", None)
     if ref is not None:
-        checkpoints.discard_checkpoint(_store(txn.get("home")), checkpoints.CheckpointRef.from_dict(ref))
+        checkpoints.discard_checkpoint(store_of(txn.get("home")), checkpoints.CheckpointRef.from_dict(ref))
 
 
 @task(name="evaluate", task_run_name="evaluate-{trainer}[step {step}: {repo_name}]")
 def evaluate_task(
     home: str,
     trainer: str,
-    settings,
+    settings: BaseModel,
     checkpoint: checkpoints.CheckpointRef,
     snapshot: SnapshotRef,
     split_kind: str,
@@ -123,34 +126,34 @@ def evaluate_task(
 def order_task(
     home: str, ingested: list[dict], order: str, max_steps: int | None, failures: list[dict]
 ) -> list[plan.Step]:
-    return plan.plan_steps(_store(home), ingested, order, max_steps, failures)
+    return plan.plan_steps(store_of(home), ingested, order, max_steps, failures)
 
 
 @task(name="record-metrics", task_run_name="record-metrics[step {step}]")
 def record_metrics_task(home: str, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
-    return evaluation.record_metrics(_store(home), rows, run_id, step, step_repo_id)
+    return evaluation.record_metrics(store_of(home), rows, run_id, step, step_repo_id)
 
 
 @task(name="record-run-start", task_run_name="record-run-start")
 def record_run_start_task(home: str, run_id: str, flow: str, config: dict) -> None:
-    runs.record_run_start(_store(home), run_id, flow, config)
+    runs.record_run_start(store_of(home), run_id, flow, config)
 
 
 @task(name="mark-crashed-runs", task_run_name="mark-crashed-runs")
 def mark_crashed_runs_task(home: str) -> list[str]:
-    return runs.mark_crashed_runs(_store(home))
+    return runs.mark_crashed_runs(store_of(home))
 
 
 @task(name="record-run-end", task_run_name="record-run-end[{status}]")
 def record_run_end_task(home: str, run_id: str, status: str, report_path: str | None) -> None:
-    runs.record_run_end(_store(home), run_id, status, report_path)
+    runs.record_run_end(store_of(home), run_id, status, report_path)
 
 
 @task(name="write-report", task_run_name="write-report[{name}]")
 def report_task(
     home: str, name: str, run_id: str, steps: list[dict], step_results: list[dict], failures: list[dict]
 ) -> dict:
-    return report.write_report(_store(home), Path(home), name, run_id, steps, step_results, failures)
+    return report.write_report(store_of(home), Path(home), name, run_id, steps, step_results, failures)
 
 
 @task(
@@ -179,7 +182,9 @@ class CurriculumTasks:
     report: Task
 
 
-def cached_checkpoint_gone(home: str, trainer: str, settings, snapshot: SnapshotRef, starts) -> bool:
+def cached_checkpoint_gone(
+    home: str, trainer: str, settings: BaseModel, snapshot: SnapshotRef, starts: checkpoints.StartingPoints
+) -> bool:
     """Whether the train task has a cached result whose checkpoint folder is gone (deleted by
     hand, or a store copied without it): that result must not be reused, the step trains
     again (call the task with `refresh_cache=True`). A step that was never cached, or is

@@ -31,7 +31,7 @@ def _train_key(ctx, p) -> str:
     return "grpo-train-" + stable_hash(
         {
             "theorems": file_hash(p["theorem_file"]),
-            "settings": p["settings"],
+            "settings": p["settings"].model_dump(mode="json"),
             "output": str(Path(p["output"]).resolve()),
         },
         20,
@@ -42,19 +42,19 @@ def _evaluate_key(ctx, p) -> str:
     return "grpo-evaluate-" + stable_hash(
         {
             "theorems": file_hash(p["theorem_file"]),
-            "settings": p["settings"],
+            "settings": p["settings"].model_dump(mode="json"),
             "checkpoint": local_model_fingerprint(p["checkpoint"]),
         },
         20,
     )
 
 
-@task(name="grpo-train-file", task_run_name="grpo-train[{settings[algorithm]}]")
-def train_file_task(home: str, theorem_file: str, settings: dict, output: str) -> dict:
+@task(name="grpo-train-file", task_run_name="grpo-train[{settings.algorithm}]")
+def train_file_task(home: str, theorem_file: str, settings: GRPOSettings, output: str) -> dict:
     out = Path(output)
     with atomic.atomic_path(out) as tmp:
         figures = train_on_theorem_file(
-            GRPOSettings.model_validate(settings),
+            settings,
             read_theorem_file(theorem_file),
             tmp,
             out.with_name(f".{out.name}.work"),
@@ -64,10 +64,8 @@ def train_file_task(home: str, theorem_file: str, settings: dict, output: str) -
 
 
 @task(name="grpo-evaluate-file", task_run_name="grpo-evaluate[{checkpoint}]")
-def evaluate_file_task(home: str, checkpoint: str, theorem_file: str, settings: dict) -> dict:
-    return evaluate_on_theorem_file(
-        GRPOSettings.model_validate(settings), Path(checkpoint), read_theorem_file(theorem_file), Store.open(home)
-    )
+def evaluate_file_task(home: str, checkpoint: str, theorem_file: str, settings: GRPOSettings) -> dict:
+    return evaluate_on_theorem_file(settings, Path(checkpoint), read_theorem_file(theorem_file), Store.open(home))
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from storage.ids import stable_hash
 from storage.store import Store
 
 from ..proving import evaluate, patches, preflight, sorry
+from ..proving.config import ProvingSettings
+from ..proving.generator_ref import GeneratorRef
 from .caching import cached_under
 
 
@@ -26,18 +28,17 @@ def _prove_key(ctx, p) -> str:
     what = {"theorems": theorems, "settings": settings, "records": evaluate.RECORD_VERSION}
     if p.get("baseline"):
         what["baseline"] = True  # the closing-tactics baseline, not the checkpoint, generated
-    checkpoint = (p["checkpoint"] or {}).get("checkpoint_id", "no-checkpoint")
-    return f"prove-{Store.open(p['home']).instance_id}-{checkpoint}-{stable_hash(what, 16)}"
+    return f"prove-{Store.open(p['home']).instance_id}-{p['generator'].checkpoint_id}-{stable_hash(what, 16)}"
 
 
 @task(name="check-proving", task_run_name="check-proving", cache_policy=NO_CACHE)  # no hash suffix in the UI
-def check_proving_task(home: str, settings, checkpoint: dict | None, theorems: list[dict]) -> None:
-    preflight.check_proving(Store.open(home), settings, (checkpoint or {}).get("path"), theorems)
+def check_proving_task(home: str, settings: ProvingSettings, generator: GeneratorRef, theorems: list[dict]) -> None:
+    preflight.check_proving(Store.open(home), settings, generator.path, theorems)
 
 
 @task(name="select-theorems", task_run_name="select-theorems", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def select_theorems_task(
-    home: str, repo_ids: list[str], split_kind: str, settings, snapshot_id: str | None = None
+    home: str, repo_ids: list[str], split_kind: str, settings: ProvingSettings, snapshot_id: str | None = None
 ) -> dict:
     """{"theorems": to try, "untried": those that cannot be, with the reason}; none to try fails here."""
     selection = evaluate.select_theorems(Store.open(home), repo_ids, split_kind, settings, snapshot_id)
@@ -49,24 +50,34 @@ def select_theorems_task(
     name="resolve-prove-inputs", task_run_name="resolve-prove-inputs", cache_policy=NO_CACHE
 )  # no hash suffix in the UI
 def resolve_task(
-    home: str, repos: list[str], theorems: list[str], checkpoint: str | None, settings
-) -> tuple[list[dict], dict]:
+    home: str, repos: list[str], theorems: list[str], checkpoint: str | None, settings: ProvingSettings
+) -> tuple[list[dict], GeneratorRef]:
     """The `sorry` theorems to try and the generator's checkpoint; bad input fails here."""
     return sorry.prove_inputs(Store.open(home, create=False), repos, theorems, checkpoint, settings)
 
 
 @task(name="prove-batch", task_run_name="prove-batch[{batch}]")
 def prove_batch_task(
-    home: str, settings, checkpoint: dict | None, theorems: list[dict], batch: int, baseline: bool = False
+    home: str,
+    settings: ProvingSettings,
+    generator: GeneratorRef,
+    theorems: list[dict],
+    batch: int,
+    baseline: bool = False,
 ) -> list[dict]:
     return evaluate.prove_theorems(
-        Store.open(home), settings, (checkpoint or {}).get("path"), theorems, Path(home) / "models", baseline
+        Store.open(home), settings, generator.path, theorems, Path(home) / "models", baseline
     )
 
 
 @task(name="proving-metrics", task_run_name="proving-metrics", cache_policy=NO_CACHE)  # no hash suffix in the UI
 def proving_metrics_task(
-    records: list[dict], settings, checkpoint_id: str, split_kind: str, untried: list[dict] = (), baseline: bool = False
+    records: list[dict],
+    settings: ProvingSettings,
+    checkpoint_id: str,
+    split_kind: str,
+    untried: list[dict] = (),
+    baseline: bool = False,
 ) -> list[dict]:
     return [
         {**m, "trainer": evaluate.PROVING, "split_kind": split_kind, "checkpoint_id": checkpoint_id}

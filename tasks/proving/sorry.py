@@ -13,6 +13,7 @@ from storage.errors import InputError
 from storage.repo_specs import resolve_repositories
 
 from .evaluate import _record, initial_goals
+from .generator_ref import GeneratorRef
 
 
 def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | None = None, settings=None) -> list[dict]:
@@ -52,7 +53,7 @@ def select_sorry_theorems(store, repo_ids: list[str], full_names: list[str] | No
 
 
 def prove_inputs(store, repos: list[str], theorems: list[str], checkpoint: str | None, settings):
-    """(the `sorry` theorems to try, the generator's {checkpoint_id, path}) of a prove run;
+    """(the `sorry` theorems to try, the generator) of a prove run;
     every bad input (repository, theorem, checkpoint) is an InputError, raised before any
     flow starts (`dojoflow prove`) and again inside it (a deployment run)."""
     repo_ids = resolve_repositories(store, repos)
@@ -65,7 +66,7 @@ def check_prove_inputs(store, repos: list[str], theorems: list[str], checkpoint:
     from .preflight import check_proving
 
     selected, ref = prove_inputs(store, repos, theorems, checkpoint, settings)
-    check_proving(store, settings, ref["path"], selected)
+    check_proving(store, settings, ref.path, selected)
 
 
 def holds_model(path: Path) -> bool:
@@ -93,15 +94,15 @@ def newest_generator_checkpoint(store) -> str:
     )
 
 
-def generator_ref(store, checkpoint: str | None, settings) -> dict:
-    """{checkpoint_id, path} of the generator: the given folder, the newest tactic generator in
+def generator_ref(store, checkpoint: str | None, settings) -> GeneratorRef:
+    """The generator: the given folder, the newest tactic generator in
     the catalog, or (an endpoint with no folder) the endpoint's model."""
     import json
 
     from tasks.checkpoints import MANIFEST, local_model_fingerprint
 
     if settings.generator.kind == "endpoint" and checkpoint is None:
-        return {"checkpoint_id": f"endpoint:{settings.generator.endpoint.model}", "path": None}
+        return GeneratorRef(checkpoint_id=f"endpoint:{settings.generator.endpoint.model}")
     path = Path(checkpoint or newest_generator_checkpoint(store)).expanduser().resolve()
     if not path.is_dir():
         what = "is a file, not a folder" if path.exists() else "does not exist"
@@ -118,7 +119,62 @@ def generator_ref(store, checkpoint: str | None, settings) -> dict:
     manifest = path / MANIFEST
     cid = json.loads(manifest.read_text())["checkpoint"].get("checkpoint_id") if manifest.is_file() else None
     cid = cid or f"folder-{local_model_fingerprint(str(path))}"
-    return {"checkpoint_id": cid, "path": str(path)}
+    return GeneratorRef(checkpoint_id=cid, path=str(path))
+
+
+# -- a prove run: its config from the command line, its name, its result -------------------
+
+
+def prove_config(path, *, home=None, repos=None, theorems=None, checkpoint=None, out=None, unsafe_no_sandbox=False):
+    """The ProveConfig of `dojoflow prove`: the YAML at `path` (default: the defaults), with
+    every option given (None or empty: not given) winning over it."""
+    from .config import ProveConfig
+
+    cfg = ProveConfig.from_yaml(path) if path else ProveConfig()
+    updates = {
+        "home": str(home) if home else cfg.home,
+        "repos": list(repos) if repos else cfg.repos,
+        "theorems": list(theorems) if theorems else cfg.theorems,
+        "checkpoint": str(checkpoint) if checkpoint else cfg.checkpoint,
+        "out": str(out) if out else cfg.out,
+    }
+    if unsafe_no_sandbox:
+        updates["proving"] = cfg.proving.model_dump()
+        updates["proving"]["backend"]["sandbox"]["unsafe_no_sandbox"] = True
+    return ProveConfig.model_validate({**cfg.model_dump(), **updates})
+
+
+def check_prove_run(config, home: Path) -> None:
+    """Every input of a prove run, before Prefect is imported or a flow starts: the patch
+    folder, then what `check_prove_inputs` checks."""
+    from storage.paths import check_folder_path
+    from storage.store import Store
+
+    if config.out:
+        check_folder_path(config.out, f"--out {config.out}", "give --out a folder for the patch files")
+    store = Store.open(home, create=False)
+    check_prove_inputs(store, config.repos, config.theorems, config.checkpoint, config.proving)
+
+
+def prove_run_name(config) -> str:
+    """`prove NatBasics, ListLemmas` (or `prove all repositories`): the name in the UI and `dojoflow runs`."""
+    repos = [r.rstrip("/").rsplit("/", 1)[-1] for r in config.repos]
+    return "prove " + (", ".join(repos) if repos else "all repositories")
+
+
+def prove_result(run_id: str, records: list[dict], written: list[dict], card: str | None = None) -> dict:
+    """What a prove run returns (and `dojoflow prove` prints) from its search records, patches
+    and results card (None: not written)."""
+    return {
+        "run_id": run_id,
+        "theorems": len(records),
+        "proved": [r["full_name"] for r in records if r["proof"]],
+        "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
+        # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch
+        "unverified": [r["full_name"] for r in records if r.get("unverified")],
+        "patches": written,
+        "card": card,
+    }
 
 
 SORRY = "sorry"  # the `split_kind` of a `dojoflow prove` run's theorem_results rows: `sorry` theorems, no split

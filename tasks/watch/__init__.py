@@ -7,7 +7,7 @@ One module per concern; flows/nightly.py calls one plain function per step:
 - `state`: `<DOJOFLOW_HOME>/nightly/state.json`, the last commit processed per repository;
 - `plan`: `checked_from`, `changed_since` (what moved) and `pipeline_for` (the run over it);
 - `outcome`: `retraining_outcome`, `raise_for_failures`, `night_result`;
-- `report`: `summary_markdown`, the report in every outcome.
+- `report`: `night_name`, and `summary_markdown`, the report in every outcome.
 """
 
 from .commits import GIT_TIMEOUT_S, latest_commit
@@ -30,7 +30,7 @@ from .plan import (
     sources_for,
     succeeded,
 )
-from .report import summary_markdown
+from .report import night_name, summary_markdown
 from .state import (
     STATE_VERSION,
     NightlyState,
@@ -65,5 +65,6 @@ __all__ = [
     "sources_for",
     "state_path",
     "succeeded",
+    "night_name",
     "summary_markdown",
 ]

@@ -1,12 +1,24 @@
-"""The nightly run's markdown report, in every outcome."""
+"""The nightly run's name and its markdown report, in every outcome."""
 
 from __future__ import annotations
+
+from datetime import date
 
 from ..git import redact_url
 from .config import WatchedRepo
 from .outcome import Retraining
 from .plan import Checked
 from .state import NightlyState
+
+
+def night_name(config, day: date) -> str:
+    """`nightly 2026-11-24` (with the pipeline's name when it is not `nightly`): nights told apart
+    in the UI. `config`: a NightlyConfig, or its dict (a deployment run's parameters), or None."""
+    pipeline = getattr(getattr(config, "pipeline", None), "name", None)
+    if pipeline is None and isinstance(config, dict):
+        pipeline = (config.get("pipeline") or {}).get("name")
+    label = "nightly" if pipeline in (None, "nightly") else f"nightly {pipeline}"
+    return f"{label} {day.isoformat()}"
 
 
 def summary_markdown(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 from contextlib import contextmanager
+from dataclasses import replace
 
 import pytest
 
@@ -143,6 +144,42 @@ def test_a_module_header_is_handled_not_a_rejection(name, store, theorems, tmp_p
     assert outcome(wrong, "intro h\nexact h") == "not proved" and wrong.error is None
     if h.double is not None:
         assert "module" in h.double.received()  # the header Lean saw had it
+
+
+def test_a_private_theorem_is_checked_by_the_name_its_proof_declares(name, store, theorems, tmp_path):
+    """Issue 16 review: the proof command declares the theorem without its `private` (modifiers do
+    not change what is proved), so the statement check names it as the statement does, resolved
+    in the header's namespace as Lean resolves names (ResolveName.lean), never as
+    `_private.M.0.N`, which the check text cannot reach: that was a rejection of every private
+    theorem."""
+    if name in ("replay", "leandojo"):
+        pytest.skip(f"{name} finds a theorem by its traced full_name and sends Lean no statement check")
+    spec = theorems[AND_SWAP]
+    private = replace(
+        spec,
+        full_name="_private.LogicPuzzles.Props.0." + spec.full_name,
+        statement="private " + spec.statement,
+    )
+    proof = "\n".join(AND_SWAP_PROOF)
+    with harness(name, store, tmp_path) as h:
+        check = h.backend.check_proof(private, proof)
+        wrong = h.backend.check_proof(private, "intro h\nexact h")
+    assert outcome(check, proof) == "proved", check
+    assert outcome(wrong, "intro h\nexact h") == "not proved" and wrong.error is None
+
+
+def test_a_statement_that_declares_another_constant_than_full_name_is_bad_input(name, store, theorems, tmp_path):
+    """Issue 16 review: a record filed under another constant's name (`Nat.one_mul` for a statement
+    declaring `one_mul'`) had its statement and axioms checked on that other constant; whatever
+    the proof declared (a sorry-laden helper's use) was called proved. It is bad input now."""
+    if name == "replay":
+        pytest.skip("replay builds no Lean command from the statement")
+    spec = replace(theorems[AND_SWAP], full_name=CONTRAPOSITIVE)
+    proof = "\n".join(AND_SWAP_PROOF)
+    with harness(name, store, tmp_path) as h:
+        check = h.backend.check_proof(spec, proof)
+    assert check.error is not None and "declares `and_swap'`" in check.error, check
+    assert judge(check, proof).status == "error"
 
 
 def test_a_tactic_that_answers_after_its_timeout_is_never_read_later(name, store, theorems, tmp_path):

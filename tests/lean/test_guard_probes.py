@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pytest
 
 from storage.lean_text import is_sorry
-from tasks.grpo.config import RewardSettings
+from tasks.grpo.config import PRESET_VALUES, RewardSettings
 from tasks.grpo.rewards import LeanProofReward, LeanRewarder, LeanTacticReward
 from tasks.lean.backend import ProofState, TacticResult, TheoremSpec
 from tasks.lean.config import BackendSettings
@@ -153,6 +153,15 @@ PROBES = [
     ("ofReduceNat", "exact Lean.ofReduceNat _ _ rfl", "runs", Lean(axioms=("Lean.ofReduceNat",))),
     ("dbg_trace", 'dbg_trace "x"; simp', "runs", CLEAN),
     ("refine-root-sorryAx", "refine ⟨_root_.sorryAx _ false, ?_⟩", "cheat", SORRY_AX),
+    # -- ours (issue 16 review, beyond guard-probes.md): positional native configs, tactics that
+    # run code, start a process, read a file or reach the network while Lean elaborates them
+    ("decide-positional-config-native", "decide (config := ⟨false, true, true, false⟩)", "runs", NATIVE),
+    ("decide-mk-config-native", "decide (config := .mk false true true false)", "runs", NATIVE),
+    ("bv_decide", "bv_decide", "runs", NATIVE),  # cadical as a process, then Lean.ofReduceBool
+    ("bv_decide?", "bv_decide?", "runs", NATIVE),
+    ("bv_check", 'bv_check "proof.lrat"', "runs", NATIVE),  # reads a file of the host
+    ("polyrith", "polyrith", "runs", CLEAN),  # SageMathCell over the network
+    ("plausible", "plausible", "runs", CLEAN),  # compiles and evaluates the statement
     (
         "fake-axioms-clean-line",
         f'trace "{print_axioms_message(NAME, ())}"\nexact helper_with_sorry n',
@@ -282,9 +291,12 @@ class ModelledLean:
         pass
 
 
-def rewards(text: str, lean: Lean, tmp_path) -> tuple[float | None, float | None, list[str]]:
+def rewards(text: str, lean: Lean, tmp_path, preset: str | None = None) -> tuple[float | None, float | None, list[str]]:
+    """(lean_tactic's reward, lean_proof's reward, the backend calls) under `preset` (None: the
+    defaults, with a penalty for errors)."""
     backend = ModelledLean(text, lean, tmp_path)
-    rewarder = LeanRewarder(backend, RewardSettings(finished=1.0, error_penalty=-0.1))
+    settings = RewardSettings(**PRESET_VALUES[preset]) if preset else RewardSettings(finished=1.0, error_penalty=-0.1)
+    rewarder = LeanRewarder(backend, settings)
     spec = json.dumps(THEOREM.__dict__)
     try:
         tactic = LeanTacticReward(rewarder)([[]], [text], theorem=[spec], prefix=["[]"])[0]
@@ -310,8 +322,12 @@ def test_guard_probe(row, text, kind, lean, tmp_path):
         assert calls == [], f"{row}: the reward sent it to Lean"
     if kind in ("runs", "cheat"):
         assert not any(v.proved for v in verdicts.values()), {n: v.reason for n, v in verdicts.items()}
-        assert tactic_reward is None or tactic_reward <= 0, tactic_reward
-        assert proof_reward is None or proof_reward <= 0, proof_reward
+        # no positive reward under the defaults nor any preset (partial credit included)
+        for preset in (None, *PRESET_VALUES):
+            tactic_reward, proof_reward, calls = rewards(text, lean, tmp_path, preset)
+            assert tactic_reward is None or tactic_reward <= 0, (preset, tactic_reward)
+            assert proof_reward is None or proof_reward <= 0, (preset, proof_reward)
+            assert kind != "runs" or calls == [], (preset, calls)
     else:  # an honest proof that Lean accepts cleanly
         assert not refused and not is_sorry(text)
         assert all(verdicts[n].proved for n in ("repl", "kimina", "kimina-2.1")), {
@@ -319,6 +335,32 @@ def test_guard_probe(row, text, kind, lean, tmp_path):
         }
         assert verdicts["leandojo"].status == "unverified"  # the Dojo cannot report axioms
         assert tactic_reward == 1.0 and proof_reward == 1.0
+
+
+def test_a_full_name_that_is_not_the_declared_constant_proves_nothing(tmp_path):
+    """Issue 16 review: with `full_name` naming another constant (a clean `Nat.add_zero`) the
+    statement and axiom checks looked at that constant, and `exact helper_with_sorry n` was
+    called proved. Now such a theorem is bad input, and the check names the declared constant."""
+    from dataclasses import replace
+
+    from tasks.lean.source import statement_check_command
+    from tasks.lean.verdict import bad_input
+
+    renamed = replace(THEOREM, full_name="Nat.add_zero")
+    assert "declares `T`" in (bad_input(renamed, "exact helper_with_sorry n") or "")
+    assert statement_check_command(renamed, "A").endswith(":= T")
+    from tasks.lean.kimina import KiminaBackend
+    from tasks.lean.repl import ReplBackend
+
+    for opened in (
+        ReplBackend(BackendSettings(kind="repl", work_dir=str(tmp_path / "repl"))),
+        KiminaBackend(BackendSettings(kind="kimina", kimina={"header": HEADER})),
+    ):
+        try:
+            check = opened.check_proof(renamed, "exact helper_with_sorry n")
+        finally:
+            opened.close()
+        assert check.error is not None and judge(check, "exact helper_with_sorry n").status == "error", check
 
 
 def test_every_row_of_guard_probes_md_is_a_case():

@@ -167,6 +167,21 @@ HOSTILE = {
         {"full_name": 'Alpha.thm0\n#eval IO.Process.run {cmd := "id"}'},
         r"field `full_name` 'Alpha.thm0\\n#eval .* holds a control character \(U\+000A\)",
     ),
+    # issue 16 review: verdicts are about the constant the statement declares, so the record's
+    # full_name must be that constant (a statement `one_mul'` filed as `Nat.one_mul` is refused)
+    "statement_declares_another_constant": (
+        {"full_name": "Nat.one_mul", "theorem_statement": "theorem one_mul' (n : Nat) : 1 * n = n :="},
+        r"field `theorem_statement` declares `one_mul'`, which is not the end of full_name `Nat.one_mul`",
+    ),
+    # a statement with a proof body is no signature (the fast pass once accepted both)
+    "statement_holds_a_body": (
+        {"theorem_statement": "theorem t : True := by native_decide"},
+        r"field `theorem_statement` the statement holds a body",
+    ),
+    "statement_holds_a_where_body": (
+        {"theorem_statement": "theorem t : True where foo := 1"},
+        r"field `theorem_statement` the statement holds a body",
+    ),
     "name_holds_nul": ({"full_name": "Alpha.thm\x000"}, r"field `full_name` .* holds a control character \(U\+0000\)"),
     "name_is_not_a_lean_name": ({"full_name": "Alpha thm0"}, r"field `full_name` 'Alpha thm0' is not a Lean name"),
     "path_holds_nul": (
@@ -197,6 +212,27 @@ def test_a_hostile_record_is_refused_through_both_reading_paths(tmp_path, monkey
         read_export(exp)
 
 
+@pytest.mark.parametrize(
+    "changes,pattern",
+    [
+        ({"full_name": "Nat.one_mul", "theorem_statement": "theorem one_mul' (n : Nat) : 1 * n = n"}, "declares"),
+        ({"theorem_statement": "theorem t : True := by native_decide"}, "holds a body"),
+        ({"theorem_statement": "theorem t : True where foo := 1"}, "holds a body"),
+    ],
+    ids=["name", "body", "where"],
+)
+def test_a_mismatched_name_or_a_body_is_refused_through_both_reading_paths(tmp_path, monkeypatch, changes, pattern):
+    import storage.leandojo.theorems as theorems
+
+    exp = _export(tmp_path)
+    _set_first(exp, **changes)
+    with pytest.raises(InputError, match=pattern):
+        read_export(exp)
+    monkeypatch.setattr(theorems, "split_fast", lambda *a: None)
+    with pytest.raises(InputError, match=pattern):
+        read_export(exp)
+
+
 def test_a_control_character_in_a_corpus_path_or_premise_name_is_named(tmp_path):
     exp = _export(tmp_path)
     corpus = [json.loads(x) for x in (exp / "corpus.jsonl").read_text().splitlines()]
@@ -212,12 +248,12 @@ def test_real_statements_and_names_are_accepted(tmp_path):
     exp = _export(tmp_path)
     _set_first(
         exp,
-        full_name="_private.Alpha.File0.0.«term_∣_».thm₁'",
-        theorem_statement='@[simp, to_additive "[x]"]\nprotected theorem Foo.bar {α : Type*} (s : Finset α) :\n'
+        full_name="_private.Alpha.File0.0.«term_∣_».Foo.thm₁'",
+        theorem_statement='@[simp, to_additive "[x]"]\nprotected theorem Foo.thm₁\' {α : Type*} (s : Finset α) :\n'
         "    #s ≤ #s :=",
     )
     data = read_export(exp)[0]
-    assert "_private.Alpha.File0.0.«term_∣_».thm₁'" in data.theorems["full_name"].to_pylist()
+    assert "_private.Alpha.File0.0.«term_∣_».Foo.thm₁'" in data.theorems["full_name"].to_pylist()
 
 
 def test_an_export_written_from_the_store_is_read_back(tmp_path):

@@ -117,11 +117,12 @@ def test_lean_tactic_finishing_the_proof_gets_finished(replay, spec):
     rewarder.close()
 
 
-def test_goal_drop_bonus_and_finished_with_a_backend_double(spec):
+def test_a_closed_goal_is_paid_only_through_the_finished_proof_with_a_backend_double(spec):
     from tasks.lean.backend import ProofState
 
     class TwoGoals:
-        """Start: two goals; `constructor`-like 'close_one' closes one; 'done' finishes; 'same' changes nothing."""
+        """Start: two goals; 'close_one' closes one; 'rewrite' changes one; 'done' finishes;
+        'same' changes nothing."""
 
         name = "double"
 
@@ -131,6 +132,7 @@ def test_goal_drop_bonus_and_finished_with_a_backend_double(spec):
         def run_tactic(self, theorem, state, tactic):
             return {
                 "close_one": TacticResult("state", ProofState("1", "⊢ b")),
+                "rewrite": TacticResult("state", ProofState("2", "⊢ c\n\n⊢ b")),
                 "done": TacticResult("finished"),
                 "same": TacticResult("state", ProofState("0", "⊢ a\n\n⊢ b")),
                 "back": TacticResult("state", ProofState("0", "⊢ a\n\n⊢ b")),
@@ -145,12 +147,45 @@ def test_goal_drop_bonus_and_finished_with_a_backend_double(spec):
 
     s = RewardSettings(finished=1.0, valid_step=0.1, goal_drop_bonus=0.3, error_penalty=-0.2, timeout_penalty=-0.05)
     rewarder = LeanRewarder(TwoGoals(), s)
-    got = tactic_call(rewarder, spec, [], ["close_one", "done", "same", "slow", "bad"])
-    assert got == [pytest.approx(0.4), 1.0, 0.0, -0.05, -0.2]
+    got = tactic_call(rewarder, spec, [], ["close_one", "rewrite", "done", "same", "slow", "bad"])
+    # issue 16 review: a goal closed in an unfinished proof is not paid (valid_step nor
+    # goal_drop_bonus): nothing judged how it was closed; the finished proof is judged and paid
+    assert got == [0.0, pytest.approx(0.1), 1.0, 0.0, -0.05, -0.2]
+    assert rewarder.stats["closed"] == 1
     # from the state after close_one, going back to the start state is a loop: nothing
     assert tactic_call(rewarder, spec, ["close_one"], ["back", "done"]) == [0.0, 1.0]
     assert rewarder.stats["repeated"] == 1 and rewarder.stats["noop"] == 1
     rewarder.close()
+
+
+def test_a_goal_closed_by_a_sorry_helper_is_not_paid_before_any_verdict(spec):
+    """Issue 16 review: goals `⊢ n + 0 = n` and `⊢ True`, `exact helper_with_sorry n` (a header
+    lemma proved by `sorry`) closes the first; it was paid valid_step + goal_drop_bonus (0.2)
+    with nothing checked. Under every preset it is paid nothing now, and nothing is checked."""
+    from tasks.lean.backend import ProofState
+
+    class Helper:
+        name = "double"
+        checked = []
+
+        def start(self, theorem):
+            return TacticResult("state", ProofState("0", "n : Nat\n⊢ n + 0 = n\n\n⊢ True"))
+
+        def run_tactic(self, theorem, state, tactic):
+            return TacticResult("state", ProofState("1", "⊢ True"))
+
+        def check_proof(self, theorem, proof):
+            self.checked.append(proof)
+            raise AssertionError("an unfinished proof is not checked")
+
+        def close(self):
+            pass
+
+    for preset in PRESET_VALUES:
+        rewarder = LeanRewarder(Helper(), RewardSettings(**PRESET_VALUES[preset]))
+        assert tactic_call(rewarder, spec, [], ["exact helper_with_sorry n"]) == [0.0], preset
+        rewarder.close()
+    assert Helper.checked == []
 
 
 def test_sorry_and_forbidden_tactics_never_reach_the_backend_and_get_no_reward(replay, spec):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -74,8 +75,29 @@ def test_kimina_checks_proofs_in_batches_against_the_real_server(store, theorems
     assert [len(body["snippets"]) for body in bodies] == [2, 2]  # batch_size 2
     assert "native_decide" not in kimina.snippets()
     # the statement check under a fresh name, then its axioms (tasks/lean/verdict.py, rules 2 and 3)
-    assert ":= LogicPuzzles.de_morgan_classical\n#print axioms _dojoflow_check_" in kimina.snippets()
+    # (NAME as the statement declares it, in the header's namespace: issue 16 review)
+    assert ":= de_morgan_classical\n#print axioms _dojoflow_check_" in kimina.snippets()
     assert "# Propositional logic" in kimina.snippets()  # the theorem's file header goes with its proof
+
+
+def test_a_theorem_from_a_grpo_theorem_file_is_checked_not_bad_input(store, theorems, kimina):
+    """Issue 16 review: a theorem-file spec has no repository, so no file path; `bad_theorem`
+    refused its empty path ("the file path '' leaves the repository") and every such theorem
+    was bad input. Its statement and name are validated; the configured header is its header."""
+    from tasks.grpo.theorem_files import FileTheorem, theorem_specs
+
+    de_morgan = theorems["LogicPuzzles.de_morgan_classical"]
+    spec = theorem_specs([FileTheorem("de_morgan_classical", de_morgan.statement)])[0]
+    assert spec.file_path == "" and spec.url == ""
+    items = [(spec, DE_MORGAN), (spec, "intro h\nexact Or.inl hp")]
+    # one at a time: one REPL with this header on the shared server (a later test counts on it)
+    checks = [check_all(store, kimina, [item], header="import Init")[0][0] for item in items]
+    assert [c.error for c in checks] == [None, None], checks
+    assert judge(checks[0], DE_MORGAN).proved and not judge(checks[1], "intro h\nexact Or.inl hp").proved
+    renamed = replace(spec, full_name="Nat.one_mul")  # what a theorem file has is still validated
+    assert "declares `de_morgan_classical`" in (
+        check_all(store, kimina, [(renamed, "simp")], header="import Init")[0][0].error or ""
+    )
 
 
 def test_kimina_snippets_without_imports_twice_on_one_repl_are_accepted_twice(store, theorems, kimina):

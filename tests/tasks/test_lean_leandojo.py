@@ -223,4 +223,4 @@ def test_dojo_proofs_rechecked_by_repl_count_as_proved(store, theorems, dojo_lea
         assert backend.name == "repl" and judge(check, "\n".join(SQUARE_ADD)).proved
     finally:
         backend.close()
-    assert ":= NatBasics.square_add" in repl.received() and "#print axioms _dojoflow_check_" in repl.received()
+    assert ":= square_add\\n#print axioms" in repl.received() and "#print axioms _dojoflow_check_" in repl.received()

@@ -58,7 +58,7 @@ def test_repl_backend_finds_states_and_checks_a_known_proof_against_repl_double(
     assert "import NatBasics.Add" in sent  # the theorem's file header, from its checkout
     assert '"proofState": 0, "tactic": "unfold square"' in sent
     # the statement check under a fresh name, then its axioms (tasks/lean/verdict.py, rules 2 and 3)
-    assert ":= NatBasics.square_add" in sent and "#print axioms _dojoflow_check_" in sent
+    assert ":= square_add\\n#print axioms" in sent and "#print axioms _dojoflow_check_" in sent
 
 
 def test_repl_guard_rejects_sorry_and_native_decide_against_repl_double(store, theorems, double, tmp_path):

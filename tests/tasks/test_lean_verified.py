@@ -303,3 +303,14 @@ def test_the_cache_keys_on_the_rule_version_the_run_ledger_records(store, double
         assert backend.rule_version == VERIFIER_RULE_VERSION
     finally:
         backend.close()
+
+
+def test_the_ledger_never_guesses_the_rule_version_when_the_verdict_module_fails_to_import():
+    """Issue 16 review: tasks/ledger.py fell back to "guard-1" when importing tasks.lean.verdict
+    failed, so a broken verifier was recorded as an old rule. The import failure is the error."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['tasks.lean.verdict'] = None; import tasks.ledger"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0 and "tasks.lean.verdict" in run.stderr.splitlines()[-1], run.stderr[-500:]

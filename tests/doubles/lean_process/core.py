@@ -131,6 +131,21 @@ class LeanCore:
             env = self.envs[env].parent
         return None
 
+    def resolve(self, env: int | None, name: str) -> tuple[str, ...] | None:
+        """The axioms of the constant `name` refers to in `env`'s scope, found as Lean's
+        `resolveGlobalName` finds it (src/Lean/ResolveName.lean): `_root_.x` is `x` itself;
+        otherwise `ns ++ x` for the open namespaces innermost first (`resolveUsingNamespace`),
+        then `x` itself (`resolveExact`). `open` and private names are not modelled (the
+        double records a header's `private` declarations under their plain names)."""
+        if name.startswith("_root_."):
+            return self.lookup(env, name.removeprefix("_root_."))
+        namespaces = self.envs[env].namespaces if env is not None else ()
+        for k in range(len(namespaces), -1, -1):
+            found = self.lookup(env, ".".join(namespaces[:k] + (name,)))
+            if found is not None:
+                return found
+        return None
+
     def _scan(self, cmd: str, env: int | None) -> tuple[dict, tuple[str, ...], list[dict]]:
         """Declarations a command adds (by full name), the namespaces left open, and the
         "already been declared" errors for names its env already holds (conformance #8: a
@@ -193,13 +208,14 @@ class LeanCore:
         elaborates adds no message (a command without messages answers only its env, as in every
         transcript) and ALIAS depends on NAME's axioms; NAME unknown answers Lean's `Unknown
         identifier` error (transcripts: "Unknown identifier `bysorry`") and, as Lean's error
-        recovery does, ALIAS enters the env through `sorryAx`. Not modelled: Lean's comparison
-        of PROP with NAME's type, and the namespace ALIAS is declared in (it is kept as written)."""
+        recovery does, ALIAS enters the env through `sorryAx`. NAME is resolved in the namespaces
+        open there (`resolve`). Not modelled: Lean's comparison of PROP with NAME's type, and the
+        namespace ALIAS is declared in (it is kept as written)."""
         reply = self.command("\n".join(lines[:-1]), env)
         if "env" not in reply:
             return reply
         parent = self.envs[reply["env"]]
-        axioms = self.lookup(reply["env"], name)
+        axioms = self.resolve(reply["env"], name)
         messages = reply.get("messages", [])
         if axioms is None:
             line, col = len(lines), len(lines[-1]) - len(name)
@@ -214,6 +230,10 @@ class LeanCore:
         before, statement, proof = parts
         line = before.count("\n") + (2 if before else 1)
         name = statement.split()[1]
+        # The constant is the name as written in the namespaces open where it is declared, as
+        # Lean's `mkDeclName` (src/Lean/Elab/DeclUtil.lean) makes it (`_root_.x` is `x`), not
+        # the traced full name: a theorem file's statement, sent without its namespace, is `x`.
+        declared = name.removeprefix("_root_.") if name.startswith("_root_.") else ".".join((*namespaces, name))
         name_pos, name_end = (
             pos(line, len(statement.split()[0]) + 1),
             pos(line, len(statement.split()[0]) + 1 + len(name)),
@@ -221,7 +241,7 @@ class LeanCore:
         last = len(cmd.rstrip().split("\n"))
         proof = proof.strip()
         if proof == SORRY:
-            decls[t.full_name] = ("sorryAx",)
+            decls[declared] = ("sorryAx",)
             if t.initial is None:
                 err = message("error", f"the Lean process double knows no goals for {t.full_name}", name_pos, name_end)
                 return {"messages": errors + [err], "env": self._new_env(env, decls, namespaces, module)}
@@ -247,10 +267,10 @@ class LeanCore:
         if out.state is None:
             # upstream/have_by_sorry: an unfinished proof is an error message ("unsolved goals" and the
             # state) from `:=` to the end of the proof; the declaration still enters the env (with sorryAx).
-            decls[t.full_name] = ("sorryAx",)
+            decls[declared] = ("sorryAx",)
             err = message("error", out.error, pos(line, len(statement) + 1), pos(last, 0))
             return {"messages": errors + [err], "env": self._new_env(env, decls, namespaces, module)}
-        decls[t.full_name] = tuple(sorted(out.axioms))
+        decls[declared] = tuple(sorted(out.axioms))
         reply: dict = {}
         msgs = list(errors)
         if "sorryAx" in out.axioms:  # every transcript command that uses sorry carries the warning
