@@ -72,7 +72,7 @@ def expert_rounds(t, home: str, config, step, total: int, snapshot: SnapshotRef,
             )  # fmt: skip
             if config.evaluation.proving is not None and ei.evaluate_rounds:  # pass@k of the round's checkpoint
                 ui.show(f"expert round {r}: evaluate", step.step, total, ei.trainer, step.name)
-                proving_step(home, config.evaluation.proving, trained.to_dict(), eval_repos,
+                proving_step(home, config.evaluation.proving, trained, eval_repos,
                              config.split_kind, run_id, step.step, step.primary)  # fmt: skip
 
         # 3. The round's metrics, keyed by the checkpoint that searched
