@@ -27,7 +27,7 @@ from tasks.plan import Step
 from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
 from tasks.trainers.base import load_object
 
-from . import ui
+from . import expert, ui
 from .runtime import crashed
 
 
@@ -59,7 +59,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     # 3. Per step: snapshot of repositories 1..k, then train and evaluate every trainer (in
     #    dependency order), each from its own checkpoint of step k-1 or from the checkpoint
     #    of this step it starts from; train and evaluate commit together
-    previous: dict[str, CheckpointRef] = {}
+    previous: dict[str, CheckpointRef] = expert.starting_points(home, config)  # {} unless continuing rounds
     step_results = []
     untried: dict[tuple[str, str], dict] = {}  # theorems the proving evaluation could not try, with the reason
     for step in steps:
@@ -138,6 +138,11 @@ def _train_step_trainers(at: _Step, trainers: dict, previous: dict, untried: dic
         this_step[name] = trained.result()
         _step_evaluations(at, this_step[name], untried)
         done[name] = ui.trainer_step_summary(trained, evaluated)
+        ei = at.config.expert_iteration
+        if ei is not None and name == ei.trainer:  # expert iteration's rounds (flows/expert.py)
+            this_step[name], done[name]["expert_rounds"] = expert.expert_rounds(
+                at.t, at.home, at.config, at.step, at.of, at.snapshot, this_step[name], at.run_id
+            )
     return this_step, done
 
 

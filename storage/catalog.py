@@ -81,6 +81,16 @@ RECORD_TABLES = {
             k INTEGER, pass_at_1 DOUBLE, pass_at_k DOUBLE, errors INTEGER, expansions DOUBLE, seconds DOUBLE,
             recorded_at TIMESTAMPTZ DEFAULT now(),
             PRIMARY KEY (run_id, checkpoint_id, theorem_id, split_kind, prover))""",
+    # Proofs expert iteration found and the verifier accepted, once per theorem and toolchain:
+    # what later rounds train on (storage/found_proofs.py).
+    "found_proofs": """
+        CREATE TABLE IF NOT EXISTS found_proofs (
+            theorem_id VARCHAR, toolchain VARCHAR, repo_id VARCHAR, url VARCHAR, file_path VARCHAR,
+            full_name VARCHAR, split VARCHAR, statement_hash VARCHAR, run_id VARCHAR, step INTEGER,
+            round INTEGER, checkpoint_id VARCHAR, checker VARCHAR, rule_version VARCHAR, verdict VARCHAR,
+            tactics JSON, proof VARCHAR, steps JSON, axioms JSON, expansions INTEGER, carried_from VARCHAR,
+            found_at TIMESTAMPTZ DEFAULT now(),
+            PRIMARY KEY (theorem_id, toolchain))""",
 }
 
 

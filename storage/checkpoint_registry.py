@@ -56,3 +56,15 @@ def latest_of_runs(store) -> dict[str, dict[str, str]]:
     for r in rows:
         out.setdefault(r["run_id"], {})[r["trainer"]] = r["path"]
     return out
+
+
+def newest_trained_on(store, trainer: str, snapshot_prefix: str) -> str | None:
+    """The id of `trainer`'s newest registered checkpoint whose snapshot id starts with
+    `snapshot_prefix` (expert iteration's round snapshots: `mix-`), or None."""
+    rows = catalog.query(
+        store,
+        """SELECT checkpoint_id FROM checkpoints WHERE trainer = $trainer AND starts_with(snapshot_id, $prefix)
+           ORDER BY created_at DESC, checkpoint_id LIMIT 1""",
+        params={"trainer": trainer, "prefix": snapshot_prefix},
+    ).to_pylist()
+    return rows[0]["checkpoint_id"] if rows else None

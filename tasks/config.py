@@ -25,6 +25,7 @@ from tasks.trainers import registry
 from tasks.yaml_config import load_yaml_mapping, resolve_local
 
 from .benchmarks import BenchmarkConfig
+from .expert.config import ExpertIterationSettings
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +215,12 @@ class PipelineConfig(BaseModel):
         description="Evaluation sets kept out of training: their statements and near-copies leave every snapshot, "
         "with the reason, and a contamination report is written per snapshot (docs/evaluation.md).",
     )
+    expert_iteration: Optional[ExpertIterationSettings] = Field(
+        None,
+        description="Expert iteration inside each step: search the train split with the step's tactic "
+        "generator, keep the proofs the verifier accepts, train on them, repeat (docs/expert-iteration.md). "
+        "null: off.",
+    )
     tracing: TracingConfig = Field(default_factory=TracingConfig, description="How `repo` sources are traced.")
     continue_on_source_failure: bool = Field(
         False, description="If a source fails to import or trace, go on with the others (its error is in the report)."
@@ -269,7 +276,34 @@ class PipelineConfig(BaseModel):
             settings = getattr(self.evaluation, evaluation.name)
             if settings is not None:
                 evaluation.check(settings)
+        if self.expert_iteration is not None:
+            self.expert_search()  # refuses a search it cannot run, before any training
         return enabled
+
+    def expert_search(self):
+        """The proving settings of expert iteration's search: its own `search`, else `evaluation.proving`'s."""
+        ei = self.expert_iteration
+        search = ei.search or self.evaluation.proving
+        field = "expert_iteration.search" if ei.search is not None else "evaluation.proving"
+        if search is None:
+            raise InputError(
+                "expert_iteration.search", "is not set and neither is evaluation.proving", "give one of them"
+            )
+        if search.backend.kind == "replay":
+            raise InputError(
+                f"{field}.backend.kind",
+                "is replay, which cannot verify a proof (it accepts only traced steps)",
+                "set `expert_iteration.search` with a repl, kimina or leandojo (recheck) backend",
+            )
+        if ei.trainer not in self.trainers.enabled():
+            raise InputError(
+                "expert_iteration.trainer", f"{ei.trainer} is not enabled", f"enable trainers.{ei.trainer}"
+            )
+        if ei.search is not None:
+            from .evaluations import check_proving
+
+            check_proving(search, field)
+        return search
 
 
 def resolve_paths(raw: dict, base: Path) -> dict:

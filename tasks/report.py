@@ -22,6 +22,7 @@ from storage.proofs import read_proofs
 from storage.theorem_results import read_results
 
 from .card import contamination_section
+from .expert import report as expert_report
 from .forgetting import forgetting_section
 from .proving.summary import group_label, proving_section
 
@@ -115,8 +116,14 @@ def inline_plot(markdown: str, plot: str | Path | None) -> str:
     """The report's markdown with the plot as a data URI instead of the local file's name."""
     if not plot or not Path(plot).is_file():
         return markdown
-    data = base64.b64encode(Path(plot).read_bytes()).decode("ascii")
-    return markdown.replace(f"![{PLOT_ALT}]({PLOT_FILE})", f"![{PLOT_ALT}](data:image/png;base64,{data})")
+    from .expert.report import PLOT_ALT as EXPERT_ALT
+    from .expert.report import PLOT_FILE as EXPERT_FILE
+
+    for alt, path in ((PLOT_ALT, Path(plot)), (EXPERT_ALT, Path(plot).parent / EXPERT_FILE)):
+        if path.is_file():
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            markdown = markdown.replace(f"![{alt}]({path.name})", f"![{alt}](data:image/png;base64,{data})")
+    return markdown
 
 
 def interval_text(row: dict) -> str:
@@ -140,7 +147,9 @@ def write_report(
 ) -> dict:
     folder = Path(home) / "reports" / run_id
     rows = metrics_rows(store, run_id)
-    plot = plot_metrics(rows, folder / PLOT_FILE, cache=Path(home) / "reports" / ".plots")
+    rounds = expert_report.round_checkpoints(step_results)  # expert iteration's rounds: their own section
+    per_step = [r for r in rows if r["trainer"] != expert_report.TRAINER and r["checkpoint_id"] not in rounds]
+    plot = plot_metrics(per_step, folder / PLOT_FILE, cache=Path(home) / "reports" / ".plots")
     parts = [
         f"# Dojoflow run `{name}`",
         "",
@@ -152,7 +161,10 @@ def write_report(
     if plot:  # before the metrics table, which has a row per step, trainer, repository, split and metric
         parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
     parts += _metrics_section(rows)
-    parts += proving_section(rows, read_results(store, run_id, status="untried"))
+    parts += expert_report.section(step_results, rows, folder)
+    parts += proving_section(
+        [r for r in rows if r["checkpoint_id"] not in rounds], read_results(store, run_id, status="untried")
+    )
     parts += forgetting_section(*forgetting.of_run(store, run_id))
     parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
     parts += _proofs_section(read_proofs(store, run_id))

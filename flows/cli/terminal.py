@@ -227,9 +227,11 @@ def summary_table(result: dict, metric_rows: list[dict]) -> Table:
     return table
 
 
-def proving_summary_lines(metric_rows: list[dict]) -> list[str]:
+def proving_summary_lines(metric_rows: list[dict], rounds: set[str] = frozenset()) -> list[str]:
     """Per step, repository and split: each proving pass rate with its 95% interval and the
-    number of theorems, beside the closing-tactics baseline's (tasks/proving/summary.py)."""
+    number of theorems, beside the closing-tactics baseline's (tasks/proving/summary.py). Rows of
+    `rounds` (checkpoints expert iteration's rounds trained) have their own lines."""
+    metric_rows = [r for r in metric_rows if r.get("checkpoint_id") not in rounds]
     steps = sorted({r["step"] for r in metric_rows if r["trainer"] == "proving"})
     return [
         f"proving step {step} {line}"
@@ -247,7 +249,11 @@ def print_summary(console: Console, result: dict, metric_rows: list[dict], log: 
         soft_wrap=True,
         markup=False,
     )
-    for line in proving_summary_lines(metric_rows):
+    from tasks.expert import report as expert
+
+    for line in proving_summary_lines(metric_rows, expert.round_checkpoints(result["steps"])):
+        console.print(line, soft_wrap=True, markup=False)
+    for line in expert.summary_lines(result["steps"], metric_rows):  # per round: proofs found, pass@k
         console.print(line, soft_wrap=True, markup=False)
     if result.get("untried"):  # named, with the reason (tasks/proving/summary.py)
         console.print(proving_lines([], result["untried"])[-1], soft_wrap=True, markup=False)

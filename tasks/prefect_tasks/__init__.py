@@ -9,6 +9,7 @@ it), built by `<area>_tasks(home)`:
     proving.py      proving_tasks(home)    -> ProvingTasks      (flows/prove.py)
     grpo.py         grpo_tasks(home)       -> GRPOTasks         (flows/grpo.py)
     nightly.py      nightly_tasks(home)    -> NightlyTasks      (flows/nightly.py)
+    expert.py       expert_tasks(home)     -> ExpertTasks       (flows/expert.py)
     caching.py      the JSON result cache, the retry rule
 """
 
@@ -16,18 +17,21 @@ from __future__ import annotations
 
 from .caching import cached_under
 from .curriculum import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
+from .expert import ExpertTasks, expert_tasks
 from .grpo import GRPOTasks, grpo_tasks
 from .nightly import NightlyTasks, nightly_tasks
 from .proving import ProvingTasks, proving_tasks
 
 __all__ = [
     "CurriculumTasks",
+    "ExpertTasks",
     "GRPOTasks",
     "NightlyTasks",
     "ProvingTasks",
     "cached_checkpoint_gone",
     "cached_under",
     "curriculum_tasks",
+    "expert_tasks",
     "grpo_tasks",
     "nightly_tasks",
     "proving_tasks",

@@ -270,6 +270,7 @@ def _theorem_record(theorem: dict, results: list, checker: str, generator: str, 
         "axioms": list(proved.axioms) if proved else [],
         "proof_expansions": proved.expansions if proved else None,
         "proof_seconds": proved.seconds if proved else None,
+        "proof_states": list(proved.states) if proved else None,  # best-first: goals before each tactic
         "searched_by": searched_by,
     }
 

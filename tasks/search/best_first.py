@@ -40,6 +40,7 @@ class _Node:
     state: Any  # tasks.lean.backend.ProofState
     tactics: tuple[str, ...]
     logprob: float
+    goals: tuple[str, ...] = ()  # the goals Lean reported before each of `tactics`
 
 
 @dataclass
@@ -60,7 +61,7 @@ class _Search:
         heapq.heappush(self.open, (-node.logprob, next(self.counter), node))
 
     def finish(
-        self, stopped: str, checker: str, proof=None, axioms=(), error=None, unverified=(), started=True
+        self, stopped: str, checker: str, proof=None, axioms=(), error=None, unverified=(), started=True, states=()
     ) -> None:
         self.result = SearchResult(
             full_name=self.theorem.full_name,
@@ -76,6 +77,7 @@ class _Search:
             successes=int(stopped == "proved"),
             unverified=tuple(unverified),
             started=started,
+            states=tuple(states),
         )
 
 
@@ -151,14 +153,16 @@ def _expand(search: _Search, backend, node: _Node, candidates: Sequence[tuple[st
                 search.finish("error", backend.name, error=f"{type(e).__name__}: {e}")
                 return
             if verdict.proved:
-                search.finish("proved", backend.name, proof=proof, axioms=verdict.axioms)
+                states = node.goals + (node.state.goals,)
+                search.finish("proved", backend.name, proof=proof, axioms=verdict.axioms, states=states)
                 return
             if verdict.status == "unverified":  # every proof this backend finds would be: stop here
                 search.finish("unverified", backend.name, unverified=["\n".join(proof)], error=verdict.reason)
                 return
         elif answer.status == "state" and answer.state is not None and answer.state.goals not in search.seen:
             search.seen.add(answer.state.goals)
-            search.push(_Node(answer.state, node.tactics + (tactic,), node.logprob + logprob))
+            goals = node.goals + (node.state.goals,)
+            search.push(_Node(answer.state, node.tactics + (tactic,), node.logprob + logprob, goals))
 
 
 def best_first_search_many(theorems: Sequence, backend, generator, budget: SearchBudget) -> list[SearchResult]:

@@ -62,6 +62,7 @@ class SearchResult:
     successes: int = 0  # of those, how many were proofs (for pass@k)
     unverified: tuple[str, ...] = ()  # finished proofs the backend could not verify (kept out of pass@k)
     started: bool = True  # False: the backend could not start the theorem (ReProver discards those from pass@k)
+    states: tuple[str, ...] = ()  # best-first proofs: the goals Lean reported before each tactic of `proof`
 
     @property
     def proved(self) -> bool:
@@ -72,6 +73,7 @@ class SearchResult:
         d["proof"] = list(self.proof) if self.proof is not None else None
         d["axioms"], d["rejected"] = list(self.axioms), list(self.rejected)
         d["unverified"] = list(self.unverified)
+        d["states"] = list(self.states)
         return d
 
     @classmethod
@@ -83,5 +85,6 @@ class SearchResult:
                 "axioms": tuple(d.get("axioms", ())),
                 "rejected": tuple(d.get("rejected", ())),
                 "unverified": tuple(d.get("unverified", ())),
+                "states": tuple(d.get("states", ())),
             }
         )

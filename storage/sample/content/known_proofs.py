@@ -87,3 +87,22 @@ KNOWN_PROOFS: tuple[KnownProof, ...] = (
         CLASSICAL,
     ),
 )
+
+
+# Proofs of some of the sample's TRAIN theorems that differ from their traced proofs, also kept out
+# of the traced data: `omega` decides linear arithmetic over Nat with hypotheses (Lean's
+# `omega` docs: "The omega algorithm ... for linear arithmetic over Int and Nat"), so Lean accepts
+# it on each of these goals, where the sample traced a rewrite or an `exact`. Expert iteration's
+# tests (tests/flows/test_expert_iteration.py) need a proof a model can find that the traced data
+# does not contain; only the doubles know these, as they know KNOWN_PROOFS. The axioms are what
+# the doubles report for them (`omega`'s proofs use `propext`); no Lean checked them here.
+ALTERNATIVE_PROOFS: tuple[KnownProof, ...] = tuple(
+    KnownProof("NatBasics", name, (("omega", NO_GOALS),), ("propext",))
+    for name in (
+        "NatBasics.le_trans'",  # traced: exact Nat.le_trans h₁ h₂
+        "NatBasics.le_antisymm'",  # traced: exact Nat.le_antisymm h₁ h₂
+        "NatBasics.le_add_right'",  # traced: exact Nat.le_add_right n m
+        "NatBasics.add_comm'",  # traced: rw [Nat.add_comm]
+        "NatBasics.succ_le_of_lt'",  # traced: exact h
+    )
+)

@@ -4,7 +4,11 @@ Every double (REPL, kimina-lean-server, Dojo) answers from this one model, so th
 they agree with each other and with the sample's traced data: a theorem is known by
 its statement; a tactic works on a state only if the sample traced that transition,
 or if it is a step of one of the sample's known proofs
-(storage/sample/content/known_proofs.py, kept out of the traced data). A few
+(storage/sample/content/known_proofs.py, kept out of the traced data: KNOWN_PROOFS of `sorry`
+theorems, and ALTERNATIVE_PROOFS, `omega` on train theorems the sample traced otherwise, which
+expert iteration's tests find and train on). A known step is answered in the shapes of the
+REPL's transcripts like any other: `{"proofStatus": "Completed", "proofState": N, "goals": []}` when it closes the goal
+(repl-upstream/test/proof_transitivity.expected.out; core.py builds every reply). A few
 tactics exist only in the doubles, to exercise the guard and the process handling:
 
 - `native_decide` closes any goal and makes the proof depend on `Lean.ofReduceBool`;
@@ -82,9 +86,9 @@ class LeanWorld:
                         t.add(s["state_before"], s["tactic"], s["state_after"])
                     self.theorems[stmt] = t
                     self.by_name[r["full_name"]] = t
-        from storage.sample.content.known_proofs import KNOWN_PROOFS
+        from storage.sample.content.known_proofs import ALTERNATIVE_PROOFS, KNOWN_PROOFS
 
-        for kp in KNOWN_PROOFS:
+        for kp in KNOWN_PROOFS + ALTERNATIVE_PROOFS:
             t = self.by_name[kp.full_name]
             state = t.initial
             for tactic, after in kp.steps:

@@ -1,0 +1,117 @@
+"""The catalog's `found_proofs` table: proofs expert iteration found that the verifier accepted,
+stored once per (theorem, toolchain), with where they came from. Later rounds train on them.
+
+A row: the theorem (id, repository, url, file, name, split, a hash of its statement), the
+toolchain it was checked under, the run, curriculum step, round and checkpoint that found it,
+the checker (backend) and verdict rule version that accepted it, the tactics, the proof, for
+step-wise search the steps with the states Lean reported (`[{state_before, tactic,
+state_after}]`), the axioms, the expansions it took, and `carried_from` (the theorem id of an
+earlier commit whose proof was checked again here) for a proof carried to a new commit.
+
+Only a verdict of `proved` from a checker that is not the `replay` lower bound is stored: a
+row that says otherwise is a bug upstream and is refused (ValueError).
+
+    dojoflow sql "SELECT round, full_name, checker, proof FROM found_proofs ORDER BY found_at"
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import catalog
+
+TABLE = "found_proofs"
+JSON_COLUMNS = ("tactics", "steps", "axioms")
+COLUMNS = (
+    "theorem_id",
+    "toolchain",
+    "repo_id",
+    "url",
+    "file_path",
+    "full_name",
+    "split",
+    "statement_hash",
+    "run_id",
+    "step",
+    "round",
+    "checkpoint_id",
+    "checker",
+    "rule_version",
+    "verdict",
+    "tactics",
+    "proof",
+    "steps",
+    "axioms",
+    "expansions",
+    "carried_from",
+)
+NOT_A_VERIFIER = frozenset({"replay"})  # answers from traced data: a lower bound, never Lean's verdict
+
+
+def _refuse_unverified(row: dict) -> None:
+    if row.get("verdict") != "proved" or row.get("checker") in NOT_A_VERIFIER or not row.get("checker"):
+        raise ValueError(
+            f"found proof of {row.get('full_name')} has verdict {row.get('verdict')!r} from checker "
+            f"{row.get('checker')!r}: only proofs a verifier called proved may be stored as found"
+        )
+    if row.get("split") != "train":
+        raise ValueError(f"found proof of {row.get('full_name')} is of split {row.get('split')!r}: only train")
+
+
+def record_found(store, rows: list[dict]) -> int:
+    """Store found proofs; a (theorem, toolchain) that has one keeps it. Returns how many were new."""
+    if not rows:
+        return 0
+    for r in rows:
+        _refuse_unverified(r)
+    values = [[json.dumps(r.get(c)) if c in JSON_COLUMNS else r.get(c) for c in COLUMNS] for r in rows]
+    with catalog.connect(store, write=True) as con:
+        con.execute(catalog.RECORD_TABLES[TABLE])  # a store from before this table gains it here
+        before = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
+        con.execute("BEGIN TRANSACTION")
+        con.executemany(
+            f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values
+        )
+        con.execute("COMMIT")
+        after = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
+    return after - before
+
+
+def _has_table(store) -> bool:
+    q = f"SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = '{TABLE}'"
+    return catalog.query(store, q).to_pylist()[0]["n"] > 0
+
+
+def read_found(store, repo_ids: list[str] | None = None) -> list[dict]:
+    """Found proofs (of `repo_ids`, or all), oldest first, JSON columns decoded."""
+    if not _has_table(store):
+        return []
+    rows = catalog.query(
+        store,
+        f"""SELECT * FROM {TABLE} WHERE $repos IS NULL OR list_contains($repos, repo_id)
+            ORDER BY found_at, repo_id, full_name""",
+        params={"repos": list(repo_ids) if repo_ids is not None else None},
+    ).to_pylist()
+    for r in rows:
+        for c in JSON_COLUMNS:
+            r[c] = json.loads(r[c]) if r[c] is not None else None
+    return rows
+
+
+def carried_candidates(store, url: str, full_names: list[str]) -> dict[tuple[str, str, str], dict]:
+    """{(full_name, statement_hash, toolchain): a found proof} of `url`'s theorems at any commit:
+    what a new commit may carry over, once the verifier accepts it there again."""
+    if not _has_table(store) or not full_names:
+        return {}
+    rows = catalog.query(
+        store,
+        f"""SELECT * FROM {TABLE} WHERE url = $url AND list_contains($names, full_name)
+            ORDER BY found_at""",
+        params={"url": url, "names": list(full_names)},
+    ).to_pylist()
+    out = {}
+    for r in rows:
+        for c in JSON_COLUMNS:
+            r[c] = json.loads(r[c]) if r[c] is not None else None
+        out.setdefault((r["full_name"], r["statement_hash"], r["toolchain"]), r)
+    return out

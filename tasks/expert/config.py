@@ -1,0 +1,89 @@
+"""`ExpertIterationSettings`: the `expert_iteration` section of a pipeline config (off by default).
+
+    python -c "from tasks.expert.config import ExpertIterationSettings as S; print(S())"
+
+At each curriculum step, for `rounds` rounds, the step's tactic generator searches the pool's
+theorems that have no verified proof yet; proofs the verifier's rule accepts are stored and the
+generator trains on traced data plus found proofs, starting from the previous round's checkpoint
+(docs/expert-iteration.md).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tasks.proving.config import ProvingSettings
+
+
+class PoolSettings(BaseModel):
+    """Which theorems a round searches. val and test theorems never are."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    include_sorry: bool = Field(
+        True,
+        description="Also search the train split's `sorry` theorems (LeanAgent's setting); their found "
+        "proofs train the generator like any other.",
+    )
+    max_theorems: Optional[int] = Field(
+        None,
+        ge=1,
+        description="Theorems per repository and round at most (a fixed hash of the theorem id chooses "
+        "them, so rounds try the same ones); null: every theorem without a verified proof.",
+    )
+
+
+class ExpertIterationSettings(BaseModel):
+    """Rounds of search -> verified proofs -> training inside each curriculum step."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rounds: int = Field(2, ge=1, le=100, description="Rounds per curriculum step (search, then train).")
+    trainer: str = Field(
+        "sft",
+        description="The trainer whose checkpoint searches and which trains on the found proofs (an SFT "
+        "tactic generator).",
+    )
+    pool: PoolSettings = Field(default_factory=PoolSettings, description="Which theorems are searched.")
+    search: Optional[ProvingSettings] = Field(
+        None,
+        description="Backend, generator, search mode, budgets (expansions, wall-clock, attempts) and batch "
+        "size of a round's search (tasks/proving/config.py; its `splits` and `max_theorems` are not used: "
+        "the pool decides). null: those of `evaluation.proving`.",
+    )
+    found_to_traced: float = Field(
+        0.5,
+        gt=0,
+        le=100,
+        description="Mixing ratio: found (state, tactic) pairs per traced pair in a round's training set. "
+        "Found pairs are repeated to approach it and never dropped (a ratio below what was found "
+        "trains on each once); a pair already in the traced data is not added again.",
+    )
+    training: dict = Field(
+        default_factory=dict,
+        description="Overrides of the trainer's `training` arguments for the rounds' training (e.g. "
+        "{max_steps: 40}); empty: the step's own.",
+    )
+    continue_from_last: bool = Field(
+        False,
+        description="Start the first step's training from the newest checkpoint an expert-iteration round "
+        "trained in this home, instead of the base model: a nightly run on a new commit continues where "
+        "the last run's rounds ended (with the proofs they found, which carry over while the statement and "
+        "toolchain are unchanged).",
+    )
+    evaluate_rounds: bool = Field(
+        True,
+        description="Run the proving evaluation (`evaluation.proving`) on each round's checkpoint: pass@k on "
+        "val and test per round.",
+    )
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.search is not None and self.search.backend.kind == "replay":
+            raise ValueError(
+                "`search.backend.kind: replay` cannot verify a proof (it accepts only traced steps, so it "
+                "finds nothing that is not traced data already): use repl, kimina or leandojo with `recheck`"
+            )
+        return self

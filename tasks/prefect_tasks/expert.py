@@ -1,0 +1,82 @@
+"""Expert iteration's tasks (flows/expert.py), around tasks/expert/steps.py: each a name and a
+cache key around one plain function. A batch's search is cached like the proving evaluation's
+(store, searching checkpoint, the batch's theorems, the settings), so a killed round resumes with
+the batches already searched kept. `expert_tasks(home)` gives them configured for one home.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from prefect.tasks import Task
+
+from storage.ids import stable_hash
+from storage.snapshot_ref import SnapshotRef
+
+from ..expert import steps
+from ..proving.evaluate import RECORD_VERSION
+from .caching import cached_under, store_of
+
+
+def _search_key(ctx, p) -> str:
+    what = {
+        "theorems": [t["theorem_id"] for t in p["theorems"]],
+        "settings": p["search"].model_dump(mode="json"),
+        "records": RECORD_VERSION,
+    }
+    return f"expert-search-{store_of(p['home']).instance_id}-{p['checkpoint']['checkpoint_id']}-{stable_hash(what, 16)}"
+
+
+@task(name="expert-pool", task_run_name="expert-pool[step {step} round {round}]", cache_policy=NO_CACHE)
+def pool_task(home: str, repo_ids: list[str], split_kind: str, settings, search, step: int, round: int) -> dict:
+    return steps.select(store_of(home), repo_ids, split_kind, settings, search, step, round)
+
+
+@task(name="expert-search", task_run_name="expert-search[step {step} round {round} batch {batch}]")
+def search_task(
+    home: str, search, checkpoint: dict, theorems: list[dict], step: int, round: int, batch: int
+) -> list[dict]:
+    return steps.search(store_of(home), search, checkpoint, theorems, home)
+
+
+@task(name="expert-store-found", task_run_name="expert-store-found[step {step} round {round}]", cache_policy=NO_CACHE)
+def store_found_task(
+    home: str, records: list[dict], search, run_id: str, step: int, round: int, checkpoint_id: str
+) -> int:
+    return steps.store_found(store_of(home), records, search, run_id, step, round, checkpoint_id)
+
+
+@task(name="expert-data", task_run_name="expert-data[step {step} round {round}]", cache_policy=NO_CACHE)
+def data_task(
+    home: str, snapshot: SnapshotRef, split_kind: str, ratio: float, repo_ids: list[str], step: int, round: int
+) -> tuple[dict, dict]:
+    return steps.training_data(store_of(home), snapshot, split_kind, ratio, repo_ids, step, round)
+
+
+@task(name="expert-continue-from", task_run_name="expert-continue-from[{trainer}]", cache_policy=NO_CACHE)
+def continue_from_task(home: str, trainer: str) -> dict | None:
+    return steps.last_round_checkpoint(store_of(home), home, trainer)
+
+
+@dataclass(frozen=True)
+class ExpertTasks:
+    """Expert iteration's tasks, configured for one Dojoflow home (`expert_tasks`)."""
+
+    pool: Task
+    search: Task
+    store_found: Task
+    data: Task
+    continue_from: Task
+
+
+def expert_tasks(home) -> ExpertTasks:
+    """The tasks, the batch search cached under `home` like the curriculum's."""
+    return ExpertTasks(
+        pool=pool_task,
+        search=cached_under(home)(search_task, _search_key),
+        store_found=store_found_task,
+        data=data_task,
+        continue_from=continue_from_task,
+    )
