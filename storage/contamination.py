@@ -94,10 +94,11 @@ class ContaminationSettings(BaseModel):
         "share 7 to 20% of their 13-grams with a benchmark's, near-copies 90% or more; 0.3 is the strict default.",
     )
     cross_repository: bool = Field(
-        True,
+        False,
         description="Keep one copy of a statement held by several repositories (forks, vendored files): the others "
         "leave the snapshot, so it cannot be in train in one and in test in another (the newest repository keeps "
-        "it). On by default; `false` turns the check off (and gives the snapshot ids of before the check).",
+        "it). Off by default: the copies leave every split, so an older repository's evaluation loses them at "
+        "later steps and its forgetting figures change meaning; turn it on where repositories vendor each other.",
     )
 
 
