@@ -648,7 +648,8 @@ def test_the_fast_path_reads_what_the_record_by_record_checks_read(tmp_path, mon
     exp = write_synthetic_export(tmp_path / "e", "alpha", 40, 3, seed=1, extra_repos=[std_dependency()])
     for kind in ("random", "novel_premises"):  # non-ASCII escaped, as json.dump writes it by default
         recs = load_split(exp / kind / "val.json")
-        recs[0]["theorem_statement"] = "theorem t : ∀ x ∈ 𝓝 a, x ≠ b"
+        short = recs[0]["full_name"].rsplit(".", 1)[-1]  # a statement declares the constant full_name names
+        recs[0]["theorem_statement"] = f"theorem {short} : ∀ x ∈ 𝓝 a, x ≠ b"
         (exp / kind / "val.json").write_text(json.dumps(recs))
     recs = load_split(exp / "random" / "train.json")  # keys Dojoflow does not model: this file only
     recs[0]["custom"] = {"a": [1]}
@@ -669,7 +670,7 @@ def test_the_fast_path_reads_what_the_record_by_record_checks_read(tmp_path, mon
         for name, table in f.tables().items():
             assert table.to_pylist() == s.tables()[name].to_pylist(), name
     statements = fast[0].theorems["theorem_statement"].to_pylist() + fast[1].theorems["theorem_statement"].to_pylist()
-    assert "theorem t : ∀ x ∈ 𝓝 a, x ≠ b" in statements
+    assert any(s and s.endswith(" : ∀ x ∈ 𝓝 a, x ≠ b") for s in statements)
 
 
 SECOND_KIND = {  # novel_premises/ holds the same theorems as random/: only identities are decoded there
@@ -682,7 +683,10 @@ SECOND_KIND = {  # novel_premises/ holds the same theorems as random/: only iden
         r"novel_premises/train.json, record 0 \(.*\): file path '../x.lean' escapes the repository",
     ),
     "unknown_theorem": (
-        lambda recs: recs[0].update(full_name="Nowhere.thm"),
+        lambda recs: recs[0].update(  # renamed with its statement, so the name rule holds and identity is at fault
+            full_name="Nowhere.thm",
+            theorem_statement=recs[0]["theorem_statement"].replace(recs[0]["full_name"].rsplit(".", 1)[-1], "thm", 1),
+        ),
         r"theorem .* is in one split kind but not the other",
     ),
     "duplicate": (
