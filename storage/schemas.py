@@ -149,7 +149,7 @@ STATEMENTS = pa.schema(
         pa.field("fingerprint", pa.string(), nullable=False),  # the contamination gate's (contamination.py)
         pa.field("name", pa.string(), nullable=False),
         pa.field("split", pa.string(), nullable=False),  # train | val | test
-        pa.field("split_source", pa.string(), nullable=False),  # "set" (its own) | "fingerprint"
+        pa.field("split_source", pa.string(), nullable=False),  # "set" (its own) | "fingerprint" | "benchmark" (all test)
         pa.field("header", pa.string(), nullable=False),
         pa.field("statement", pa.string(), nullable=False),
         pa.field("informal", pa.string()),

@@ -10,7 +10,6 @@ the import before anything is written.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -25,6 +24,7 @@ from .identity import (
     SPLIT_NAMES,
     import_problem,
     is_sorry_body,
+    separate_header,
     split_of,
     split_statement,
     statement_id,
@@ -40,6 +40,7 @@ class BuildOptions:
     needs_sorry: bool = False  # the statement comes with a `sorry` proof (PutnamBench's files)
     extra_import_roots: tuple[str, ...] = ()
     split_settings: SplitSettings = field(default_factory=SplitSettings)
+    default_split: str | None = None  # a benchmark set's rows without a split of their own are `test`
 
 
 def _fail(path, row, fieldname, problem, fix):
@@ -90,18 +91,16 @@ def _proof(rec: dict, statement: str, path, fields: dict) -> str | None:
     return None if not body or is_sorry_body(body) else body
 
 
-_DECL_START = re.compile(r"(?m)^\s*(?:@\[[^\]]*\]\s*)*(?:\w+\s+)*(?:theorem|lemma|example)\b")
-
-
 def _declaration(text: str) -> str:
     """The declaration of `text` from its keyword on (a header or docstring before it dropped)."""
-    found = list(_DECL_START.finditer(text))
-    return text[found[-1].start() :] if found else text
+    return separate_header(text)[1]
 
 
 def _split(rec: dict, sid: str, path, fields: dict, opts: BuildOptions) -> tuple[str, str]:
     given = rec.get("split")
     if given is None or given == "":
+        if opts.default_split:
+            return opts.default_split, "benchmark"
         return split_of(sid, opts.split_settings), "fingerprint"
     split = SPLIT_NAMES.get(str(given).strip().lower())
     if split is None:

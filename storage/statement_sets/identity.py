@@ -49,6 +49,26 @@ MATHLIB_ROOTS = frozenset(
 )
 
 
+_DECL_START = re.compile(
+    r"(?m)^[ \t]*(?:@\[[^\]\n]*\][ \t\n]*)*(?:(?:private|protected|noncomputable|nonrec)[ \t]+)*(?:theorem|lemma|example)\b"
+)
+
+
+def declaration_start(text: str) -> int | None:
+    """Where the first theorem/lemma/example declaration of `text` starts (a line's start), or None."""
+    m = _DECL_START.search(text)
+    return m.start() if m else None
+
+
+def separate_header(text: str) -> tuple[str, str]:
+    """(what comes before the declaration: imports, `open`, a docstring, a `_solution` abbrev;
+    the declaration from its keyword on). No declaration: ("", text)."""
+    at = declaration_start(text)
+    if not at:
+        return "", text
+    return text[:at], text[at:]
+
+
 def normalise_header(header: str | None) -> str:
     """The header without comments, each command on one line of single spaces, sorted, once each."""
     if not header:
