@@ -82,10 +82,22 @@ class StatementSetConfig(BaseModel):
 
 
 def _load(path_or_id: str, split: str | None):
-    """A `datasets` Dataset or DatasetDict; InputError for what cannot be read."""
+    """A `datasets` Dataset or DatasetDict; InputError for what cannot be read. `datasets` logs a
+    file it cannot read with a traceback at ERROR level: quiet while loading, the InputError says it."""
     import datasets
 
     datasets.disable_progress_bars()
+    level = datasets.logging.get_verbosity()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL + 10)
+    try:
+        return _load_quietly(path_or_id, split)
+    finally:
+        datasets.logging.set_verbosity(level)
+
+
+def _load_quietly(path_or_id: str, split: str | None):
+    import datasets
+
     path = Path(path_or_id).expanduser()
     try:
         if path.is_dir():
