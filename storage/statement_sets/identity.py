@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 from hashlib import sha256
 
@@ -33,6 +34,7 @@ from ..splits import SplitSettings
 _LINE_COMMENT = re.compile(r"--[^\n]*")
 _BLOCK_COMMENT = re.compile(r"/-.*?-/", re.S)
 _TAIL = re.compile(r":=\s*(?:by\s*)?$")
+_FAST_TAIL = re.compile(r":=\s*(?:by\s*)?((?:by\s+)?sorry)?\s*$")
 _SORRY_TAIL = re.compile(r":=\s*(?:by\s+)?sorry\s*$")
 _DECL_WORDS = frozenset({"theorem", "lemma", "example", "def", "abbrev", "instance"})
 _OPEN = frozenset({"(", "[", "{", "⦃", "⟨", "@["})
@@ -69,6 +71,7 @@ def separate_header(text: str) -> tuple[str, str]:
     return text[:at], text[at:]
 
 
+@functools.lru_cache(maxsize=1024)  # a set's rows share a few headers
 def normalise_header(header: str | None) -> str:
     """The header without comments, each command on one line of single spaces, sorted, once each."""
     if not header:
@@ -100,9 +103,9 @@ def split_statement(text: str) -> tuple[str, str] | None:
     """(declaration through its top-level `:=`, the body after it) of a declaration, or None when it
     has no top-level `:=`. Text before the declaration keyword (imports, `open`, a docstring) stays
     in the first part. A body that is only `by` (the DeepSeek format) is empty."""
-    m = _TAIL.search(text.rstrip())
-    if m and text.count(":=") == 1:  # the common case, without lexing
-        return text[: m.start()].rstrip() + " :=", ""
+    m = _FAST_TAIL.search(text)
+    if m and text.count(":=") == 1 and "--" not in text and "/-" not in text and '"' not in text:
+        return text[: m.start()].rstrip() + " :=", m.group(1) or ""  # the common case, without lexing
     lexed = lex(text)
     if lexed.error:
         return None
@@ -142,6 +145,7 @@ def imports_of(header: str | None) -> list[str]:
     return [m for line in _IMPORT.findall(text) for m in _LINE_COMMENT.sub("", line).split()]
 
 
+@functools.lru_cache(maxsize=1024)
 def import_problem(header: str | None, extra_roots: frozenset[str] | tuple = ()) -> str | None:
     """A reason when the header imports a module no Lean 4 toolchain with Mathlib has, else None."""
     allowed = LEAN4_ROOTS | MATHLIB_ROOTS | frozenset(extra_roots)
