@@ -194,3 +194,27 @@ def test_export_into_a_folder_that_holds_files_is_refused(store, tmp_path):
     (tmp_path / "full" / "x").write_text("x")
     r = invoke("export-proofs", tmp_path / "full", "--home", store.root.parent)
     assert r.exit_code == 2 and "is not an empty folder" in r.output
+
+
+def test_an_evaluation_records_its_results_as_a_leaderboard_line(store):
+    from tasks.leaderboard import record_benchmark_results
+
+    results = [
+        {
+            "name": "p0",
+            "n": 4,
+            "c": 1,
+            "k": 4,
+            "pass_at_1": 0.25,
+            "pass_at_k": 1.0,
+            "checker": "kimina",
+            "tokens": 100.0,
+        },
+        {"name": "p1", "n": 4, "c": 0, "k": 4, "pass_at_1": 0.0, "pass_at_k": 0.0, "checker": "kimina"},
+    ]
+    assert record_benchmark_results(store, "putnam", results, run_id="r2", step=0, checkpoint_id="ck") == 4
+    (row,) = leaderboard_rows(store, run_id="r2")
+    assert (row["solved"], row["total"], row["untried"]) == (1, 4, 2)
+    assert "1/4 solved, pass@4 25.0%" in row["line"]
+    with pytest.raises(Exception, match="is not a benchmark set"):
+        record_benchmark_results(store, "train", results, run_id="r2", step=0, checkpoint_id="ck")
