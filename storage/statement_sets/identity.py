@@ -4,8 +4,9 @@ and which toolchain may check it (docs/statement-sets.md).
 - `statement_id`: the contamination gate's fingerprint of the statement (storage/contamination.py,
   the one rule: comments, keyword, name, bound names and layout do not count) hashed with the
   normalised header (comments dropped, whitespace collapsed, one line per command, sorted and
-  deduplicated): the same statement under the same header is one theorem, whichever set, name or
-  layout it came with. `fingerprint` alone is what the contamination gate compares.
+  deduplicated; resource limits such as `set_option maxHeartbeats N` dropped, and imports that
+  `import Mathlib` already brings): the same statement under the same header is one theorem,
+  whichever set, name or layout it came with. `fingerprint` alone is what the contamination gate compares.
 - `split_statement`: a declaration's text cut at its top-level `:=` (Lean's lexer rules,
   storage/lean_lexer.py): the statement up to and with `:=`, and the body after it. A
   DeepSeek-style `formal_statement` ends `:= by` and a newline: the `by` is the format, not a body.
@@ -71,6 +72,14 @@ def separate_header(text: str) -> tuple[str, str]:
     return text[:at], text[at:]
 
 
+# Resource limits, not meaning: miniF2F's copies differ only in them (DeepSeek's maxHeartbeats 0,
+# Goedel's 400000), and they are one statement.
+_RESOURCE_OPTION = re.compile(r"^set_option (?:maxHeartbeats|maxRecDepth|synthInstance\.maxHeartbeats) \d+$")
+_SUBSUMED_IMPORT = re.compile(
+    r"^import (?:(?:Mathlib|Batteries|Aesop|Qq|ProofWidgets|Plausible|ImportGraph|LeanSearchClient)(?:\.\S+)?)$"
+)
+
+
 @functools.lru_cache(maxsize=1024)  # a set's rows share a few headers
 def normalise_header(header: str | None) -> str:
     """The header without comments, each command on one line of single spaces, sorted, once each."""
@@ -78,7 +87,12 @@ def normalise_header(header: str | None) -> str:
         return ""
     text = _LINE_COMMENT.sub(" ", _BLOCK_COMMENT.sub(" ", header))
     lines = {" ".join(line.split()) for line in text.splitlines()}
-    return "\n".join(sorted(line for line in lines if line))
+    lines = {line for line in lines if line and not _RESOURCE_OPTION.match(line)}
+    if (
+        "import Mathlib" in lines
+    ):  # `import Mathlib` brings Aesop, Batteries, Mathlib.X ...: saying them changes nothing
+        lines = {line for line in lines if not _SUBSUMED_IMPORT.match(line)} | {"import Mathlib"}
+    return "\n".join(sorted(lines))
 
 
 def statement_id(statement: str, header: str | None = None, fp: str | None = None) -> str:
