@@ -72,8 +72,8 @@ def separate_header(text: str) -> tuple[str, str]:
     return text[:at], text[at:]
 
 
-# Resource limits, not meaning: miniF2F's copies differ only in them (DeepSeek's maxHeartbeats 0,
-# Goedel's 400000), and they are one statement.
+# Resource limits, not meaning: copies of a benchmark differ in them (DeepSeek-Prover-V1.5's miniF2F
+# header sets maxHeartbeats 0; a limit of 400000 is as common), and they are one statement.
 _RESOURCE_OPTION = re.compile(r"^set_option (?:maxHeartbeats|maxRecDepth|synthInstance\.maxHeartbeats) \d+$")
 _SUBSUMED_IMPORT = re.compile(
     r"^import (?:(?:Mathlib|Batteries|Aesop|Qq|ProofWidgets|Plausible|ImportGraph|LeanSearchClient)(?:\.\S+)?)$"

@@ -26,14 +26,14 @@ def test_the_id_ignores_names_layout_comments_and_header_order_but_not_the_heade
     assert a == b
     assert a != statement_id("theorem a (x : ℕ) : x = x :=", "import Mathlib\nopen Nat\n")
     assert normalise_header("/- c -/ import Mathlib\n\n  open   Real\n") == "import Mathlib\nopen Real"
-    # DeepSeek's and Goedel's miniF2F headers differ in resource limits and in imports Mathlib brings
+    # two copies of miniF2F's header, differing in a resource limit and in imports Mathlib brings
     deepseek = (
         "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\n"
     )
-    goedel = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
+    other = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
     assert (
         normalise_header(deepseek)
-        == normalise_header(goedel)
+        == normalise_header(other)
         == "import Mathlib\nopen BigOperators Real Nat Topology Rat"
     )
     assert normalise_header("import Aesop\nopen Real") == "import Aesop\nopen Real"  # without Mathlib, Aesop counts
