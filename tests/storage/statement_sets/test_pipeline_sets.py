@@ -7,7 +7,7 @@ import yaml
 from storage.sample import SAMPLE_ROOT
 from storage.snapshot import SnapshotSettings
 from storage.statement_sets import claimed_proofs, set_meta, statements, training_statements
-from storage.statement_sets.reader import StatementSetConfig
+from storage.statement_sets.reader import StatementSetConfig, import_set
 from storage.store import Store
 from tasks.config import PipelineConfig
 from tasks.statement_sets import import_statement_sets
@@ -45,3 +45,15 @@ def test_the_sample_sets_import_and_a_benchmark_set_joins_the_snapshot_benchmark
     assert len(claimed_proofs(store, ["nat-pset"])) == 11
     assert {r["set"] for r in training_statements(store)} == {"nat-pset"}
     assert {r["split"] for r in statements(store, ["mini-bench"])} == {"val", "test"}
+
+
+def test_a_benchmark_set_imported_from_the_shell_keeps_out_of_every_later_run(tmp_path, monkeypatch):
+    from tasks.benchmarks import register_benchmarks
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    store = Store.open(tmp_path / "home")
+    assert register_benchmarks(store, [], SnapshotSettings()) == SnapshotSettings()  # nothing: the id it had
+    import_set(store, StatementSetConfig(path=str(SETS / "mini-bench.jsonl"), benchmark=True))
+    import_set(store, StatementSetConfig(path=str(SETS / "nat-pset.jsonl")))
+    settings = register_benchmarks(store, [], SnapshotSettings())
+    assert settings.benchmarks == (set_meta(store, "mini-bench")["benchmark_fingerprint"],)
