@@ -50,7 +50,12 @@ def import_statements_cmd(
             "lean_version; repeat.",
         ),
     ] = None,
-    split: Annotated[Optional[str], typer.Option(help="Read one split of a hub dataset or saved DatasetDict.")] = None,
+    split: Annotated[
+        Optional[str],
+        typer.Option(
+            help="Read one split only (of a hub dataset or saved DatasetDict, or the rows whose split column says it): e.g. --split test for miniF2F-test."
+        ),
+    ] = None,
     lean_version: Annotated[Optional[str], typer.Option(help="The Lean version the set was written for.")] = None,
     mathlib_version: Annotated[Optional[str], typer.Option(help="The Mathlib version (tag or commit).")] = None,
     benchmark: Annotated[

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from storage.errors import InputError
 from storage.statement_sets.reader import StatementSetConfig, read_set
 
 DATA = Path(__file__).parent / "data"
@@ -213,3 +214,13 @@ def test_real_putnambench_files_with_their_toolchain():
     )
     assert got[0]["informal"].startswith("Given five points in a plane")
     assert all(g["split"] == "test" and g["statement"].endswith(":=") for g in got)
+
+
+def test_one_split_of_a_file_is_a_set_of_its_own():
+    got, meta = read(DATA / "deepseek_minif2f_excerpt.jsonl", split="test", benchmark=True)
+    assert meta["name"] == "deepseek_minif2f_excerpt-test" and [g["split"] for g in got] == ["test", "test"]
+    assert [g["row"] for g in got] == [4, 5]  # rows keep their place in the file
+    got, _ = read(DATA / "deepseek_minif2f_excerpt.jsonl", split="valid")
+    assert len(got) == 4
+    with pytest.raises(InputError, match="holds no row of split 'train'"):
+        read(DATA / "deepseek_minif2f_excerpt.jsonl", split="train")
