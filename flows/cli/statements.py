@@ -37,7 +37,7 @@ def import_statements_cmd(
     preset: Annotated[
         Optional[str],
         typer.Option(
-            help="deepseek, lean_grpo, putnambench, numina, goedel or table "
+            help="deepseek, lean_grpo, putnambench, putnam_jsonl, numina, goedel or table "
             "(default: the one whose columns the file has)."
         ),
     ] = None,
