@@ -25,10 +25,14 @@ from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
 from tasks.plan import Step
 from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
-from tasks.trainers.base import load_object
 
 from . import expert, ui
+from .prove import proving_step
 from .runtime import crashed
+
+# The run of each step evaluation declared in tasks/evaluations.py (signature there): a
+# declaration points down only, so the flow registers the flow-level step here.
+EVALUATION_RUNS = {"proving": proving_step}
 
 
 @flow(
@@ -190,7 +194,7 @@ def _step_evaluations(at: _Step, checkpoint: CheckpointRef, untried: dict) -> No
     for evaluation in EVALUATIONS:
         eval_settings = getattr(at.config.evaluation, evaluation.name)
         if eval_settings is not None and evaluation.applies(checkpoint):
-            result = load_object(evaluation.run)(
+            result = EVALUATION_RUNS[evaluation.name](
                 at.home,
                 eval_settings,
                 checkpoint,

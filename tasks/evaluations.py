@@ -8,10 +8,15 @@ declaration is the only place to add one: the config's `evaluation.<name>` secti
 (`PipelineConfig.validate_for_run`) and the curriculum's loop (flows/curriculum.py) all
 read `EVALUATIONS`.
 
+Its run is flow-level (it starts Prefect tasks), so it lives under flows/ and the flow
+registers it: `flows.curriculum.EVALUATION_RUNS[name]`, with this signature:
+
     run(home, settings, checkpoint: CheckpointRef, repo_ids, split_kind, run_id, step, step_repo_id) -> dict
         Evaluate the step's checkpoint on `repo_ids` and record its
-        metrics under `run_id` and `step`. It is a flow-level function (it may start Prefect
-        tasks), so it is named by an import string and lives under flows/.
+        metrics under `run_id` and `step`.
+
+A declaration names only what lies below it (tasks/, storage/): import strings in a
+declaration point down (tests/test_layering.py checks it).
 
 Importing this module imports no torch and no Prefect.
 """
@@ -28,12 +33,12 @@ from .trainers.base import load_object
 
 @dataclass(frozen=True)
 class EvaluationDef:
-    """One step evaluation: its config section, which checkpoints it takes, its checks and its run."""
+    """One step evaluation: its config section, which checkpoints it takes and its checks (the flow
+    registers its run: `flows.curriculum.EVALUATION_RUNS`)."""
 
     name: str  # the key under the config's `evaluation:` (null there turns it off, the default)
     settings: type[BaseModel]
     description: str  # the config field's description (the Prefect UI form shows it)
-    run: str  # "module:function" with the signature in the module docstring (under flows/)
     applies_to: str  # "module:function(checkpoint_ref) -> bool": which checkpoints it evaluates
     preflight: str | None = None  # "module:function(settings, field)": checks before any training
 
@@ -60,7 +65,6 @@ EVALUATIONS: tuple[EvaluationDef, ...] = (
         description="Proof search after the tactic generator trains: its checkpoint tries the theorems of "
         "`proving.splits` of every repository seen so far; pass@k per repository and split "
         "(tasks/proving/config.py, docs/proving.md). null: off.",
-        run="flows.prove:proving_step",
         applies_to="tasks.generate.checkpoint:is_tactic_generator",
         preflight="tasks.evaluations:check_proving",
     ),

@@ -11,6 +11,7 @@ PYTHONPATH=$PWD python -m pytest tests/test_layering.py -q
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,82 @@ def test_no_import_points_upward_and_prefect_stays_home():
 )
 def test_the_check_sees_a_planted_violation(rel, source, bad):
     assert bool(violations(source, rel)) is bad
+
+
+# An import string in a declaration ("package.module:attr", e.g. a registry's `preflight=`):
+# what `load_object` resolves at run time, invisible to the import check above.
+IMPORT_STRING = re.compile(r"^([A-Za-z_]\w*(?:\.\w+)*):([A-Za-z_]\w*)$")
+OWN = ("storage", "tasks", "flows")
+
+
+def import_strings(source: str) -> list[tuple[str, str, int]]:
+    """(module, attribute, line) of every string literal shaped "module:attr" naming one of our packages."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (m := IMPORT_STRING.match(node.value)):
+            if m[1].split(".")[0] in OWN:
+                found.append((m[1], m[2], node.lineno))
+    return found
+
+
+def string_violations(source: str, rel: str) -> list[str]:
+    """Import strings in the file at `rel` that point up (to flows/) or do not resolve (read, not imported)."""
+    out = []
+    for module, attr, line in import_strings(source):
+        where = f"{rel}:{line} names {module}:{attr}"
+        if module.split(".")[0] == "flows":
+            out.append(f"{where}, which points up to flows/")
+            continue
+        base = ROOT / Path(*module.split("."))
+        target = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+        if not target.is_file():
+            out.append(f"{where}: no module {module}")
+        elif attr not in top_level_names(target.read_text(encoding="utf-8")):
+            out.append(f"{where}: {module} defines no {attr}")
+    return out
+
+
+def top_level_names(source: str) -> set[str]:
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {a.asname or a.name for a in node.names}
+    return names
+
+
+def test_every_import_string_in_a_declaration_resolves_and_points_down():
+    found = []
+    for layer in ("storage", "tasks"):
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            found += string_violations(path.read_text(encoding="utf-8"), rel)
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source,bad",
+    [
+        ('X = dict(run="flows.prove:proving_step")', True),  # points up
+        ('X = dict(run="tasks.evaluations:no_such_function")', True),  # does not resolve
+        ('X = dict(run="tasks.no_such_module:f")', True),
+        ('X = dict(run="tasks.evaluations:check_proving")', False),
+        ('X = dict(run="tasks.lean:preflight")', False),  # a package's __init__
+        ('X = "trl:SFTConfig"', False),  # not ours: the trainers' checks resolve those
+        ('"""Groups like "benchmark:NAME" are not import strings."""', False),
+    ],
+)
+def test_the_string_check_sees_a_planted_violation(source, bad):
+    assert bool(string_violations(source, "tasks/x.py")) is bad
+
+
+def test_every_declared_evaluation_has_its_run_registered_by_the_flow():
+    from flows.curriculum import EVALUATION_RUNS
+    from tasks.evaluations import EVALUATIONS
+
+    assert set(EVALUATION_RUNS) == {e.name for e in EVALUATIONS}
+    assert all(run.__module__.startswith("flows.") for run in EVALUATION_RUNS.values())
