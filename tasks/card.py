@@ -17,15 +17,11 @@ from storage.ids import stable_hash
 from storage.metrics import COUNT_METRICS
 from storage.theorem_results import read_results
 
+from .formatting import markdown_table as _table
 from .ledger import backend_version, run_ledger, trainer_settings
 from .proving.summary import fmt_aggregate, proving_section
 
 CARD_FILE = "card.md"
-
-
-def _table(headers: list[str], rows: list[list]) -> list[str]:
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    return out + ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
 
 
 def _headline(rows: list[dict]) -> list[str]:

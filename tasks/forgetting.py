@@ -5,14 +5,8 @@ repository's value when learned, best and latest. The figures come from the cata
 
 from __future__ import annotations
 
-
-def _num(v) -> str:
-    return "" if v is None else f"{v:.3g}"
-
-
-def _table(headers: list[str], rows: list[list]) -> list[str]:
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    return out + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+from .formatting import markdown_table as _table
+from .formatting import number as _num
 
 
 def forgetting_section(per_repo: list[dict], summary: list[dict]) -> list[str]:

@@ -24,11 +24,12 @@ from storage.theorem_results import read_results
 from .card import contamination_section
 from .expert import report as expert_report
 from .forgetting import forgetting_section
+from .formatting import SIGNIFICANT_DIGITS, markdown_table
+from .formatting import row_interval as interval_text
 from .proving.summary import group_label, proving_section
 
 PLOT_FILE = "metrics.png"
 PLOT_ALT = "metrics across steps"
-SIGNIFICANT_DIGITS = 3
 
 
 def rounded(value):
@@ -126,20 +127,8 @@ def inline_plot(markdown: str, plot: str | Path | None) -> str:
     return markdown
 
 
-def interval_text(row: dict) -> str:
-    """The 95% interval of an aggregate, where one was computed."""
-    if row.get("ci_low") is None:
-        return ""
-    return f"[{row['ci_low']:.{SIGNIFICANT_DIGITS}g}, {row['ci_high']:.{SIGNIFICANT_DIGITS}g}]"
-
-
 def _table(headers: list[str], rows: list[list]) -> str:
-    def cell(v):
-        return f"{v:.{SIGNIFICANT_DIGITS}g}" if isinstance(v, float) else str(v)
-
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(out)
+    return "\n".join(markdown_table(headers, rows))
 
 
 def write_report(

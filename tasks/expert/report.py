@@ -12,6 +12,7 @@ from pathlib import Path
 
 from storage import atomic
 
+from ..formatting import markdown_table, number
 from .rounds import TRAINER  # noqa: F401  (tasks/report.py keeps round rows out of the step plot)
 
 PLOT_FILE = "expert-iteration.png"
@@ -45,12 +46,10 @@ def round_checkpoints(step_results: list[dict]) -> set[str]:
     return {r["trained_id"] for r in round_rows(step_results, []) if r["trained_id"]}
 
 
-def _fmt(value) -> str:
-    return "" if value is None else f"{value:.3g}" if isinstance(value, float) else str(value)
-
-
 def _pass_text(pass_k: dict) -> str:
-    return "; ".join(f"{split} " + ", ".join(f"{m}={v:.3g}" for m, v in ms.items()) for split, ms in pass_k.items())
+    return "; ".join(
+        f"{split} " + ", ".join(f"{m}={number(float(v))}" for m, v in ms.items()) for split, ms in pass_k.items()
+    )
 
 
 def summary_lines(step_results: list[dict], metric_rows: list[dict]) -> list[str]:
@@ -116,11 +115,12 @@ def section(step_results: list[dict], metric_rows: list[dict], folder: Path) -> 
         return []
     drawn = plot(rows, Path(folder) / PLOT_FILE)
     head = ["step", "round", "searched", "newly proved", "proved so far", "own share", "train loss", "pass@k"]
-    table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    cells_per_row = []
     for r in rows:
         cells = [r["step"], int(r["round"]), int(r["attempted"]), int(r["newly_proved"]), int(r["proved_so_far"])]
-        cells += [f"{r['own_share']:.0%}", _fmt(r.get("train_loss")), _pass_text(r["pass"]) or "not measured"]
-        table.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        cells += [f"{r['own_share']:.0%}", number(r.get("train_loss")), _pass_text(r["pass"]) or "not measured"]
+        cells_per_row.append(cells)
+    table = markdown_table(head, cells_per_row)
     parts = [
         "## Expert iteration",
         "",

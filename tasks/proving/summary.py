@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..formatting import interval, number
+from ..formatting import markdown_table as _md_table
+
 # What a pass rate measured by each checker can be compared to (issue 17, §4). Keyed by the
 # checker prefix of the metric's name (tasks/proving/evaluate.py: `pass_metric`).
 COMPARABLE_TO = {
@@ -69,16 +72,10 @@ def comparability_notes(metrics: list[str]) -> list[str]:
     return notes
 
 
-def _num(v) -> str:
-    return f"{v:.3g}"
-
-
 def fmt_aggregate(row: dict) -> str:
     """`value [low, high] (n=count)`; without an interval, `value (n=count)`."""
-    ci = ""
-    if row.get("ci_low") is not None and row.get("ci_high") is not None:
-        ci = f" [{_num(row['ci_low'])}, {_num(row['ci_high'])}]"
-    return f"{_num(row['value'])}{ci} (n={row['count']})"
+    ci = interval(row.get("ci_low"), row.get("ci_high"))
+    return f"{number(float(row['value']))}{' ' + ci if ci else ''} (n={row['count']})"
 
 
 def proving_lines(rows: list[dict], untried: list[dict] = (), names_shown: int = 10) -> list[str]:
@@ -116,11 +113,6 @@ def untried_sentence(untried: list[dict], names_shown: int = 5) -> str:
         more = f" and {len(names) - names_shown} more" if len(names) > names_shown else ""
         parts.append(f"{len(names)} {reason} ({', '.join(names[:names_shown])}{more})")
     return f"{len(untried)} theorems cannot be tried: " + "; ".join(parts)
-
-
-def _md_table(headers: list[str], rows: list[list]) -> list[str]:
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    return out + ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
 
 
 def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50) -> list[str]:
