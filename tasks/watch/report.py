@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from ..formatting import markdown_table
 from ..git import redact_url
 from .config import WatchedRepo
 from .outcome import Retraining
@@ -55,7 +56,7 @@ def summary_markdown(
     else:
         head = "## Nightly: nothing changed\n\nNo watched repository has a new commit; nothing was retrained.\n"
     changed_keys = {r.key for r, _ in changed}
-    lines = [head, "| repository | branch | newest commit | last processed | status |", "|---|---|---|---|---|"]
+    rows = []
     for c in checked:
         repo, last = c.repo, state.commit_of(c.repo)
         if c.error:
@@ -70,15 +71,16 @@ def summary_markdown(
             status = "new commit: retraining failed, not recorded"
         else:
             status = "new commit"
-        lines.append(
-            f"| {repo.label} (`{redact_url(repo.url_or_path)}`) | {repo.branch or 'HEAD'} | "
-            f"`{(c.commit or '-')[:12]}` | `{(last or '-')[:12]}` | {status} |"
+        rows.append(
+            [f"{repo.label} (`{redact_url(repo.url_or_path)}`)", repo.branch or "HEAD"]
+            + [f"`{(c.commit or '-')[:12]}`", f"`{(last or '-')[:12]}`", status]
         )
+    lines = [head, *markdown_table(["repository", "branch", "newest commit", "last processed", "status"], rows)]
     if retraining is not None and retraining.report:
         lines += ["", f"Curriculum report: `{retraining.report}`"]
     return "\n".join(lines) + "\n"
 
 
 def _cell(text: str) -> str:
-    """`text` on one line of a markdown table cell."""
-    return " ".join(text.replace("|", "\\|").split())[:500]
+    """`text` on one line, short enough for a table cell (the table escapes it: tasks/formatting.py)."""
+    return " ".join(text.split())[:500]
