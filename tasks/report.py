@@ -131,6 +131,11 @@ def _table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(markdown_table(headers, rows))
 
 
+def _section(title: str, headers: list[str], rows: list[list], *after: str) -> list[str]:
+    """A `## title` section holding one table, then `after` (its lines)."""
+    return [f"## {title}", "", _table(headers, rows), "", *after]
+
+
 def write_report(
     store, home: Path, name: str, run_id: str, steps: list[dict], step_results: list[dict], failures: list[dict]
 ) -> dict:
@@ -158,7 +163,7 @@ def write_report(
     parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
     parts += _proofs_section(_published(store, read_proofs(store, run_id)))
     if failures:
-        parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
+        parts += _section("Failures", ["source", "error"], [[f["source"], f["error"]] for f in failures])
     markdown = "\n".join(parts)
     atomic.write_text(folder / "report.md", markdown)
     return {
@@ -178,77 +183,65 @@ def _repositories_section(store, steps: list[dict]) -> list[str]:
         SELECT repo_id, count(*) AS theorems, sum(num_tactics) AS tactics FROM theorems GROUP BY repo_id""",
         ).to_pylist()
     }
-    return [
-        "## Repositories in curriculum order",
-        "",
-        _table(
-            ["step", "repository", "repo ids", "theorems", "traced tactics"],
+    return _section(
+        "Repositories in curriculum order",
+        ["step", "repository", "repo ids", "theorems", "traced tactics"],
+        [
             [
-                [
-                    s["step"],
-                    s["name"],
-                    ", ".join(s["repo_ids"]),
-                    sum(counts.get(r, {}).get("theorems", 0) for r in s["repo_ids"]),
-                    sum(counts.get(r, {}).get("tactics", 0) or 0 for r in s["repo_ids"]),
-                ]
-                for s in steps
-            ],
-        ),
-        "",
-    ]
+                s["step"],
+                s["name"],
+                ", ".join(s["repo_ids"]),
+                sum(counts.get(r, {}).get("theorems", 0) for r in s["repo_ids"]),
+                sum(counts.get(r, {}).get("tactics", 0) or 0 for r in s["repo_ids"]),
+            ]
+            for s in steps
+        ],
+    )
 
 
 def _steps_section(home: Path, step_results: list[dict]) -> list[str]:
-    return [
-        "## Steps",
-        "",
-        _table(
-            ["step", "trainer", "train", "evaluate", "train seconds", "step wall seconds", "checkpoint id", "notes"],
+    return _section(
+        "Steps",
+        ["step", "trainer", "train", "evaluate", "train seconds", "step wall seconds", "checkpoint id", "notes"],
+        [
             [
-                [
-                    s["step"],
-                    tr,
-                    t.get("train_state", ""),
-                    t.get("evaluate_state", ""),
-                    f"{t['seconds']:.1f}",
-                    f"{s.get('wall_seconds', 0.0):.1f}",
-                    f"`{Path(t['checkpoint']['path']).name}`",
-                    ("skipped: " + t["checkpoint"]["skipped"]) if t["checkpoint"].get("skipped") else "",
-                ]
-                for s in step_results
-                for tr, t in s["trainers"].items()
-            ],
-        ),
-        "",
+                s["step"],
+                tr,
+                t.get("train_state", ""),
+                t.get("evaluate_state", ""),
+                f"{t['seconds']:.1f}",
+                f"{s.get('wall_seconds', 0.0):.1f}",
+                f"`{Path(t['checkpoint']['path']).name}`",
+                ("skipped: " + t["checkpoint"]["skipped"]) if t["checkpoint"].get("skipped") else "",
+            ]
+            for s in step_results
+            for tr, t in s["trainers"].items()
+        ],
         f"Checkpoints are folders `<id>` under `{Path(home) / 'checkpoints'}/<trainer>/` (`dojoflow checkpoints`).",
         "",
-    ]
+    )
 
 
 def _metrics_section(rows: list[dict]) -> list[str]:
     if not rows:
         return []
-    return [
-        "## Metrics",
-        "",
-        _table(
-            ["step", "trainer", "repository", "split", "metric", "value", "95% CI", "n"],
+    return _section(
+        "Metrics",
+        ["step", "trainer", "repository", "split", "metric", "value", "95% CI", "n"],
+        [
             [
-                [
-                    r["step"],
-                    r["trainer"],
-                    group_label(r["repo"] or r["repo_id"], r),  # a benchmark's rows: its fingerprint
-                    r["split"],
-                    r["metric"],
-                    float(r["value"]),
-                    interval_text(r),
-                    r["count"],
-                ]
-                for r in rows
-            ],
-        ),
-        "",
-    ]
+                r["step"],
+                r["trainer"],
+                group_label(r["repo"] or r["repo_id"], r),  # a benchmark's rows: its fingerprint
+                r["split"],
+                r["metric"],
+                float(r["value"]),
+                interval_text(r),
+                r["count"],
+            ]
+            for r in rows
+        ],
+    )
 
 
 def _published(store, proofs: list[dict]) -> list[dict]:
@@ -276,7 +269,7 @@ def _proofs_section(proofs: list[dict]) -> list[str]:
                     p["full_name"],
                     p["checker"],
                     ", ".join(p["axioms"]) or "none",
-                    "`" + "; ".join(p["tactics"]).replace("|", "\\|") + "`",
+                    "`" + "; ".join(p["tactics"]) + "`",  # the table escapes a `|`
                 ]
                 for p in proofs
             ],

@@ -47,6 +47,13 @@ def test_the_expert_table_keeps_a_cell_one_cell(tmp_path):
     assert [cells(r) for r in rows] == [["S\\|1<br>x", "1", "2", "1", "1", "50%", "0.123", "not measured"]]
 
 
+def test_a_proof_holding_a_bar_is_escaped_once():
+    proof = {"repo": "R", "repo_id": "r", "split": "test", "purpose": "", "full_name": "T", "checker": "repl"}
+    lines = report._proofs_section([{**proof, "axioms": [], "tactics": ["rcases h with a | b", "simp"]}])
+    row = next(line for line in lines[-2].split("\n") if line.startswith("| R"))
+    assert cells(row)[-1] == "`rcases h with a \\| b; simp`"  # escaped once (by the table), not twice
+
+
 def test_numbers_and_intervals_are_written_one_way():
     assert (number(0.333333), number(None), number(12), number(1234.5)) == ("0.333", "", "12", "1.23e+03")
     assert interval(0.1, 0.4567) == "[0.1, 0.457]" and interval(None, 0.3) == ""
