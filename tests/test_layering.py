@@ -180,3 +180,39 @@ def test_every_declared_evaluation_has_its_run_registered_by_the_flow():
 
     assert set(EVALUATION_RUNS) == {e.name for e in EVALUATIONS}
     assert all(run.__module__.startswith("flows.") for run in EVALUATION_RUNS.values())
+
+
+def own_module_file(module: str) -> Path | None:
+    base = ROOT / Path(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def own_imports(module: str) -> set[str]:
+    """The modules of tasks/ and storage/ that `module` imports anywhere in its file (a
+    `from a.b import c` counts a.b, and a.b.c where c is a module)."""
+    path = own_module_file(module)
+    if path is None:
+        return set()
+    found = set()
+    for name, _ in imported_modules(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()):
+        parts = name.split(".")
+        if parts[0] in ("tasks", "storage"):
+            found |= {".".join(parts[:i]) for i in range(1, len(parts) + 1) if own_module_file(".".join(parts[:i]))}
+    return found
+
+
+def test_the_pipeline_config_is_a_root_nothing_it_imports_imports_it():
+    root, paths, todo = "tasks.config", {}, [("tasks.config", ["tasks.config"])]
+    circles = []
+    while todo:
+        module, path = todo.pop()
+        for dep in sorted(own_imports(module)):
+            if dep == root:
+                circles.append(" -> ".join([*path, dep]))
+            elif dep not in paths:
+                paths[dep] = path
+                todo.append((dep, [*path, dep]))
+    assert circles == [], "\n".join(circles)

@@ -136,18 +136,12 @@ class ProveConfig(BaseModel):
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "ProveConfig":
-        """A prove config, or a pipeline config: its `home` and `evaluation.proving` are used."""
+        """A prove config. A pipeline config's `evaluation.proving` is read by
+        `tasks.proving.sorry.prove_config_from_yaml` (the pipeline config is the root: nothing
+        it imports, this module included, imports it)."""
         from tasks.yaml_config import load_yaml_mapping
 
         raw = load_yaml_mapping(path, "examples/proving.yaml")
-        if isinstance(raw, dict) and {"evaluation", "trainers", "sources"} & set(raw):
-            from tasks.config import PipelineConfig  # a pipeline config, validated as one
-
-            pipeline = PipelineConfig.from_yaml(path)
-            if pipeline.evaluation.proving is None:
-                raise InputError(path, "has no `evaluation.proving` section", "add one (see examples/proving.yaml)")
-            # its benchmarks are the curriculum's evaluation sets: `dojoflow prove` tries `sorry` theorems
-            return cls(home=pipeline.home, proving=pipeline.evaluation.proving.model_copy(update={"benchmarks": []}))
         try:
             return cls.model_validate(raw or {})
         except ValidationError as e:

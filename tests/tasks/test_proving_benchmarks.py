@@ -116,6 +116,7 @@ def test_a_benchmark_the_snapshot_does_not_hold_or_the_config_does_not_declare_i
 
 def test_dojoflow_prove_takes_no_benchmarks_and_a_pipeline_configs_are_left_to_the_curriculum(tmp_path):
     from tasks.proving.config import ProveConfig
+    from tasks.proving.sorry import prove_config_from_yaml
 
     with pytest.raises(ValueError, match=r"proving.benchmarks=\['mini-bench'\] has no meaning here"):
         ProveConfig(proving={"backend": {"kind": "replay"}, "benchmarks": ["mini-bench"]})
@@ -124,4 +125,4 @@ def test_dojoflow_prove_takes_no_benchmarks_and_a_pipeline_configs_are_left_to_t
         f"sources: [{{sample: NatBasics}}]\nbenchmarks: [{{name: mini-bench, path: {MINI_BENCH}}}]\n"
         "evaluation: {proving: {backend: {kind: replay}, benchmarks: [mini-bench]}}\n"
     )
-    assert ProveConfig.from_yaml(pipeline).proving.benchmarks == []
+    assert prove_config_from_yaml(pipeline).proving.benchmarks == []
