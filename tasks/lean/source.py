@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 from storage.errors import InputError
-from storage.lean_text import parse_statement, quote_name
+from storage.lean_text import canonical_proof, parse_statement, quote_name
 from storage.sample import SAMPLE_REPOS, SAMPLE_ROOT
 
 from .backend import TheoremSpec
@@ -91,9 +91,19 @@ def sorry_command(theorem: TheoremSpec) -> str:
 
 
 def proof_command(theorem: TheoremSpec, proof: str) -> str:
-    """The declaration with `proof` as its tactic block, each line indented under `by`."""
-    body = "\n".join("  " + line if line.strip() else "" for line in proof.strip("\n").splitlines())
+    """The declaration with `proof` as its tactic block, each line indented under `by`.
+
+    Built from the proof's canonical text (`canonical_proof`: LeanTextError for any other), split
+    at LF only, as Lean splits lines: the lines the guard read are the lines Lean gets, each
+    two spaces further in (a line of spaces only is sent empty)."""
+    body = "\n".join(proof_lines(proof))
     return f"{parse_statement(theorem.statement).declaration()} := by\n{body}\n"
+
+
+def proof_lines(proof: str) -> list[str]:
+    """The proof's lines as sent under `by`: canonical text, split at LF, indented two spaces."""
+    text = canonical_proof(proof).strip("\n")
+    return ["  " + line if line.strip(" \t") else "" for line in text.split("\n")]
 
 
 def without_module_header(header: str) -> str:

@@ -35,11 +35,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from storage.lean_text import (
-    MAX_PROOF_CHARS,
     LeanTextError,
+    canonical_proof,
     check_file_path,
     check_name,
-    check_text,
     is_sorry,
     name_mismatch,
     parse_statement,
@@ -110,7 +109,7 @@ def bad_input(theorem: TheoremSpec, proof: str) -> str | None:
     see: a NUL, invalid UTF-8, a proof too long, a statement or name that does not parse), or None.
     Backends answer it as `ProofCheck.error`: an error verdict naming the input, no Lean run."""
     try:
-        check_text(proof, "the proof", MAX_PROOF_CHARS)
+        canonical_proof(proof)
     except LeanTextError as e:
         return f"bad input for {theorem.full_name[:120]!r}: {e}"
     return bad_theorem(theorem)

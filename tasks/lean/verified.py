@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import textwrap
 import threading
 import time
 import types
@@ -53,11 +52,14 @@ _FIELD_CLASSES = {"answers": "tasks.lean.verdict:LeanAnswers"}
 
 
 def normalise_proof(proof: str) -> str:
-    """The proof with only what Lean ignores taken out: line endings, trailing spaces, blank
-    lines and a common indentation (the backends indent the block under `by` themselves).
-    Indentation *within* the block is kept: it is Lean syntax (`·` and `case` blocks)."""
-    lines = [line.rstrip() for line in proof.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    return textwrap.dedent("\n".join(line for line in lines if line))
+    """The proof as Lean is sent it (`source.proof_lines`, without their indentation): its
+    canonical text, blank lines around it dropped and lines of spaces emptied. Nothing else is
+    folded: re-indenting or joining lines would change a string literal that spans lines, so two
+    proofs Lean reads differently could share an answer. LeanTextError for a non-canonical text
+    (which `key` never asks for: the guard refuses it)."""
+    from .source import proof_lines
+
+    return "\n".join(line[2:] for line in proof_lines(proof))
 
 
 def header_text(settings: BackendSettings, theorem: TheoremSpec) -> str:

@@ -60,9 +60,12 @@ def test_the_second_check_of_the_same_proof_never_reaches_the_double(store, theo
     first = verifier.check_proof(theorem, SQUARE_ADD)
     assert judge(first, SQUARE_ADD).proved and first.axioms == ("propext",)
     assert len(checks_sent(double)) == 1
-    # the same proof, laid out differently (CRLF, indentation, blank lines): Lean ignores that
-    again = verifier.check_proof(theorem, "\r\n    " + SQUARE_ADD.replace("\n", "\r\n    ") + "\n\n")
+    # the same proof with blank lines around it: Lean is sent the same command
+    again = verifier.check_proof(theorem, "\n" + SQUARE_ADD + "\n\n")
     assert again == first and judge(again, SQUARE_ADD).proved
+    # with CRLF line ends it is no canonical text: refused as bad input, never sent, never cached
+    crlf = verifier.check_proof(theorem, SQUARE_ADD.replace("\n", "\r\n"))
+    assert crlf.error is not None and "U+000D" in crlf.error
     assert len(checks_sent(double)) == 1
     assert verifier.stats.hits == 1 and verifier.stats.misses == 1
     verifier.flush()  # answers are written in batches
@@ -177,7 +180,8 @@ def test_the_cache_is_shared_by_search_and_rewards(store, theorems, double, veri
 @pytest.mark.parametrize(
     "a, b, same",
     [
-        ("simp\nomega", "  simp\r\n  omega\n\n", True),  # layout Lean ignores
+        ("simp\nomega", "\nsimp\nomega\n\n", True),  # blank lines around it: the same command
+        ("simp\nomega", "  simp\n  omega", False),  # re-indenting is not Lean's rule (strings span lines)
         ("simp\nomega", "simp omega", False),  # not the same text: one tactic with an argument
         ("constructor\n· simp\n· omega", "constructor\n· simp\n  · omega", False),  # indentation in the block is syntax
     ],
