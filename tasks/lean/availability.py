@@ -59,6 +59,8 @@ def contain(sandbox: SandboxSettings, memory_limit_mb: int | None, cpu_limit_s: 
         cpu_limit_s,
         tuple(sandbox.read_only_paths),
         tuple(sandbox.writable_paths),
+        sandbox.max_processes,
+        None if sandbox.max_answer_mb is None else int(sandbox.max_answer_mb * 1024 * 1024),
     )
 
 

@@ -221,7 +221,9 @@ class KiminaBackend:
         if answer is None or answer.get("error") is not None:
             why = "the server's reply has no result for it" if answer is None else server_reason(str(answer["error"]))
             if first_error is not None:
-                return ProofCheck(False, self.name, error=f"{first_error}; sent again: {why}")
+                # the server's own `error` field (its REPL timeout), never the words of a Lean message
+                timed_out = answer is not None and "timed out" in str(answer["error"])
+                return ProofCheck(False, self.name, error=f"{first_error}; sent again: {why}", timed_out=timed_out)
             try:
                 again = self._post([snippet.wire()], snippet.reuse).get(snippet.id)
             except ServerError as e:
