@@ -318,3 +318,19 @@ def test_the_ledger_never_guesses_the_rule_version_when_the_verdict_module_fails
     code = "import sys; sys.modules['tasks.lean.verdict'] = None; import tasks.ledger"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode != 0 and "tasks.lean.verdict" in run.stderr.splitlines()[-1], run.stderr[-500:]
+
+
+def test_a_huge_answer_is_stored_capped_and_once():
+    """Issue 27 §4: a proof can make Lean print megabytes; the cache stored every message twice
+    (the check's `messages` and each command's answer), whole. Now each is cut to
+    MAX_STORED_MESSAGE_CHARS and kept once (the answers), and the verdict read back is the same."""
+    from tasks.lean.verdict import Answer, Message, judge, proof_check
+    from tasks.lean.verified import MAX_STORED_MESSAGE_CHARS
+
+    flood = Message("error", "trace: " + "x" * 1_000_000, 2)
+    check = proof_check("repl", "T", Answer((flood,)))
+    data = check_to_json(check)
+    assert "messages" not in data and len(json.dumps(data)) < 2 * MAX_STORED_MESSAGE_CHARS
+    back = check_from_json(json.loads(json.dumps(data)))
+    assert back.messages and len(back.messages[0]) < MAX_STORED_MESSAGE_CHARS + 100
+    assert judge(back, "simp").status == judge(check, "simp").status == "rejected"
