@@ -81,8 +81,16 @@ def file_header(theorem: TheoremSpec, project: Path) -> str:
             "the store does not say where the theorem starts",
             "import a LeanDojo export that has theorem positions",
         )
-    lines = text.splitlines(keepends=True)
+    lines = lean_lines(text)
     return "".join(lines[: theorem.start[0] - 1])
+
+
+def lean_lines(text: str) -> list[str]:
+    """`text`'s lines, each with its LF, as Lean numbers them (`FileMap.ofString` breaks at LF only,
+    src/Lean/Data/Position.lean): `str.splitlines` also breaks at CR, U+2028 and others, and would
+    cut a file at another line than the one LeanDojo's `start` names."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def sorry_command(theorem: TheoremSpec) -> str:
@@ -109,7 +117,7 @@ def proof_lines(proof: str) -> list[str]:
 def without_module_header(header: str) -> str:
     """The file header with its `module` line left out: where Lean refuses `#print axioms` in a
     `module` (lean4#8174), its message says to do so to read a proof's axioms."""
-    lines = header.splitlines(keepends=True)
+    lines = lean_lines(header)
     return "".join(line for line in lines if line.split("--", 1)[0].strip() != "module")
 
 
@@ -147,7 +155,7 @@ def split_imports(header: str) -> tuple[list[str], str, bool]:
     A `module` / `prelude` header must stay where it is, so the caller is told."""
     imports: list[str] = []
     rest: list[str] = []
-    lines = header.splitlines(keepends=True)
+    lines = lean_lines(header)
     depth = 0  # nesting of /- ... -/ block comments
     for i, line in enumerate(lines):
         text = line.strip()
