@@ -35,10 +35,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from storage.lean_text import (
+    MAX_PROOF_CHARS,
     LeanTextError,
-    canonical_proof,
     check_file_path,
     check_name,
+    check_text,
     is_sorry,
     name_mismatch,
     parse_statement,
@@ -108,8 +109,9 @@ def bad_input(theorem: TheoremSpec, proof: str) -> str | None:
     """Why this theorem/proof pair cannot be sent to Lean at all (data or text Lean must not
     see: a NUL, invalid UTF-8, a proof too long, a statement or name that does not parse), or None.
     Backends answer it as `ProofCheck.error`: an error verdict naming the input, no Lean run."""
-    try:
-        canonical_proof(proof)
+    try:  # not text at all (invalid UTF-8, NUL, a control character, too long): bad input, an error;
+        # text whose reading may differ from Lean's (`canonical_proof`) is the guard's rejection
+        check_text(proof, "the proof", MAX_PROOF_CHARS)
     except LeanTextError as e:
         return f"bad input for {theorem.full_name[:120]!r}: {e}"
     return bad_theorem(theorem)

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 from storage.lean_lexer import lex
 from storage.lean_text import LeanTextError, canonical_proof
-from tasks.lean.backend import TheoremSpec
+from tasks.lean.backend import ProofCheck, TheoremSpec
 from tasks.lean.guard import forbidden_construct
 from tasks.lean.source import proof_command
-from tasks.lean.verdict import bad_input
+from tasks.lean.verdict import bad_input, judge
 
 THEOREM = TheoremSpec("t", "", "", "", "T", "theorem T (n : Nat) : n + 0 = n", None)
 
@@ -52,7 +52,10 @@ def test_the_guard_reads_every_byte_lean_is_sent_in_the_same_lines(text):
     except LeanTextError:
         # Refused: a rejection with its reason wherever the proof goes, never sent.
         assert any(c in REFUSED for c in text.replace("\r\n", "\r"))
-        assert forbidden_construct(text) is not None and bad_input(THEOREM, text) is not None
+        why = forbidden_construct(text)
+        assert why is not None and judge(ProofCheck(True, "repl"), text).status == "rejected"
+        # a control character (NUL, VT, FF, NEL) is also bad input: an error verdict naming it
+        assert bad_input(THEOREM, text) is None or "control character" in bad_input(THEOREM, text)
         with pytest.raises(LeanTextError):
             proof_command(THEOREM, text)
         return

@@ -63,9 +63,9 @@ def test_the_second_check_of_the_same_proof_never_reaches_the_double(store, theo
     # the same proof with blank lines around it: Lean is sent the same command
     again = verifier.check_proof(theorem, "\n" + SQUARE_ADD + "\n\n")
     assert again == first and judge(again, SQUARE_ADD).proved
-    # with CRLF line ends it is no canonical text: refused as bad input, never sent, never cached
+    # with CRLF line ends it is no canonical text: rejected with the reason, never sent, never cached
     crlf = verifier.check_proof(theorem, SQUARE_ADD.replace("\n", "\r\n"))
-    assert crlf.error is not None and "U+000D" in crlf.error
+    assert not crlf.accepted and "U+000D" in crlf.messages[0] and judge(crlf, SQUARE_ADD).status == "rejected"
     assert len(checks_sent(double)) == 1
     assert verifier.stats.hits == 1 and verifier.stats.misses == 1
     verifier.flush()  # answers are written in batches
