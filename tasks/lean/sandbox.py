@@ -45,7 +45,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 # Read-only system folders every sandbox sees (those that exist): programs, libraries, and
@@ -392,9 +392,10 @@ def main(argv: list[str]) -> None:
     set_limits(spec.limits.memory_limit_mb, spec.limits.cpu_limit_s)
     if spec.limits.bwrap is None:  # the explicit opt-out: lake itself, as it would run unsandboxed
         os.execvpe(command[0], command, env)
-    lean = args[:1] == ["env"]  # a Lean process: its answers are capped (a build's log is not an answer)
-    limits = spec.limits if lean else replace(spec.limits, answer_limit_bytes=None)
-    sys.exit(run_tied_to_parent_process(command, env, limits))
+    # A Lean process (`lake env`: the REPL, where proofs run) gets the tree caps and the answer cap;
+    # a build or a fetch (the repository's own code, run in parallel jobs) keeps per-process limits.
+    lean = args[:1] == ["env"]
+    sys.exit(run_tied_to_parent_process(command, env, spec.limits if lean else None))
 
 
 if __name__ == "__main__":
