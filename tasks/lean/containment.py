@@ -33,6 +33,7 @@ ANSWER_CAP_MARK = "dojoflow-launcher: "
 write: Lean's messages about a proof are in `messages`)."""
 
 CGROUP_ROOT = "/sys/fs/cgroup"
+PREFIX = "dojoflow-"  # a cgroup's name: PREFIX, the launcher's pid, a random suffix
 
 
 def oversized_answer(limit: int) -> bytes:
@@ -75,7 +76,9 @@ class Cgroup:
     def __init__(self, max_processes: int | None, memory_bytes: int | None):
         self.dirs: list[str] = []
         self.max_processes = max_processes
-        name = f"dojoflow-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        name = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        for parent in (_own_v1("pids"), _own_v1("memory"), _own_v2()):
+            sweep(parent)
         unified: dict[str, str] = {}  # what cgroup v1 could not take, for one cgroup v2 folder
         self.processes_capped = False
         if max_processes is not None:
@@ -112,19 +115,46 @@ class Cgroup:
 
     def close(self) -> None:
         for d in self.dirs:
-            for _ in range(50):
-                pids = _read_pids(d)
-                if not pids:
-                    break
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+            _remove(d)
+
+
+def sweep(parent: str | None) -> None:
+    """Remove the cgroups of launchers that are gone (a launcher killed with SIGKILL cannot
+    remove its own): `PREFIX<pid>-...` whose pid is no longer alive; what is left in one is killed."""
+    if parent is None or not os.path.isdir(parent):
+        return
+    for entry in os.listdir(parent):
+        if not entry.startswith(PREFIX):
+            continue
+        pid = entry[len(PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            _remove(os.path.join(parent, entry))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove(d: str) -> None:
+    for _ in range(50):
+        pids = _read_pids(d)
+        if not pids:
+            break
+        for pid in pids:
             try:
-                os.rmdir(d)
-            except OSError:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
                 pass
+    try:
+        os.rmdir(d)
+    except OSError:
+        pass
 
 
 def _read_pids(d: str) -> list[int]:

@@ -136,3 +136,22 @@ def test_no_pids_cgroup_is_left_behind(tmp_path):
     dirs = list(group.dirs)
     group.close()
     assert [d for d in dirs if os.path.exists(d)] == []
+
+
+def test_the_cgroup_of_a_killed_launcher_is_swept_by_the_next():
+    """A launcher killed with SIGKILL (LeanInteract kills the process tree) cannot remove its own
+    cgroup; the next launcher removes those whose launcher is gone."""
+    import subprocess
+
+    from tasks.lean import containment
+
+    parent = containment._own_v1("pids")
+    if parent is None or not os.access(parent, os.W_OK):
+        pytest.skip("no writable pids cgroup here")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    left = os.path.join(parent, f"{containment.PREFIX}{gone.pid}-test")
+    os.mkdir(left)
+    group = Cgroup(8, None)
+    group.close()
+    assert not os.path.exists(left)
