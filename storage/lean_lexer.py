@@ -65,6 +65,7 @@ _WHITESPACE = " \t\r\n"
 # (src/Lean/Parser/StrInterpolation.lean `isQuotableCharForStrInterpolant`).
 _QUOTABLE = "\\\"'rnt"
 _HEX = "0123456789abcdefABCDEF"
+_RAW_START = re.compile(r'r#*"')
 
 
 def _id_first(c: str) -> bool:
@@ -125,7 +126,7 @@ def _scan(text: str, i: int, out: list[Token], hole: bool) -> int:
                 raise _LexError("an unterminated «identifier» (it would swallow what follows)")
             out.append(Token("name", text[i:j], resolved_name(parts), i, j))
             i = j
-        elif c == "r" and re.match(r'r#*"', text[i:]):  # `isRawStrLitStart`, before identifiers
+        elif c == "r" and _RAW_START.match(text, i):  # `isRawStrLitStart`, before identifiers
             j = _raw_string_end(text, i)
             if j < 0:
                 raise _LexError("an unterminated raw string literal (it would swallow what follows)")
@@ -288,7 +289,7 @@ def _field_index_end(text: str, i: int) -> int:
 
 
 def _raw_string_end(text: str, i: int) -> int:
-    hashes = len(re.match(r"r(#*)", text[i:]).group(1))
+    hashes = len(_RAW_START.match(text, i).group()) - 2  # `rawStrLitFnAux`: r, the #s, then "
     close = '"' + "#" * hashes
     j = text.find(close, i + 2 + hashes)
     return -1 if j < 0 else j + len(close)
