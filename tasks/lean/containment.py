@@ -87,9 +87,11 @@ class Cgroup:
             self.processes_capped = pids is not None
             unified.update({} if pids else {"pids.max": str(max_processes)})
         if memory_bytes is not None:
-            memory = _make(_own_v1("memory"), name, {"memory.limit_in_bytes": str(memory_bytes)})
+            # RAM and, where swap is accounted, RAM + swap (else the kernel swaps instead of stopping it)
+            v1 = {"memory.limit_in_bytes": str(memory_bytes), "memory.memsw.limit_in_bytes": str(memory_bytes)}
+            memory = _make(_own_v1("memory"), name, v1, optional={"memory.memsw.limit_in_bytes"})
             self.dirs += [memory] if memory else []
-            unified.update({} if memory else {"memory.max": str(memory_bytes)})
+            unified.update({} if memory else {"memory.max": str(memory_bytes), "memory.swap.max": "0"})
         if unified:
             both = _make(_own_v2(), name, unified)
             self.dirs += [both] if both else []
@@ -192,8 +194,9 @@ def _own_v2() -> str | None:
     return CGROUP_ROOT + path.rstrip("/")
 
 
-def _make(parent: str | None, name: str, settings: dict[str, str]) -> str | None:
-    """A new cgroup under `parent` with `settings` written, or None where that is not allowed."""
+def _make(parent: str | None, name: str, settings: dict[str, str], optional=frozenset()) -> str | None:
+    """A new cgroup under `parent` with `settings` written (those in `optional` where the file
+    exists), or None where that is not allowed."""
     if parent is None:
         return None
     d = os.path.join(parent, name)
@@ -203,6 +206,8 @@ def _make(parent: str | None, name: str, settings: dict[str, str]) -> str | None
         return None
     try:
         for key, value in settings.items():
+            if key in optional and not os.path.exists(os.path.join(d, key)):
+                continue
             with open(os.path.join(d, key), "w") as f:
                 f.write(value)
     except OSError:

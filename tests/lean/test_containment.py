@@ -155,3 +155,39 @@ def test_the_cgroup_of_a_killed_launcher_is_swept_by_the_next():
     group = Cgroup(8, None)
     group.close()
     assert not os.path.exists(left)
+
+
+@pytest.mark.parametrize("capped", [True, False])
+def test_the_trees_total_memory_is_capped_not_only_each_process(store, theorems, tmp_path, monkeypatch, capped):
+    """Four processes of 120 MiB each: each fits RLIMIT_AS (memory_limit_mb 400), together they pass
+    the tree's cap (the same 400 MiB, a memory cgroup): not all of them finish. With
+    `memory_limit_mb: null` (no cap at all) all four do, so the capped case can fail."""
+    from tasks.lean import containment
+
+    if capped and containment._own_v1("memory") is None and containment._own_v2() is None:
+        pytest.skip("no memory cgroup here")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    double = make_repl_double(tmp_path / "double")
+    args = [sys.executable, str(PAYLOAD), "--mode", "memory", "--most", "4", "--mb", "120"]
+    (double.repl_path / ".lake" / "build" / "bin" / "repl").write_text(
+        "#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in args) + "\n"
+    )
+    settings = BackendSettings(
+        kind="repl",
+        repl=double.options(),
+        work_dir=str(tmp_path / "work"),
+        memory_limit_mb=400 if capped else None,
+        sandbox=double.sandbox(),
+    )
+    backend = open_backend(settings, store)
+    try:
+        check = backend.check_proof(theorems["NatBasics.square_add"], "rfl")
+    finally:
+        backend.close()
+    done = [p.read_text().count("ok") for p in (tmp_path / "work").glob("processes/*/containment-memory.txt")]
+    assert done, "the payload never ran"
+    assert check.error is not None and not check.accepted
+    if capped:
+        assert all(n < 4 for n in done), done  # the tree's cap held: 4 x 120 MiB never all resident
+    else:
+        assert all(n == 4 for n in done), done
