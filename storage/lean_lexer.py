@@ -142,6 +142,9 @@ def _scan(text: str, i: int, out: list[Token], hole: bool) -> int:
             j, parts = _ident(text, i + 1)
             out.append(Token("command", text[i:j], "#" + ".".join(parts), i, j))
             i = j
+        elif text.startswith(_PREIMAGE, i) and _preimage_is_safe(text, i + len(_PREIMAGE)):
+            out.append(Token("symbol", _PREIMAGE, start=i, end=i + len(_PREIMAGE)))
+            i += len(_PREIMAGE)
         else:
             sym = next((s for s in _SYMBOLS if text.startswith(s, i)), c)
             if hole and sym == "}" and depth == 0:
@@ -153,6 +156,30 @@ def _scan(text: str, i: int, out: list[Token], hole: bool) -> int:
     if hole:
         raise _LexError("an unterminated interpolated string (it would swallow what follows)")
     return i
+
+
+_PREIMAGE = "⁻¹'"
+
+
+def _preimage_is_safe(text: str, j: int) -> bool:
+    """Whether `⁻¹'` (Mathlib's preimage, `f ⁻¹' s`) may be read as one token. With Mathlib's
+    tokens it is one; without them Lean reads `⁻¹` and then a char literal `' X` that fails after
+    X (`charLitFnAux`) and resumes parsing there. Read as a token only where both readings go
+    on alike: one space, then `(` or an identifier without `'`, after whose first character
+    Lean's resumed reading meets nothing ours does not."""
+    if text[j : j + 1] != " " or j + 1 >= len(text):
+        return False
+    c = text[j + 1]
+    if c == "(":
+        return True
+    if not _id_first(c):
+        return False
+    k = j + 1
+    while k < len(text) and (_id_rest(text[k]) or (text[k] == "." and k + 1 < len(text) and _id_first(text[k + 1]))):
+        if text[k] == "'":
+            return False
+        k += 1
+    return True
 
 
 def _block_comment(text: str, i: int) -> int:

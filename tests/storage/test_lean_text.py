@@ -79,6 +79,8 @@ def test_sorry_mask_agrees_with_is_sorry():
         ('exact s!"{IO.getEnv x}"', ["exact", "s!", "IO.getEnv", "x"]),  # an interpolation hole is code
         ('exact s! "{IO.getEnv x}"', ["exact", "s!", "IO.getEnv", "x"]),  # with a space too (no `noWs`)
         ('exact id "{IO.getEnv x}"', ["exact", "id", "IO.getEnv", "x"]),  # any `{` in a string: read as code
+        ("exact (h : f ⁻¹' s ⊆ t)", ["exact", "h", "f", "s", "t"]),  # Mathlib's preimage, where both readings agree
+        ("simp [f ⁻¹' (s ∩ t)]", ["simp", "f", "s", "t"]),
     ],
 )
 def test_lexer_reads_identifiers_as_lean_does(text, names):
@@ -94,6 +96,8 @@ def test_lexer_reads_identifiers_as_lean_does(text, names):
         's!"{x"',
         's!"{IO.getEnv "HOME"}"',  # plain and interpolated readings end at different quotes
         "exact 'x-- y",  # a broken char literal: Lean resumes reading after `'x-`
+        "exact f ⁻¹' -- #exit",  # without Mathlib's tokens `⁻¹'` is `⁻¹` and a broken char literal
+        "exact f ⁻¹' s'-- #exit",
         "exact 1e-- y",  # a number missing its exponent: Lean resumes after `1e-`
         "exact 0x-- y",
         'exact "\\q"',  # an invalid escape
