@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from .lean_lexer import SORRY_NAMES, Lexed, Token, is_command, is_sorry, lex
@@ -43,6 +44,7 @@ __all__ = [
     "Token",
     "check_file_path",
     "check_name",
+    "canonical_proof",
     "check_text",
     "control_problem",
     "declared_name",
@@ -105,6 +107,67 @@ def check_text(text, what: str, limit: int) -> str:
     if problem:
         raise LeanTextError(f"{what} {problem}", "remove it")
     return text
+
+
+# Characters a proof may not hold, whatever Lean would make of them. Lean ends a line (and a
+# `--` comment) at LF only (src/Lean/Parser/Basic.lean `whitespace`: `takeUntilFn (· = '\n')`),
+# reads space, tab, CR and LF as whitespace (`Char.isWhitespace`) and refuses an isolated CR;
+# Python, editors and readers also break lines at CR, VT, FF, NEL, U+2028 and U+2029
+# (`str.splitlines`), and bidi and other format controls (category Cf, the BOM among them)
+# change what a reader sees without changing what Lean reads. Any of them would let one reading
+# of a proof differ from Lean's, so a proof holding one is refused, never repaired.
+_LINE_BREAKS = {
+    "\r": "CR",
+    "\x0b": "VT",
+    "\x0c": "FF",
+    "\x85": "NEL",
+    "\u2028": "LINE SEPARATOR",
+    "\u2029": "PARAGRAPH SEPARATOR",
+}
+
+
+def canonical_proof(text, what: str = "the proof", limit: int = MAX_PROOF_CHARS) -> str:
+    """The one text a proof or tactic is judged and sent as, or LeanTextError with the reason.
+
+    The text is returned unchanged (canonical means: refused unless already so): UTF-8, at most
+    `limit` characters, lines ended by LF only, and no NUL, other control character, BOM,
+    bidi or other format control (Unicode category Cf), nor any space but U+0020 and tab (a
+    no-break or ideographic space is no whitespace to Lean). Every reader downstream (the guard,
+    the sorry check, the statement check, the rewards, the command sent to Lean) reads this
+    text and splits it at "\\n" only.
+
+    >>> canonical_proof("intro n\\n  simp")
+    'intro n\\n  simp'
+    >>> canonical_proof("simp -- x\\u2028#exit")
+    Traceback (most recent call last):
+    storage.lean_text.LeanTextError: the proof holds a line break Lean does not read as one (U+2028 LINE SEPARATOR); end lines with LF only
+    """
+    text = check_text(text, what, limit)
+    if text.isascii():
+        bad = next((c for c in text if c in "\r\x0b\x0c"), None)
+    else:
+        bad = next((c for c in text if c in _LINE_BREAKS or _unseen(c)), None)
+    if bad is None:
+        return text
+    if bad in _LINE_BREAKS:
+        raise LeanTextError(
+            f"{what} holds a line break Lean does not read as one (U+{ord(bad):04X} {_LINE_BREAKS[bad]})",
+            "end lines with LF only",
+        )
+    name = unicodedata.name(bad, unicodedata.category(bad))
+    raise LeanTextError(
+        f"{what} holds U+{ord(bad):04X} ({name}), which Lean does not read as a reader sees it",
+        "remove it (spaces are U+0020, lines end with LF)",
+    )
+
+
+def _unseen(c: str) -> bool:
+    """A format control (Cf: bidi controls, zero-width characters, the BOM), a surrogate, or a
+    separator other than U+0020 (no-break, em, ideographic space; line and paragraph separators)."""
+    if c.isascii():
+        return False
+    cat = unicodedata.category(c)
+    return cat in ("Cf", "Cs", "Zl", "Zp") or (cat == "Zs" and c != " ")
 
 
 # Lean 4's identifier characters: Lean.isLetterLike, isSubScriptAlnum, isIdFirst and

@@ -59,7 +59,11 @@ class RewardSettings(BaseModel):
         description="Reward of a tactic that finishes the proof, or of a whole proof that "
         "the verdict rule says proved.",
     )
-    valid_step: float = Field(0.1, description="lean_tactic: reward of a valid tactic that changes the proof state.")
+    valid_step: float = Field(
+        0.1,
+        description="lean_tactic: not paid: a step that changes the state without finishing the proof is no proof "
+        "(issue 27); kept so configs and presets that set it load.",
+    )
     goal_drop_bonus: float = Field(
         0.1,
         description="lean_tactic: not paid: a goal closed in an unfinished proof is paid only through "
@@ -71,13 +75,15 @@ class RewardSettings(BaseModel):
         description="Reward of a tactic or proof Lean rejects (≤ 0); also "
         "what a completion the guard refuses (sorry, new axiom, forbidden construct) gets.",
     )
-    timeout_penalty: float = Field(-0.05, le=0.0, description="Reward of a tactic or proof that timed out (≤ 0).")
+    timeout_penalty: float = Field(
+        -0.05, le=0.0, description="Reward of a tactic or proof on which the backend's own time limit ran out (≤ 0)."
+    )
     partial_credit: bool = Field(
         False,
-        description="lean_proof: when a proof is not accepted, pay partial_step for "
-        "each tactic that ran before the first error.",
+        description="lean_proof: when Lean finds an error in a proof, pay partial_step for "
+        "each goal Lean reports closed before the first error (never per tactic or line).",
     )
-    partial_step: float = Field(0.02, ge=0.0, description="lean_proof: partial credit per tactic that ran.")
+    partial_step: float = Field(0.02, ge=0.0, description="lean_proof: partial credit per goal Lean reports closed.")
     overlong_buffer: int = Field(
         0,
         ge=0,

@@ -120,6 +120,19 @@ class SandboxSettings(BaseModel):
         description="CPU seconds each Lean process may use over its life (RLIMIT_CPU); a REPL that reaches it "
         "is killed and replaced like a crashed one. null: none.",
     )
+    max_processes: int | None = Field(
+        1024,
+        ge=16,
+        description="Processes and threads the whole sandboxed tree of one Lean process may hold (a pids cgroup; "
+        "RLIMIT_NPROC where no cgroup can be made and Dojoflow does not run as root); a fork bomb then ends "
+        "as an error verdict. null: none.",
+    )
+    max_answer_mb: float | None = Field(
+        64.0,
+        gt=0,
+        description="The largest answer a Lean process may write for one command, MiB; a longer one is not read: "
+        "the process is stopped and the check is an error naming the reason. null: no cap.",
+    )
     read_only_paths: list[str] = Field(
         default_factory=list,
         description="More paths a Lean process may read (besides the system folders, the toolchain and the project).",

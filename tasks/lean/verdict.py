@@ -50,7 +50,7 @@ from .backend import ProofCheck, TheoremSpec
 from .guard import DEFAULT_ALLOWED_AXIOMS, forbidden_construct, parse_print_axioms
 from .repl_answers import MODULE_REFUSAL
 
-RULE_VERSION = "verdict-2026-11-24.2"
+RULE_VERSION = "verdict-2026-11-27.1"
 """The version of the rule below; a verification cache keys its verdicts on it."""
 
 SORRY_WARNINGS = (
@@ -109,7 +109,8 @@ def bad_input(theorem: TheoremSpec, proof: str) -> str | None:
     """Why this theorem/proof pair cannot be sent to Lean at all (data or text Lean must not
     see: a NUL, invalid UTF-8, a proof too long, a statement or name that does not parse), or None.
     Backends answer it as `ProofCheck.error`: an error verdict naming the input, no Lean run."""
-    try:
+    try:  # not text at all (invalid UTF-8, NUL, a control character, too long): bad input, an error;
+        # text whose reading may differ from Lean's (`canonical_proof`) is the guard's rejection
         check_text(proof, "the proof", MAX_PROOF_CHARS)
     except LeanTextError as e:
         return f"bad input for {theorem.full_name[:120]!r}: {e}"
@@ -171,8 +172,15 @@ def decide(answers: LeanAnswers, allowed_axioms=DEFAULT_ALLOWED_AXIOMS, checker:
     if late:  # e.g. a proof that does not parse, reported where the next command starts
         return Verdict("rejected", f"Lean reports an error: {late[0]}")
     axioms = read_axioms(answers.constant, answers.axioms)
-    if axioms is None:  # nothing established either way: no verdict (no penalty, no reward)
-        return Verdict("error", f"`#print axioms {answers.constant}` gave no axiom list for it")
+    if axioms is None and any(m.text.startswith(MODULE_REFUSAL) for m in answers.axioms.messages):
+        return Verdict("error", f"`#print axioms {answers.constant}` was refused in a `module`")
+    if axioms is None:
+        # Lean answered the proof command and then not the checks after it: the proof stopped
+        # them (`#exit` ends the file's elaboration, src/Lean/Elab/Frontend.lean). A rejection,
+        # paid as one, never "no verdict" (issue 27 §3).
+        return Verdict(
+            "rejected", f"`#print axioms {answers.constant}` gave no axiom list for it: the proof stopped Lean's checks"
+        )
     outside = [a for a in axioms if a not in set(allowed_axioms)]
     if outside:
         return Verdict("rejected", f"depends on axioms outside the allow-list: {', '.join(outside)}", axioms)
