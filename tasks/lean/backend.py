@@ -53,6 +53,7 @@ class ProofCheck:
     axioms: tuple[str, ...] = ()  # from `#print axioms` (empty when not available)
     error: str | None = None  # infrastructure failure or bad input (nothing was checked): not a rejection
     answers: object | None = None  # tasks.lean.verdict.LeanAnswers: Lean's answer per command; None if unknown
+    gold: object | None = None  # tasks.lean.gold.GoldResult: comparator's kernel replay; None: not run
 
 
 @runtime_checkable

@@ -49,7 +49,7 @@ from .guard import forbidden_construct, judge
 log = logging.getLogger(__name__)
 
 # ProofCheck fields typed loosely (to avoid an import cycle) and the class their JSON decodes to.
-_FIELD_CLASSES = {"answers": "tasks.lean.verdict:LeanAnswers"}
+_FIELD_CLASSES = {"answers": "tasks.lean.verdict:LeanAnswers", "gold": "tasks.lean.gold:GoldResult"}
 
 
 def normalise_proof(proof: str) -> str:
@@ -296,6 +296,12 @@ def open_verifier(settings: BackendSettings, store) -> LeanBackend:
     from .registry import get
 
     backend = open_backend(settings, store)
-    if not settings.verification_cache or store is None or get(settings.kind).lower_bound:
-        return backend
-    return VerifiedBackend(backend, store, lambda theorem: header_text(settings, theorem))
+    if get(settings.kind).lower_bound:
+        return backend  # replay: traced data, no Lean to replay (its verdicts say `replay`)
+    if settings.verification_cache and store is not None:
+        backend = VerifiedBackend(backend, store, lambda theorem: header_text(settings, theorem))
+    from .registry import gold_checker
+
+    # Every proof the fast backend accepts is replayed by the gold checker before it counts
+    # (tasks/lean/gold_backend.py); where it cannot run, proofs are named elaborator-checked.
+    return gold_checker().open(backend, settings, store)
