@@ -130,7 +130,6 @@ class SandboxSettings(BaseModel):
     )
 
 
-
 class GoldSettings(BaseModel):
     """The gold-standard check (tasks/lean/gold.py): leanprover/comparator replays, in a fresh
     kernel, every proof the fast backend accepted, before it counts. See docs/lean-backends.md
@@ -217,7 +216,7 @@ class BackendSettings(BaseModel):
     gold: GoldSettings = Field(
         default_factory=GoldSettings,
         description="The gold-standard check: comparator's kernel replay of every accepted proof (on by default "
-        "where installed; docs/lean-backends.md, \"Verdict levels\").",
+        'where installed; docs/lean-backends.md, "Verdict levels").',
     )
     verification_cache: bool = Field(
         True,

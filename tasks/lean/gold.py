@@ -172,27 +172,45 @@ def read_outcome(returncode: int, stdout: str, stderr: str, sandbox: str = "") -
     output = (stdout + ("\n" if stdout and stderr else "") + stderr)[-OUTPUT_CAP:]
     kernels = tuple(k for k in ("nanoda",) if f"{k} kernel accepts the solution" in stdout)
     if returncode == 0 and OK_LINE in stdout:
-        return GoldResult("accepted", "accepted", "comparator accepts: same statement, permitted axioms, "
-                          "replayed by the kernel", kernels=kernels + ("lean",), output=output, sandbox=sandbox)
+        return GoldResult(
+            "accepted",
+            "accepted",
+            "comparator accepts: same statement, permitted axioms, replayed by the kernel",
+            kernels=kernels + ("lean",),
+            output=output,
+            sandbox=sandbox,
+        )
     if returncode == 0:
-        return GoldResult("error", "infrastructure", "comparator exited 0 without its success line",
-                          output=output, sandbox=sandbox)
+        return GoldResult(
+            "error", "infrastructure", "comparator exited 0 without its success line", output=output, sandbox=sandbox
+        )
     thrown = _thrown(stderr)
     if returncode == 1 and thrown is not None:
         for category, markers in (("comparison", COMPARISON), ("axioms", AXIOMS)):
             if any(m in thrown for m in markers):
                 return GoldResult("rejected", category, thrown, output=output, sandbox=sandbox)
         if any(m in stdout for m in KERNEL):
-            return GoldResult("rejected", "kernel", f"the kernel rejects the solution: {thrown}",
-                              output=output, sandbox=sandbox)
+            return GoldResult(
+                "rejected", "kernel", f"the kernel rejects the solution: {thrown}", output=output, sandbox=sandbox
+            )
         step = _last_step(stdout)
         if thrown.startswith("Child exited with") and step == "Building Solution":
-            return GoldResult("rejected", "solution_build", "the solution does not build in a fresh "
-                              f"`lake build` ({thrown})", output=output, sandbox=sandbox)
+            return GoldResult(
+                "rejected",
+                "solution_build",
+                f"the solution does not build in a fresh `lake build` ({thrown})",
+                output=output,
+                sandbox=sandbox,
+            )
         if thrown.startswith("Child exited with") and step == "Building Challenge":
-            return GoldResult("error", "challenge", f"the challenge (the stored statement with `sorry`) does not "
-                              f"build ({thrown}): bad input, or the toolchain or sandbox failed", output=output,
-                              sandbox=sandbox)
+            return GoldResult(
+                "error",
+                "challenge",
+                f"the challenge (the stored statement with `sorry`) does not "
+                f"build ({thrown}): bad input, or the toolchain or sandbox failed",
+                output=output,
+                sandbox=sandbox,
+            )
         return GoldResult("error", "infrastructure", f"comparator failed: {thrown}", output=output, sandbox=sandbox)
     why = f"killed by signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
     return GoldResult("error", "infrastructure", f"comparator crashed ({why})", output=output, sandbox=sandbox)
@@ -210,14 +228,18 @@ def _last_step(stdout: str) -> str:
     return steps[-1] if steps else ""
 
 
-def run_comparator(
-    argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, sandbox: str
-) -> GoldResult:
+def run_comparator(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, sandbox: str) -> GoldResult:
     """Run comparator once (its own process group, killed whole on timeout) and read its outcome."""
     try:
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True, errors="replace",
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            errors="replace",
         )
     except OSError as e:
         return GoldResult("error", "infrastructure", f"comparator could not start: {e}", sandbox=sandbox)
@@ -226,8 +248,13 @@ def run_comparator(
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         stdout, stderr = proc.communicate()
-        return GoldResult("error", "infrastructure", f"comparator timed out after {timeout_s:g} s",
-                          output=(stdout + stderr)[-OUTPUT_CAP:], sandbox=sandbox)
+        return GoldResult(
+            "error",
+            "infrastructure",
+            f"comparator timed out after {timeout_s:g} s",
+            output=(stdout + stderr)[-OUTPUT_CAP:],
+            sandbox=sandbox,
+        )
     return read_outcome(proc.returncode, stdout[-10 * OUTPUT_CAP :], stderr[-10 * OUTPUT_CAP :], sandbox)
 
 

@@ -32,8 +32,15 @@ from storage.verification_cache import CachedAnswer, CacheKey, sync
 
 from .backend import LeanBackend, ProofCheck, TheoremSpec
 from .config import BackendSettings
-from .gold import ELABORATOR_CHECKED, GOLD_RULE_VERSION, KERNEL_REPLAYED, GoldResult, gold_check
-from .gold import comparator_config, run_comparator
+from .gold import (
+    ELABORATOR_CHECKED,
+    GOLD_RULE_VERSION,
+    KERNEL_REPLAYED,
+    GoldResult,
+    comparator_config,
+    gold_check,
+    run_comparator,
+)
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +241,12 @@ class GoldBackend:
                 toolchain = None
         toolchain = toolchain or f"unknown toolchain of {theorem.url}@{theorem.commit}"
         return CacheKey(
-            toolchain, stable_hash(header, 32), theorem.statement, normalise_proof(proof), self.rule_version, "comparator"
+            toolchain,
+            stable_hash(header, 32),
+            theorem.statement,
+            normalise_proof(proof),
+            self.rule_version,
+            "comparator",
         )
 
     def _gold_result(self, theorem: TheoremSpec, proof: str) -> GoldResult:

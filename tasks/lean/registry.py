@@ -166,7 +166,6 @@ def _builtin() -> None:
         )
     )
 
-
     from .config import GoldSettings
 
     _GOLD["comparator"] = GoldDef(
