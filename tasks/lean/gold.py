@@ -98,7 +98,7 @@ def challenge_problem(statement: str, full_name: str) -> str | None:
     except LeanTextError as e:
         return f"comparator cannot take it as a challenge: {e}"
     name = gold_name(TheoremSpec("", "", "", "", full_name, statement))
-    if any("." in p or "«" in p or "»" in p for p in split_name(name)) or "«" in name:
+    if any("." in p or "«" in p or "»" in p for p in split_name(full_name)) or "«" in full_name:
         return (
             f"comparator cannot take it as a challenge: its name {name!r} needs «» quoting, and comparator "
             "reads theorem names with String.toName, which splits at every dot"

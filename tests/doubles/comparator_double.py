@@ -102,8 +102,11 @@ def module_path(module: str) -> str:
     return "/".join(a or b for a, b in parts) + ".lean"
 
 
-def build_and_export(cwd: Path, module: str, targets: list[str]) -> None:
+def build_and_export(cwd: Path, module: str, targets: list[str], fails: str | None = None) -> None:
     print(f"Building {module}", flush=True)
+    if fails is not None:
+        print(f"error: {fails}", file=sys.stderr)
+        raise Thrown("Child exited with 1")
     (cwd / ".lake").mkdir(exist_ok=True)
     path = module_path(module)
     # Stands in for `lake build`: the module readable, its build written under .lake.
@@ -148,15 +151,15 @@ def judge(cwd: Path, config: dict) -> None:
 
 
 def build_solution(cwd: Path, config: dict, text: str, solution: dict) -> None:
-    build_and_export(cwd, config["solution_module"], config["theorem_names"])
+    fails = None
     for target in config["theorem_names"]:
         found = find(solution, target)
         if found and re.search(r"\bdecide\b", found[2]) and ("(" in found[1].split(":")[0] or "∀" in found[1]):
             # `decide` needs a Decidable instance of the statement (Lean src/Lean/Elab/Tactic/ElabTerm.lean,
             # evalDecide: "failed to synthesize Decidable"); a ∀ over Nat or Prop has none, so a fresh
             # `lake build` (no cached auxiliary lemma, adversarial-classes.md rows 2-3) fails.
-            print("error: failed to synthesize Decidable", file=sys.stderr)
-            raise Thrown("Child exited with 1")
+            fails = "failed to synthesize Decidable"
+    build_and_export(cwd, config["solution_module"], config["theorem_names"], fails)
 
 
 def uses(text: str, name: str) -> bool:
