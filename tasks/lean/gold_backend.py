@@ -170,26 +170,107 @@ def gold_source(settings: BackendSettings, theorem: TheoremSpec) -> tuple[str, P
     return file_header(theorem, project), project
 
 
-class GoldBackend:
-    """`backend` whose accepted proofs are replayed by comparator before they count (module docstring)."""
+class GoldGate:
+    """Replays what the fast backend accepted (module docstring); `attach` is the one entry. Used by
+    the verification cache's backend (tasks/lean/verified.py) and, without a cache, by GoldBackend."""
 
-    def __init__(self, backend: LeanBackend, settings: BackendSettings, store, active: bool, runner=None):
-        self.backend = backend
+    def __init__(self, settings: BackendSettings, store, active: bool, runner=None):
         self.settings = settings
         self.store = store
         self.active = active
         self.level = KERNEL_REPLAYED if active else ELABORATOR_CHECKED
         self.runner = runner if runner is not None or not active else ComparatorRunner(settings)
-        self.stats = {"gold_runs": 0, "gold_hits": 0, "passed_through": 0}
+        self.gold_stats = {"gold_runs": 0, "gold_hits": 0, "passed_through": 0}
         self._known: dict[str, dict] | None = None
         self._lock = threading.Lock()
 
+    def attach(self, theorem: TheoremSpec, proof: str, check: ProofCheck) -> ProofCheck:
+        """`check` with comparator's answer attached, where the fast verdict is `proved`."""
+        from .verdict import fast_judge
+
+        if not self.active or fast_judge(check, proof, tuple(self.settings.allowed_axioms)).status != "proved":
+            self.gold_stats["passed_through"] += 1
+            return check
+        return dataclasses.replace(check, gold=self._gold_result(theorem, proof))
+
+    @property
+    def gold_rule_version(self) -> str:
+        """The gold rule, the allowed axioms and the kernels: what else comparator's answer depends on."""
+        axioms = ",".join(sorted(self.settings.allowed_axioms))
+        return f"{GOLD_RULE_VERSION}|axioms={axioms}|nanoda={self.settings.gold.nanoda}"
+
+    def gold_key(self, theorem: TheoremSpec, header: str, proof: str) -> CacheKey:
+        from .verified import normalise_proof
+
+        toolchain = None
+        if self.store is not None and theorem.repo_id:
+            try:
+                toolchain = self.store.repository(theorem.repo_id).get("lean_version")
+            except InputError:
+                toolchain = None
+        toolchain = toolchain or f"unknown toolchain of {theorem.url}@{theorem.commit}"
+        return CacheKey(
+            toolchain,
+            stable_hash(header, 32),
+            theorem.statement,
+            normalise_proof(proof),
+            self.gold_rule_version,
+            "comparator",
+        )
+
+    def _gold_result(self, theorem: TheoremSpec, proof: str) -> GoldResult:
+        try:
+            header, project = gold_source(self.settings, theorem)
+        except InputError as e:
+            return GoldResult("error", "infrastructure", f"no header to replay the proof under: {e}")
+        key = self.gold_key(theorem, header, proof)
+        with self._lock:
+            known = self._load().get(key.digest)
+        if known is not None:
+            self.gold_stats["gold_hits"] += 1
+            return GoldResult(**{**known, "kernels": tuple(known.get("kernels", ()))})
+        self.gold_stats["gold_runs"] += 1
+        result = gold_check(_Bound(self.runner, project), theorem, proof, header, project)
+        if result.status != "error":
+            self._store(key, result)
+        return result
+
+    def _load(self) -> dict[str, dict]:
+        if self._known is None:
+            self._known = {}
+            if self.store is not None and self.settings.verification_cache:
+                try:
+                    self._known, _ = sync(self.store, [], self.gold_rule_version, "comparator")
+                except StoreLockedError as e:
+                    log.warning("gold cache not read (%s)", e)
+        return self._known
+
+    def _store(self, key: CacheKey, result: GoldResult) -> None:
+        data = dataclasses.asdict(result)
+        with self._lock:
+            self._load()[key.digest] = data
+        if self.store is None or not self.settings.verification_cache:
+            return
+        answer = CachedAnswer("comparator", result.status, result.kernel_accepted, (result.reason,), (), data)
+        try:
+            sync(self.store, [(key, answer)], self.gold_rule_version, "comparator", since=None)
+        except StoreLockedError as e:
+            log.warning("gold answer not stored (%s); it stays in this process's memory", e)
+
+
+class GoldBackend:
+    """`backend` (without a verification cache) whose accepted proofs pass the gate."""
+
+    def __init__(self, backend: LeanBackend, gate: GoldGate):
+        self.backend = backend
+        self.gate = gate
+
     @property
     def name(self) -> str:
-        return f"{self.backend.name}+{self.level}"
+        return f"{self.backend.name}+{self.gate.level}"
 
-    def __getattr__(self, attr):
-        if attr == "backend":
+    def __getattr__(self, attr):  # the wrapped backend's options and helpers
+        if attr in ("backend", "gate"):
             raise AttributeError(attr)
         found = getattr(self.backend, attr)
         return self._check_steps if attr == "check_steps" else found
@@ -210,83 +291,11 @@ class GoldBackend:
         from . import check_proofs
 
         checks = check_proofs(self.backend, items)
-        return [self.gold(theorem, proof, check) for (theorem, proof), check in zip(items, checks)]
+        return [self.gate.attach(theorem, proof, check) for (theorem, proof), check in zip(items, checks)]
 
     def _check_steps(self, theorem: TheoremSpec, tactics: tuple[str, ...]) -> ProofCheck:
-        return self.gold(theorem, "\n".join(tactics), self.backend.check_steps(theorem, tuple(tactics)))
-
-    def gold(self, theorem: TheoremSpec, proof: str, check: ProofCheck) -> ProofCheck:
-        """`check` with comparator's answer attached, where the fast verdict is `proved`."""
-        from .verdict import fast_judge
-
-        if not self.active or fast_judge(check, proof, tuple(self.settings.allowed_axioms)).status != "proved":
-            self.stats["passed_through"] += 1
-            return check
-        return dataclasses.replace(check, gold=self._gold_result(theorem, proof))
-
-    @property
-    def rule_version(self) -> str:
-        """The gold rule, the allowed axioms and the kernels: what else comparator's answer depends on."""
-        axioms = ",".join(sorted(self.settings.allowed_axioms))
-        return f"{GOLD_RULE_VERSION}|axioms={axioms}|nanoda={self.settings.gold.nanoda}"
-
-    def key(self, theorem: TheoremSpec, header: str, proof: str) -> CacheKey:
-        from .verified import normalise_proof
-
-        toolchain = None
-        if self.store is not None and theorem.repo_id:
-            try:
-                toolchain = self.store.repository(theorem.repo_id).get("lean_version")
-            except InputError:
-                toolchain = None
-        toolchain = toolchain or f"unknown toolchain of {theorem.url}@{theorem.commit}"
-        return CacheKey(
-            toolchain,
-            stable_hash(header, 32),
-            theorem.statement,
-            normalise_proof(proof),
-            self.rule_version,
-            "comparator",
-        )
-
-    def _gold_result(self, theorem: TheoremSpec, proof: str) -> GoldResult:
-        try:
-            header, project = gold_source(self.settings, theorem)
-        except InputError as e:
-            return GoldResult("error", "infrastructure", f"no header to replay the proof under: {e}")
-        key = self.key(theorem, header, proof)
-        with self._lock:
-            known = self._load().get(key.digest)
-        if known is not None:
-            self.stats["gold_hits"] += 1
-            return GoldResult(**{**known, "kernels": tuple(known.get("kernels", ()))})
-        self.stats["gold_runs"] += 1
-        result = gold_check(_Bound(self.runner, project), theorem, proof, header, project)
-        if result.status != "error":
-            self._store(key, result)
-        return result
-
-    def _load(self) -> dict[str, dict]:
-        if self._known is None:
-            self._known = {}
-            if self.store is not None and self.settings.verification_cache:
-                try:
-                    self._known, _ = sync(self.store, [], self.rule_version, "comparator")
-                except StoreLockedError as e:
-                    log.warning("gold cache not read (%s)", e)
-        return self._known
-
-    def _store(self, key: CacheKey, result: GoldResult) -> None:
-        data = dataclasses.asdict(result)
-        with self._lock:
-            self._load()[key.digest] = data
-        if self.store is None or not self.settings.verification_cache:
-            return
-        answer = CachedAnswer("comparator", result.status, result.kernel_accepted, (result.reason,), (), data)
-        try:
-            sync(self.store, [(key, answer)], self.rule_version, "comparator", since=None)
-        except StoreLockedError as e:
-            log.warning("gold answer not stored (%s); it stays in this process's memory", e)
+        check = self.backend.check_steps(theorem, tuple(tactics))
+        return self.gate.attach(theorem, "\n".join(tactics), check)
 
 
 class _Bound:
@@ -302,6 +311,10 @@ class _Bound:
         return self.runner.run(folder, config, self.project)
 
 
-def open_gold(backend: LeanBackend, settings: BackendSettings, store) -> GoldBackend:
-    """The declared opener: `backend` wrapped, the gold check active where it can run."""
-    return GoldBackend(backend, settings, store, gold_active(settings))
+def open_gold(backend: LeanBackend, settings: BackendSettings, store):
+    """The declared opener: the gate on `backend`, active where comparator can run; a verification
+    cache's backend takes it in (its name and checks then carry the level), any other is wrapped."""
+    gate = GoldGate(settings, store, gold_active(settings))
+    if hasattr(backend, "use_gold"):
+        return backend.use_gold(gate)
+    return GoldBackend(backend, gate)

@@ -166,13 +166,20 @@ class VerifiedBackend:
         self._watermark = None
         self._synced_at = 0.0
         self._lock = threading.RLock()
+        self.gold = None  # tasks.lean.gold_backend.GoldGate: replays accepted proofs (set by use_gold)
+
+    def use_gold(self, gate) -> VerifiedBackend:
+        """Pass every answer through the gold gate: accepted proofs replayed by comparator."""
+        self.gold = gate
+        return self
 
     @property
     def name(self) -> str:
-        return self.backend.name
+        """The backend's name, with the verdict level of its proofs where a gold gate decides it."""
+        return self.backend.name if self.gold is None else f"{self.backend.name}+{self.gold.level}"
 
     def __getattr__(self, attr):  # the wrapped backend's own options and helpers
-        if attr == "backend":  # not set yet (a copy being built): no recursion
+        if attr in ("backend", "gold"):  # not set yet (a copy being built): no recursion
             raise AttributeError(attr)
         found = getattr(self.backend, attr)  # AttributeError where the backend has none
         return self._check_steps if attr == "check_steps" else found
@@ -242,7 +249,13 @@ class VerifiedBackend:
         from . import check_proofs
 
         keys = [self.key(theorem, proof) for theorem, proof in items]
-        return self._remembered(items, keys, lambda todo: check_proofs(self.backend, todo))
+        checks = self._remembered(items, keys, lambda todo: check_proofs(self.backend, todo))
+        return self._gold(items, checks)
+
+    def _gold(self, items, checks: list[ProofCheck]) -> list[ProofCheck]:
+        if self.gold is None:
+            return checks
+        return [self.gold.attach(theorem, proof, check) for (theorem, proof), check in zip(items, checks)]
 
     def _check_steps(self, theorem: TheoremSpec, tactics: tuple[str, ...]) -> ProofCheck:
         """The backend's `check_steps` (the Dojo: one tactic per request, as search found them),
@@ -252,7 +265,7 @@ class VerifiedBackend:
         if key is not None:
             key = dataclasses.replace(key, proof="steps: " + json.dumps([t.strip() for t in tactics]))
         run = lambda todo: [self.backend.check_steps(theorem, tuple(tactics))]  # noqa: E731
-        return self._remembered([(theorem, text)], [key], run)[0]
+        return self._gold([(theorem, text)], self._remembered([(theorem, text)], [key], run))[0]
 
     def _remembered(self, items, keys, run) -> list[ProofCheck]:
         """Known answers from memory; `run(missing items)` for the rest, whose answers are kept."""

@@ -21,7 +21,7 @@ import pytest
 from storage.errors import InputError
 from tasks.lean import BackendSettings, judge
 from tasks.lean.gold import challenge_problem, read_outcome
-from tasks.lean.gold_backend import ComparatorRunner, GoldBackend
+from tasks.lean.gold_backend import ComparatorRunner
 from tasks.lean.registry import gold_checkers
 from tasks.lean.verdict import fast_judge
 from tasks.lean.verified import open_verifier
@@ -157,7 +157,7 @@ def test_a_proof_is_replayed_once_then_read_from_the_verification_cache(store, t
             backend.close()
         assert verdict.level == "kernel_replayed"
     assert runs(lean[1]) <= 1  # 0 when an earlier test of this module stored it
-    assert isinstance(backend, GoldBackend) and backend.stats["gold_hits"] == 1
+    assert backend.gold.gold_stats["gold_hits"] == 1
 
 
 def test_without_comparator_runs_go_on_and_every_proof_is_named_elaborator_checked(store, theorems, tmp_path, lean):
