@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from storage.lean_text import LeanTextError, check_name, split_name
+from storage.lean_text import LeanTextError, check_name, quote_name, split_name
+from storage.lean_text import challenge_problem as storage_challenge_problem
 
 from .backend import TheoremSpec
 from .source import proof_command, sorry_command
@@ -79,31 +80,24 @@ class GoldResult:
 
 def gold_name(theorem: TheoremSpec) -> str:
     """The constant comparator is asked about: the full name, a private theorem's `_private.M.0.`
-    prefix left out (the declaration is rebuilt without `private`, tasks/lean/source.py)."""
+    prefix left out (the declaration is rebuilt without `private`, tasks/lean/source.py), each part
+    quoted as Lean writes it (comparator's recorded case numeric_namespace names `«123».foo`)."""
     parts = split_name(theorem.full_name)
     if parts[:1] == ["_private"] and "0" in parts:
         parts = parts[parts.index("0") + 1 :]
-    return ".".join(parts)
+    return ".".join(f"«{p}»" if p[:1].isdigit() else quote_name(f"«{p}»") for p in parts)
 
 
 def challenge_problem(statement: str, full_name: str) -> str | None:
-    """Why comparator could not be given this theorem as a challenge, or None. Comparator reads
-    `theorem_names` with `String.toName` (Main.lean `M.run`), which splits at every dot and knows
-    no «» quoting: a name with a dot or a guillemet inside one part would name another constant.
-    Called on import (storage/ingest checks), so such a statement is refused there, named."""
+    """Why comparator could not be given this theorem as a challenge, or None (the importer's check,
+    storage/lean_text.py `challenge_problem`, with the name and the challenge text built)."""
     try:
         check_name(full_name)
-        theorem = TheoremSpec("", "", "", "", full_name, statement)
-        sorry_command(theorem)  # one declaration with a type, as the challenge writes it
+        sorry_command(TheoremSpec("", "", "", "", full_name, statement))
     except LeanTextError as e:
         return f"comparator cannot take it as a challenge: {e}"
-    name = gold_name(TheoremSpec("", "", "", "", full_name, statement))
-    if any("." in p or "«" in p or "»" in p for p in split_name(full_name)) or "«" in full_name:
-        return (
-            f"comparator cannot take it as a challenge: its name {name!r} needs «» quoting, and comparator "
-            "reads theorem names with String.toName, which splits at every dot"
-        )
-    return None
+    why = storage_challenge_problem(statement)
+    return f"comparator cannot take it as a challenge: the statement {why}" if why else None
 
 
 def challenge_text(header: str, theorem: TheoremSpec) -> str:

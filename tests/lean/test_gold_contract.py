@@ -20,7 +20,8 @@ import pytest
 
 from storage.errors import InputError
 from tasks.lean import BackendSettings, judge
-from tasks.lean.gold import challenge_problem, read_outcome
+from tasks.lean.backend import TheoremSpec
+from tasks.lean.gold import challenge_problem, gold_name, read_outcome
 from tasks.lean.gold_backend import ComparatorRunner
 from tasks.lean.registry import gold_checkers
 from tasks.lean.verdict import fast_judge
@@ -190,5 +191,14 @@ def test_grpo_pays_a_proof_only_after_its_kernel_replay(store, theorems, tmp_pat
 
 def test_a_statement_comparator_cannot_take_as_a_challenge_is_named():
     assert challenge_problem("theorem foo (n : Nat) : n = n", "NatBasics.foo") is None
-    why = challenge_problem("theorem «a.b» : True", "«a.b»")
-    assert why is not None and "String.toName" in why
+    why = challenge_problem("def foo : Nat", "foo")
+    assert why is not None and "checks theorems only" in why
+    assert gold_name(TheoremSpec("", "", "", "", "«123».foo", "theorem foo : True")) == "«123».foo"
+
+
+def test_the_importer_refuses_a_statement_comparator_cannot_take_naming_it():
+    from storage.leandojo.fields import check_statement
+
+    assert check_statement("theorem foo (n : Nat) : n = n", "foo", "export.json", "record 0") is not None
+    with pytest.raises(InputError, match="checks theorems only"):
+        check_statement("def foo : Nat", "foo", "export.json", "record 0")
