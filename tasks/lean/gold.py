@@ -22,6 +22,7 @@ retried once, then an `error` (never a verdict).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -29,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -72,6 +74,7 @@ class GoldResult:
     kernels: tuple[str, ...] = ()  # the kernels that accepted it: ("lean",), ("nanoda", "lean")
     output: str = ""  # the tail of comparator's stdout and stderr
     sandbox: str = ""  # what contained the builds: landrun | bubblewrap
+    seconds: float = 0.0  # wall-clock time of the comparator process (its last run)
 
     @property
     def kernel_accepted(self) -> bool:
@@ -237,6 +240,7 @@ def run_comparator(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: f
         )
     except OSError as e:
         return GoldResult("error", "infrastructure", f"comparator could not start: {e}", sandbox=sandbox)
+    started = time.perf_counter()
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -249,7 +253,8 @@ def run_comparator(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: f
             output=(stdout + stderr)[-OUTPUT_CAP:],
             sandbox=sandbox,
         )
-    return read_outcome(proc.returncode, stdout[-10 * OUTPUT_CAP :], stderr[-10 * OUTPUT_CAP :], sandbox)
+    result = read_outcome(proc.returncode, stdout[-10 * OUTPUT_CAP :], stderr[-10 * OUTPUT_CAP :], sandbox)
+    return dataclasses.replace(result, seconds=time.perf_counter() - started)
 
 
 def gold_check(runner, theorem: TheoremSpec, proof: str, header: str, project: Path | None) -> GoldResult:

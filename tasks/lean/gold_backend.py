@@ -182,6 +182,7 @@ class GoldGate:
         self.runner = runner if runner is not None or not active else ComparatorRunner(settings)
         self.gold_stats = {"gold_runs": 0, "gold_hits": 0, "passed_through": 0}
         self._known: dict[str, dict] | None = None
+        self._toolchains: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def attach(self, theorem: TheoremSpec, proof: str, check: ProofCheck) -> ProofCheck:
@@ -202,13 +203,15 @@ class GoldGate:
     def gold_key(self, theorem: TheoremSpec, header: str, proof: str) -> CacheKey:
         from .verified import normalise_proof
 
-        toolchain = None
-        if self.store is not None and theorem.repo_id:
-            try:
-                toolchain = self.store.repository(theorem.repo_id).get("lean_version")
-            except InputError:
-                toolchain = None
-        toolchain = toolchain or f"unknown toolchain of {theorem.url}@{theorem.commit}"
+        if theorem.repo_id not in self._toolchains:  # one catalog read per repository
+            toolchain = None
+            if self.store is not None and theorem.repo_id:
+                try:
+                    toolchain = self.store.repository(theorem.repo_id).get("lean_version")
+                except InputError:
+                    toolchain = None
+            self._toolchains[theorem.repo_id] = toolchain or f"unknown toolchain of {theorem.url}@{theorem.commit}"
+        toolchain = self._toolchains[theorem.repo_id]
         return CacheKey(
             toolchain,
             stable_hash(header, 32),
