@@ -104,9 +104,13 @@ def gold_active(settings: BackendSettings) -> bool:
         return False
     check_gold(settings)
     why = gold_problem(settings)
-    if why is not None:
+    if why is not None and why not in _WARNED:  # once per process and reason
+        _WARNED.add(why)
         log.warning("gold check off: %s; every proof is named %s (fix: %s)", why, ELABORATOR_CHECKED, INSTALL)
     return why is None
+
+
+_WARNED: set[str] = set()
 
 
 class ComparatorRunner:

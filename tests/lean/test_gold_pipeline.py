@@ -89,3 +89,13 @@ def test_with_the_gold_check_off_the_same_cheat_counts_and_is_named_elaborator_c
     finally:
         backend.close()
     assert result.proved and result.checker == "repl+elaborator_checked" and runs(lean[1]) == 0
+
+
+def test_the_card_and_report_notes_say_which_level_each_pass_rate_is():
+    from tasks.proving.summary import checker_of, comparability_notes
+
+    metrics = ["repl+kernel_replayed_pass@1", "baseline_repl+elaborator_checked_pass@1"]
+    assert checker_of(metrics[0]) == "repl+kernel_replayed"
+    notes = comparability_notes(metrics)
+    assert any(n.startswith("repl+kernel_replayed: every proof replayed by comparator") for n in notes)
+    assert any(n.startswith("repl+elaborator_checked: proofs checked by the elaborator's answers only") for n in notes)
