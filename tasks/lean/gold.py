@@ -190,16 +190,18 @@ def read_outcome(returncode: int, stdout: str, stderr: str, sandbox: str = "") -
             return GoldResult(
                 "rejected", "kernel", f"the kernel rejects the solution: {thrown}", output=output, sandbox=sandbox
             )
-        step = _last_step(stdout)
-        if thrown.startswith("Child exited with") and step == "Building Solution":
+        steps = _steps(stdout)
+        if thrown.startswith("Child exited with") and "Building Solution" in steps:
+            # after comparator announced the solution's build, the output is the solution's too:
+            # a failure there is the solution's (it cannot pass for the challenge's, nor for an error)
             return GoldResult(
                 "rejected",
                 "solution_build",
-                f"the solution does not build in a fresh `lake build` ({thrown})",
+                f"the solution does not build or export in a fresh `lake build` ({thrown})",
                 output=output,
                 sandbox=sandbox,
             )
-        if thrown.startswith("Child exited with") and step == "Building Challenge":
+        if thrown.startswith("Child exited with") and "Building Challenge" in steps:
             return GoldResult(
                 "error",
                 "challenge",
@@ -219,42 +221,49 @@ def _thrown(stderr: str) -> str | None:
     return stderr[found + len("uncaught exception:") :].strip() if found >= 0 else None
 
 
-def _last_step(stdout: str) -> str:
-    """The last step comparator announced (`Building X`, `Exporting ... from X`, ...)."""
-    steps = [line.strip() for line in stdout.splitlines() if line.startswith(("Building ", "Exporting "))]
-    return steps[-1] if steps else ""
+def _steps(stdout: str) -> set[str]:
+    """The steps comparator announced (`Building X`, `Exporting ... from X`, ...)."""
+    return {line.strip() for line in stdout.splitlines() if line.startswith(("Building ", "Exporting "))}
 
 
 def run_comparator(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, sandbox: str) -> GoldResult:
-    """Run comparator once (its own process group, killed whole on timeout) and read its outcome."""
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-            errors="replace",
-        )
-    except OSError as e:
-        return GoldResult("error", "infrastructure", f"comparator could not start: {e}", sandbox=sandbox)
+    """Run comparator once (its own process group, killed whole on timeout) and read its outcome.
+    Its output goes to files in `cwd`, never into memory whole: the solution's build prints there
+    too (comparator's builds inherit its stdout), and a short proof can print without limit; only
+    the head and the tail are read (`_capped`)."""
+    out_path, err_path = cwd / "comparator.stdout", cwd / "comparator.stderr"
     started = time.perf_counter()
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate()
-        return GoldResult(
-            "error",
-            "infrastructure",
-            f"comparator timed out after {timeout_s:g} s",
-            output=(stdout + stderr)[-OUTPUT_CAP:],
-            sandbox=sandbox,
-        )
-    result = read_outcome(proc.returncode, stdout[-10 * OUTPUT_CAP :], stderr[-10 * OUTPUT_CAP :], sandbox)
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True)
+        except OSError as e:
+            return GoldResult("error", "infrastructure", f"comparator could not start: {e}", sandbox=sandbox)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return GoldResult(
+                "error",
+                "infrastructure",
+                f"comparator timed out after {timeout_s:g} s",
+                output=_capped(err_path)[-OUTPUT_CAP:],
+                sandbox=sandbox,
+            )
+    result = read_outcome(proc.returncode, _capped(out_path), _capped(err_path), sandbox)
     return dataclasses.replace(result, seconds=time.perf_counter() - started)
+
+
+def _capped(path: Path, head: int = 64 * 1024, tail: int = 4 * OUTPUT_CAP) -> str:
+    """The first `head` and last `tail` bytes of a file, as text (comparator's own step lines come
+    first, its exception last)."""
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        if size <= head + tail:
+            return f.read().decode("utf-8", "replace")
+        first = f.read(head)
+        f.seek(size - tail)
+        return (first + b"\n[...]\n" + f.read()).decode("utf-8", "replace")
 
 
 def gold_check(runner, theorem: TheoremSpec, proof: str, header: str, project: Path | None) -> GoldResult:

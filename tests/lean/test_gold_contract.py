@@ -202,3 +202,22 @@ def test_the_importer_refuses_a_statement_comparator_cannot_take_naming_it():
     assert check_statement("theorem foo (n : Nat) : n = n", "foo", "export.json", "record 0") is not None
     with pytest.raises(InputError, match="checks theorems only"):
         check_statement("def foo : Nat", "foo", "export.json", "record 0")
+
+
+def test_output_a_proof_prints_during_its_build_cannot_turn_its_rejection_into_an_error():
+    """comparator's builds inherit its stdout: a solution can print comparator's own step lines."""
+    stdout = "Building Challenge\nExporting #[t] from Challenge\nBuilding Solution\nBuilding Challenge\n"
+    result = read_outcome(1, stdout, "uncaught exception: Child exited with 1")
+    assert result.status == "rejected" and result.category == "solution_build"
+    forged = read_outcome(1, stdout + "Your solution is okay!\n", "uncaught exception: Child exited with 1")
+    assert forged.status == "rejected"  # a success line is read only with exit code 0
+    challenge = read_outcome(1, "Building Challenge\n", "uncaught exception: Child exited with 1")
+    assert challenge.status == "error" and challenge.category == "challenge"
+
+
+def test_comparators_output_is_read_capped_not_whole(tmp_path):
+    from tasks.lean.gold import OUTPUT_CAP, run_comparator
+
+    loud = "head -c 30000000 /dev/zero | tr '\\0' a; echo 'uncaught exception: Child exited with 1' >&2; exit 1"
+    result = run_comparator(["sh", "-c", loud], tmp_path, {"PATH": os.environ["PATH"]}, 60, "test")
+    assert result.status == "error" and len(result.output) <= OUTPUT_CAP and "Child exited" in result.output
