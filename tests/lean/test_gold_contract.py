@@ -221,3 +221,14 @@ def test_comparators_output_is_read_capped_not_whole(tmp_path):
     loud = "head -c 30000000 /dev/zero | tr '\\0' a; echo 'uncaught exception: Child exited with 1' >&2; exit 1"
     result = run_comparator(["sh", "-c", loud], tmp_path, {"PATH": os.environ["PATH"]}, 60, "test")
     assert result.status == "error" and len(result.output) <= OUTPUT_CAP and "Child exited" in result.output
+
+
+def test_a_comparator_gone_missing_mid_run_is_an_error_after_one_retry_never_a_verdict(store, theorems, tmp_path, lean):
+    backend = open_verifier(settings(tmp_path, lean).model_copy(update={"verification_cache": False}), None)
+    try:
+        (lean[1] / "comparator").unlink()  # present at preflight, gone when the proof comes
+        check = backend.check_proof(theorems[AND_SWAP], AND_SWAP_PROOF)
+    finally:
+        backend.close()
+    verdict = judge(check, AND_SWAP_PROOF)
+    assert verdict.status == "error" and check.gold.category == "infrastructure", check.gold
