@@ -437,3 +437,20 @@ def _declaration_tokens(statement) -> tuple[str, list[Token]]:
 def _span(text: str, toks: list[Token], a: int, b: int) -> str:
     """The source text spanned by tokens a..b-1 (comments inside kept, as Lean reads them)."""
     return text[toks[a].start : toks[b - 1].end] if a < b else ""
+
+
+def challenge_problem(statement: str) -> str | None:
+    """Why leanprover/comparator could not take `statement` as a challenge, or None: comparator
+    checks its `theorem_names` as theorems (comparator 19e111e, Comparator/Axioms.lean: "Solution
+    constant is not a theorem"), so a `def`, `instance` or `abbrev` statement would be rejected
+    whatever its proof (the gold check, tasks/lean/gold.py). Imports refuse it, named."""
+    try:
+        keyword = _parse_statement(statement).keyword
+    except LeanTextError as e:
+        return e.reason
+    if keyword not in ("theorem", "lemma"):
+        return (
+            f"is a `{keyword}`, and the gold check (comparator) checks theorems only: "
+            "a proof of it could never be kernel-replayed"
+        )
+    return None

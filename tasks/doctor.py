@@ -176,6 +176,35 @@ def check_bubblewrap() -> Check:
     )
 
 
+def check_gold_standard() -> Check:
+    """comparator, lean4export and their sandbox: without them every proof is elaborator-checked
+    (docs/lean-backends.md, "Verdict levels")."""
+    from tasks.lean.config import BackendSettings
+    from tasks.lean.gold_backend import INSTALL, choose_sandbox, gold_problem
+
+    needed = "kernel_replayed proofs: comparator replays each accepted proof in a fresh kernel (gold check)"
+    settings = BackendSettings(kind="repl")
+    why = gold_problem(settings)
+    if why is not None:
+        return Check(
+            "gold check (comparator)",
+            False,
+            f"{why}: every proof is named elaborator_checked (the elaborator's answers only)",
+            needed,
+            INSTALL,
+        )
+    sandbox = choose_sandbox(settings)[0]
+    found = f"{shutil.which('comparator')}, builds contained by {sandbox}"
+    return Check("gold check (comparator)", True, found, needed)
+
+
 def machine_checks() -> list[Check]:
-    """Every check that needs no Dojoflow home: Python, GPU, Lean, packages, sandbox."""
-    return [check_python(), check_gpu(), *check_lean_toolchain(), *check_packages(), check_bubblewrap()]
+    """Every check that needs no Dojoflow home: Python, GPU, Lean, packages, sandbox, gold check."""
+    return [
+        check_python(),
+        check_gpu(),
+        *check_lean_toolchain(),
+        *check_packages(),
+        check_bubblewrap(),
+        check_gold_standard(),
+    ]

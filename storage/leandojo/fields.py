@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 
 from ..errors import InputError
 from ..ids import COMMIT_RE
-from ..lean_text import control_problem, lean_name_problem, statement_problem
+from ..lean_text import challenge_problem, control_problem, lean_name_problem, statement_problem
 from ..repo_urls import redact_url, url_credentials
 from .records import ABSENT, MAX_POS, TheoremKey
 
@@ -165,6 +165,7 @@ def check_statement(statement: str | None, full_name: str, source, where: str) -
     """`statement`, refused unless it is one declaration's signature (or null) declaring the
     record's `full_name` (the constant a proof of it declares is the one verdicts are about)."""
     problem = statement_problem(statement, full_name) if statement is not None else None
+    problem = problem or (challenge_problem(statement) if statement is not None else None)
     if problem:
         raise InputError(
             source,

@@ -97,9 +97,11 @@ def find_lake(lake_path: str) -> str | None:
 
 def check_available(settings: BackendSettings) -> None:
     """The chosen backend's own check (its `BackendDef.available`)."""
-    from .registry import get
+    from .registry import get, gold_checker
 
     get(settings.kind).check_available(settings)
+    if not get(settings.kind).lower_bound:
+        gold_checker().check_available(settings)  # `backend.gold.check: on` and comparator cannot run
 
 
 def check_replay(settings: BackendSettings) -> None:

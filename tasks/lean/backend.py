@@ -55,6 +55,7 @@ class ProofCheck:
     error: str | None = None  # infrastructure failure or bad input (nothing was checked): not a rejection
     answers: object | None = None  # tasks.lean.verdict.LeanAnswers: Lean's answer per command; None if unknown
     timed_out: bool = False  # the backend's own time limit ran out on this proof (set with `error`)
+    gold: object | None = None  # tasks.lean.gold.GoldResult: comparator's kernel replay; None: not run
 
 
 @runtime_checkable

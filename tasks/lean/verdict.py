@@ -31,7 +31,7 @@ See docs/lean-backends.md ("The verdict rule").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from storage.lean_text import (
@@ -99,6 +99,7 @@ class Verdict:
     reason: str
     axioms: tuple[str, ...] = ()
     rule: str = RULE_VERSION
+    level: str = ""  # of a proof: kernel_replayed (comparator replayed it) | elaborator_checked; "" otherwise
 
     @property
     def proved(self) -> bool:
@@ -137,7 +138,26 @@ def bad_theorem(theorem: TheoremSpec) -> str | None:
 
 
 def judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXIOMS) -> Verdict:
-    """The verdict on `proof` given the backend's `check` (see the module docstring)."""
+    """The verdict on `proof` given the backend's `check` (see the module docstring), at the level
+    it was established: a proof the elaborator's answers call proved is `kernel_replayed` when the
+    gold checker (comparator, tasks/lean/gold.py) replayed it, a rejection when comparator rejected
+    it, an `error` when its run established nothing, and `elaborator_checked` when it did not run."""
+    verdict = fast_judge(check, proof, allowed_axioms)
+    if verdict.status != "proved" or check.checker == "replay":
+        return verdict
+    gold = check.gold
+    if gold is None:
+        return replace(verdict, level="elaborator_checked", reason=verdict.reason + " (elaborator-checked only)")
+    if gold.status == "accepted":
+        kernels = " and ".join(gold.kernels) or "lean"
+        return replace(verdict, level="kernel_replayed", reason=f"{verdict.reason}; replayed by the {kernels} kernel")
+    if gold.status == "rejected":
+        return Verdict("rejected", f"the kernel replay ({gold.checker}) rejects it: {gold.category}: {gold.reason}")
+    return Verdict("error", f"not established: the kernel replay ({gold.checker}) failed: {gold.reason}")
+
+
+def fast_judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXIOMS) -> Verdict:
+    """Rules 1 to 3 on the fast backend's answers, before any kernel replay."""
     if check.error is not None:
         return Verdict("error", f"not checked ({check.checker} failed: {check.error})")
     why = forbidden_construct(proof)

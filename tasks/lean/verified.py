@@ -48,7 +48,7 @@ from .guard import forbidden_construct, judge
 log = logging.getLogger(__name__)
 
 # ProofCheck fields typed loosely (to avoid an import cycle) and the class their JSON decodes to.
-_FIELD_CLASSES = {"answers": "tasks.lean.verdict:LeanAnswers"}
+_FIELD_CLASSES = {"answers": "tasks.lean.verdict:LeanAnswers", "gold": "tasks.lean.gold:GoldResult"}
 
 
 def normalise_proof(proof: str) -> str:
@@ -217,13 +217,20 @@ class VerifiedBackend:
         self._watermark = None
         self._synced_at = 0.0
         self._lock = threading.RLock()
+        self.gold = None  # tasks.lean.gold_backend.GoldGate: replays accepted proofs (set by use_gold)
+
+    def use_gold(self, gate) -> VerifiedBackend:
+        """Pass every answer through the gold gate: accepted proofs replayed by comparator."""
+        self.gold = gate
+        return self
 
     @property
     def name(self) -> str:
-        return self.backend.name
+        """The backend's name, with the verdict level of its proofs where a gold gate decides it."""
+        return self.backend.name if self.gold is None else f"{self.backend.name}+{self.gold.level}"
 
     def __getattr__(self, attr):  # the wrapped backend's own options and helpers
-        if attr == "backend":  # not set yet (a copy being built): no recursion
+        if attr in ("backend", "gold"):  # not set yet (a copy being built): no recursion
             raise AttributeError(attr)
         found = getattr(self.backend, attr)  # AttributeError where the backend has none
         return self._check_steps if attr == "check_steps" else found
@@ -293,7 +300,13 @@ class VerifiedBackend:
         from . import check_proofs
 
         keys = [self.key(theorem, proof) for theorem, proof in items]
-        return self._remembered(items, keys, lambda todo: check_proofs(self.backend, todo))
+        checks = self._remembered(items, keys, lambda todo: check_proofs(self.backend, todo))
+        return self._gold(items, checks)
+
+    def _gold(self, items, checks: list[ProofCheck]) -> list[ProofCheck]:
+        if self.gold is None:
+            return checks
+        return [self.gold.attach(theorem, proof, check) for (theorem, proof), check in zip(items, checks)]
 
     def _check_steps(self, theorem: TheoremSpec, tactics: tuple[str, ...]) -> ProofCheck:
         """The backend's `check_steps` (the Dojo: one tactic per request, as search found them),
@@ -303,7 +316,7 @@ class VerifiedBackend:
         if key is not None:
             key = dataclasses.replace(key, proof="steps: " + json.dumps([t.strip() for t in tactics]))
         run = lambda todo: [self.backend.check_steps(theorem, tuple(tactics))]  # noqa: E731
-        return self._remembered([(theorem, text)], [key], run)[0]
+        return self._gold([(theorem, text)], self._remembered([(theorem, text)], [key], run))[0]
 
     def _remembered(self, items, keys, run) -> list[ProofCheck]:
         """Known answers from memory; `run(missing items)` for the rest, whose answers are kept."""
@@ -348,6 +361,12 @@ def open_verifier(settings: BackendSettings, store) -> LeanBackend:
     from .registry import get
 
     backend = open_backend(settings, store)
-    if not settings.verification_cache or store is None or get(settings.kind).lower_bound:
-        return backend
-    return VerifiedBackend(backend, store, lambda theorem: header_text(settings, theorem))
+    if get(settings.kind).lower_bound:
+        return backend  # replay: traced data, no Lean to replay (its verdicts say `replay`)
+    if settings.verification_cache and store is not None:
+        backend = VerifiedBackend(backend, store, lambda theorem: header_text(settings, theorem))
+    from .registry import gold_checker
+
+    # Every proof the fast backend accepts is replayed by the gold checker before it counts
+    # (tasks/lean/gold_backend.py); where it cannot run, proofs are named elaborator-checked.
+    return gold_checker().open(backend, settings, store)

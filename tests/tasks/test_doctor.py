@@ -57,6 +57,22 @@ def test_missing_bubblewrap_says_how_to_install_it(tmp_path, monkeypatch):
     assert not bwrap.ok and "apt-get install bubblewrap" in bwrap.fix and "untrusted proofs" in bwrap.needed_for
 
 
+def test_without_comparator_doctor_says_proofs_are_elaborator_checked_and_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no comparator, lean4export or lake
+    gold = doctor.check_gold_standard()
+    assert not gold.ok and "comparator is not installed" in gold.found and "elaborator_checked" in gold.found
+    assert "leanprover/comparator" in gold.fix and "lean4export" in gold.fix and "kernel_replayed" in gold.needed_for
+
+
+def test_with_comparator_doctor_names_the_sandbox_of_its_builds(tmp_path, monkeypatch):
+    from tests.doubles.comparator_double import make_comparator_double
+
+    bin_dir = make_comparator_double(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    gold = doctor.check_gold_standard()
+    assert gold.ok and "comparator" in gold.found and ("bubblewrap" in gold.found or "landrun" in gold.found)
+
+
 def test_packages_report_versions_or_the_extra_to_install(monkeypatch):
     monkeypatch.setattr(
         doctor, "PACKAGES", (*doctor.PACKAGES, ("no-such-dist", "no_such_module_x", "a feature", "pip install x"))
