@@ -20,11 +20,13 @@ from prefect.transactions import transaction
 
 from storage.snapshot_ref import SnapshotRef
 from storage.store import dojoflow_home
+from tasks import events
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
 from tasks.plan import Step
 from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
+from tasks.prefect_tasks.events import emit, find_regressions_task
 from tasks.trainers.base import load_object
 
 from . import expert, ui
@@ -50,7 +52,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     snapshot_settings = t.register_benchmarks(home, config.benchmarks, config.snapshot)  # their fingerprints
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
-    ingested, failures = _ingest_sources(t, home, config, log)
+    ingested, failures = _ingest_sources(t, home, config, log, run_id)
 
     # 2. Order the repositories (curriculum)
     steps = t.order(home, ingested, config.order, config.max_steps, failures)
@@ -69,6 +71,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         at = _Step(t, home, config, run_id, step, len(steps), snapshot)
         this_step, done = _train_step_trainers(at, trainers, previous, untried)
         previous = {**previous, **this_step}
+        _emit_regressions(home, config, run_id, step.step)  # dojoflow.metric.regressed, per regression
         step_results.append(
             {
                 "step": step.step,
@@ -92,8 +95,9 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     }
 
 
-def _ingest_sources(t, home: str, config: PipelineConfig, log) -> tuple[list, list[dict]]:
-    """Every source pinned and ingested: (what was ingested, the sources that failed and were skipped)."""
+def _ingest_sources(t, home: str, config: PipelineConfig, log, run_id: str) -> tuple[list, list[dict]]:
+    """Every source pinned and ingested: (what was ingested, the sources that failed and were skipped).
+    Each failure emits `dojoflow.trace.failed`."""
     ingested, failures = [], []
     for source in config.sources:
         ui.show(f"ingest {source.label}")
@@ -102,7 +106,10 @@ def _ingest_sources(t, home: str, config: PipelineConfig, log) -> tuple[list, li
             state = t.ingest(home, state.result(), config.splits, config.tracing, label=source.label, return_state=True)
         if state.is_completed():
             ingested.append(state.result())
-        elif config.continue_on_source_failure:
+            continue
+        source_dict = source.model_dump(mode="json")
+        emit(events.trace_failed(source.label, source_dict, ui.error_of(state), run_id, config.name))
+        if config.continue_on_source_failure:
             failures.append({"source": source.label, "error": ui.error_of(state)})
             log.warning("source %s failed and is skipped: %s", source.label, failures[-1]["error"])
         else:
@@ -136,6 +143,16 @@ def _train_step_trainers(at: _Step, trainers: dict, previous: dict, untried: dic
         trained, evaluated = _train_and_evaluate(at, name, settings, starts)
         at.t.record_metrics(at.home, evaluated.result(), at.run_id, at.step.step, at.step.primary)
         this_step[name] = trained.result()
+        emit(
+            events.checkpoint_published(
+                this_step[name].to_dict(),
+                at.step.step,
+                at.step.name,
+                at.run_id,
+                at.config.name,
+                trained.name == "Cached",
+            )
+        )
         _step_evaluations(at, this_step[name], untried)
         done[name] = ui.trainer_step_summary(trained, evaluated)
         ei = at.config.expert_iteration
@@ -181,6 +198,24 @@ def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
             return_state=True,
         )
     return trained, evaluated
+
+
+def _emit_regressions(home: str, config: PipelineConfig, run_id: str, step: int) -> None:
+    """`dojoflow.metric.regressed` for each metric of this step on an earlier repository that got
+    worse than when learned (tasks/events.py `regressions`; margin `evaluation.regression_margin`)."""
+    found = find_regressions_task(home, run_id, step, config.evaluation.regression_margin)
+    for regression in found:
+        get_run_logger().warning(
+            "%s on %s (%s, %s) regressed: %.4g when learned at step %s, %.4g now",
+            regression["metric"],
+            regression["repository"],
+            regression["trainer"],
+            regression["split"],
+            regression["value_when_learned"],
+            regression["learned_step"],
+            regression["value"],
+        )
+    emit(*(events.metric_regressed(r, run_id, config.name) for r in found))
 
 
 def _step_evaluations(at: _Step, checkpoint: CheckpointRef, untried: dict) -> None:

@@ -167,6 +167,13 @@ class _EvaluationBase(BaseModel):
     all_repositories_so_far: bool = Field(
         True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest."
     )
+    regression_margin: float = Field(
+        0.0,
+        ge=0,
+        description="How much worse than its 95% interval when learned (in the metric's own units) a metric on an "
+        "earlier repository may get before the step emits `dojoflow.metric.regressed` (docs/operations.md); "
+        "0: any value beyond that interval.",
+    )
 
 
 # One optional section per declared step evaluation (tasks/evaluations.py), null (off) by default.
