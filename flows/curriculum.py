@@ -146,7 +146,9 @@ def _train_step_trainers(at: _Step, trainers: dict, previous: dict, untried: dic
         emit(
             events.checkpoint_published(
                 this_step[name].to_dict(),
+                at.home,
                 at.step.step,
+                at.of,
                 at.step.name,
                 at.run_id,
                 at.config.name,

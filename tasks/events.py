@@ -92,18 +92,26 @@ def trace_failed(label: str, source: dict, error: str, run_id: str, pipeline: st
     )
 
 
-def checkpoint_published(ref: dict, step: int, repository: str, run_id: str, pipeline: str, cached: bool) -> EventSpec:
-    """A curriculum step's trainer published the checkpoint `ref` (CheckpointRef.to_dict())."""
+def checkpoint_published(
+    ref: dict, home: str, step: int, of: int, repository: str, run_id: str, pipeline: str, cached: bool
+) -> EventSpec:
+    """A curriculum step (`step` of `of`) published the checkpoint `ref` (CheckpointRef.to_dict()).
+    Its resource carries the labels an automation matches on: `dojoflow.trainer`,
+    `dojoflow.cached` and `dojoflow.last-step` ("true"/"false")."""
+    labels = {"prefect.resource.name": f"{ref['trainer']} step {step}", "dojoflow.trainer": ref["trainer"]}
+    labels |= {"dojoflow.cached": _flag(cached), "dojoflow.last-step": _flag(step == of)}
     return EventSpec(
         CHECKPOINT_PUBLISHED,
-        checkpoint(ref["checkpoint_id"], ref["trainer"]),
+        {**checkpoint(ref["checkpoint_id"]), **labels},
         {
             "checkpoint_id": ref["checkpoint_id"],
             "trainer": ref["trainer"],
             "path": ref["path"],
             "parent_id": ref.get("parent_id"),
             "snapshot_id": ref["snapshot_id"],
+            "home": home,
             "step": step,
+            "steps": of,
             "repository": repository,
             "run_id": run_id,
             "pipeline": pipeline,
@@ -112,6 +120,10 @@ def checkpoint_published(ref: dict, step: int, repository: str, run_id: str, pip
         },
         [snapshot(ref["snapshot_id"]), repo(repository, role="learned"), run(run_id)],
     )
+
+
+def _flag(b: bool) -> str:
+    return "true" if b else "false"
 
 
 def proof_found(run_id: str, checkpoint_id: str, records: list[dict], untried: list[dict], names: dict) -> EventSpec:

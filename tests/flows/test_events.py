@@ -8,7 +8,6 @@ commit. The figures themselves are tested in tests/tasks/test_events.py.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import httpx
@@ -16,27 +15,16 @@ import pytest
 
 from tasks import events
 from tasks.trainers import registry
-from tasks.trainers.base import Metric
-from tests.echo_trainer import ECHO
+from tests.forgetful_trainer import FORGETFUL
 
 from .fixtures import config, train_states
 
 EVENT_CEILING_S = 120  # the server persists events in batches; only a lost event reaches this
 
 
-# -- a trainer that forgets: each repository scores 0.9 at the step it is learned, 0.2 after
-def forgetful_evaluate(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, *, model_cache_dir):
-    value, low, high = (0.9, 0.83, 0.95) if len(repo_ids) == 1 else (0.2, 0.13, 0.29)
-    return [Metric(r, s, "top1_accuracy", value, 100, low, high, "wilson") for r in repo_ids for s in splits]
-
-
 @pytest.fixture
 def forgetful():
-    registry.register(
-        dataclasses.replace(
-            ECHO, name="forgetful", evaluate="tests.flows.test_events:forgetful_evaluate", starts_from=None
-        )
-    )
+    registry.register(FORGETFUL)
     yield
     registry.unregister("forgetful")
 
@@ -84,6 +72,13 @@ def test_a_later_step_that_makes_an_earlier_repository_worse_emits_metric_regres
     ckpt = result["steps"][1]["trainers"]["forgetful"]["checkpoint"]
     assert published[1]["resource"]["prefect.resource.id"] == f"dojoflow.checkpoint.{ckpt['checkpoint_id']}"
     assert published[1]["payload"]["path"] == ckpt["path"] and published[1]["payload"]["cached"] is False
+    labels = [
+        {k: e["resource"][k] for k in ("dojoflow.trainer", "dojoflow.cached", "dojoflow.last-step")} for e in published
+    ]
+    assert labels == [
+        {"dojoflow.trainer": "forgetful", "dojoflow.cached": "false", "dojoflow.last-step": last}
+        for last in ("false", "true")
+    ]  # what deployments/automations.yaml's prove trigger matches on
     roles = {r["prefect.resource.role"] for r in published[1]["related"]}
     assert {"snapshot", "learned", "run", "flow-run", "flow"} <= roles  # Prefect adds the flow run's resources
 
@@ -121,3 +116,25 @@ def test_a_source_that_fails_emits_trace_failed_with_its_error(prefect, tmp_path
     assert failed["resource"]["prefect.resource.id"] == "dojoflow.repo.missing"
     assert failed["payload"]["repo"] == str(tmp_path / "no-such-repo")
     assert "does not exist" in failed["payload"]["error"] and failed["payload"]["pipeline"] == "test"
+
+
+def test_a_nightly_that_sees_a_new_commit_emits_new_commit_with_both_commits(prefect, tmp_path):
+    from flows.nightly import nightly
+    from tasks.watch import WatchedRepo, record_processed
+    from tests.flows.test_nightly import commit_file, git, nightly_config
+
+    repo_path = tmp_path / "Lemmas"
+    repo_path.mkdir()
+    git(repo_path, "init", "-q", "-b", "main")
+    old = commit_file(repo_path, "Lemmas.lean", "theorem t : 1 + 1 = 2 := rfl\n")
+    repo = WatchedRepo(url_or_path=str(repo_path), branch="main")
+    record_processed(tmp_path / "home", [(repo, old)], run_id="an-earlier-night")
+    new = commit_file(repo_path, "More.lean", "theorem u : True := trivial\n")
+
+    state = nightly(config=nightly_config(tmp_path / "home", repo), return_state=True)  # tracing fails: no Lean
+    assert state.is_failed()
+    [seen] = read_events(state.state_details.flow_run_id, {events.NEW_COMMIT}, 1)
+    assert seen["resource"]["prefect.resource.id"] == "dojoflow.repo.Lemmas"
+    p = seen["payload"]
+    assert (p["commit"], p["previous"], p["branch"], p["url"]) == (new, old, "main", str(repo_path))
+    assert p["run_id"] == str(state.state_details.flow_run_id)
