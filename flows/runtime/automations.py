@@ -34,7 +34,7 @@ class Plan:
     api: str
     block: tuple[str, str]  # (block type slug, name) every notification without its own block goes to
     webhook: str | None  # the URL to save in the block; None: the block exists and is kept as is
-    automations: list = field(default_factory=list)  # AutomationCore, with ids resolved (block ids after saving)
+    automations: list[dict] = field(default_factory=list)  # checked by AutomationCore; block ids filled in after saving
     notify_actions: list = field(default_factory=list)  # (automation index, action index, block) to fill in
 
 
@@ -92,13 +92,14 @@ def plan(path: Path, api: str, webhook: str | None) -> Plan:
                     out.notify_actions.append((i, j, ref))
                     action["block_document_id"] = "00000000-0000-0000-0000-000000000000"  # filled in after saving
             try:
-                out.automations.append(AutomationCore.model_validate(raw))
+                AutomationCore.model_validate(raw)  # every field and template, as the server checks them
             except ValidationError as e:
                 first = e.errors()[0]
                 loc = ".".join(str(x) for x in first["loc"])
                 raise InputError(
                     path, f"{loc}: {first['msg']}", "fix it (Prefect's automation schema, docs/operations.md)", where
                 ) from None
+            out.automations.append(raw)
         for _, _, ref in out.notify_actions:
             if ref != block or webhook is None:
                 _check_block(http, ref, path)
@@ -170,11 +171,12 @@ def install(p: Plan) -> list[str]:
     names installed. A failure deletes what this call created and leaves the rest as it was."""
     import httpx
     from prefect.blocks.notifications import CustomWebhookNotificationBlock
+    from prefect.events.schemas.automations import AutomationCore
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     created: list[str] = []
     with httpx.Client(base_url=p.api, timeout=30) as http:
-        old = {a.name: _automation_ids(http, a.name) for a in p.automations}
+        old = {a["name"]: _automation_ids(http, a["name"]) for a in p.automations}
         block_ids: dict[tuple[str, str], str] = {}
         try:
             if p.webhook is not None:
@@ -189,9 +191,10 @@ def install(p: Plan) -> list[str]:
                 if ref not in block_ids:
                     r = http.get(f"/block_types/slug/{ref[0]}/block_documents/name/{ref[1]}").raise_for_status()
                     block_ids[ref] = r.json()["id"]
-                p.automations[i].actions[j].block_document_id = block_ids[ref]
+                p.automations[i]["actions"][j]["block_document_id"] = block_ids[ref]
             for a in p.automations:
-                r = http.post("/automations/", json=a.model_dump(mode="json")).raise_for_status()
+                body = AutomationCore.model_validate(a).model_dump(mode="json")
+                r = http.post("/automations/", json=body).raise_for_status()
                 created.append(r.json()["id"])
         except Exception as e:
             for ident in created:
@@ -202,7 +205,7 @@ def install(p: Plan) -> list[str]:
         for ids in old.values():
             for ident in ids:
                 http.delete(f"/automations/{ident}")
-    return [a.name for a in p.automations]
+    return [a["name"] for a in p.automations]
 
 
 def _automation_ids(http, name: str) -> list[str]:

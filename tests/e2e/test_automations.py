@@ -1,0 +1,180 @@
+"""deployments/automations.yaml on a real `prefect server` (API, UI and services: triggers,
+actions), installed by `dojoflow server setup` with its webhook block pointed at a listener on
+127.0.0.1: a planted regression, a failed nightly and a published checkpoint each fire what
+they should, with the run's link and the figures. Bad input to setup is refused, one line,
+exit 2, nothing installed.
+
+    .venv/bin/python -m pytest tests/e2e/test_automations.py -m e2e -q -p no:cacheprovider
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+from tests.e2e.test_deployment import EVENT_CEILING_S, ROOT, Processes, child_env, free_port, wait_for
+from tests.prefect_db import copy_db
+
+DOJOFLOW = [sys.executable, "-m", "flows.cli"]
+PREFECT = [sys.executable, "-m", "prefect"]  # a venv with system site packages has no `prefect` script
+
+
+class Listener:
+    """An HTTP server on 127.0.0.1 that keeps every JSON body POSTed to it."""
+
+    def __init__(self):
+        received = self.received = queue.Queue()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                received.put(json.loads(body or b"{}"))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def next_where(self, predicate, timeout: float = EVENT_CEILING_S) -> dict:
+        """The first notification (arriving within `timeout`) for which `predicate` holds."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                got = self.received.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                pytest.fail("no notification arrived for the expected event")
+            if predicate(got):
+                return got
+
+
+def setup(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*DOJOFLOW, "server", "setup", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def run_mode(env: dict, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.e2e.alerting_runs", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.e2e
+def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migrated_prefect_db):
+    port = free_port()
+    api, ui = f"http://127.0.0.1:{port}/api", f"http://127.0.0.1:{port}"
+    env = {**child_env(tmp_path, api), "PREFECT_LOGGING_LEVEL": "WARNING"}
+    procs = Processes(tmp_path)
+    copy_db(migrated_prefect_db, tmp_path / "prefect-home" / "prefect.db")
+    listener = Listener()
+    try:
+        server = procs.start(
+            "server",
+            [*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            {**env, "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false", "PREFECT_UI_URL": ui},
+        )
+        wait_for("server health", lambda: _get(f"{api}/health") is True, EVENT_CEILING_S, alive=server)
+        missing_deployment = setup(env, "--webhook", listener.url)  # prove/sorry is not deployed yet
+        _refused(missing_deployment, "runs the deployment 'prove/sorry', which does not exist", api)
+
+        # prove/sorry, as `prefect deploy` creates it (no worker: the run the trigger creates waits)
+        flow_id = httpx.post(f"{api}/flows/", json={"name": "prove"}).raise_for_status().json()["id"]
+        httpx.post(
+            f"{api}/deployments/", json={"name": "sorry", "flow_id": flow_id, "entrypoint": "flows/prove.py:prove"}
+        ).raise_for_status()
+        _refused_inputs(tmp_path, env, api)
+        done = setup(env, "--webhook", listener.url)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "installed 5 automations" in done.stdout
+        assert len(_automations(api)) == 5
+        done = setup(env, "--webhook", listener.url)  # again: replaced, not doubled
+        assert done.returncode == 0 and len(_automations(api)) == 5, done.stdout + done.stderr
+
+        # A planted regression: the first repository is worse at step 2
+        run_id = run_mode(env, "regress", str(tmp_path / "home"), str(tmp_path))
+        got = listener.next_where(lambda n: "regressed" in n["subject"])
+        assert got["subject"].startswith("Dojoflow: top1_accuracy regressed on syn")
+        assert f"run: {ui}/runs/flow-run/{run_id}" in got["body"]
+        figures = json.loads(got["body"].split("figures: ", 1)[1])
+        assert (figures["value_when_learned"], figures["value"], figures["learned_step"], figures["step"]) == (
+            0.9,
+            0.2,
+            1,
+            2,
+        )
+        assert figures["margin"] == 0.1 and figures["run_id"] == run_id
+
+        # A failed nightly
+        night = run_mode(env, "nightly", str(tmp_path / "night"), str(tmp_path / "export-0"))
+        got = listener.next_where(lambda n: "nightly run" in n["subject"])
+        assert "ended Failed" in got["subject"] and f"run: {ui}/runs/flow-run/{night}" in got["body"]
+
+        # A published checkpoint starts prove/sorry with it
+        run_mode(env, "publish", str(tmp_path / "home"), "/ckpt/sft/abc")
+
+        def prove_run():
+            body = {"deployments": {"name": {"any_": ["sorry"]}}}
+            runs = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+            return runs[0] if runs else None
+
+        started = wait_for("the prove/sorry run", prove_run, EVENT_CEILING_S, every=0.5, alive=server)
+        assert started["parameters"]["config"] == {"home": str(tmp_path / "home"), "checkpoint": "/ckpt/sft/abc"}
+    finally:
+        listener.server.shutdown()
+        procs.stop("server")
+
+
+def _refused(done: subprocess.CompletedProcess, says: str, api: str) -> None:
+    """A bad input: one line naming it, exit 2, no automation and no block written."""
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and says in lines[0], (done.returncode, lines)
+    assert _automations(api) == []
+    blocks = httpx.post(f"{api}/block_documents/filter", json={}, timeout=10).json()
+    assert [b for b in blocks if b["name"] == "dojoflow-alerts"] == []
+
+
+def _refused_inputs(tmp_path, env: dict, api: str) -> None:
+    closed = free_port()
+    unreachable = setup(env, "--webhook", f"http://127.0.0.1:{closed}/hook")
+    no_block = setup(env)  # custom-webhook/dojoflow-alerts does not exist
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("automations:\n  - name: x\n    trigger: {type: event, expect: [a]}\n    actions: [{type: nope}]\n")
+    bad_action = setup(env, "--file", str(typo), "--webhook", f"http://127.0.0.1:{closed}/hook")
+    for done, says in (
+        (unreachable, f"127.0.0.1:{closed} is unreachable"),
+        (no_block, "the block custom-webhook/dojoflow-alerts, which does not exist"),
+        (bad_action, "typo.yaml, automations[0] (x): actions.0"),
+    ):
+        _refused(done, says, api)
+
+
+def _automations(api: str) -> list[dict]:
+    return httpx.post(f"{api}/automations/filter", json={}, timeout=10).raise_for_status().json()
+
+
+def _get(url: str):
+    try:
+        r = httpx.get(url, timeout=10)
+    except httpx.HTTPError:
+        return None
+    return r.json() if r.status_code == 200 else None
