@@ -26,6 +26,7 @@ from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
 from tasks.plan import Step
 from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
+from tasks.prefect_tasks.caching import load_result_storage
 from tasks.prefect_tasks.events import emit, find_regressions_task
 from tasks.trainers.base import load_object
 
@@ -45,7 +46,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.home))
     trainers = config.validate_for_run()  # bad settings fail here, before any training
-    t = curriculum_tasks(home)
+    t = curriculum_tasks(home, load_result_storage(config.result_storage))  # a bad block fails here
     run_id = str(flow_run.id or "local")
     t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
     crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
@@ -170,7 +171,7 @@ def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
     t, home, step, config = at.t, at.home, at.step, at.config
     ui.show("train", step.step, at.of, name, step.name)
     train = t.train
-    if cached_checkpoint_gone(home, name, settings, at.snapshot, starts):
+    if cached_checkpoint_gone(home, name, settings, at.snapshot, starts, t.results):
         get_run_logger().warning("the checkpoint of %s at step %s is gone: training it again", name, step.step)
         train = train.with_options(refresh_cache=True)
     with transaction():

@@ -232,6 +232,13 @@ class PipelineConfig(BaseModel):
     continue_on_source_failure: bool = Field(
         False, description="If a source fails to import or trace, go on with the others (its error is in the report)."
     )
+    result_storage: Optional[str] = Field(
+        None,
+        description="A Prefect storage block, `<block type slug>/<block name>` (a local-file-system block on a "
+        "shared mount, a remote-file-system block on s3:// or gs://), where the steps' cached task results and "
+        "their cache records live, so several machines share one cache. Default: under the home "
+        "(<home>/prefect/results). The catalog and the locks stay under the home (docs/operations.md).",
+    )
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "PipelineConfig":

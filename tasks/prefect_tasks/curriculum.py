@@ -180,10 +180,16 @@ class CurriculumTasks:
     mark_crashed_runs: Task
     record_run_end: Task
     report: Task
+    results: object = None  # the storage block cached results live on (None: under the home)
 
 
 def cached_checkpoint_gone(
-    home: str, trainer: str, settings: BaseModel, snapshot: SnapshotRef, starts: checkpoints.StartingPoints
+    home: str,
+    trainer: str,
+    settings: BaseModel,
+    snapshot: SnapshotRef,
+    starts: checkpoints.StartingPoints,
+    results=None,
 ) -> bool:
     """Whether the train task has a cached result whose checkpoint folder is gone (deleted by
     hand, or a store copied without it): that result must not be reused, the step trains
@@ -194,12 +200,13 @@ def cached_checkpoint_gone(
     if checkpoints.load_published(Path(home), trainer, plan.checkpoint_id) is not None:
         return False
     params = {"home": home, "trainer": trainer, "settings": settings, "snapshot": snapshot, "starts": starts}
-    return cached_result_exists(home, _train_key(None, params))
+    return cached_result_exists(home, _train_key(None, params), results)
 
 
-def curriculum_tasks(home: Path) -> CurriculumTasks:
-    """The tasks with cache keys, result storage and locks under `home`."""
-    cached = cached_under(home)
+def curriculum_tasks(home: Path, results=None) -> CurriculumTasks:
+    """The tasks with cache keys, result storage and locks under `home`; results and cache
+    records on the storage block `results` if given (`caching.load_result_storage`)."""
+    cached = cached_under(home, results)
     return CurriculumTasks(
         register_benchmarks=register_benchmarks_task,
         pin=pin_task,
@@ -213,4 +220,5 @@ def curriculum_tasks(home: Path) -> CurriculumTasks:
         record_run_end=record_run_end_task,
         mark_crashed_runs=mark_crashed_runs_task,
         report=report_task,
+        results=results,
     )
