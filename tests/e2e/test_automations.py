@@ -139,6 +139,16 @@ def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migr
 
         started = wait_for("the prove/sorry run", prove_run, EVENT_CEILING_S, every=0.5, alive=server)
         assert started["parameters"]["config"] == {"home": str(tmp_path / "home"), "checkpoint": "/ckpt/sft/abc"}
+
+        # The proactive trigger, its 26 hours made 10 s (Prefect's least): no nightly completed
+        shipped = (ROOT / "deployments" / "automations.yaml").read_text()
+        assert shipped.count("within: 93600") == 1
+        quick = tmp_path / "quick.yaml"
+        quick.write_text(shipped.replace("within: 93600", "within: 10"))
+        done = setup(env, "--file", str(quick), "--webhook", listener.url)
+        assert done.returncode == 0 and len(_automations(api)) == 5, done.stdout + done.stderr
+        got = listener.next_where(lambda n: "no nightly run completed" in n["subject"])
+        assert f"automation: {ui}/automations/automation/" in got["body"]
     finally:
         listener.server.shutdown()
         procs.stop("server")
