@@ -138,3 +138,24 @@ def test_a_nightly_that_sees_a_new_commit_emits_new_commit_with_both_commits(pre
     p = seen["payload"]
     assert (p["commit"], p["previous"], p["branch"], p["url"]) == (new, old, "main", str(repo_path))
     assert p["run_id"] == str(state.state_details.flow_run_id)
+
+
+def test_a_prove_run_emits_proof_found_with_its_counts(prefect, tmp_path):
+    from flows.prove import prove
+    from tasks.proving.config import ProveConfig
+    from tests.doubles.openai_endpoint import EndpointDouble
+    from tests.doubles.sample_store import sample_store
+
+    home = tmp_path / "home"
+    sample_store(home)
+    with EndpointDouble({}) as endpoint:  # replay proves no `sorry` theorem: every count but `proved` is real
+        generator = {"kind": "endpoint", "endpoint": {"url": endpoint.url, "model": "double", "api_key_env": None}}
+        proving = {"backend": {"kind": "replay"}, "generator": generator, "num_tactics": 1, "max_expansions": 2}
+        state = prove(config=ProveConfig(home=str(home), repos=["NatBasics"], proving=proving), return_state=True)
+    result = state.result()
+    [found] = read_events(state.state_details.flow_run_id, {events.PROOF_FOUND}, 1)
+    assert found["resource"]["prefect.resource.id"] == f"dojoflow.run.{result['run_id']}"
+    p = found["payload"]
+    assert (p["tried"], p["proved"], p["untried"]) == (result["theorems"], 0, len(result["untried"]))
+    assert p["repositories"] == {"NatBasics": {"tried": result["theorems"], "proved": 0}} and result["theorems"] > 0
+    assert "dojoflow.repo.NatBasics" in {r["prefect.resource.id"] for r in found["related"]}
