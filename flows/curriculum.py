@@ -27,6 +27,7 @@ from tasks.evaluations import EVALUATIONS
 from tasks.plan import Step
 from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
 from tasks.prefect_tasks.caching import load_result_storage
+from tasks.prefect_tasks.checkpoint_storage import share_checkpoint_task
 from tasks.prefect_tasks.events import emit, find_regressions_task
 from tasks.trainers.base import load_object
 
@@ -156,6 +157,8 @@ def _train_step_trainers(at: _Step, trainers: dict, previous: dict, untried: dic
                 trained.name == "Cached",
             )
         )
+        if at.t.results is not None and trained.name != "Cached":  # shared beside the cached results
+            share_checkpoint_task(at.t.results, this_step[name], at.step.step)
         _step_evaluations(at, this_step[name], untried)
         done[name] = ui.trainer_step_summary(trained, evaluated)
         ei = at.config.expert_iteration

@@ -1,11 +1,15 @@
 """Cached task results on a Prefect storage block (`result_storage`), here a local-file-system
-block rooted outside the home: a rerun finds every step there, Cached. A block that does not
+block rooted outside the home: a rerun finds every step there, Cached; the checkpoints are
+copied there too, and a home that lost them fetches them instead of training again. A block that does not
 exist or cannot be written fails the run before anything is trained, naming it.
 
     .venv/bin/python -m pytest tests/flows/test_result_storage.py -q -p no:cacheprovider
 """
 
 from __future__ import annotations
+
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -53,6 +57,18 @@ def test_a_rerun_with_results_on_a_second_file_system_root_is_cached_at_every_st
     assert len(list(shared.iterdir())) >= 8 and len(list((shared / "cache-keys").iterdir())) >= 8
     assert not (tmp_path / "home" / "prefect" / "results").exists()  # nothing cached under the home
     assert (tmp_path / "home" / "prefect" / "locks").is_dir()  # the locks stay on the home's disk
+
+    # The checkpoints were copied to the block; a home that lost them fetches them, no retraining
+    ckpts = [s["trainers"]["forgetful"]["checkpoint"] for s in first.result()["steps"]]
+    for c in ckpts:
+        assert (shared / "checkpoints" / "forgetful" / c["checkpoint_id"] / ".dojoflow-complete").exists()
+    shutil.rmtree(tmp_path / "home" / "checkpoints")
+    third = curriculum(config=cfg, return_state=True)
+    assert [s["trainers"]["forgetful"]["train_state"] for s in third.result()["steps"]] == ["Cached", "Cached"]
+    for c in ckpts:
+        assert (Path(c["path"]) / "dojoflow-checkpoint.json").is_file() and (
+            Path(c["path"]) / "started_from.txt"
+        ).is_file()
 
 
 def test_a_storage_block_that_does_not_exist_or_cannot_be_written_fails_before_training(prefect, tmp_path, forgetful):
