@@ -1,5 +1,5 @@
 """deployments/automations.yaml on a real `prefect server` (API, UI and services: triggers,
-actions), installed by `dojoflow server setup` with its webhook block pointed at a listener on
+actions) as `dojoflow server start` runs it, installed by `dojoflow server setup --home` with its webhook block pointed at a listener on
 127.0.0.1: a planted regression, a failed nightly and a published checkpoint each fire what
 they should, with the run's link and the figures. Bad input to setup is refused, one line,
 exit 2, nothing installed.
@@ -19,11 +19,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from tests.e2e.test_deployment import EVENT_CEILING_S, ROOT, Processes, child_env, free_port, wait_for
-from tests.prefect_db import copy_db
+from tests.e2e.test_deployment import EVENT_CEILING_S, ROOT, child_env, free_port, wait_for
+from tests.prefect_db import seed_prefect_home
 
 DOJOFLOW = [sys.executable, "-m", "flows.cli"]
-PREFECT = [sys.executable, "-m", "prefect"]  # a venv with system site packages has no `prefect` script
 
 
 class Listener:
@@ -60,7 +59,7 @@ class Listener:
                 return got
 
 
-def setup(env: dict, *args: str) -> subprocess.CompletedProcess:
+def _setup(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*DOJOFLOW, "server", "setup", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )
@@ -83,18 +82,25 @@ def run_mode(env: dict, *args: str) -> str:
 def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migrated_prefect_db):
     port = free_port()
     api, ui = f"http://127.0.0.1:{port}/api", f"http://127.0.0.1:{port}"
-    env = {**child_env(tmp_path, api), "PREFECT_LOGGING_LEVEL": "WARNING"}
-    procs = Processes(tmp_path)
-    copy_db(migrated_prefect_db, tmp_path / "prefect-home" / "prefect.db")
+    env = {**child_env(tmp_path, api), "PREFECT_LOGGING_LEVEL": "WARNING"}  # the runs': this server
+    user = {k: v for k, v in env.items() if k != "PREFECT_API_URL"}  # the user's shell: `--home` finds it
+    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)  # spares the server its migrations
     listener = Listener()
+
+    def setup(*args: str) -> subprocess.CompletedProcess:
+        return _setup(user, "--home", str(home), *args)
+
     try:
-        server = procs.start(
-            "server",
-            [*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-            {**env, "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false", "PREFECT_UI_URL": ui},
+        started = subprocess.run(
+            [*DOJOFLOW, "server", "start", "--home", str(home), "--port", str(port)],
+            cwd=ROOT,
+            env=user,
+            capture_output=True,
+            text=True,
+            timeout=EVENT_CEILING_S,
         )
-        wait_for("server health", lambda: _get(f"{api}/health") is True, EVENT_CEILING_S, alive=server)
-        missing_deployment = setup(env, "--webhook", listener.url)  # prove/sorry is not deployed yet
+        assert started.returncode == 0 and f"Prefect server started: {ui}" in started.stdout, started
+        missing_deployment = setup("--webhook", listener.url)  # prove/sorry is not deployed yet
         _refused(missing_deployment, "runs the deployment 'prove/sorry', which does not exist", api)
 
         # prove/sorry, as `prefect deploy` creates it (no worker: the run the trigger creates waits)
@@ -102,16 +108,16 @@ def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migr
         httpx.post(
             f"{api}/deployments/", json={"name": "sorry", "flow_id": flow_id, "entrypoint": "flows/prove.py:prove"}
         ).raise_for_status()
-        _refused_inputs(tmp_path, env, api)
-        done = setup(env, "--webhook", listener.url)
+        _refused_inputs(tmp_path, setup, api)
+        done = setup("--webhook", listener.url)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "installed 5 automations" in done.stdout
         assert len(_automations(api)) == 5
-        done = setup(env, "--webhook", listener.url)  # again: replaced, not doubled
+        done = setup("--webhook", listener.url)  # again: replaced, not doubled
         assert done.returncode == 0 and len(_automations(api)) == 5, done.stdout + done.stderr
 
         # A planted regression: the first repository is worse at step 2
-        run_id = run_mode(env, "regress", str(tmp_path / "home"), str(tmp_path))
+        run_id = run_mode(env, "regress", str(home), str(tmp_path))
         got = listener.next_where(lambda n: "regressed" in n["subject"])
         assert got["subject"].startswith("Dojoflow: top1_accuracy regressed on syn")
         assert f"run: {ui}/runs/flow-run/{run_id}" in got["body"]
@@ -130,28 +136,28 @@ def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migr
         assert "ended Failed" in got["subject"] and f"run: {ui}/runs/flow-run/{night}" in got["body"]
 
         # A published checkpoint starts prove/sorry with it
-        run_mode(env, "publish", str(tmp_path / "home"), "/ckpt/sft/abc")
+        run_mode(env, "publish", str(home), "/ckpt/sft/abc")
 
         def prove_run():
             body = {"deployments": {"name": {"any_": ["sorry"]}}}
             runs = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
             return runs[0] if runs else None
 
-        started = wait_for("the prove/sorry run", prove_run, EVENT_CEILING_S, every=0.5, alive=server)
-        assert started["parameters"]["config"] == {"home": str(tmp_path / "home"), "checkpoint": "/ckpt/sft/abc"}
+        prove = wait_for("the prove/sorry run", prove_run, EVENT_CEILING_S, every=0.5)
+        assert prove["parameters"]["config"] == {"home": str(home), "checkpoint": "/ckpt/sft/abc"}
 
         # The proactive trigger, its 26 hours made 10 s (Prefect's least): no nightly completed
         shipped = (ROOT / "deployments" / "automations.yaml").read_text()
         assert shipped.count("within: 93600") == 1
         quick = tmp_path / "quick.yaml"
         quick.write_text(shipped.replace("within: 93600", "within: 10"))
-        done = setup(env, "--file", str(quick), "--webhook", listener.url)
+        done = setup("--file", str(quick), "--webhook", listener.url)
         assert done.returncode == 0 and len(_automations(api)) == 5, done.stdout + done.stderr
         got = listener.next_where(lambda n: "no nightly run completed" in n["subject"])
         assert f"automation: {ui}/automations/automation/" in got["body"]
     finally:
         listener.server.shutdown()
-        procs.stop("server")
+        subprocess.run([*DOJOFLOW, "server", "stop", "--home", str(home)], cwd=ROOT, env=user, timeout=120)
 
 
 def _refused(done: subprocess.CompletedProcess, says: str, api: str) -> None:
@@ -163,13 +169,13 @@ def _refused(done: subprocess.CompletedProcess, says: str, api: str) -> None:
     assert [b for b in blocks if b["name"] == "dojoflow-alerts"] == []
 
 
-def _refused_inputs(tmp_path, env: dict, api: str) -> None:
+def _refused_inputs(tmp_path, setup, api: str) -> None:
     closed = free_port()
-    unreachable = setup(env, "--webhook", f"http://127.0.0.1:{closed}/hook")
-    no_block = setup(env)  # custom-webhook/dojoflow-alerts does not exist
+    unreachable = setup("--webhook", f"http://127.0.0.1:{closed}/hook")
+    no_block = setup()  # custom-webhook/dojoflow-alerts does not exist
     typo = tmp_path / "typo.yaml"
     typo.write_text("automations:\n  - name: x\n    trigger: {type: event, expect: [a]}\n    actions: [{type: nope}]\n")
-    bad_action = setup(env, "--file", str(typo), "--webhook", f"http://127.0.0.1:{closed}/hook")
+    bad_action = setup("--file", str(typo), "--webhook", f"http://127.0.0.1:{closed}/hook")
     for done, says in (
         (unreachable, f"127.0.0.1:{closed} is unreachable"),
         (no_block, "the block custom-webhook/dojoflow-alerts, which does not exist"),
