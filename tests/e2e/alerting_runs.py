@@ -5,6 +5,7 @@ against the server PREFECT_API_URL names (tests/e2e/test_automations.py); prints
     nightly HOME REPO   a nightly watching a branch that does not exist: it fails
     publish HOME PATH   a flow that emits dojoflow.checkpoint.published for an SFT checkpoint at PATH,
                         trained (not cached) at the run's last step
+    all HOME ROOT NIGHT_HOME REPO PATH   the three, in one process (prints the three ids)
 """
 
 from __future__ import annotations
@@ -60,8 +61,12 @@ def publish(home: str, path: str) -> str:
 
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    run_id = {"regress": regress, "nightly": nightly, "publish": publish}[mode](*args)
+    if mode == "all":  # one process (one import of Prefect and the flows) for the three
+        home, root, night_home, repo, path = args
+        run_ids = [regress(home, root), nightly(night_home, repo), publish(home, path)]
+    else:
+        run_ids = [{"regress": regress, "nightly": nightly, "publish": publish}[mode](*args)]
     from prefect.events.worker import EventsWorker
 
     EventsWorker.drain_all()
-    print(run_id)
+    print(" ".join(run_ids))

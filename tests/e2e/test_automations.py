@@ -30,6 +30,7 @@ class Listener:
 
     def __init__(self):
         received = self.received = queue.Queue()
+        self.seen: list[dict] = []  # every notification taken from the queue, in order
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 (http.server's name)
@@ -50,11 +51,15 @@ class Listener:
         import time
 
         deadline = time.monotonic() + timeout
+        for got in self.seen:
+            if predicate(got):
+                return got
         while True:
             try:
                 got = self.received.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
-                pytest.fail("no notification arrived for the expected event")
+                pytest.fail(f"no notification arrived for the expected event; got {self.seen}")
+            self.seen.append(got)
             if predicate(got):
                 return got
 
@@ -116,8 +121,11 @@ def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migr
         done = setup("--webhook", listener.url)  # again: replaced, not doubled
         assert done.returncode == 0 and len(_automations(api)) == 5, done.stdout + done.stderr
 
-        # A planted regression: the first repository is worse at step 2
-        run_id = run_mode(env, "regress", str(home), str(tmp_path))
+        # A planted regression (the first repository is worse at step 2), a failed nightly, a checkpoint
+        ids = run_mode(
+            env, "all", str(home), str(tmp_path), str(tmp_path / "night"), str(tmp_path / "export-0"), "/ckpt/sft/abc"
+        )
+        run_id, night, _ = ids.split()
         got = listener.next_where(lambda n: "regressed" in n["subject"])
         assert got["subject"].startswith("Dojoflow: top1_accuracy regressed on syn")
         assert f"run: {ui}/runs/flow-run/{run_id}" in got["body"]
@@ -130,14 +138,10 @@ def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migr
         )
         assert figures["margin"] == 0.1 and figures["run_id"] == run_id
 
-        # A failed nightly
-        night = run_mode(env, "nightly", str(tmp_path / "night"), str(tmp_path / "export-0"))
         got = listener.next_where(lambda n: "nightly run" in n["subject"])
         assert "ended Failed" in got["subject"] and f"run: {ui}/runs/flow-run/{night}" in got["body"]
 
-        # A published checkpoint starts prove/sorry with it
-        run_mode(env, "publish", str(home), "/ckpt/sft/abc")
-
+        # The published checkpoint started prove/sorry with it
         def prove_run():
             body = {"deployments": {"name": {"any_": ["sorry"]}}}
             runs = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
