@@ -168,6 +168,13 @@ class _EvaluationBase(BaseModel):
     all_repositories_so_far: bool = Field(
         True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest."
     )
+    regression_margin: float = Field(
+        0.0,
+        ge=0,
+        description="How much worse than its 95% interval when learned (in the metric's own units) a metric on an "
+        "earlier repository may get before the step emits `dojoflow.metric.regressed` (docs/operations.md); "
+        "0: any value beyond that interval.",
+    )
 
 
 # One optional section per declared step evaluation (tasks/evaluations.py), null (off) by default.
@@ -230,6 +237,13 @@ class PipelineConfig(BaseModel):
     tracing: TracingConfig = Field(default_factory=TracingConfig, description="How `repo` sources are traced.")
     continue_on_source_failure: bool = Field(
         False, description="If a source fails to import or trace, go on with the others (its error is in the report)."
+    )
+    result_storage: Optional[str] = Field(
+        None,
+        description="A Prefect storage block, `<block type slug>/<block name>` (a local-file-system block on a "
+        "shared mount, a remote-file-system block on s3:// or gs://), where the steps' cached task results and "
+        "their cache records live, so several machines share one cache. Default: under the home "
+        "(<home>/prefect/results). The catalog and the locks stay under the home (docs/operations.md).",
     )
 
     @classmethod

@@ -225,6 +225,7 @@ def start_persistent(home: Path, port: int | None = None, ceiling: float = START
         **server_env(home),
         "PREFECT_SERVER_API_PORT": str(port),
         "PREFECT_UI_API_URL": f"http://127.0.0.1:{port}/api",
+        "PREFECT_UI_URL": f"http://127.0.0.1:{port}",  # the run links automations' notifications carry
     }  # else the UI asks port 4200
     p = _launch(home, args, env, "prefect-server.log")
     server = Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="dojoflow server", process=p)
