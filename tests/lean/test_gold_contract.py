@@ -39,8 +39,13 @@ KERNEL_CHEAT = "decide +kernel"
 
 
 @pytest.fixture
-def lean(tmp_path):
-    """(the REPL double, the comparator doubles' folder)."""
+def lean(tmp_path, monkeypatch):
+    """(the REPL double, the comparator doubles' folder).
+
+    The text guard refuses `decide +kernel` outright (tasks/lean/guard.py, KERNEL_DECIDE_ALLOWED;
+    tests/lean/test_adversarial.py). These tests lift that refusal to show the layer below it: a
+    cheat that got past every text rule is still never proved once comparator replays it."""
+    monkeypatch.setattr("tasks.lean.guard.KERNEL_DECIDE_ALLOWED", True)
     return make_repl_double(tmp_path / "repl"), make_comparator_double(tmp_path / "gold-bin")
 
 
