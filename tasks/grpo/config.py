@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from storage.errors import InputError
 from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, LoraSettings
+from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (
     capabilities_unless_given,
@@ -209,6 +210,7 @@ class GRPOSettings(BaseModel):
         "defaults for the machine (CPU: use_cpu, no bf16, no gradient checkpointing).",
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
+    launch: LaunchSettings | None = launch_field()
     evaluation: GRPOEvalSettings = Field(
         default_factory=GRPOEvalSettings,
         description="How checkpoints are scored (changes re-evaluate, never retrain).",

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from storage.errors import InputError
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
+from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import RESERVED_KEYS, capabilities_unless_given, check_training_args
 
@@ -91,6 +92,7 @@ class ProgressSettings(BaseModel):
         ),
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
+    launch: LaunchSettings | None = launch_field()
     max_eval_examples: int | None = Field(
         2000,
         ge=1,
