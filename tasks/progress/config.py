@@ -43,6 +43,10 @@ DEFAULT_TRAINING: dict[str, Any] = {
     "save_total_limit": 2,
     "report_to": "none",
     "seed": 42,
+    # The regression loss is a mean over the batch (MSE), not a sum over tokens: transformers'
+    # token averaging across processes would multiply it (and its gradient) by the number of
+    # processes under torchrun (tests/tasks/test_launch_trainers.py). Off: DDP's mean is the mean.
+    "average_tokens_across_devices": False,
 }
 
 
