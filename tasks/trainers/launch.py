@@ -220,6 +220,12 @@ def check_distributed_training(training: dict[str, Any], launch: LaunchSettings,
             "asks for FSDP but this machine has no CUDA GPU (FSDP shards over GPUs)",
             f"remove {field}.training.fsdp, or run this step on GPUs with {field}.launch.processes set to their count",
         )
+    if training.get("use_vllm") and not cuda:
+        raise InputError(
+            f"{field}.training.use_vllm",
+            "is true but this machine has no CUDA GPU, which vLLM needs",
+            "set use_vllm to false (generation then uses transformers), or run this step on a GPU machine",
+        )
     if training.get("deepspeed"):
         import importlib.util
 
@@ -231,8 +237,14 @@ def check_distributed_training(training: dict[str, Any], launch: LaunchSettings,
             )
 
 
-def check_launch(launch: LaunchSettings, field: str, devices: tuple[int, int] | None = None) -> None:
-    """Everything about `launch` that can be refused before any work: one InputError naming the field."""
+def check_launch(
+    launch: LaunchSettings,
+    field: str,
+    devices: tuple[int, int] | None = None,
+    needed: tuple[str, ...] = NEEDED_PACKAGES,
+) -> None:
+    """Everything about `launch` that can be refused before any work: one InputError naming the field.
+    `needed`: the packages `launch.python` must find (vllm too with `training.use_vllm`)."""
     check_nodes(launch, f"{field}.launch")
     check_processes(launch, f"{field}.launch", devices)
-    check_python(launch, f"{field}.launch")
+    check_python(launch, f"{field}.launch", needed)

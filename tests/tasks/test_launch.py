@@ -358,3 +358,16 @@ def test_a_dead_rank_fails_the_step_naming_the_rank_its_exit_code_and_its_last_l
     assert (e.value.rank, e.value.exit_code) == (1, 7)
     assert "rank 1" in str(e.value) and "rank one gives up" in str(e.value)
     assert not (tmp_path / "out").exists()
+
+
+def test_use_vllm_in_a_training_environment_of_its_own_is_checked_there():
+    from tasks.grpo.config import GRPOSettings, preflight
+
+    settings = GRPOSettings(training={"use_vllm": True}, launch=LaunchSettings(python=sys.executable))
+    preflight(settings, "trainers.grpo")  # vLLM is not looked for in this environment...
+    with pytest.raises(InputError) as e:  # ...but this machine has no GPU, which vLLM needs
+        check_launch_settings(settings, "trainers.grpo")
+    assert e.value.source == "trainers.grpo.training.use_vllm" and "no CUDA GPU" in e.value.problem
+    with pytest.raises(InputError) as e:  # and the training environment is asked for vllm
+        check_launch(settings.launch, "trainers.grpo", (1, 2), ("torch", "vllm"))
+    assert e.value.source == "trainers.grpo.launch.python" and "lacks vllm" in e.value.problem
