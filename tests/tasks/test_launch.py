@@ -371,3 +371,15 @@ def test_use_vllm_in_a_training_environment_of_its_own_is_checked_there():
     with pytest.raises(InputError) as e:  # and the training environment is asked for vllm
         check_launch(settings.launch, "trainers.grpo", (1, 2), ("torch", "vllm"))
     assert e.value.source == "trainers.grpo.launch.python" and "lacks vllm" in e.value.problem
+
+
+def test_the_train_vllm_extra_holds_a_vllm_trl_accepts_and_no_prefect():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["train-vllm"]
+    pins = {Requirement(r).name: Requirement(r).specifier for r in extra}
+    assert "prefect" not in pins and "fastapi" not in pins
+    assert "0.31.0" in pins["vllm"] and "1.16.0" in pins["trl"]  # TRL 1.16 accepts vLLM 0.22-0.31
+    assert set(pins) >= {"torch", "transformers", "trl", "duckdb", "pyarrow"}  # launch.NEEDED_PACKAGES
