@@ -124,13 +124,14 @@ def torchrun_command(launch: LaunchSettings, job_file: Path) -> list[str]:
 
 def child_env(launch: LaunchSettings) -> dict[str, str]:
     """The training processes' environment: this one, Dojoflow's source on PYTHONPATH (another
-    interpreter finds the package), unbuffered output, one OpenMP thread per process on a CPU
-    (unless given), and `launch.env` last."""
+    interpreter finds the package), unbuffered output, this machine's cores shared out as
+    OpenMP threads per process (unless OMP_NUM_THREADS is given), and `launch.env` last."""
     env = dict(os.environ)
     path = env.get("PYTHONPATH", "")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), path) if p)
     env["PYTHONUNBUFFERED"] = "1"
-    env.setdefault("OMP_NUM_THREADS", "1")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    env.setdefault("OMP_NUM_THREADS", str(max(1, cpus // launch.processes)))
     env["TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"] = RANK_PREFIX
     return {**env, **launch.env}
 
