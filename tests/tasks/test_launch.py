@@ -383,3 +383,32 @@ def test_the_train_vllm_extra_holds_a_vllm_trl_accepts_and_no_prefect():
     assert "prefect" not in pins and "fastapi" not in pins
     assert "0.31.0" in pins["vllm"] and "1.16.0" in pins["trl"]  # TRL 1.16 accepts vLLM 0.22-0.31
     assert set(pins) >= {"torch", "transformers", "trl", "duckdb", "pyarrow"}  # launch.NEEDED_PACKAGES
+
+
+def test_worker_records_go_back_into_their_loggers_rank_0s_only_unless_a_warning(caplog):
+    """What makes the Prefect UI show a launched step's log lines: records come back under the
+    worker's logger names (loggers under `tasks` reach the task run's logs, flows/ui.py)."""
+    import logging
+
+    from tasks.trainers.supervise import Output, relay
+    from tasks.trainers.worker import RECORD_MARK
+
+    def record(rank, level, name, msg):
+        line = json.dumps({"name": name, "level": level, "rank": rank, "msg": msg})
+        return f"[rank {rank}] {RECORD_MARK}{line}\n"
+
+    out = Output()
+    with caplog.at_level(logging.DEBUG, logger="tasks"):
+        relay(record(0, logging.INFO, "tasks.trainers.progress", "step 1/6: loss 6.4"), out)
+        relay(record(1, logging.INFO, "tasks.trainers.progress", "step 1/6: loss 6.4"), out)  # a duplicate
+        relay(record(1, logging.WARNING, "tasks.sft.train", "odd data"), out)
+        relay("[rank 1] Traceback (most recent call last):\n", out)
+        relay("torchrun's own line\n", out)
+    got = [(r.name, r.levelno, r.getMessage()) for r in caplog.records]
+    assert got == [
+        ("tasks.trainers.progress", logging.INFO, "step 1/6: loss 6.4"),
+        ("tasks.sft.train", logging.WARNING, "rank 1: odd data"),
+        ("tasks.trainers.launch", logging.DEBUG, "[rank 1] Traceback (most recent call last):"),
+        ("tasks.trainers.launch", logging.INFO, "torchrun's own line"),
+    ]
+    assert list(out.by_rank[1])[-1] == "Traceback (most recent call last):"
