@@ -25,6 +25,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -127,12 +128,25 @@ def build_model(tmp: Path, smoke: bool) -> str:
     return str(out)
 
 
-def run(cmd: list[str], env: dict) -> float:
+def run(cmd: list[str], env: dict) -> tuple[float, str]:
+    """(wall seconds, stdout)."""
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:6])} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return time.perf_counter() - start
+    return time.perf_counter() - start, done.stdout
+
+
+def progress_log(stdout: str) -> list[dict]:
+    """Dojoflow's relayed progress lines (`step 3/30: loss 2.31, num_tokens 1.2e+04, ...`) as log
+    entries: its last Trainer checkpoint is saved before the final `train_runtime` entry."""
+    entries = []
+    for line in stdout.splitlines():
+        m = re.search(r"step \d+(?:/\d+)?: (.*)$", line)
+        if m:
+            pairs = (item.rsplit(" ", 1) for item in m.group(1).split(", ") if " " in item)
+            entries.append({k: float(v) for k, v in pairs if re.fullmatch(r"-?[\d.]+(e[+-]?\d+)?", v)})
+    return entries
 
 
 def figures(log_history: list[dict], wall: float, peak_mib: int) -> dict:
@@ -163,11 +177,6 @@ settings = get(a["trainer"]).settings.model_validate(a["settings"])
 train_in_child(a["trainer"], settings, SnapshotRef.from_dict(a["snapshot"]), "random", None, Path(a["out"]),
                Path(a["work"]), model_cache_dir=Path(a["cache"]), launch=LaunchSettings(processes=a["processes"]))
 """
-
-
-def dojoflow_log(work: Path) -> list[dict]:
-    checkpoints = sorted((work / "trainer").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
-    return json.loads((checkpoints[-1] / "trainer_state.json").read_text())["log_history"] if checkpoints else []
 
 
 def main() -> None:
@@ -282,7 +291,7 @@ def pair(tmp, name, n, env, plain_script, plain_args, model, bf16, ex, snapshot,
     (tmp / "plain.py").write_text(plain_script)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(n)]
     with PeakGpuMemory() as mem:
-        wall = run([*cmd, str(tmp / "plain.py"), str(tmp / f"plain-{name}.json")], env)
+        wall, _ = run([*cmd, str(tmp / "plain.py"), str(tmp / f"plain-{name}.json")], env)
     out["plain"] = figures(json.loads(Path(spec["out"] + ".log.json").read_text()), wall, mem.peak)
     job = {
         "trainer": trainer,
@@ -295,8 +304,8 @@ def pair(tmp, name, n, env, plain_script, plain_args, model, bf16, ex, snapshot,
     }
     (tmp / f"dojo-{name}.json").write_text(json.dumps(job))
     with PeakGpuMemory() as mem:
-        wall = run([sys.executable, "-c", DOJOFLOW, str(tmp / f"dojo-{name}.json")], env)
-    out["dojoflow"] = figures(dojoflow_log(Path(job["work"])), wall, mem.peak)
+        wall, stdout = run([sys.executable, "-c", DOJOFLOW, str(tmp / f"dojo-{name}.json")], env)
+    out["dojoflow"] = figures(progress_log(stdout), wall, mem.peak)
     return out
 
 
