@@ -23,6 +23,7 @@ from storage.statement_sets.reader import StatementSetConfig
 from tasks.evaluations import EVALUATIONS
 from tasks.git import refuse_credentials
 from tasks.trainers import registry
+from tasks.trainers.launch import LaunchSettings
 from tasks.yaml_config import load_yaml_mapping, resolve_local
 
 from .benchmarks import BenchmarkConfig
@@ -245,6 +246,20 @@ class PipelineConfig(BaseModel):
         "their cache records live, so several machines share one cache. Default: under the home "
         "(<home>/prefect/results). The catalog and the locks stay under the home (docs/operations.md).",
     )
+    launch: LaunchSettings = Field(
+        default_factory=LaunchSettings,
+        description="How training steps are launched (processes per node, nodes, rendezvous, python, env): the "
+        "default of every trainer whose own `launch` is null (docs/scaling.md).",
+    )
+
+    @model_validator(mode="after")
+    def _trainers_launch_by_default(self):
+        """A trainer without its own `launch:` takes the pipeline's (each step's task gets it in its settings)."""
+        for name in type(self.trainers).model_fields:
+            settings = getattr(self.trainers, name)
+            if settings is not None and getattr(settings, "launch", 0) is None and self.launch != LaunchSettings():
+                setattr(self.trainers, name, settings.model_copy(update={"launch": self.launch}))
+        return self
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "PipelineConfig":

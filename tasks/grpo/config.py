@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from storage.errors import InputError
 from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, LoraSettings
+from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (
     capabilities_unless_given,
@@ -215,6 +216,7 @@ class GRPOSettings(BaseModel):
         "defaults for the machine (CPU: use_cpu, no bf16, no gradient checkpointing).",
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
+    launch: LaunchSettings | None = launch_field()
     evaluation: GRPOEvalSettings = Field(
         default_factory=GRPOEvalSettings,
         description="How checkpoints are scored (changes re-evaluate, never retrain).",
@@ -241,11 +243,21 @@ class GRPOSettings(BaseModel):
     @classmethod
     def _check_training(cls, value: dict[str, Any]) -> dict[str, Any]:
         try:
-            checked = check_training_keys(value)
+            checked = check_training_keys(value, vllm_here=False)  # use_vllm: `_vllm_here`, which knows `launch`
         except InputError as e:
             raise ValueError(str(e)) from None
         # YAML 1.1 reads 5e-6 as a string; store the number so equal settings hash equally
         return {k: yaml_float(v) for k, v in checked.items()}
+
+    @model_validator(mode="after")
+    def _vllm_here(self):
+        """use_vllm needs vLLM in this environment, unless training runs in another (`launch.python`)."""
+        if self.training.get("use_vllm") and (self.launch is None or self.launch.python is None):
+            try:
+                check_training_keys({"use_vllm": True})
+            except InputError as e:
+                raise ValueError(str(e)) from None
+        return self
 
     @field_validator("backend")
     @classmethod
@@ -336,7 +348,7 @@ def vllm_problem() -> str | None:
     return None
 
 
-def check_training_keys(training: dict[str, Any], field: str = "training") -> dict[str, Any]:
+def check_training_keys(training: dict[str, Any], field: str = "training", vllm_here: bool = True) -> dict[str, Any]:
     """The GRPO-specific checks of `training` that need no torch: keys the algorithm or
     Dojoflow owns, num_generations against the generation batch, use_vllm on this machine.
     (Names and types against GRPOConfig: `tasks.trainers.training_args`, at preflight.)"""
@@ -366,7 +378,7 @@ def check_training_keys(training: dict[str, Any], field: str = "training") -> di
             "per_device_train_batch_size × steps_per_generation, or generation_batch_size)",
             f"make per_device_train_batch_size a multiple of {n}, or change num_generations",
         )
-    if training.get("use_vllm"):
+    if training.get("use_vllm") and vllm_here:  # not here: in launch.python's environment (preflight)
         problem = vllm_problem()
         if problem:
             raise InputError(
@@ -380,6 +392,13 @@ def check_training_keys(training: dict[str, Any], field: str = "training") -> di
 
 def preflight(settings: GRPOSettings, field: str) -> None:
     """Before a run: `training` against trl.GRPOConfig (the shared check) and this machine."""
+    from tasks.trainers.launch import launch_of
+
+    if settings.training.get("use_vllm") and launch_of(settings).python is not None:
+        # vLLM lives in the training environment (launch.python), where it is looked for
+        # (tasks/trainers/preflight.py: check_launch_settings), not in this one.
+        rest = {k: v for k, v in settings.training.items() if k != "use_vllm"}
+        settings = settings.model_copy(update={"training": rest})
     with tempfile.TemporaryDirectory() as tmp:
         build_grpo_config(settings, tmp, field=f"{field}.training")
 
