@@ -63,7 +63,14 @@ def _inside(path: Path, root: Path) -> Path:
                 "is a symbolic link to a folder",
                 "copy the folder into the export: an export's folders are real folders inside it",
             )
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (RuntimeError, OSError):  # Python 3.11 raises RuntimeError on a loop, 3.13 OSError
+        raise InputError(
+            path,
+            "is a symbolic link that never reaches a file (a loop of links)",
+            "replace the link with the file it should name",
+        ) from None
     if real != real_root and real_root not in real.parents:
         raise InputError(
             path,

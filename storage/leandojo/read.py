@@ -20,6 +20,7 @@ from ..ids import repo_name
 from ..repo_data import RepoData
 from ..splits import SplitSettings, assign_novel_premises, assign_random
 from .corpus import FilesAndPremises, Owners, read_corpus, read_traced
+from .fields import declared_repos
 from .files import MAX_METADATA_BYTES, check_root, load_json, present, read_bytes
 from .records import TheoremKey
 from .tables import theorem_tables
@@ -51,7 +52,7 @@ def _gc_paused():
 def _read_export(root: Path, settings: SplitSettings) -> list[RepoData]:
     check_root(root)
     metadata = _read_metadata(root)
-    read = read_splits(root)
+    read = read_splits(root, declared_repos(metadata))
     _check_split_kinds_agree(root, read)
     by_repo, order_of = _group_by_repo(read.theorems)
     main = _main_repo(metadata, by_repo)
