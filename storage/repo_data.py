@@ -39,17 +39,37 @@ class RepoData:
 
     def content_hash(self) -> str:
         """A hash of the data itself (not of when or from where it was ingested)."""
-        h = hashlib.sha256()
-        r = self.repository
-        for key in ("url", "commit", "lean_version", "split_settings"):
-            h.update(f"{key}={r.get(key)}\x1f".encode())
+        return content_hash(self.repository, {name: (lambda t=t: t) for name, t in self.tables().items()})
+
+    def write_tables(self, folder) -> None:
+        """Write the four tables as `<name>.parquet` into `folder` (`Store` stages a repository so)."""
+        import pyarrow.parquet as pq
+
         for name, table in self.tables().items():
-            table = (
-                table.cast(schemas.TABLES[name]).sort_by([(k, "ascending") for k in _SORT_KEYS[name]]).combine_chunks()
-            )
-            sink = pa.BufferOutputStream()
-            with pa.ipc.new_stream(sink, table.schema) as writer:
-                writer.write_table(table)
-            h.update(name.encode())
-            h.update(sink.getvalue().to_pybytes())
-        return h.hexdigest()
+            pq.write_table(table.cast(schemas.TABLES[name]), folder / f"{name}.parquet", compression="zstd")
+
+    def row_counts(self) -> dict[str, int]:
+        return {name: t.num_rows for name, t in self.tables().items()}
+
+    def held_tables(self) -> tuple[pa.Table | None, pa.Table | None]:
+        """(theorems, tactics) as held in memory (a staged repository holds none)."""
+        return self.theorems, self.tactics
+
+
+def content_hash(repository: dict, tables: dict) -> str:
+    """The content hash of a repository row and its tables (`tables`: name -> a function that
+    loads the table, so that only one is held at a time): each table sorted by its key and
+    written as one Arrow IPC stream."""
+    h = hashlib.sha256()
+    for key in ("url", "commit", "lean_version", "split_settings"):
+        h.update(f"{key}={repository.get(key)}\x1f".encode())
+    for name in ("files", "theorems", "tactics", "premises"):
+        table = tables[name]().cast(schemas.TABLES[name])
+        table = table.sort_by([(k, "ascending") for k in _SORT_KEYS[name]]).combine_chunks()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        del table
+        h.update(name.encode())
+        h.update(memoryview(sink.getvalue()))  # the same bytes as to_pybytes(), without a copy
+    return h.hexdigest()
