@@ -66,10 +66,27 @@ def content_hash(repository: dict, tables: dict) -> str:
     for name in ("files", "theorems", "tactics", "premises"):
         table = tables[name]().cast(schemas.TABLES[name])
         table = table.sort_by([(k, "ascending") for k in _SORT_KEYS[name]]).combine_chunks()
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
+        h.update(name.encode())
+        # The stream's bytes go to the hash as they are written, not to a buffer the table's size.
+        with pa.PythonFile(_HashSink(h), mode="w") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
         del table
-        h.update(name.encode())
-        h.update(memoryview(sink.getvalue()))  # the same bytes as to_pybytes(), without a copy
     return h.hexdigest()
+
+
+class _HashSink:
+    """A file that hashes what is written to it."""
+
+    def __init__(self, h):
+        self.h = h
+        self.closed = False
+
+    def write(self, data) -> int:
+        self.h.update(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True

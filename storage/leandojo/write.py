@@ -19,6 +19,7 @@ from .. import atomic, schemas
 from ..errors import InputError
 from ..memory import release_arrow_memory
 from .files import shown
+from .ordered import write_in_order
 from .records import ABSENT
 
 _TACTICS_SQL = """
@@ -282,6 +283,9 @@ def _write_repository_theorems(con, repo: dict, folder: Path, splits: dict) -> i
     of theorems at a time in export order."""
     theorems, tactics = str(folder / "theorems.parquet"), str(folder / "tactics.parquet")
     order = con.sql(_THEOREM_ORDER_SQL, params={"theorems": theorems}).fetchnumpy()
+    done = write_in_order(con, repo, theorems, tactics, order["row"], lambda batch: _route(batch, splits))
+    if done is not None:  # stored in export order: each file read once (ordered.py)
+        return done
     rows, ids = order["row"].tolist(), order["theorem_id"].tolist()
     size = max(_MIN_CHUNK, -(-len(rows) // _MAX_CHUNKS))
     count = 0
