@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -100,10 +101,12 @@ def _leandojo_v2(export: Path, work: Path) -> dict | None:
     link = work / "ldv2" / "repo1"
     if not link.exists():
         link.symlink_to(export)
+    env = {**os.environ, "GITHUB_ACCESS_TOKEN": ""}  # must be set; empty: no GitHub call (leandojo_v2_env.sh)
     out = subprocess.run(
         [str(LDV2), str(HERE / "leandojo_v2_side.py"), "ingest-only", "1", str(work / "ldv2")],
         capture_output=True,
         text=True,
+        env=env,
     )
     return json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else {"error": out.stderr[-2000:]}
 

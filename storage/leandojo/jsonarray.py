@@ -84,14 +84,44 @@ class _Buffer:
             view.release()
 
 
+# Where one theorem record ends and the next begins, as LeanDojo (and Dojoflow) write them: a
+# record's first key is "url". A raw `"` cannot be inside a JSON string, so this never matches
+# inside one; a match elsewhere (a nested object whose first key is "url") cuts a record in
+# two, and the halves fail to decode: the file is then read whole, by the checks that name why.
+_NEXT_RECORD = re.compile(rb'\}\s*,\s*(?=\{\s*"url"\s*:)')
+
+
 def array_batches(path: Path, root: Path, batch_bytes: int, limit: int = MAX_DATA_BYTES) -> Iterator[bytes]:
     """JSON arrays of consecutive records of the array in `path`, each about `batch_bytes`
-    long (at least one record), in order. Checks of the file: `files.read_chunks`."""
+    long (at least one record), in order. Checks of the file: `files.read_chunks`.
+
+    A batch ends at the first record boundary (`_NEXT_RECORD`) after `batch_bytes`; where the
+    records are laid out otherwise, each record's end is found by msgspec (`_cut_by_record`)."""
     buf = _Buffer(read_chunks(path, root, max(1 << 20, min(batch_bytes, 1 << 24)), limit))
     pos = buf.skip_space(0)
     if buf.data[pos] != ord("["):
         raise NotStreamable("not a JSON array")
     pos = buf.skip_space(pos + 1)
+    while True:
+        while len(buf.data) < pos + 2 * batch_bytes and buf.more():
+            pass
+        m = _NEXT_RECORD.search(buf.data, pos + batch_bytes)
+        if m is None and not buf.eof:
+            yield from _cut_by_record(buf, pos, batch_bytes)
+            return
+        if m is None:  # the last batch: up to the closing bracket
+            body = bytes(buf.data[pos:]).rstrip()
+            if not body.endswith(b"]"):
+                raise NotStreamable("the array does not end with ]")
+            yield b"[" + body[:-1] + b"]"
+            return
+        yield b"[" + bytes(buf.data[pos : m.start() + 1]) + b"]"
+        del buf.data[: m.end()]  # what was read is dropped: memory stays at a batch or two
+        pos = 0
+
+
+def _cut_by_record(buf: _Buffer, pos: int, batch_bytes: int) -> Iterator[bytes]:
+    """The batches from `pos` on, each record's end found by msgspec (any layout)."""
     start = pos
     if buf.data[pos] == ord("]"):
         _only_space_after(buf, pos + 1)

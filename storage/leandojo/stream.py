@@ -51,7 +51,29 @@ from .tables import theorem_tables
 from .theorems import SplitsRead, split_checked, split_fast
 
 DEFAULT_MEMORY_MB = 256
-_CORPUS_LINES = 4096  # corpus lines between flushes of their premises
+
+
+class _Digest:
+    """A statement as the streaming reader remembers it: its hash and length, equal to the same
+    text (so another split kind's record is compared with it as with the text) at a fraction of
+    its memory (a statement converted to Arrow also keeps a UTF-8 copy of itself)."""
+
+    __slots__ = ("h", "n")
+
+    def __init__(self, text: str):
+        self.h, self.n = hash(text), len(text)
+
+    @classmethod
+    def of(cls, text: str | None):
+        return None if text is None else cls(text)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, _Digest):
+            return (self.h, self.n) == (other.h, other.n)
+        return isinstance(other, str) and len(other) == self.n and hash(other) == self.h
+
+    def __hash__(self) -> int:
+        return self.h
 
 
 class _RepoRows:
@@ -119,7 +141,9 @@ class _Import:
                 raise InputError(source, f"theorem {key.full_name} appears twice", "remove the duplicate record")
             seen[key] = split
             groups.setdefault(key.repo, {})[key] = thm
-            theorems[key] = msgspec.structs.replace(thm, traced_tactics=self._kept_tactics(thm))
+            theorems[key] = msgspec.structs.replace(
+                thm, theorem_statement=_Digest.of(thm.theorem_statement), traced_tactics=self._kept_tactics(thm)
+            )
         for repo, group in groups.items():
             rows = self.repos.get(repo) or self.repos.setdefault(repo, self._new_rows(repo))
             keys = list(group)
@@ -171,10 +195,13 @@ class _Import:
         traced = read_traced(self.root)
         path = self.root / "corpus.jsonl"
         if self.has_corpus:
-            for i, rec in enumerate(_jsonl(path, self.root, self.batch_bytes)):
+            held = 0
+            for i, (rec, size) in enumerate(_jsonl(path, self.root, self.batch_bytes)):
                 corpus_line(rec, i, path, owner, traced, out)
-                if i % _CORPUS_LINES == _CORPUS_LINES - 1:
+                held += size
+                if held >= self.batch_bytes:  # the premises of about a batch of JSON
                     self._flush_premises(out)
+                    held = 0
         for p in sorted(traced - out.seen):
             out.add_file(owner(p), p, [], None, True)
         for key in self.read.theorems:
@@ -221,7 +248,7 @@ class _Import:
 
 
 def _jsonl(path: Path, root: Path, chunk: int) -> Iterator:
-    """The records of a JSON-lines file, a line at a time (blank lines skipped); anything
+    """(record, its size in bytes) of each line of a JSON-lines file (blank lines skipped); anything
     `files.load_jsonl` would refuse raises NotStreamable (it is read again to name it)."""
     rest = b""
     for piece in read_chunks(path, root, max(1 << 20, min(chunk, 1 << 24))):
@@ -246,7 +273,7 @@ def _parse_lines(lines: list[bytes]) -> Iterator:
         if _OTHER_BREAKS.search(text):
             raise NotStreamable("a line break splitlines sees")
         try:  # msgspec refuses a lone surrogate escape (`files.load_jsonl` names it)
-            yield msgspec.json.decode(line)
+            yield msgspec.json.decode(line), len(line)
         except (msgspec.DecodeError, RecursionError):
             raise NotStreamable("malformed line") from None
 
