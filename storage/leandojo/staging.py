@@ -40,8 +40,9 @@ class TableWriter:
     written as one row group (so a table that fits the bound is written exactly as
     `pq.write_table` writes it whole: the same bytes)."""
 
-    def __init__(self, path: Path, schema: pa.Schema, pool: WriterPool):
+    def __init__(self, path: Path, schema: pa.Schema, pool: WriterPool, scratch: bool = False):
         self.path, self.schema, self.pool = path, schema, pool
+        self.scratch = scratch  # a file only read back (`pieces`): Arrow IPC, no Parquet writer's buffers
         self.buffer: list[pa.Table] = []
         self.nbytes = 0
         self.rows = 0
@@ -60,7 +61,11 @@ class TableWriter:
         table = pa.concat_tables(self.buffer).combine_chunks().cast(self.schema)
         self.buffer, self.nbytes = [], 0
         if self.writer is None:
-            self.writer = pq.ParquetWriter(self.path, table.schema, compression="zstd")
+            self.writer = (
+                pa.ipc.new_stream(pa.OSFile(str(self.path), "wb"), table.schema)
+                if self.scratch
+                else pq.ParquetWriter(self.path, table.schema, compression="zstd")
+            )
         self.writer.write_table(table)
 
     def close(self) -> int:
@@ -74,6 +79,22 @@ class TableWriter:
             self.writer.close()
         self.pool.writers.remove(self)
         return self.rows
+
+    def pieces(self):
+        """The rows added, in order, as tables of at most the pool's bound (read back from the
+        file when some were written), then nothing is left: the file is removed."""
+        if self.writer is None:
+            yield from self.buffer
+            self.buffer, self.nbytes = [], 0
+            self.pool.writers.remove(self)
+            return
+        self.flush()
+        self.writer.close()
+        self.pool.writers.remove(self)
+        with pa.OSFile(str(self.path), "rb") as f:
+            for batch in pa.ipc.open_stream(f):
+                yield pa.Table.from_batches([batch])
+        self.path.unlink()
 
     @staticmethod
     def write_whole(path: Path, table: pa.Table, schema: pa.Schema) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -85,7 +86,8 @@ class _RepoRows:
         self.keys: list[TheoremKey] = []
         self.order: list[int] = []
         self.used: list[set] = []  # premises each theorem names, when splits are computed
-        self.theorems: list[pa.Table] = []
+        # Without their splits (known once both split kinds are read): set in `_finish`.
+        self.theorems = TableWriter(folder / "theorems.unsplit.arrow", schemas.THEOREMS, pool, scratch=True)
         self.tactics = TableWriter(folder / "tactics.parquet", schemas.TACTICS, pool)
         self.premises = TableWriter(folder / "premises.parquet", schemas.PREMISES, pool)
 
@@ -107,6 +109,7 @@ class _Import:
         assigned = self.metadata.get("dojoflow_splits") != "unassigned"
         self.need_used = not assigned or len(self.kinds) < len(schemas.SPLIT_KINDS)
         self.annotations_seen: set = set()
+        self.shared: dict[str, str] = {}  # urls, commits and file paths, each held once
 
     def run(self) -> list[StagedRepo]:
         if not self.kinds:
@@ -137,6 +140,7 @@ class _Import:
         seen, theorems = self.read.split_of[kind], self.read.theorems
         groups: dict[Repo, dict] = {}
         for key, thm in self._items(source, batch, True):
+            key = self._canon(key)
             if key in seen or thm is None:
                 raise InputError(source, f"theorem {key.full_name} appears twice", "remove the duplicate record")
             seen[key] = split
@@ -155,12 +159,19 @@ class _Import:
             )
             rows.keys += keys
             rows.order += order
-            rows.theorems.append(theorem_table)
+            rows.theorems.add(theorem_table)
             rows.tactics.add(tactic_table)
             if self.need_used:
                 rows.used += [
                     {a.full_name for t in group[k].traced_tactics for a in t.annotated_tactic[1]} for k in keys
                 ]
+
+    def _canon(self, key: TheoremKey) -> TheoremKey:
+        """`key` made of strings shared with the keys read before: a theorem is remembered once
+        per split kind, and its strings once."""
+        shared = self.shared
+        url, commit, path = (shared.setdefault(x, x) for x in (key.url, key.commit, key.file_path))
+        return TheoremKey(url, commit, path, sys.intern(key.full_name))
 
     def _kept_tactics(self, thm) -> list:
         """What a theorem keeps of its tactics once written: nothing, or (no corpus.jsonl) the
@@ -184,6 +195,7 @@ class _Import:
         """A batch of another split kind: identities only, each a theorem read already."""
         seen = self.read.split_of[kind]
         for key, thm in self._items(source, batch, False):
+            key = self._canon(key)
             if key in seen or thm is not None:
                 raise InputError(source, f"theorem {key.full_name} is not as in the first split kind", "re-create it")
             seen[key] = split
@@ -227,22 +239,21 @@ class _Import:
         random_split, novel_split = splits_of(
             rows.keys, self.read, assigned, self.settings, rows.used if self.need_used else None
         )
-        theorems = pa.concat_tables(rows.theorems or [schemas.THEOREMS.empty_table()]).combine_chunks()
-        rows.theorems = []
-        for name, values in (("split_random", random_split), ("split_novel_premises", novel_split)):
-            at = theorems.schema.get_field_index(name)
-            theorems = theorems.set_column(at, theorems.schema.field(at), pa.array(values, pa.string()))
-        TableWriter.write_whole(rows.folder / "theorems.parquet", theorems, schemas.THEOREMS)
+        counts = {"tactics": rows.tactics.close(), "premises": rows.premises.close()}  # fewer writers open at once
+        theorems = TableWriter(rows.folder / "theorems.parquet", schemas.THEOREMS, self.pool)
+        start = 0
+        for piece in rows.theorems.pieces():
+            end = start + piece.num_rows
+            for name, values in (("split_random", random_split), ("split_novel_premises", novel_split)):
+                at = piece.schema.get_field_index(name)
+                piece = piece.set_column(at, piece.schema.field(at), pa.array(values[start:end], pa.string()))
+            theorems.add(piece)
+            start = end
         files = pa.Table.from_pylist(
             [{"repo_id": rows.rid, **f} for f in corpus.files.get(repo, [])], schema=schemas.FILES
         )
         TableWriter.write_whole(rows.folder / "files.parquet", files, schemas.FILES)
-        counts = {
-            "files": files.num_rows,
-            "theorems": theorems.num_rows,
-            "tactics": rows.tactics.close(),
-            "premises": rows.premises.close(),
-        }
+        counts = {"files": files.num_rows, "theorems": theorems.close(), **counts}
         repository = repository_row(repo, self.read, self.metadata, is_main, self.settings, self.root, now)
         return StagedRepo(repository, rows.folder, counts)
 
