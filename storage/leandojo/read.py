@@ -31,12 +31,12 @@ Repo = tuple[str, str]
 
 def read_export(path: str | Path, split_settings: SplitSettings | None = None) -> list[RepoData]:
     """Parse and validate a LeanDojo export; return one RepoData per repository in it."""
-    with _gc_paused():
+    with gc_paused():
         return _read_export(Path(path), split_settings or SplitSettings())
 
 
 @contextmanager
-def _gc_paused():
+def gc_paused():
     """Pause Python's cycle collector: reading an export creates a few hundred thousand
     objects (no cycles among them), and the collector's passes over them took a fifth of
     the reading time (docs/leandojo-export.md). Garbage is still freed by reference counts."""

@@ -40,6 +40,7 @@ from .jsonarray import NotStreamable, array_batches
 from .read import (
     Repo,
     check_split_kinds_agree,
+    gc_paused,
     main_repo,
     read_export,
     read_metadata,
@@ -299,7 +300,8 @@ def stream_export(
     settings = settings or SplitSettings()
     mine = Path(tempfile.mkdtemp(prefix="export-", dir=workdir))
     try:
-        return _Import(root, settings, mine, memory_mb).run()
+        with gc_paused():  # as `read_export`: the cycle collector's passes over the theorems' keys
+            return _Import(root, settings, mine, memory_mb).run()
     except (InputError, NotStreamable):
         shutil.rmtree(mine, ignore_errors=True)
     mine.mkdir()
