@@ -170,3 +170,28 @@ def test_a_repository_larger_than_the_bound_is_read_under_it(tmp_path):
     base, peak, tactics = (int(x) for x in out.stdout.split())
     assert tactics > 3_000
     assert peak - base < bound + WRITERS_MIB, (base, peak, size)
+
+
+def test_records_laid_out_otherwise_are_cut_one_by_one(tmp_path, monkeypatch):
+    """Records whose first key is not `url`, indented: no batch boundary is found by pattern, so
+    each record's end is found by msgspec; the store is the in-memory import's."""
+    exp = write_synthetic_export(tmp_path / "e", "alpha", 400, 3, seed=2)
+    for kind in ("random", "novel_premises"):
+        for split in ("train", "val", "test"):
+            path = exp / kind / f"{split}.json"
+            recs = [dict(reversed(list(r.items()))) for r in load_split(path)]
+            path.write_text(json.dumps(recs, indent=2))
+    before = Store.open(tmp_path / "in-memory")
+    before.ingest(read_exports([exp]))
+    _no_fallback(monkeypatch)
+    import storage.leandojo.jsonarray as jsonarray
+
+    cut = []
+    real = jsonarray._cut_by_record
+    monkeypatch.setattr(jsonarray, "_cut_by_record", lambda *a: (cut.append(1) or b for b in real(*a)))
+    after = Store.open(tmp_path / "streamed")
+    with staged_exports([exp], memory_mb=1) as repos:
+        after.ingest(repos)
+    assert cut  # the train files are cut record by record
+    assert _store_files(after).keys() == _store_files(before).keys()
+    assert [p.name for p in after.folders().values()] == [p.name for p in before.folders().values()]
