@@ -58,6 +58,7 @@ __all__ = [
     "quote_name",
     "split_name",
     "statement_problem",
+    "tactic_problem",
 ]
 
 DEFAULT_ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")
@@ -348,12 +349,14 @@ def _fast_statement_problem(statement: str) -> str | None:
         return "holds a second command"
     signature = statement.rstrip()
     signature = signature[:-2] if signature.endswith(":=") else signature
-    if ":=" in signature or _WHERE.search(signature, head.end()):
+    if ":=" in signature or _WHERE.search(signature, head.end()) or _BODY_HINT.search(signature, head.end()):
         return "may hold a body"  # e.g. `:= by native_decide`: the lexer decides
     return None
 
 
 _WHERE = re.compile(rf"(?<![{_ID_REST}.])where(?![{_ID_REST}])")
+# Bodies without `:=` (`_body_without_assign` decides): a `|` first on a line, termination hints.
+_BODY_HINT = re.compile(rf"\n[ \t]*\||(?<![{_ID_REST}.])(?:termination_by|decreasing_by)(?![{_ID_REST}])")
 
 
 def is_statement(statement: str | None, full_name: str | None = None) -> bool:
@@ -395,6 +398,10 @@ def _parse_statement(statement) -> Statement:
             break
         if depth == 0 and t == ":=":
             raise LeanTextError("the statement holds a body (`:=` before its end)", "give the signature only")
+        if depth == 0 and _body_without_assign(text, toks, k):
+            raise LeanTextError(
+                f"the statement holds a body (`{toks[k].text}` after its type)", "give the signature only"
+            )
         if depth == 0 and t == ":" and colon is None:
             colon = k
     if depth != 0:
@@ -405,6 +412,29 @@ def _parse_statement(statement) -> Statement:
     if name:
         check_name(name)
     return Statement(toks[0].text, name, _span(text, toks, start, colon), _span(text, toks, colon + 1, len(toks)))
+
+
+_BODY_WORDS = frozenset({"where", "termination_by", "decreasing_by"})
+_TERM_OPENERS = frozenset({"fun", "λ", "match", "with"})
+
+
+def _body_without_assign(text: str, toks: list[Token], k: int) -> bool:
+    """True when token k (at bracket depth 0) starts a body that needs no `:=`: a `where`
+    block, `termination_by`/`decreasing_by`, or equations (`| 0 => rfl`: a `|` first on its
+    line, then a `=>`, with no `fun`/`match` before it, so `|a|` and `fun | 0 => ...` are terms)."""
+    tok = toks[k]
+    if tok.kind == "ident":
+        return tok.text in _BODY_WORDS
+    if tok.text != "|" or text[text.rfind("\n", 0, tok.start) + 1 : tok.start].strip():
+        return False
+    if any(t.text in _TERM_OPENERS for t in toks[:k]):  # alternatives of a `fun`/`match` in the type
+        return False
+    for later in toks[k + 1 :]:
+        if later.text in _TERM_OPENERS:
+            return False
+        if later.text == "=>":
+            return True
+    return False
 
 
 def _declaration_tokens(statement) -> tuple[str, list[Token]]:
@@ -453,4 +483,33 @@ def challenge_problem(statement: str) -> str | None:
             f"is a `{keyword}`, and the gold check (comparator) checks theorems only: "
             "a proof of it could never be kernel-replayed"
         )
+    return None
+
+
+# Words that start a command when they start a line of a tactic. `open ... in` and
+# `set_option ... in` are tactics, so they are not here.
+_TACTIC_COMMAND_WORDS = COMMAND_WORDS - {"open", "set_option"}
+_TACTIC_HINT = re.compile(
+    rf"#[A-Za-z_]|(?:^|\n)[ \t]*(?:{'|'.join(sorted(_TACTIC_COMMAND_WORDS, key=len, reverse=True))})(?![{_ID_REST}])"
+)
+
+
+def tactic_problem(tactic: str) -> str | None:
+    """A reason when a traced tactic holds a command (`#eval ...`, or a line starting with
+    `theorem`, `axiom`, ...): a replayed tactic reaches Lean inside a proof, and a command there
+    would run (issue 26 C). A `#s` (cardinality), a command word in a string or comment is fine.
+
+    >>> tactic_problem('simp\\n#eval IO.Process.run {cmd := "id"}')
+    'holds a command (`#eval`)'
+    >>> tactic_problem('simp [#s] -- #eval') is None
+    True
+    """
+    if not _TACTIC_HINT.search(tactic):
+        return None
+    for tok in lex(tactic).tokens:
+        if is_command(tok):
+            return f"holds a command (`{tok.text}`)"
+        line_start = not tactic[tactic.rfind("\n", 0, tok.start) + 1 : tok.start].strip()
+        if tok.kind == "ident" and line_start and tok.text in _TACTIC_COMMAND_WORDS:
+            return f"holds a command (`{tok.text}`)"
     return None
