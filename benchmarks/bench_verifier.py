@@ -246,6 +246,72 @@ def print_table(rows: list[dict]) -> None:
         )
 
 
+def gold_run(store, theorems: dict, tmp: Path, steps: int, group: int) -> dict:
+    """The gold check over a GRPO-like run on the doubles (tests/doubles/comparator_double.py and
+    the Lean process double): each step, every theorem with a known proof gets `group` completions,
+    one its known proof and the rest wrong proofs (what a policy mostly emits), checked and judged
+    as the rewards do. Dojoflow's own overhead per replayed proof is the gate's time on a miss less
+    the comparator process's own wall time (measured around it, GoldResult.seconds): writing the
+    project, starting the process, reading its answer, the cache."""
+    from storage.sample.content.known_proofs import KNOWN_PROOFS
+    from tasks.lean import BackendSettings, check_proofs, judge
+    from tasks.lean.verified import open_verifier
+    from tests.doubles.comparator_double import make_comparator_double
+    from tests.doubles.lean_process import make_repl_double
+
+    double = make_repl_double(tmp / "gold-double")
+    bin_dir = make_comparator_double(tmp / "gold-bin")
+    gold = {
+        "check": "on",
+        "comparator_path": str(bin_dir / "comparator"),
+        "lean4export_path": str(bin_dir / "lean4export"),
+    }
+    settings = BackendSettings(
+        kind="repl", work_dir=str(tmp / "gold-work"), repl=double.options(), sandbox=double.sandbox(), gold=gold
+    )
+    known = [(theorems[k.full_name], "\n".join(k.tactics)) for k in KNOWN_PROOFS if k.full_name in theorems][:4]
+    backend = open_verifier(settings, store)
+    gate = backend.gold
+    miss_s, hit_s, own_s, paid = [], [], [], 0
+    original = gate._gold_result
+
+    def timed(theorem, proof):
+        runs_before, t0 = gate.gold_stats["gold_runs"], time.perf_counter()
+        result = original(theorem, proof)
+        elapsed = time.perf_counter() - t0
+        if gate.gold_stats["gold_runs"] > runs_before:
+            miss_s.append(elapsed)
+            own_s.append(elapsed - result.seconds)  # all but the comparator process itself
+        else:
+            hit_s.append(elapsed)
+        return result
+
+    gate._gold_result = timed
+    try:
+        for _ in range(steps):
+            items = [item for t, proof in known for item in [(t, proof)] + [(t, p) for p in PROOFS[: group - 1]]]
+            for (_theorem, proof), check in zip(items, check_proofs(backend, items)):
+                paid += judge(check, proof).proved
+    finally:
+        backend.close()
+    stats = gate.gold_stats
+    candidates = steps * len(known) * group
+    return {
+        "steps": steps,
+        "group": group,
+        "candidates": candidates,
+        "accepted_by_fast_backend": stats["gold_runs"] + stats["gold_hits"],
+        "reached_comparator": stats["gold_runs"],
+        "never_reached_comparator": stats["passed_through"],
+        "cache_hit_rate": stats["gold_hits"] / max(1, stats["gold_runs"] + stats["gold_hits"]),
+        "paid": paid,
+        "miss_median_ms": statistics.median(miss_s) * 1000 if miss_s else None,
+        "hit_median_ms": statistics.median(hit_s) * 1000 if hit_s else None,
+        "dojoflow_overhead_per_replayed_proof_ms": statistics.median(own_s) * 1000 if own_s else None,
+        "sandbox": gate.runner.sandbox,
+    }
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", default=None, help="store home (default: a new temporary folder)")
@@ -260,6 +326,8 @@ def main(argv=None) -> dict:
         choices=["mixed", "by-file"],
         help="mixed: files in turn (each check under another header); by-file: a file's checks together",
     )
+    ap.add_argument("--gold-steps", type=int, default=4, help="GRPO-like steps of the gold-check run (0: skip)")
+    ap.add_argument("--gold-group", type=int, default=8, help="completions per theorem and step in that run")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "verifier.json"))
     args = ap.parse_args(argv)
 
@@ -299,7 +367,9 @@ def main(argv=None) -> dict:
                 settings = BackendSettings(kind="kimina", workers=w, kimina=options)
                 measure("kimina", settings, store, items, w, latency, rows, server.repl, args.repeat)
 
+    gold = gold_run(store, theorems, tmp, args.gold_steps, args.gold_group) if args.gold_steps else None
     result = {
+        "gold": gold,
         "latency_ms": args.latency_ms,
         "checks": len(items),
         "repeat": args.repeat,
@@ -314,6 +384,10 @@ def main(argv=None) -> dict:
     write_json(Path(args.out), result)
     shutil.rmtree(tmp, ignore_errors=True)
     print_table(rows)
+    if gold:
+        print(
+            "gold check (comparator double):", {k: round(v, 3) if isinstance(v, float) else v for k, v in gold.items()}
+        )
     return result
 
 

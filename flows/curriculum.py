@@ -20,11 +20,15 @@ from prefect.transactions import transaction
 
 from storage.snapshot_ref import SnapshotRef
 from storage.store import dojoflow_home
+from tasks import events
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
 from tasks.plan import Step
 from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
+from tasks.prefect_tasks.caching import load_result_storage
+from tasks.prefect_tasks.checkpoint_storage import share_checkpoint_task
+from tasks.prefect_tasks.events import emit, find_regressions_task
 
 from . import expert, ui
 from .prove import proving_step
@@ -47,7 +51,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     log = get_run_logger()
     home = str(dojoflow_home(config.home))
     trainers = config.validate_for_run()  # bad settings fail here, before any training
-    t = curriculum_tasks(home)
+    t = curriculum_tasks(home, load_result_storage(config.result_storage))  # a bad block fails here
     run_id = str(flow_run.id or "local")
     t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
     crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
@@ -56,7 +60,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         snapshot_settings = t.import_statement_sets(home, config.statements, snapshot_settings, config.splits)
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
-    ingested, failures = _ingest_sources(t, home, config, log)
+    ingested, failures = _ingest_sources(t, home, config, log, run_id)
 
     # 2. Order the repositories (curriculum)
     steps = t.order(home, ingested, config.order, config.max_steps, failures)
@@ -75,6 +79,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         at = _Step(t, home, config, run_id, step, len(steps), snapshot)
         this_step, done = _train_step_trainers(at, trainers, previous, untried)
         previous = {**previous, **this_step}
+        _emit_regressions(home, config, run_id, step.step)  # dojoflow.metric.regressed, per regression
         step_results.append(
             {
                 "step": step.step,
@@ -98,8 +103,9 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     }
 
 
-def _ingest_sources(t, home: str, config: PipelineConfig, log) -> tuple[list, list[dict]]:
-    """Every source pinned and ingested: (what was ingested, the sources that failed and were skipped)."""
+def _ingest_sources(t, home: str, config: PipelineConfig, log, run_id: str) -> tuple[list, list[dict]]:
+    """Every source pinned and ingested: (what was ingested, the sources that failed and were skipped).
+    Each failure emits `dojoflow.trace.failed`."""
     ingested, failures = [], []
     for source in config.sources:
         ui.show(f"ingest {source.label}")
@@ -108,7 +114,10 @@ def _ingest_sources(t, home: str, config: PipelineConfig, log) -> tuple[list, li
             state = t.ingest(home, state.result(), config.splits, config.tracing, label=source.label, return_state=True)
         if state.is_completed():
             ingested.append(state.result())
-        elif config.continue_on_source_failure:
+            continue
+        source_dict = source.model_dump(mode="json")
+        emit(events.trace_failed(source.label, source_dict, ui.error_of(state), run_id, config.name))
+        if config.continue_on_source_failure:
             failures.append({"source": source.label, "error": ui.error_of(state)})
             log.warning("source %s failed and is skipped: %s", source.label, failures[-1]["error"])
         else:
@@ -142,6 +151,20 @@ def _train_step_trainers(at: _Step, trainers: dict, previous: dict, untried: dic
         trained, evaluated = _train_and_evaluate(at, name, settings, starts)
         at.t.record_metrics(at.home, evaluated.result(), at.run_id, at.step.step, at.step.primary)
         this_step[name] = trained.result()
+        emit(
+            events.checkpoint_published(
+                this_step[name].to_dict(),
+                at.home,
+                at.step.step,
+                at.of,
+                at.step.name,
+                at.run_id,
+                at.config.name,
+                trained.name == "Cached",
+            )
+        )
+        if at.t.results is not None and trained.name != "Cached":  # shared beside the cached results
+            share_checkpoint_task(at.t.results, this_step[name], at.step.step)
         _step_evaluations(at, this_step[name], untried)
         done[name] = ui.trainer_step_summary(trained, evaluated)
         ei = at.config.expert_iteration
@@ -157,7 +180,7 @@ def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
     t, home, step, config = at.t, at.home, at.step, at.config
     ui.show("train", step.step, at.of, name, step.name)
     train = t.train
-    if cached_checkpoint_gone(home, name, settings, at.snapshot, starts):
+    if cached_checkpoint_gone(home, name, settings, at.snapshot, starts, t.results):
         get_run_logger().warning("the checkpoint of %s at step %s is gone: training it again", name, step.step)
         train = train.with_options(refresh_cache=True)
     with transaction():
@@ -187,6 +210,24 @@ def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
             return_state=True,
         )
     return trained, evaluated
+
+
+def _emit_regressions(home: str, config: PipelineConfig, run_id: str, step: int) -> None:
+    """`dojoflow.metric.regressed` for each metric of this step on an earlier repository that got
+    worse than when learned (tasks/events.py `regressions`; margin `evaluation.regression_margin`)."""
+    found = find_regressions_task(home, run_id, step, config.evaluation.regression_margin)
+    for regression in found:
+        get_run_logger().warning(
+            "%s on %s (%s, %s) regressed: %.4g when learned at step %s, %.4g now",
+            regression["metric"],
+            regression["repository"],
+            regression["trainer"],
+            regression["split"],
+            regression["value_when_learned"],
+            regression["learned_step"],
+            regression["value"],
+        )
+    emit(*(events.metric_regressed(r, run_id, config.name) for r in found))
 
 
 def _step_evaluations(at: _Step, checkpoint: CheckpointRef, untried: dict) -> None:

@@ -29,8 +29,9 @@ from prefect.runtime import flow_run
 
 from flows.curriculum import curriculum
 from storage.store import dojoflow_home
-from tasks import watch
+from tasks import events, watch
 from tasks.prefect_tasks import nightly_tasks
+from tasks.prefect_tasks.events import emit
 from tasks.watch import NightlyConfig
 
 
@@ -54,6 +55,8 @@ def nightly(config: NightlyConfig) -> dict:
     # 2. What moved since the last successful night
     state = t.load_state(home)
     changed = watch.changed_since(checked, state)
+    night = str(flow_run.id or "local")
+    emit(*(events.new_commit(r.label, r.url_or_path, r.branch, c, state.commit_of(r), night) for r, c in changed))
 
     # 3. Curriculum over the changed repositories, as a subflow (nothing new: finish now)
     retraining = None
@@ -64,7 +67,7 @@ def nightly(config: NightlyConfig) -> dict:
 
         # 4. Record the commits that were trained on, and only those
         if retraining.trained:
-            t.record_state(home, retraining.trained, str(flow_run.id or "local"))
+            t.record_state(home, retraining.trained, night)
     else:
         log.info("nothing changed in %d watched repositories", len(checked))
 

@@ -18,8 +18,10 @@ from prefect import flow, get_run_logger, unmapped
 from prefect.runtime import flow_run
 
 from storage.store import dojoflow_home
+from tasks import events
 from tasks.checkpoints import CheckpointRef
 from tasks.prefect_tasks import ProvingTasks, curriculum_tasks, proving_tasks
+from tasks.prefect_tasks.events import emit, repository_names
 from tasks.proving.config import ProveConfig, ProvingSettings
 from tasks.proving.generator_ref import GeneratorRef
 from tasks.proving.sorry import SORRY, prove_result, prove_run_name, sorry_rows
@@ -136,6 +138,7 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     out = config.out or str(Path(home) / "patches" / run_id)
     written = p.write_patches(home, proved, out) if proved else []
     t.record_run_end(home, run_id, "completed", None)
+    emit(events.proof_found(run_id, generator.checkpoint_id, records, untried, repository_names(home)))
     for w in written:
         log.info("patch for %s (%d proofs): %s", w["name"], len(w["theorems"]), w["path"])
     try:  # the run is recorded: a card that cannot be written is said, and `dojoflow card` redoes it

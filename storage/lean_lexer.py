@@ -42,95 +42,144 @@ class Lexed:
 
 
 _SYMBOLS = (":=", "::", "@[", "=>", "<;>", "..", "←", "→", "↔")
-_ESCAPE = re.compile(r"\\(?:[\\\"'ntr]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|\n\s*)")
+
+# Lean's identifier characters (lean4 src/Init/Meta/Defs.lean `isLetterLike`, `isSubScriptAlnum`,
+# `isIdFirst`, `isIdRest`; `Char.isAlpha`/`isDigit` are ASCII there, so Cyrillic or Arabic-Indic
+# digits are no identifier or number to Lean, and none here).
+_LETTER_LIKE = (
+    "\u03b1-\u03ba\u03bc-\u03c9"  # lower Greek but λ
+    "\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9"  # upper Greek but Π and Σ
+    "\u03ca-\u03fb\u1f00-\u1ffe\u2100-\u214f\U0001d49c-\U0001d59f"
+    "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff\u0100-\u017f"  # Latin-1 but × ÷, Latin Extended-A
+)
+_SUBSCRIPT = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
+_ID_FIRST_RE = re.compile(f"[A-Za-z_{_LETTER_LIKE}]")
+_ID_REST_RE = re.compile(f"[A-Za-z_{_LETTER_LIKE}0-9'!?{_SUBSCRIPT}]")
+
+# `Char.isWhitespace` (lean4 src/Init/Data/Char/Basic.lean): space, tab, CR and LF only. Lean's
+# `whitespace` (src/Lean/Parser/Basic.lean) refuses a tab and an isolated CR with an error;
+# the proof's canonical text (storage/lean_text.py `canonical_proof`) has no CR at all.
+_WHITESPACE = " \t\r\n"
+# `isQuotableCharDefault` (Basic.lean): the escapes `\\ \" \' \r \n \t`; `\x` takes two hex
+# digits, `\u` four (`quotedCharCoreFn`); an interpolated string also quotes `{`
+# (src/Lean/Parser/StrInterpolation.lean `isQuotableCharForStrInterpolant`).
+_QUOTABLE = "\\\"'rnt"
+_HEX = "0123456789abcdefABCDEF"
+_RAW_START = re.compile(r'r#*"')
 
 
 def _id_first(c: str) -> bool:
-    # Lean's isIdFirst: letters, `_`, and letter-like symbols; λ Π Σ are keywords' symbols.
-    return c == "_" or (c.isalpha() and c not in "λΠΣ") or _letter_like(c)
+    return _ID_FIRST_RE.match(c) is not None
 
 
 def _id_rest(c: str) -> bool:
-    return _id_first(c) or c.isdigit() or c in "'!?" or _subscript(c)
+    return _ID_REST_RE.match(c) is not None
 
 
-def _letter_like(c: str) -> bool:
-    o = ord(c)
-    return (
-        (0x3B1 <= o <= 0x3C9 and o != 0x3BB)
-        or (0x391 <= o <= 0x3A9 and o not in (0x3A0, 0x3A3))
-        or (0x1F00 <= o <= 0x1FFE or 0x2100 <= o <= 0x214F or 0x1D49C <= o <= 0x1D59F)
-    )
-
-
-def _subscript(c: str) -> bool:
-    o = ord(c)
-    return 0x2080 <= o <= 0x2089 or 0x2090 <= o <= 0x209C or 0x1D62 <= o <= 0x1D6A
+class _LexError(Exception):
+    """Text Lean's tokenizer fails on. Lean reports it and resumes parsing at the failure's
+    position (src/Lean/Parser/Module.lean `parseCommand`: on an error, parse again from `s.pos`,
+    then a token at a time), which may lie inside what a tolerant reading called a comment or a
+    string: so nothing after it can be trusted, and the text is refused."""
 
 
 def lex(text: str) -> Lexed:
-    """The tokens of `text` as Lean's lexer splits them (comments and whitespace dropped)."""
+    """The tokens of `text` as Lean's tokenizer splits them (comments and whitespace dropped);
+    `error` when Lean's tokenizer would fail on it (nothing after that point is read as Lean does)."""
     out: list[Token] = []
-    i, n = 0, len(text)
+    try:
+        _scan(text, 0, out, hole=False)
+    except _LexError as e:
+        return Lexed(tuple(out), str(e))
+    return Lexed(tuple(out))
+
+
+def _scan(text: str, i: int, out: list[Token], hole: bool) -> int:
+    """Append the tokens from `i` on to `out`; in an interpolated string's `{...}` hole
+    (`hole`), stop at its closing `}` (brackets counted as tokens) and return its position."""
+    n, depth = len(text), 0
     while i < n:
         c = text[i]
-        if c.isspace():
+        if c in _WHITESPACE:
             i += 1
-        elif text.startswith("--", i):
+        elif text.startswith("--", i):  # Basic.lean `whitespace`: `takeUntilFn (· = '\n')`
             j = text.find("\n", i)
             i = n if j < 0 else j + 1
-        elif text.startswith("/-", i):
+        elif text.startswith("/-", i):  # nested (`finishCommentBlock`); `/--`, `/-!` end alike
             i = _block_comment(text, i)
             if i < 0:
-                return Lexed(tuple(out), "an unterminated block comment `/-` (it would swallow what follows)")
+                raise _LexError("an unterminated block comment `/-` (it would swallow what follows)")
         elif c == '"':
-            j = _string_end(text, i)
-            if j < 0:
-                return Lexed(tuple(out), "an unterminated string literal (it would swallow what follows)")
-            out.append(Token("string", text[i:j], start=i, end=j))
-            i = j
-        elif c == "'" and _char_end(text, i) > 0:
+            i = _string(text, i, out)
+        elif c == "'" and text[i + 1 : i + 2] != "'":  # Basic.lean `tokenFnAux`: `'` not before `'`
             j = _char_end(text, i)
             out.append(Token("char", text[i:j], start=i, end=j))
             i = j
-        elif c == "r" and re.match(r'r#*"', text[i:]):
+        elif c in "0123456789":
+            after_dot = bool(out) and out[-1].text == "." and out[-1].end == i
+            j = _field_index_end(text, i) if after_dot else _number_end(text, i)
+            out.append(Token("number", text[i:j], start=i, end=j))
+            i = j
+        elif c == "`" and i + 1 < n and (_id_first(text[i + 1]) or text[i + 1] == "«"):  # `nameLitAux`
+            j, parts = _ident(text, i + 1)
+            if j < 0:
+                raise _LexError("an unterminated «identifier» (it would swallow what follows)")
+            out.append(Token("name", text[i:j], resolved_name(parts), i, j))
+            i = j
+        elif c == "r" and _RAW_START.match(text, i):  # `isRawStrLitStart`, before identifiers
             j = _raw_string_end(text, i)
             if j < 0:
-                return Lexed(tuple(out), "an unterminated raw string literal (it would swallow what follows)")
+                raise _LexError("an unterminated raw string literal (it would swallow what follows)")
             out.append(Token("string", text[i:j], start=i, end=j))
             i = j
         elif _id_first(c) or c == "«":
             j, parts = _ident(text, i)
             if j < 0:
-                return Lexed(tuple(out), "an unterminated «identifier» (it would swallow what follows)")
+                raise _LexError("an unterminated «identifier» (it would swallow what follows)")
             out.append(Token("ident", text[i:j], resolved_name(parts), i, j))
             i = j
-            if text[i - 1] == "!" and i < n and text[i] == '"':  # s!"..{code}..": the holes are code
-                j, holes = _interpolated_end(text, i)
-                if j < 0:
-                    return Lexed(tuple(out), "an unterminated interpolated string (it would swallow what follows)")
-                out.append(Token("string", text[i:j], start=i, end=j))
-                for hole in holes:
-                    inner = lex(hole)
-                    out.extend(inner.tokens)  # offsets of these are inside the hole
-                    if inner.error:
-                        return Lexed(tuple(out), inner.error)
-                i = j
         elif c == "#" and i + 1 < n and _id_first(text[i + 1]):
             j, parts = _ident(text, i + 1)
             out.append(Token("command", text[i:j], "#" + ".".join(parts), i, j))
             i = j
-        elif c.isdigit():
-            j = i
-            while j < n and (text[j].isalnum() or text[j] in "._"):
-                j += 1
-            out.append(Token("number", text[i:j], start=i, end=j))
-            i = j
+        elif text.startswith(_PREIMAGE, i) and _preimage_is_safe(text, i + len(_PREIMAGE)):
+            out.append(Token("symbol", _PREIMAGE, start=i, end=i + len(_PREIMAGE)))
+            i += len(_PREIMAGE)
         else:
             sym = next((s for s in _SYMBOLS if text.startswith(s, i)), c)
+            if hole and sym == "}" and depth == 0:
+                return i
+            if hole:
+                depth += (sym == "{") - (sym == "}")
             out.append(Token("symbol", sym, start=i, end=i + len(sym)))
             i += len(sym)
-    return Lexed(tuple(out))
+    if hole:
+        raise _LexError("an unterminated interpolated string (it would swallow what follows)")
+    return i
+
+
+_PREIMAGE = "⁻¹'"
+
+
+def _preimage_is_safe(text: str, j: int) -> bool:
+    """Whether `⁻¹'` (Mathlib's preimage, `f ⁻¹' s`) may be read as one token. With Mathlib's
+    tokens it is one; without them Lean reads `⁻¹` and then a char literal `' X` that fails after
+    X (`charLitFnAux`) and resumes parsing there. Read as a token only where both readings go
+    on alike: one space, then `(` or an identifier without `'`, after whose first character
+    Lean's resumed reading meets nothing ours does not."""
+    if text[j : j + 1] != " " or j + 1 >= len(text):
+        return False
+    c = text[j + 1]
+    if c == "(":
+        return True
+    if not _id_first(c):
+        return False
+    k = j + 1
+    while k < len(text) and (_id_rest(text[k]) or (text[k] == "." and k + 1 < len(text) and _id_first(text[k + 1]))):
+        if text[k] == "'":
+            return False
+        k += 1
+    return True
 
 
 def _block_comment(text: str, i: int) -> int:
@@ -148,59 +197,126 @@ def _block_comment(text: str, i: int) -> int:
     return -1
 
 
-def _string_end(text: str, i: int) -> int:
+def _escape_end(text: str, j: int, quotable: str, gap: bool) -> int:
+    """End of the escape whose `\\` is at `j` (Basic.lean `quotedCharCoreFn`); a string's gap
+    `\\` newline whitespace* holds exactly one newline (`stringGapFn`)."""
+    c = text[j + 1 : j + 2]
+    if c and c in quotable:
+        return j + 2
+    if c in ("x", "u"):
+        k = j + 2 + (2 if c == "x" else 4)
+        if len(text) >= k and all(h in _HEX for h in text[j + 2 : k]):
+            return k
+        raise _LexError("an invalid escape sequence in a literal (Lean stops reading there)")
+    if gap and c == "\n":
+        k = j + 2
+        while k < len(text) and text[k] in _WHITESPACE:
+            if text[k] == "\n":
+                raise _LexError("a string gap with a second newline (Lean stops reading there)")
+            k += 1
+        return k
+    raise _LexError("an invalid escape sequence in a literal (Lean stops reading there)")
+
+
+def _string(text: str, i: int, out: list[Token]) -> int:
+    """A string literal at `i` (Basic.lean `strLitFnAux`), appended to `out`; its end.
+
+    Where Lean reads a string as interpolated (`s!`, `f!`, `m!`, `throwError`, ..., with or
+    without a space before it: `syntax "s!" interpolatedStr(term)` has no `noWs`,
+    Init/Data/ToString/Macro.lean; src/Lean/Exception.lean) its `{...}` holes are code. Which
+    keyword takes an interpolated string is open-ended, so every string holding a `{` is also
+    read as interpolated (StrInterpolation.lean `interpolatedStrFn`): both readings must end at
+    the same `"` (else one of them hides text the other runs), and the holes' tokens are judged
+    as code either way."""
+    j = i + 1
+    while True:
+        if j >= len(text):
+            raise _LexError("an unterminated string literal (it would swallow what follows)")
+        c = text[j]
+        if c == '"':
+            j += 1
+            break
+        j = _escape_end(text, j, _QUOTABLE, gap=True) if c == "\\" else j + 1
+    out.append(Token("string", text[i:j], start=i, end=j))
+    if "{" in text[i:j]:
+        holes: list[Token] = []
+        if _interpolated_end(text, i, holes) != j:
+            raise _LexError(
+                "a string literal whose `{` Lean reads as code when the string is interpolated, "
+                "ending elsewhere than the plain string"
+            )
+        out.extend(holes)
+    return j
+
+
+def _interpolated_end(text: str, i: int, holes: list[Token]) -> int:
+    """End of the interpolated string at `i` (`interpolatedStrFn`), its holes' tokens appended
+    to `holes`: a hole is a term, read up to its closing `}`."""
     j = i + 1
     while j < len(text):
-        if text[j] == "\\":
-            m = _ESCAPE.match(text, j)
-            j += len(m.group(0)) if m else 2
-        elif text[j] == '"':
-            return j + 1
-        else:
-            j += 1
-    return -1
-
-
-def _interpolated_end(text: str, i: int) -> tuple[int, list[str]]:
-    """(end, code of each `{...}` hole) of the interpolated string at `i`; end -1 if unterminated.
-    A hole is code up to its matching `}`; strings inside it are skipped whole (Lean's
-    `interpolatedStrFn`)."""
-    holes, j, n = [], i + 1, len(text)
-    while j < n:
         c = text[j]
+        if c == '"':
+            return j + 1
         if c == "\\":
-            j += 2
-        elif c == '"':
-            return j + 1, holes
+            j = _escape_end(text, j, _QUOTABLE + "{", gap=True)
         elif c == "{":
-            depth, k = 1, j + 1
-            while k < n and depth:
-                if text[k] == '"':
-                    end = _string_end(text, k)
-                    if end < 0:
-                        return -1, holes
-                    k = end
-                    continue
-                depth += {"{": 1, "}": -1}.get(text[k], 0)
-                k += 1
-            if depth:
-                return -1, holes
-            holes.append(text[j + 1 : k - 1])
-            j = k
+            j = _scan(text, j + 1, holes, hole=True) + 1
         else:
             j += 1
-    return -1, holes
+    raise _LexError("an unterminated interpolated string (it would swallow what follows)")
 
 
 def _char_end(text: str, i: int) -> int:
-    """End of a char literal at `i` ('a', '\\n', '\\x41', '"'), or -1 if `'` starts none."""
-    m = _ESCAPE.match(text, i + 1)
-    j = i + 1 + (len(m.group(0)) if m else 1)
-    return j + 1 if j < len(text) and text[j] == "'" and text[i + 1] != "'" else -1
+    """End of the char literal at `i` (Basic.lean `charLitFnAux`: one character, or an escape,
+    then `'`); a `'` that starts none is an error Lean resumes parsing after, mid-text."""
+    if i + 1 >= len(text):
+        raise _LexError("a `'` that starts no character literal (Lean stops reading there)")
+    j = _escape_end(text, i + 1, _QUOTABLE, gap=False) if text[i + 1] == "\\" else i + 2
+    if text[j : j + 1] != "'":
+        raise _LexError("a `'` that starts no character literal (Lean stops reading there)")
+    return j + 1
+
+
+def _digits_end(text: str, j: int, digits: str, need: bool) -> int:
+    """Basic.lean `takeDigitsFn`: digits and `_`; after a `_` (or where `need`) a digit must follow."""
+    while j < len(text) and (text[j] == "_" or text[j] in digits):
+        need = text[j] == "_"
+        j += 1
+    if need:
+        raise _LexError("a number missing its digits (Lean stops reading there)")
+    return j
+
+
+def _number_end(text: str, i: int) -> int:
+    """End of the number at `i` (Basic.lean `numberFnAux`, `decimalNumberFn`): `0b`/`0o`/`0x`
+    need a digit, `1e` an exponent; Lean fails there, mid-token."""
+    dec = "0123456789"
+    if text[i] == "0" and text[i + 1 : i + 2] in tuple("bBoOxX"):
+        digits = {"b": "01", "o": "01234567", "x": _HEX}[text[i + 1].lower()]
+        return _digits_end(text, i + 2, digits, True)
+    j = _digits_end(text, i + 1, dec, False)
+    if text[j : j + 1] == ".":
+        j += 1
+        if text[j : j + 1] in tuple(dec):
+            j = _digits_end(text, j, dec, False)
+    if text[j : j + 1] in ("e", "E"):
+        j += 1 + (text[j + 1 : j + 2] in ("+", "-"))
+        if not text[j : j + 1] or text[j] not in dec:
+            raise _LexError("a number missing its exponent digits (Lean stops reading there)")
+        j = _digits_end(text, j, dec, False)
+    return j
+
+
+def _field_index_end(text: str, i: int) -> int:
+    """`h.1`: after a `.` with no space, digits only (src/Lean/Parser/Term.lean `fieldIdx`)."""
+    j = i
+    while j < len(text) and text[j] in "0123456789":
+        j += 1
+    return j
 
 
 def _raw_string_end(text: str, i: int) -> int:
-    hashes = len(re.match(r"r(#*)", text[i:]).group(1))
+    hashes = len(_RAW_START.match(text, i).group()) - 2  # `rawStrLitFnAux`: r, the #s, then "
     close = '"' + "#" * hashes
     j = text.find(close, i + 2 + hashes)
     return -1 if j < 0 else j + len(close)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from .lean_lexer import SORRY_NAMES, Lexed, Token, is_command, is_sorry, lex
@@ -43,6 +44,7 @@ __all__ = [
     "Token",
     "check_file_path",
     "check_name",
+    "canonical_proof",
     "check_text",
     "control_problem",
     "declared_name",
@@ -56,6 +58,7 @@ __all__ = [
     "quote_name",
     "split_name",
     "statement_problem",
+    "tactic_problem",
 ]
 
 DEFAULT_ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")
@@ -105,6 +108,67 @@ def check_text(text, what: str, limit: int) -> str:
     if problem:
         raise LeanTextError(f"{what} {problem}", "remove it")
     return text
+
+
+# Characters a proof may not hold, whatever Lean would make of them. Lean ends a line (and a
+# `--` comment) at LF only (src/Lean/Parser/Basic.lean `whitespace`: `takeUntilFn (· = '\n')`),
+# reads space, tab, CR and LF as whitespace (`Char.isWhitespace`) and refuses an isolated CR;
+# Python, editors and readers also break lines at CR, VT, FF, NEL, U+2028 and U+2029
+# (`str.splitlines`), and bidi and other format controls (category Cf, the BOM among them)
+# change what a reader sees without changing what Lean reads. Any of them would let one reading
+# of a proof differ from Lean's, so a proof holding one is refused, never repaired.
+_LINE_BREAKS = {
+    "\r": "CR",
+    "\x0b": "VT",
+    "\x0c": "FF",
+    "\x85": "NEL",
+    "\u2028": "LINE SEPARATOR",
+    "\u2029": "PARAGRAPH SEPARATOR",
+}
+
+
+def canonical_proof(text, what: str = "the proof", limit: int = MAX_PROOF_CHARS) -> str:
+    """The one text a proof or tactic is judged and sent as, or LeanTextError with the reason.
+
+    The text is returned unchanged (canonical means: refused unless already so): UTF-8, at most
+    `limit` characters, lines ended by LF only, and no NUL, other control character, BOM,
+    bidi or other format control (Unicode category Cf), nor any space but U+0020 and tab (a
+    no-break or ideographic space is no whitespace to Lean). Every reader downstream (the guard,
+    the sorry check, the statement check, the rewards, the command sent to Lean) reads this
+    text and splits it at "\\n" only.
+
+    >>> canonical_proof("intro n\\n  simp")
+    'intro n\\n  simp'
+    >>> canonical_proof("simp -- x\\u2028#exit")
+    Traceback (most recent call last):
+    storage.lean_text.LeanTextError: the proof holds a line break Lean does not read as one (U+2028 LINE SEPARATOR); end lines with LF only
+    """
+    text = check_text(text, what, limit)
+    if text.isascii():
+        bad = next((c for c in text if c in "\r\x0b\x0c"), None)
+    else:
+        bad = next((c for c in text if c in _LINE_BREAKS or _unseen(c)), None)
+    if bad is None:
+        return text
+    if bad in _LINE_BREAKS:
+        raise LeanTextError(
+            f"{what} holds a line break Lean does not read as one (U+{ord(bad):04X} {_LINE_BREAKS[bad]})",
+            "end lines with LF only",
+        )
+    name = unicodedata.name(bad, unicodedata.category(bad))
+    raise LeanTextError(
+        f"{what} holds U+{ord(bad):04X} ({name}), which Lean does not read as a reader sees it",
+        "remove it (spaces are U+0020, lines end with LF)",
+    )
+
+
+def _unseen(c: str) -> bool:
+    """A format control (Cf: bidi controls, zero-width characters, the BOM), a surrogate, or a
+    separator other than U+0020 (no-break, em, ideographic space; line and paragraph separators)."""
+    if c.isascii():
+        return False
+    cat = unicodedata.category(c)
+    return cat in ("Cf", "Cs", "Zl", "Zp") or (cat == "Zs" and c != " ")
 
 
 # Lean 4's identifier characters: Lean.isLetterLike, isSubScriptAlnum, isIdFirst and
@@ -285,12 +349,14 @@ def _fast_statement_problem(statement: str) -> str | None:
         return "holds a second command"
     signature = statement.rstrip()
     signature = signature[:-2] if signature.endswith(":=") else signature
-    if ":=" in signature or _WHERE.search(signature, head.end()):
+    if ":=" in signature or _WHERE.search(signature, head.end()) or _BODY_HINT.search(signature, head.end()):
         return "may hold a body"  # e.g. `:= by native_decide`: the lexer decides
     return None
 
 
 _WHERE = re.compile(rf"(?<![{_ID_REST}.])where(?![{_ID_REST}])")
+# Bodies without `:=` (`_body_without_assign` decides): a `|` first on a line, termination hints.
+_BODY_HINT = re.compile(rf"\n[ \t]*\||(?<![{_ID_REST}.])(?:termination_by|decreasing_by)(?![{_ID_REST}])")
 
 
 def is_statement(statement: str | None, full_name: str | None = None) -> bool:
@@ -332,6 +398,10 @@ def _parse_statement(statement) -> Statement:
             break
         if depth == 0 and t == ":=":
             raise LeanTextError("the statement holds a body (`:=` before its end)", "give the signature only")
+        if depth == 0 and _body_without_assign(text, toks, k):
+            raise LeanTextError(
+                f"the statement holds a body (`{toks[k].text}` after its type)", "give the signature only"
+            )
         if depth == 0 and t == ":" and colon is None:
             colon = k
     if depth != 0:
@@ -342,6 +412,29 @@ def _parse_statement(statement) -> Statement:
     if name:
         check_name(name)
     return Statement(toks[0].text, name, _span(text, toks, start, colon), _span(text, toks, colon + 1, len(toks)))
+
+
+_BODY_WORDS = frozenset({"where", "termination_by", "decreasing_by"})
+_TERM_OPENERS = frozenset({"fun", "λ", "match", "with"})
+
+
+def _body_without_assign(text: str, toks: list[Token], k: int) -> bool:
+    """True when token k (at bracket depth 0) starts a body that needs no `:=`: a `where`
+    block, `termination_by`/`decreasing_by`, or equations (`| 0 => rfl`: a `|` first on its
+    line, then a `=>`, with no `fun`/`match` before it, so `|a|` and `fun | 0 => ...` are terms)."""
+    tok = toks[k]
+    if tok.kind == "ident":
+        return tok.text in _BODY_WORDS
+    if tok.text != "|" or text[text.rfind("\n", 0, tok.start) + 1 : tok.start].strip():
+        return False
+    if any(t.text in _TERM_OPENERS for t in toks[:k]):  # alternatives of a `fun`/`match` in the type
+        return False
+    for later in toks[k + 1 :]:
+        if later.text in _TERM_OPENERS:
+            return False
+        if later.text == "=>":
+            return True
+    return False
 
 
 def _declaration_tokens(statement) -> tuple[str, list[Token]]:
@@ -374,3 +467,49 @@ def _declaration_tokens(statement) -> tuple[str, list[Token]]:
 def _span(text: str, toks: list[Token], a: int, b: int) -> str:
     """The source text spanned by tokens a..b-1 (comments inside kept, as Lean reads them)."""
     return text[toks[a].start : toks[b - 1].end] if a < b else ""
+
+
+def challenge_problem(statement: str) -> str | None:
+    """Why leanprover/comparator could not take `statement` as a challenge, or None: comparator
+    checks its `theorem_names` as theorems (comparator 19e111e, Comparator/Axioms.lean: "Solution
+    constant is not a theorem"), so a `def`, `instance` or `abbrev` statement would be rejected
+    whatever its proof (the gold check, tasks/lean/gold.py). Imports refuse it, named."""
+    try:
+        keyword = _parse_statement(statement).keyword
+    except LeanTextError as e:
+        return e.reason
+    if keyword not in ("theorem", "lemma"):
+        return (
+            f"is a `{keyword}`, and the gold check (comparator) checks theorems only: "
+            "a proof of it could never be kernel-replayed"
+        )
+    return None
+
+
+# Words that start a command when they start a line of a tactic. `open ... in` and
+# `set_option ... in` are tactics, so they are not here.
+_TACTIC_COMMAND_WORDS = COMMAND_WORDS - {"open", "set_option"}
+_TACTIC_HINT = re.compile(
+    rf"#[A-Za-z_]|(?:^|\n)[ \t]*(?:{'|'.join(sorted(_TACTIC_COMMAND_WORDS, key=len, reverse=True))})(?![{_ID_REST}])"
+)
+
+
+def tactic_problem(tactic: str) -> str | None:
+    """A reason when a traced tactic holds a command (`#eval ...`, or a line starting with
+    `theorem`, `axiom`, ...): a replayed tactic reaches Lean inside a proof, and a command there
+    would run (issue 26 C). A `#s` (cardinality), a command word in a string or comment is fine.
+
+    >>> tactic_problem('simp\\n#eval IO.Process.run {cmd := "id"}')
+    'holds a command (`#eval`)'
+    >>> tactic_problem('simp [#s] -- #eval') is None
+    True
+    """
+    if not _TACTIC_HINT.search(tactic):
+        return None
+    for tok in lex(tactic).tokens:
+        if is_command(tok):
+            return f"holds a command (`{tok.text}`)"
+        line_start = not tactic[tactic.rfind("\n", 0, tok.start) + 1 : tok.start].strip()
+        if tok.kind == "ident" and line_start and tok.text in _TACTIC_COMMAND_WORDS:
+            return f"holds a command (`{tok.text}`)"
+    return None

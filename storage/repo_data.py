@@ -39,17 +39,54 @@ class RepoData:
 
     def content_hash(self) -> str:
         """A hash of the data itself (not of when or from where it was ingested)."""
-        h = hashlib.sha256()
-        r = self.repository
-        for key in ("url", "commit", "lean_version", "split_settings"):
-            h.update(f"{key}={r.get(key)}\x1f".encode())
+        return content_hash(self.repository, {name: (lambda t=t: t) for name, t in self.tables().items()})
+
+    def write_tables(self, folder) -> None:
+        """Write the four tables as `<name>.parquet` into `folder` (`Store` stages a repository so)."""
+        import pyarrow.parquet as pq
+
         for name, table in self.tables().items():
-            table = (
-                table.cast(schemas.TABLES[name]).sort_by([(k, "ascending") for k in _SORT_KEYS[name]]).combine_chunks()
-            )
-            sink = pa.BufferOutputStream()
-            with pa.ipc.new_stream(sink, table.schema) as writer:
-                writer.write_table(table)
-            h.update(name.encode())
-            h.update(sink.getvalue().to_pybytes())
-        return h.hexdigest()
+            pq.write_table(table.cast(schemas.TABLES[name]), folder / f"{name}.parquet", compression="zstd")
+
+    def row_counts(self) -> dict[str, int]:
+        return {name: t.num_rows for name, t in self.tables().items()}
+
+    def held_tables(self) -> tuple[pa.Table | None, pa.Table | None]:
+        """(theorems, tactics) as held in memory (a staged repository holds none)."""
+        return self.theorems, self.tactics
+
+
+def content_hash(repository: dict, tables: dict) -> str:
+    """The content hash of a repository row and its tables (`tables`: name -> a function that
+    loads the table, so that only one is held at a time): each table sorted by its key and
+    written as one Arrow IPC stream."""
+    h = hashlib.sha256()
+    for key in ("url", "commit", "lean_version", "split_settings"):
+        h.update(f"{key}={repository.get(key)}\x1f".encode())
+    for name in ("files", "theorems", "tactics", "premises"):
+        table = tables[name]().cast(schemas.TABLES[name])
+        table = table.sort_by([(k, "ascending") for k in _SORT_KEYS[name]]).combine_chunks()
+        h.update(name.encode())
+        # The stream's bytes go to the hash as they are written, not to a buffer the table's size.
+        with pa.PythonFile(_HashSink(h), mode="w") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        del table
+    return h.hexdigest()
+
+
+class _HashSink:
+    """A file that hashes what is written to it."""
+
+    def __init__(self, h):
+        self.h = h
+        self.closed = False
+
+    def write(self, data) -> int:
+        self.h.update(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True

@@ -274,14 +274,17 @@ class Store:
 
         tables = {d.repo_id: d for d, _, _ in plan}
         for rid in staged:
+            theorems, tactics = tables[rid].held_tables()
+            if theorems is None:  # a streamed import holds none: read back (cast: Parquet names list items `element`)
+                theorems, tactics = self.read_table("theorems", [rid]), self.read_table("tactics", [rid])
             build_parts(
                 self,
                 self.repository(rid),
                 SnapshotSettings(),
-                theorems=tables[rid].theorems.cast(schemas.THEOREMS),
-                tactics=tables[rid].tactics.cast(schemas.TACTICS),
+                theorems=theorems.cast(schemas.THEOREMS),
+                tactics=tactics.cast(schemas.TACTICS),
             )
-        return [AddResult(d.repo_id, status, {n: t.num_rows for n, t in d.tables().items()}) for d, _, status in plan]
+        return [AddResult(d.repo_id, status, d.row_counts()) for d, _, status in plan]
 
     def _stage(self, data: RepoData, content_hash: str) -> str:
         """Write one repository into a new, unlisted folder; return it relative to the root."""
@@ -296,9 +299,7 @@ class Store:
         with atomic.atomic_path(folder) as tmp:
             tmp.mkdir(parents=True)
             pq.write_table(repo_table, tmp / "repositories.parquet", compression="zstd")
-            for name, table in data.tables().items():
-                table = table.cast(schemas.TABLES[name])
-                pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
+            data.write_tables(tmp)
             (tmp / "repository.json").write_text(json.dumps(row, default=str, sort_keys=True))
         return str(folder.relative_to(self.root))
 

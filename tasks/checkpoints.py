@@ -335,10 +335,28 @@ def _train_into(definition, home: Path, settings, snapshot, split_kind, parent_d
     With nothing to learn at this step (`SkipTraining`), the parent's model is carried forward
     unchanged; with no parent, the checkpoint is a manifest that says why (nothing to evaluate)."""
     try:
-        train_fn = definition.train_fn()
-        figures = train_fn(
-            settings, snapshot, split_kind, parent_dir, tmp, work_dir, model_cache_dir=default_model_cache(home)
-        )
+        from .trainers.launch import launch_of
+
+        launch = launch_of(settings)
+        if launch.in_process():
+            train_fn = definition.train_fn()
+            figures = train_fn(
+                settings, snapshot, split_kind, parent_dir, tmp, work_dir, model_cache_dir=default_model_cache(home)
+            )
+        else:  # torchrun's processes, supervised here (tasks/trainers/supervise.py, docs/scaling.md)
+            from .trainers.supervise import train_in_child
+
+            figures = train_in_child(
+                definition.name,
+                settings,
+                snapshot,
+                split_kind,
+                parent_dir,
+                tmp,
+                work_dir,
+                model_cache_dir=default_model_cache(home),
+                launch=launch,
+            )
         return dict(figures), None, True
     except SkipTraining as e:
         if parent_dir is not None:

@@ -23,6 +23,7 @@ from storage.statement_sets.reader import StatementSetConfig
 from tasks.evaluations import EVALUATIONS
 from tasks.git import refuse_credentials
 from tasks.trainers import registry
+from tasks.trainers.launch import LaunchSettings
 from tasks.yaml_config import load_yaml_mapping, resolve_local
 
 from .benchmarks import BenchmarkConfig
@@ -168,6 +169,13 @@ class _EvaluationBase(BaseModel):
     all_repositories_so_far: bool = Field(
         True, description="Evaluate on every repository seen so far (shows forgetting), not only the newest."
     )
+    regression_margin: float = Field(
+        0.0,
+        ge=0,
+        description="How much worse than its 95% interval when learned (in the metric's own units) a metric on an "
+        "earlier repository may get before the step emits `dojoflow.metric.regressed` (docs/operations.md); "
+        "0: any value beyond that interval.",
+    )
 
 
 # One optional section per declared step evaluation (tasks/evaluations.py), null (off) by default.
@@ -231,6 +239,27 @@ class PipelineConfig(BaseModel):
     continue_on_source_failure: bool = Field(
         False, description="If a source fails to import or trace, go on with the others (its error is in the report)."
     )
+    result_storage: Optional[str] = Field(
+        None,
+        description="A Prefect storage block, `<block type slug>/<block name>` (a local-file-system block on a "
+        "shared mount, a remote-file-system block on s3:// or gs://), where the steps' cached task results and "
+        "their cache records live, so several machines share one cache. Default: under the home "
+        "(<home>/prefect/results). The catalog and the locks stay under the home (docs/operations.md).",
+    )
+    launch: LaunchSettings = Field(
+        default_factory=LaunchSettings,
+        description="How training steps are launched (processes per node, nodes, rendezvous, python, env): the "
+        "default of every trainer whose own `launch` is null (docs/scaling.md).",
+    )
+
+    @model_validator(mode="after")
+    def _trainers_launch_by_default(self):
+        """A trainer without its own `launch:` takes the pipeline's (each step's task gets it in its settings)."""
+        for name in type(self.trainers).model_fields:
+            settings = getattr(self.trainers, name)
+            if settings is not None and getattr(settings, "launch", 0) is None and self.launch != LaunchSettings():
+                setattr(self.trainers, name, settings.model_copy(update={"launch": self.launch}))
+        return self
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "PipelineConfig":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -176,6 +177,87 @@ def check_bubblewrap() -> Check:
     )
 
 
+def check_gold_standard() -> Check:
+    """comparator, lean4export and their sandbox: without them every proof is elaborator-checked
+    (docs/lean-backends.md, "Verdict levels")."""
+    from tasks.lean.config import BackendSettings
+    from tasks.lean.gold_backend import INSTALL, choose_sandbox, gold_problem
+
+    needed = "kernel_replayed proofs: comparator replays each accepted proof in a fresh kernel (gold check)"
+    settings = BackendSettings(kind="repl")
+    why = gold_problem(settings)
+    if why is not None:
+        return Check(
+            "gold check (comparator)",
+            False,
+            f"{why}: every proof is named elaborator_checked (the elaborator's answers only)",
+            needed,
+            INSTALL,
+        )
+    sandbox = choose_sandbox(settings)[0]
+    found = f"{shutil.which('comparator')}, builds contained by {sandbox}"
+    return Check("gold check (comparator)", True, found, needed)
+
+
 def machine_checks() -> list[Check]:
-    """Every check that needs no Dojoflow home: Python, GPU, Lean, packages, sandbox."""
-    return [check_python(), check_gpu(), *check_lean_toolchain(), *check_packages(), check_bubblewrap()]
+    """Every check that needs no Dojoflow home: Python, GPU, Lean, packages, sandbox, gold check."""
+    return [
+        check_python(),
+        check_gpu(),
+        *check_lean_toolchain(),
+        *check_packages(),
+        check_bubblewrap(),
+        check_gold_standard(),
+    ]
+
+
+# File systems that are object stores (or SMB) under a mount: no working flock, and DuckDB's
+# random writes and fsync are emulated or missing (s3fs, gcsfuse, goofys, Mountpoint for S3,
+# blobfuse, rclone mount).
+NOT_POSIX = frozenset(
+    {"fuse.s3fs", "fuse.gcsfuse", "fuse.goofys", "fuse.mountpoint-s3", "fuse.blobfuse2", "fuse.rclone", "cifs", "smb3"}
+)
+HOME_FIX = (
+    "keep the home on a local disk (or NFSv4 with locking) and put what a team shares, the cached task "
+    "results, on a Prefect storage block with `result_storage:` (docs/operations.md)"
+)
+
+
+def _mount_type(path: str, mounts: str) -> str:
+    """The file system type of the mount holding `path` (the longest mount point above it)."""
+    best, kind = "", "unknown"
+    try:
+        lines = open(mounts).read().splitlines()  # noqa: SIM115
+    except OSError:
+        return kind
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 3:
+            point = parts[1].replace("\\040", " ")
+            if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+                best, kind = point, parts[2]
+    return kind
+
+
+def check_home_filesystem(home: str, mounts: str = "/proc/mounts") -> Check:
+    """The home holds the DuckDB catalog and the flock locks: both need a POSIX file system."""
+    import fcntl
+    import tempfile
+
+    needed = "every run: the catalog (a DuckDB file) and the locks (flock) live in the home"
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]+:/", str(home)):  # s3://..., gs://... (a Path keeps one slash)
+        return Check("home file system", False, f"the home is a URL ({home})", needed, HOME_FIX)
+    path = os.path.abspath(home)
+    while not os.path.isdir(path):  # the home may not exist yet: its nearest existing folder decides
+        path = os.path.dirname(path)
+    kind = _mount_type(path, mounts)
+    if kind in NOT_POSIX:
+        return Check(
+            "home file system", False, f"{path} is on {kind}: no flock, no DuckDB-safe writes", needed, HOME_FIX
+        )
+    try:
+        with tempfile.TemporaryFile(dir=path) as f:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        return Check("home file system", False, f"{path} ({kind}): flock fails ({e.strerror})", needed, HOME_FIX)
+    return Check("home file system", True, f"{path} on {kind}, flock works", needed)

@@ -103,6 +103,60 @@ def test_the_check_sees_a_planted_violation(rel, source, bad):
     assert bool(violations(source, rel)) is bad
 
 
+# -- the training worker (tasks/trainers/worker.py) runs where Prefect is not installed ----------------
+def _module_file(name: str) -> Path | None:
+    for candidate in (ROOT / (name.replace(".", "/") + ".py"), ROOT / name.replace(".", "/") / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def import_closure(roots: list[str]) -> dict[str, str]:
+    """Every module of this repository that `roots` import, at any depth and wherever the import
+    sits (inside functions too), mapped to the module that first imported it; third-party
+    modules are leaves."""
+    seen: dict[str, str] = {r: "(root)" for r in roots}
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if path is None:
+            continue
+        rel = path.relative_to(ROOT).as_posix()
+        for imported, _ in imported_modules(path.read_text(encoding="utf-8"), rel):
+            parts = imported.split(".")
+            for i in range(1, len(parts) + 1):  # a package's __init__ runs before its module
+                prefix = ".".join(parts[:i])
+                if prefix not in seen:
+                    seen[prefix] = name
+                    todo.append(prefix)
+    return seen
+
+
+def _worker_roots() -> list[str]:
+    """The worker and what it loads by import string: every registered trainer's modules."""
+    from tasks.trainers import registry
+
+    roots = ["tasks.trainers.worker"]
+    for d in registry.trainers().values():
+        for ref in (d.train, d.preflight):
+            if ref:
+                roots.append(ref.split(":")[0])
+        roots.append(d.settings.__module__)
+    return roots
+
+
+def test_the_training_workers_import_closure_has_no_prefect():
+    closure = import_closure(_worker_roots())
+    bad = {m: by for m, by in closure.items() if m.split(".")[0] in ("prefect", "flows")}
+    assert bad == {}, f"imported by the worker's closure (module: imported by): {bad}"
+    assert "tasks.sft.train" in closure and "tasks.retriever.train" in closure  # the trainers are in it
+
+
+def test_the_closure_sees_an_import_inside_a_function(tmp_path):
+    assert "tasks.trainers.supervise" in import_closure(["tasks.checkpoints"])  # imported inside _train_into
+
+
 # An import string in a declaration ("package.module:attr", e.g. a registry's `preflight=`):
 # what `load_object` resolves at run time, invisible to the import check above.
 IMPORT_STRING = re.compile(r"^([A-Za-z_]\w*(?:\.\w+)*):([A-Za-z_]\w*)$")
@@ -182,25 +236,17 @@ def test_every_declared_evaluation_has_its_run_registered_by_the_flow():
     assert all(run.__module__.startswith("flows.") for run in EVALUATION_RUNS.values())
 
 
-def own_module_file(module: str) -> Path | None:
-    base = ROOT / Path(*module.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def own_imports(module: str) -> set[str]:
     """The modules of tasks/ and storage/ that `module` imports anywhere in its file (a
     `from a.b import c` counts a.b, and a.b.c where c is a module)."""
-    path = own_module_file(module)
+    path = _module_file(module)
     if path is None:
         return set()
     found = set()
     for name, _ in imported_modules(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()):
         parts = name.split(".")
         if parts[0] in ("tasks", "storage"):
-            found |= {".".join(parts[:i]) for i in range(1, len(parts) + 1) if own_module_file(".".join(parts[:i]))}
+            found |= {".".join(parts[:i]) for i in range(1, len(parts) + 1) if _module_file(".".join(parts[:i]))}
     return found
 
 

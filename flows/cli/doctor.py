@@ -48,10 +48,16 @@ def doctor_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ):
     """What this machine can do: Python, Prefect server, GPU, Lean toolchain, lake, each backend's package, bubblewrap."""
-    from tasks.doctor import machine_checks
+    from storage.store import dojoflow_home
+    from tasks.doctor import check_home_filesystem, machine_checks
 
     python, *rest = machine_checks()
-    checks = [python, prefect_server_check(home), *rest]
+    checks = [
+        python,
+        prefect_server_check(home),
+        check_home_filesystem(str(home or os.environ.get("DOJOFLOW_HOME") or dojoflow_home(None))),
+        *rest,
+    ]
     if as_json:
         print(json.dumps([c.row() for c in checks], indent=2))
         return

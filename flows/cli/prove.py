@@ -90,7 +90,11 @@ def _print_proved(result: dict) -> None:
         len(result["proved"]),
     )
     for name in result["proved"]:
-        say("  proved {}", name)
+        by = result.get("proved_by", {}).get(name)
+        if by:
+            say("  proved {} (checked by {})", name, by)  # the checker names the verdict level
+        else:
+            say("  proved {}", name)
     for name in result.get("unverified", []):
         say("  unverified {} (the backend cannot report axioms; set backend.recheck to check it)", name)
     for u in untried:

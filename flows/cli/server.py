@@ -1,12 +1,14 @@
-"""`dojoflow server start|stop|status`: a local Prefect server (and UI) kept between runs."""
+"""`dojoflow server start|stop|status|setup`: a local Prefect server (and UI) kept between runs, and
+Dojoflow's automations installed on it."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
-from storage.errors import DojoflowError
+from storage.errors import DojoflowError, InputError
 
 from .common import Home, app, fail_exit, home_of
 from .output import console
@@ -70,3 +72,42 @@ def server_status_cmd(home: Home = None):
         )
         raise typer.Exit(1)
     console.print(f"Prefect server running: {found.ui_url} (pid {found.pid})", soft_wrap=True, markup=False)
+
+
+@server_app.command("setup")
+def server_setup_cmd(
+    home: Home = None,
+    file: Annotated[
+        Optional[Path], typer.Option("--file", help="The automation file. Default: deployments/automations.yaml.")
+    ] = None,
+    webhook: Annotated[
+        Optional[str],
+        typer.Option(help="Create (or update) the notification block `notify` names as a webhook posting to this URL."),
+    ] = None,
+):
+    """Install Dojoflow's automations (alerts on failed or missing nightlies, regressions, failed
+    traces; prove after a new checkpoint) on this home's server, or PREFECT_API_URL's
+    (docs/operations.md). All or nothing; running it again replaces them."""
+    import os
+
+    from ..runtime import automations
+    from ..runtime import server as servers
+
+    resolved = home_of(home)
+    api = os.environ.get("PREFECT_API_URL")
+    if not api:
+        found = servers.running(resolved)
+        api = found.url if found else None
+    try:
+        if not api or not servers.is_healthy(api):
+            raise InputError(
+                api or "--home",
+                "no Prefect server answers" + ("" if api else f" for {resolved}"),
+                "start one with `dojoflow server start` (or point PREFECT_API_URL at yours)",
+            )
+        names = automations.install(automations.plan(file or automations.DEFAULT_FILE, api, webhook))
+    except DojoflowError as e:
+        fail_exit(e)
+    console.print(f"installed {len(names)} automations on {api}:", soft_wrap=True, markup=False)
+    for name in names:
+        console.print(f"  {name}", soft_wrap=True, markup=False)

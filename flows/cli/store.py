@@ -32,17 +32,21 @@ def import_cmd(
     test_fraction: Annotated[float, typer.Option(help="Test share for splits the export does not carry.")] = 0.1,
     home: Home = None,
     fmt: FormatOption = None,
+    memory_mb: Annotated[
+        int, typer.Option(min=16, help="Memory the import may use for its batches, in MiB (it streams).")
+    ] = 256,
 ):
     """Import LeanDojo Benchmark exports: each repository in them becomes its own partition."""
-    from storage.leandojo import read_exports
+    from storage.leandojo import staged_exports
     from storage.splits import SplitSettings
 
     settings = from_options(
         SplitSettings,
         {"val_fraction": ("--val-fraction", val_fraction), "test_fraction": ("--test-fraction", test_fraction)},
     )
-    repos = read_exports(paths, settings)  # validated before the store is opened (or created)
-    results = store_of(home).ingest(repos, replace=replace)
+    # validated (and staged in a temporary folder) before the store is opened (or created)
+    with staged_exports(paths, settings, memory_mb) as repos:
+        results = store_of(home).ingest(repos, replace=replace)
     title = f"imported {paths[0]}" if len(paths) == 1 else f"imported {len(paths)} exports"
     emit(_added_rows(results), fmt, title=title)
 

@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,10 +226,12 @@ def start_persistent(home: Path, port: int | None = None, ceiling: float = START
         **server_env(home),
         "PREFECT_SERVER_API_PORT": str(port),
         "PREFECT_UI_API_URL": f"http://127.0.0.1:{port}/api",
+        "PREFECT_UI_URL": f"http://127.0.0.1:{port}",  # the run links automations' notifications carry
     }  # else the UI asks port 4200
     p = _launch(home, args, env, "prefect-server.log")
     server = Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="dojoflow server", process=p)
     wait_until_up(server, home, ceiling)
+    ensure_limits(server.url)  # gpu, lean, trace: docs/scaling.md
     atomic.write_text(server_file(home), json.dumps({"url": server.url, "pid": server.pid}))
     return server
 
@@ -239,3 +242,34 @@ def stop_persistent(home: Path) -> Server | None:
         stop(server)
     server_file(home).unlink(missing_ok=True)
     return server
+
+
+# -- global concurrency limits (docs/scaling.md) --------------------------------------------------------
+def default_limits() -> dict[str, int]:
+    """The limits `dojoflow server start` creates when missing: `gpu`, training tasks at once (each
+    train task takes one slot: its torchrun job holds the node's GPUs); `lean`, Lean checks at once
+    (about one per 2 cores); `trace`, repositories traced at once (tracing can take ~100 GB)."""
+    cpus = os.cpu_count() or 1
+    return {"gpu": 1, "lean": max(1, cpus // 2), "trace": 1}
+
+
+def ensure_limits(api_url: str, limits: dict[str, int] | None = None, timeout: float = 10.0) -> dict[str, str]:
+    """Create each global concurrency limit that does not exist yet (an existing one, perhaps
+    resized by hand with `prefect gcl update`, is left as it is). {name: "created" | "kept"}."""
+    out = {}
+    for name, limit in (limits or default_limits()).items():
+        body = json.dumps({"name": name, "limit": limit, "active": True}).encode()
+        request = urllib.request.Request(
+            f"{api_url.rstrip('/')}/v2/concurrency_limits/",
+            data=body,
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout):
+                out[name] = "created"
+        except urllib.error.HTTPError as e:
+            if e.code != 409:  # 409: a limit of that name exists
+                raise DojoflowError(f"creating the concurrency limit {name!r} failed: HTTP {e.code}") from e
+            out[name] = "kept"
+    return out

@@ -80,18 +80,18 @@ def read_corpus(root: Path, owner: Owners, traced: set[str], theorems: dict) -> 
     has_corpus = present(path)
     if has_corpus:
         for i, rec in enumerate(load_jsonl(path, read_bytes(path, root))):
-            _corpus_line(rec, i, path, owner, traced, out)
+            corpus_line(rec, i, path, owner, traced, out)
     for p in sorted(traced - out.seen):
         out.add_file(owner(p), p, [], None, True)
     for key in theorems:
         if key.file_path not in out.seen:
             out.add_file(key.repo, key.file_path, [], None, False)
     if not has_corpus:
-        _premises_from_annotations(theorems, owner, out)
+        premises_from_annotations(theorems, owner, out)
     return out
 
 
-def _corpus_line(rec, i: int, source: Path, owner: Owners, traced: set[str], out: FilesAndPremises) -> None:
+def corpus_line(rec, i: int, source: Path, owner: Owners, traced: set[str], out: FilesAndPremises) -> None:
     where = f"line {i + 1}"
     path = fields.check_relative_path(fields.need(rec, "path", str, source, where), source, where)
     imports = fields.need(rec, "imports", list, source, where)
@@ -136,7 +136,7 @@ def _premise(p, j: int, path: str, source: Path, where: str) -> dict:
     }
 
 
-def _premises_from_annotations(theorems: dict, owner: Owners, out: FilesAndPremises) -> None:
+def premises_from_annotations(theorems: dict, owner: Owners, out: FilesAndPremises) -> None:
     """No corpus.jsonl: keep the premises that tactics mention, from their annotations."""
     known = set()
     for key, thm in theorems.items():

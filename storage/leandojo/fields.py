@@ -4,13 +4,14 @@ record and the field, with the fix."""
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import PurePosixPath
 
 from ..errors import InputError
 from ..ids import COMMIT_RE
-from ..lean_text import control_problem, lean_name_problem, statement_problem
-from ..repo_urls import redact_url, url_credentials
+from ..lean_text import challenge_problem, control_problem, lean_name_problem, statement_problem, tactic_problem
+from ..repo_urls import redact_url, same_repository, url_credentials
 from .records import ABSENT, MAX_POS, TheoremKey
 
 _RECORD_FIX = "fix the record or re-create the export"
@@ -85,6 +86,14 @@ def url(rec: dict, source, where: str) -> str:
         )
     if control_problem(value):
         raise InputError(source, f"field `url` {control_problem(value)}", _RECORD_FIX, where=where)
+    if _GIT_HELPER.match(value):  # `ext::sh -c ...` runs a command when git fetches it
+        raise InputError(
+            source,
+            f"the url {value[:80]!r} is not a repository url (git would run it through a remote helper or "
+            "read it as an option)",
+            "give the repository's url, as LeanDojo writes it (e.g. https://github.com/owner/repo)",
+            where=where,
+        )
     if url_credentials(value) is not None:  # it would be stored in the catalog and every export
         raise InputError(
             source,
@@ -96,10 +105,16 @@ def url(rec: dict, source, where: str) -> str:
     return value
 
 
+# git's `<transport>::<address>` (a remote helper: `ext::` runs a command) and a leading `-`
+# (read as an option by git), neither of which is a repository's url.
+_GIT_HELPER = re.compile(r"\s*-|[A-Za-z0-9][A-Za-z0-9+.-]*::")
+
+
 def valid_repo(url_: str, commit: str) -> bool:
     """True when `url` and `check_commit` would accept this pair."""
     return (
         bool(url_.strip())
+        and not _GIT_HELPER.match(url_)
         and control_problem(url_) is None
         and url_credentials(url_) is None
         and COMMIT_RE.match(commit) is not None
@@ -165,6 +180,7 @@ def check_statement(statement: str | None, full_name: str, source, where: str) -
     """`statement`, refused unless it is one declaration's signature (or null) declaring the
     record's `full_name` (the constant a proof of it declares is the one verdicts are about)."""
     problem = statement_problem(statement, full_name) if statement is not None else None
+    problem = problem or (challenge_problem(statement) if statement is not None else None)
     if problem:
         raise InputError(
             source,
@@ -174,6 +190,61 @@ def check_statement(statement: str | None, full_name: str, source, where: str) -
             where=where,
         )
     return statement
+
+
+def declared_repos(metadata: dict) -> list[tuple[str, str]]:
+    """The (url, commit) pairs metadata.json declares: `from_repo`, and the `repositories` a
+    Dojoflow export lists."""
+    listed = [metadata.get("from_repo")]
+    if isinstance(metadata.get("repositories"), list):
+        listed += metadata["repositories"]
+    return [
+        (r["url"], r["commit"])
+        for r in listed
+        if isinstance(r, dict) and isinstance(r.get("url"), str) and isinstance(r.get("commit"), str)
+    ]
+
+
+_DECLARES = "which metadata.json declares for"
+
+
+def repo_problem(repo: tuple[str, str], declared: list[tuple[str, str]]) -> str | None:
+    """A reason when a record's (url, commit) contradicts metadata.json: a declared repository's
+    url at another commit, or a declared commit under another url (each would silently become a
+    second repository). Other pairs are dependencies (mathlib, std), and fine."""
+    if repo in declared:
+        return None
+    url_, commit = repo
+    for d_url, d_commit in declared:
+        if commit == d_commit:
+            return f"the record's url {redact_url(url_)[:120]} is not {redact_url(d_url)[:120]}, {_DECLARES} {commit}"
+        if same_repository(url_, d_url):
+            return f"the record's commit {commit[:80]} is not {d_commit}, {_DECLARES} {redact_url(d_url)[:120]}"
+    return None
+
+
+def check_repo(key: TheoremKey, declared: list[tuple[str, str]], source, where: str) -> None:
+    problem = repo_problem(key.repo, declared)
+    if problem:
+        raise InputError(
+            source,
+            problem,
+            "a repository is one url at one commit: correct the record, or metadata.json's from_repo",
+            where=where,
+        )
+
+
+def check_tactic(tactic: str, source, where: str) -> str:
+    """`tactic`, refused when it holds a command (it reaches Lean inside a proof when replayed)."""
+    problem = tactic_problem(tactic)
+    if problem:
+        raise InputError(
+            source,
+            f"field `tactic` {problem}",
+            "a traced tactic is one tactic of a proof, never a command: re-create the export",
+            where=where,
+        )
+    return tactic
 
 
 def identity(rec, source, i: int) -> TheoremKey:

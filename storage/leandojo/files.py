@@ -63,7 +63,14 @@ def _inside(path: Path, root: Path) -> Path:
                 "is a symbolic link to a folder",
                 "copy the folder into the export: an export's folders are real folders inside it",
             )
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (RuntimeError, OSError):  # Python 3.11 raises RuntimeError on a loop, 3.13 OSError
+        raise InputError(
+            path,
+            "is a symbolic link that never reaches a file (a loop of links)",
+            "replace the link with the file it should name",
+        ) from None
     if real != real_root and real_root not in real.parents:
         raise InputError(
             path,
@@ -74,24 +81,50 @@ def _inside(path: Path, root: Path) -> Path:
 
 
 def read_bytes(path: Path, root: Path, limit: int = MAX_DATA_BYTES) -> bytes:
-    """A regular file's bytes, at most `limit` of them, or an InputError naming it.
+    """A regular file's bytes, at most `limit` of them, or an InputError naming it."""
+    fd = open_checked(path, root, limit)
+    try:
+        return _read_at_most(fd, path, limit)
+    finally:
+        os.close(fd)
 
-    Opened without blocking (a FIFO opens at once and is then refused) and checked with
-    fstat, so the file that is read is the file that was checked."""
+
+def open_checked(path: Path, root: Path, limit: int = MAX_DATA_BYTES) -> int:
+    """A file descriptor on a regular file inside the export of at most `limit` bytes, or an
+    InputError naming it. Opened without blocking (a FIFO opens at once and is then refused)
+    and checked with fstat, so the file that is read is the file that was checked."""
     real = _inside(path, root)
     try:
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError as e:
         raise InputError(path, f"cannot be read ({e.strerror or e})", "check that it is a readable file") from e
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise InputError(
                 path,
-                f"is not a regular file (a {_kind(mode)})",
+                f"is not a regular file (a {_kind(st.st_mode)})",
                 "an export's files must be regular files: copy the data into the export",
             )
-        return _read_at_most(fd, path, limit)
+        if st.st_size > limit:
+            raise _too_big(path, st.st_size, limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_chunks(path: Path, root: Path, chunk: int, limit: int = MAX_DATA_BYTES):
+    """A regular file's bytes in pieces of `chunk` bytes (the checks of `read_bytes`, the
+    limit checked on the bytes read too)."""
+    fd = open_checked(path, root, limit)
+    try:
+        total = 0
+        while piece := os.read(fd, chunk):
+            total += len(piece)
+            if total > limit:
+                raise _too_big(path, total, limit)
+            yield piece
     finally:
         os.close(fd)
 

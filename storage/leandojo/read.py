@@ -20,6 +20,7 @@ from ..ids import repo_name
 from ..repo_data import RepoData
 from ..splits import SplitSettings, assign_novel_premises, assign_random
 from .corpus import FilesAndPremises, Owners, read_corpus, read_traced
+from .fields import declared_repos
 from .files import MAX_METADATA_BYTES, check_root, load_json, present, read_bytes
 from .records import TheoremKey
 from .tables import theorem_tables
@@ -30,12 +31,12 @@ Repo = tuple[str, str]
 
 def read_export(path: str | Path, split_settings: SplitSettings | None = None) -> list[RepoData]:
     """Parse and validate a LeanDojo export; return one RepoData per repository in it."""
-    with _gc_paused():
+    with gc_paused():
         return _read_export(Path(path), split_settings or SplitSettings())
 
 
 @contextmanager
-def _gc_paused():
+def gc_paused():
     """Pause Python's cycle collector: reading an export creates a few hundred thousand
     objects (no cycles among them), and the collector's passes over them took a fifth of
     the reading time (docs/leandojo-export.md). Garbage is still freed by reference counts."""
@@ -50,11 +51,11 @@ def _gc_paused():
 
 def _read_export(root: Path, settings: SplitSettings) -> list[RepoData]:
     check_root(root)
-    metadata = _read_metadata(root)
-    read = read_splits(root)
-    _check_split_kinds_agree(root, read)
+    metadata = read_metadata(root)
+    read = read_splits(root, declared_repos(metadata))
+    check_split_kinds_agree(root, read)
     by_repo, order_of = _group_by_repo(read.theorems)
-    main = _main_repo(metadata, by_repo)
+    main = main_repo(metadata, by_repo)
     owner = Owners(read.theorems, list(by_repo), main)
     corpus = read_corpus(root, owner, read_traced(root), read.theorems)
     now = datetime.now(UTC).replace(microsecond=0)
@@ -66,7 +67,7 @@ def _read_export(root: Path, settings: SplitSettings) -> list[RepoData]:
     return out
 
 
-def _read_metadata(root: Path) -> dict:
+def read_metadata(root: Path) -> dict:
     path = root / "metadata.json"
     if not present(path):
         return {}
@@ -76,7 +77,7 @@ def _read_metadata(root: Path) -> dict:
     return metadata
 
 
-def _check_split_kinds_agree(root: Path, read: SplitsRead) -> None:
+def check_split_kinds_agree(root: Path, read: SplitsRead) -> None:
     """Refuse an export without theorems, or whose two split kinds hold different theorems."""
     if not read.theorems:
         raise InputError(root, "the export holds no theorems", "export a repository that has theorems")
@@ -101,15 +102,18 @@ def _group_by_repo(theorems: dict) -> tuple[dict[Repo, list[TheoremKey]], dict[R
     return by_repo, order_of
 
 
-def _main_repo(metadata: dict, by_repo: dict) -> Repo:
+def main_repo(metadata: dict, by_repo: dict) -> Repo:
     """The traced repository: metadata's `from_repo`, else the one with most theorems."""
     from_repo = metadata.get("from_repo") or {}
     main = (from_repo.get("url"), from_repo.get("commit")) if isinstance(from_repo, dict) else None
     return main if main in by_repo else max(by_repo, key=lambda k: len(by_repo[k]))
 
 
-def _splits(keys: list[TheoremKey], read: SplitsRead, assigned: bool, settings: SplitSettings) -> tuple[list, list]:
-    """(random, novel_premises) split of each theorem: the export's, else computed."""
+def splits_of(
+    keys: list[TheoremKey], read: SplitsRead, assigned: bool, settings: SplitSettings, used: list | None = None
+) -> tuple[list, list]:
+    """(random, novel_premises) split of each theorem: the export's, else computed (`used`: the
+    premises each theorem's tactics name, when the records no longer hold their tactics)."""
     ident = [(k.url, k.file_path, k.full_name) for k in keys]
     if assigned and "random" in read.split_of:
         random_split = [read.split_of["random"][k] for k in keys]
@@ -118,7 +122,8 @@ def _splits(keys: list[TheoremKey], read: SplitsRead, assigned: bool, settings: 
     if assigned and "novel_premises" in read.split_of:
         novel_split = [read.split_of["novel_premises"][k] for k in keys]
     else:
-        used = [{a.full_name for t in read.theorems[k].traced_tactics for a in t.annotated_tactic[1]} for k in keys]
+        if used is None:
+            used = [{a.full_name for t in read.theorems[k].traced_tactics for a in t.annotated_tactic[1]} for k in keys]
         novel_split = assign_novel_premises(ident, used, settings)
     return random_split, novel_split
 
@@ -137,12 +142,30 @@ def _repo_data(
 ) -> RepoData:
     rid = make_repo_id(*repo)
     assigned = metadata.get("dojoflow_splits") != "unassigned"
-    splits = _splits(keys, read, assigned, settings)
+    splits = splits_of(keys, read, assigned, settings)
     theorem_table, tactic_table = theorem_tables(rid, keys, order, read.theorems, read.extras, splits)
+    repository = repository_row(repo, read, metadata, is_main, settings, root, now)
+    return RepoData(
+        repository=repository,
+        files=pa.Table.from_pylist([{"repo_id": rid, **f} for f in corpus.files.get(repo, [])], schema=schemas.FILES),
+        theorems=theorem_table,
+        tactics=tactic_table,
+        premises=pa.Table.from_pylist(
+            [{"repo_id": rid, **p} for p in corpus.premises.get(repo, [])], schema=schemas.PREMISES
+        ),
+    )
+
+
+def repository_row(
+    repo: Repo, read: SplitsRead, metadata: dict, is_main: bool, settings: SplitSettings, root: Path, now: datetime
+) -> dict:
+    """The repository's row of REPOSITORIES (without its content hash)."""
+    rid = make_repo_id(*repo)
+    assigned = metadata.get("dojoflow_splits") != "unassigned"
     split_record = {"kept_from_export": [k for k in schemas.SPLIT_KINDS if assigned and k in read.split_of]}
     from_repo = metadata.get("from_repo") if isinstance(metadata.get("from_repo"), dict) else {}
     lean_version = _text(metadata.get("lean_version") or from_repo.get("lean_version")) or toolchain_beside(root)
-    repository = {
+    return {
         "repo_id": rid,
         "url": repo[0],
         "commit": repo[1],
@@ -155,15 +178,6 @@ def _repo_data(
         "split_settings": json.dumps({**split_record, **settings.model_dump()}, sort_keys=True),
         "metadata": json.dumps(metadata, sort_keys=True, ensure_ascii=False) if is_main else None,
     }
-    return RepoData(
-        repository=repository,
-        files=pa.Table.from_pylist([{"repo_id": rid, **f} for f in corpus.files.get(repo, [])], schema=schemas.FILES),
-        theorems=theorem_table,
-        tactics=tactic_table,
-        premises=pa.Table.from_pylist(
-            [{"repo_id": rid, **p} for p in corpus.premises.get(repo, [])], schema=schemas.PREMISES
-        ),
-    )
 
 
 def toolchain_beside(root: Path) -> str | None:

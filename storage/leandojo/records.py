@@ -74,12 +74,25 @@ class Theorem(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 class Identity(msgspec.Struct, gc=False):
-    """A theorem record's identity; its other fields are skipped (but still checked as JSON)."""
+    """A theorem record's identity, and the fields another split kind must agree on
+    (`same_as`); its tactics are skipped (but still checked as JSON)."""
 
     url: str
     commit: str
     file_path: str
     full_name: str
+    theorem_statement: str | None = None
+    start: _Position | None = None
+    end: _Position | None = None
+
+    def same_as(self, thm: Theorem) -> bool:
+        """True when `thm` (the record read from the first split kind) agrees on the statement
+        and positions (a checked record holds its positions as lists, a decoded one as tuples)."""
+        return (
+            self.theorem_statement == thm.theorem_statement
+            and list(self.start or ()) == list(thm.start)
+            and list(self.end or ()) == list(thm.end)
+        )
 
     def key(self) -> TheoremKey:
         return TheoremKey(self.url, self.commit, self.file_path, self.full_name)

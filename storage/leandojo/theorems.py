@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import schemas
 from ..errors import InputError
-from ..lean_text import is_statement
+from ..lean_text import is_statement, tactic_problem
 from . import fields
 from .files import load_json, present, read_bytes
 from .records import (
@@ -40,14 +40,15 @@ class SplitsRead:
         self.extras: dict[TheoremKey, tuple] = {}  # key: (extra, tactics' extras)
         self.split_of: dict[str, dict[TheoremKey, str]] = {}
         self.valid_repos: set[tuple[str, str]] = set()  # (url, commit) pairs already checked
+        self.declared: list[tuple[str, str]] = []  # the (url, commit) pairs metadata.json declares
 
 
-def _identity_ok(rec, valid_repos: set) -> bool:
-    """True for a typed record whose identity `fields.identity` would accept
-    (remembering its repository in `valid_repos`)."""
+def _identity_ok(rec, valid_repos: set, declared: list) -> bool:
+    """True for a typed record whose identity `fields.identity` would accept, at a repository
+    metadata.json does not contradict (remembering it in `valid_repos`)."""
     pair = (rec.url, rec.commit)
     if pair not in valid_repos:
-        if not fields.valid_repo(*pair):
+        if not fields.valid_repo(*pair) or fields.repo_problem(pair, declared) is not None:
             return False
         valid_repos.add(pair)
     return fields.is_relative_inside(rec.file_path) and fields.is_theorem_name(rec.full_name)
@@ -71,6 +72,8 @@ def _theorem_ok(thm: Theorem) -> bool:
         return False
     inside = fields.is_relative_inside
     for t in thm.traced_tactics:  # `_annotations_ok` inlined: this runs for every annotation
+        if tactic_problem(t.tactic) is not None:
+            return False
         for a in t.annotated_tactic[1]:
             if not inside(a.def_path) or (
                 a.def_pos is not None and a.def_end_pos is not None and a.def_end_pos < a.def_pos
@@ -79,7 +82,7 @@ def _theorem_ok(thm: Theorem) -> bool:
     return True
 
 
-def split_fast(data: bytes, bodies: bool, valid_repos: set, theorems: dict) -> list | None:
+def split_fast(data: bytes, bodies: bool, valid_repos: set, theorems: dict, declared: list = ()) -> list | None:
     """[(identity, record)] of a split file whose records are all plain and valid, else None.
 
     `bodies`: decode whole theorem records (the first split kind read); otherwise only
@@ -95,7 +98,9 @@ def split_fast(data: bytes, bodies: bool, valid_repos: set, theorems: dict) -> l
     items = []
     for r in recs:
         key = r.key()
-        if not _identity_ok(r, valid_repos) or (not _theorem_ok(r) if bodies else key not in theorems):
+        if not _identity_ok(r, valid_repos, declared):
+            return None
+        if not _theorem_ok(r) if bodies else key not in theorems or not r.same_as(theorems[key]):
             return None
         items.append((key, r if bodies else None))
     return items
@@ -111,14 +116,36 @@ def split_checked(source: Path, data: bytes, read: SplitsRead):
             source, f"expected a JSON list of theorems, found {type(records).__name__}", "re-create the export"
         )
     for i, rec in enumerate(records):
-        key = _identity_fast(rec, read.valid_repos) or fields.identity(rec, source, i)
+        key = _identity_fast(rec, read.valid_repos)
+        if key is None:
+            key = fields.identity(rec, source, i)
+            fields.check_repo(key, read.declared, source, f"record {i} ({key.full_name})")
         read.valid_repos.add(key.repo)
         thm = None
+        if key in read.theorems and len(read.split_of) > 1:  # another split kind: the same record
+            _check_same(rec, read.theorems[key], source, f"record {i} ({key.full_name})", next(iter(read.split_of)))
         if key not in read.theorems:
             thm, extra, tactic_extras = _theorem_checked(rec, key, source, f"record {i} ({key.full_name})")
             if extra is not None or any(e is not None for e in tactic_extras):
                 read.extras[key] = (extra, tactic_extras)
         yield key, thm
+
+
+_COMPARED = ("theorem_statement", "start", "end")
+
+
+def _check_same(rec, thm: Theorem, source, where: str, first_kind: str) -> None:
+    """Refuse a record of the second split kind read that differs from the first kind's record of
+    the same theorem (one of the two would be silently dropped, issue 26 C)."""
+    for name in _COMPARED:
+        value, kept = rec.get(name) if isinstance(rec, dict) else None, getattr(thm, name)
+        if (list(kept) if isinstance(kept, tuple) else kept) != value:
+            raise InputError(
+                source,
+                f"field `{name}` differs from the same theorem's record in {first_kind}/",
+                "re-create the export: both split kinds hold the same theorem records",
+                where=where,
+            )
 
 
 def _identity_fast(rec, valid_repos: set) -> TheoremKey | None:
@@ -163,9 +190,9 @@ def _theorem_checked(rec, key: TheoremKey, source, where: str) -> tuple[Theorem,
 
 def _tactic_checked(t, source, where: str) -> tuple[Tactic, str | None]:
     tac = convert(t, Tactic)
-    if tac is not None and _annotations_ok(tac.annotated_tactic[1]):
+    if tac is not None and _annotations_ok(tac.annotated_tactic[1]) and tactic_problem(tac.tactic) is None:
         return tac, None
-    tactic = fields.need(t, "tactic", str, source, where)
+    tactic = fields.check_tactic(fields.need(t, "tactic", str, source, where), source, where)
     ann = fields.need(t, "annotated_tactic", list, source, where)
     if len(ann) != 2 or not isinstance(ann[0], str) or not isinstance(ann[1], list):
         raise InputError(
@@ -194,9 +221,11 @@ def _annotation(a, source, where: str) -> Annotation:
     )
 
 
-def read_splits(root: Path) -> SplitsRead:
-    """The theorem records of the split kinds present in the export at `root`."""
+def read_splits(root: Path, declared: list[tuple[str, str]] = ()) -> SplitsRead:
+    """The theorem records of the split kinds present in the export at `root` (`declared`:
+    the repositories metadata.json declares, which no record may contradict)."""
     read = SplitsRead()
+    read.declared = list(declared)
     for kind in schemas.SPLIT_KINDS:
         if not present(root / kind):
             continue
@@ -219,7 +248,7 @@ def _read_split(root: Path, kind: str, split: str, bodies: bool, read: SplitsRea
     if not present(source):
         raise InputError(source, "file is missing", f"a LeanDojo export has {kind}/train.json, val.json and test.json")
     data = read_bytes(source, root)
-    items = split_fast(data, bodies, read.valid_repos, read.theorems)
+    items = split_fast(data, bodies, read.valid_repos, read.theorems, read.declared)
     if items is None:
         items = split_checked(source, data, read)
     seen = read.split_of[kind]

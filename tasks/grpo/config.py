@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from storage.errors import InputError
 from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, LoraSettings
+from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (
     capabilities_unless_given,
@@ -59,7 +60,11 @@ class RewardSettings(BaseModel):
         description="Reward of a tactic that finishes the proof, or of a whole proof that "
         "the verdict rule says proved.",
     )
-    valid_step: float = Field(0.1, description="lean_tactic: reward of a valid tactic that changes the proof state.")
+    valid_step: float = Field(
+        0.1,
+        description="lean_tactic: not paid: a step that changes the state without finishing the proof is no proof "
+        "(issue 27); kept so configs and presets that set it load.",
+    )
     goal_drop_bonus: float = Field(
         0.1,
         description="lean_tactic: not paid: a goal closed in an unfinished proof is paid only through "
@@ -71,13 +76,15 @@ class RewardSettings(BaseModel):
         description="Reward of a tactic or proof Lean rejects (≤ 0); also "
         "what a completion the guard refuses (sorry, new axiom, forbidden construct) gets.",
     )
-    timeout_penalty: float = Field(-0.05, le=0.0, description="Reward of a tactic or proof that timed out (≤ 0).")
+    timeout_penalty: float = Field(
+        -0.05, le=0.0, description="Reward of a tactic or proof on which the backend's own time limit ran out (≤ 0)."
+    )
     partial_credit: bool = Field(
         False,
-        description="lean_proof: when a proof is not accepted, pay partial_step for "
-        "each tactic that ran before the first error.",
+        description="lean_proof: when Lean finds an error in a proof, pay partial_step for "
+        "each goal Lean reports closed before the first error (never per tactic or line).",
     )
-    partial_step: float = Field(0.02, ge=0.0, description="lean_proof: partial credit per tactic that ran.")
+    partial_step: float = Field(0.02, ge=0.0, description="lean_proof: partial credit per goal Lean reports closed.")
     overlong_buffer: int = Field(
         0,
         ge=0,
@@ -209,6 +216,7 @@ class GRPOSettings(BaseModel):
         "defaults for the machine (CPU: use_cpu, no bf16, no gradient checkpointing).",
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
+    launch: LaunchSettings | None = launch_field()
     evaluation: GRPOEvalSettings = Field(
         default_factory=GRPOEvalSettings,
         description="How checkpoints are scored (changes re-evaluate, never retrain).",
@@ -235,11 +243,21 @@ class GRPOSettings(BaseModel):
     @classmethod
     def _check_training(cls, value: dict[str, Any]) -> dict[str, Any]:
         try:
-            checked = check_training_keys(value)
+            checked = check_training_keys(value, vllm_here=False)  # use_vllm: `_vllm_here`, which knows `launch`
         except InputError as e:
             raise ValueError(str(e)) from None
         # YAML 1.1 reads 5e-6 as a string; store the number so equal settings hash equally
         return {k: yaml_float(v) for k, v in checked.items()}
+
+    @model_validator(mode="after")
+    def _vllm_here(self):
+        """use_vllm needs vLLM in this environment, unless training runs in another (`launch.python`)."""
+        if self.training.get("use_vllm") and (self.launch is None or self.launch.python is None):
+            try:
+                check_training_keys({"use_vllm": True})
+            except InputError as e:
+                raise ValueError(str(e)) from None
+        return self
 
     @field_validator("backend")
     @classmethod
@@ -330,7 +348,7 @@ def vllm_problem() -> str | None:
     return None
 
 
-def check_training_keys(training: dict[str, Any], field: str = "training") -> dict[str, Any]:
+def check_training_keys(training: dict[str, Any], field: str = "training", vllm_here: bool = True) -> dict[str, Any]:
     """The GRPO-specific checks of `training` that need no torch: keys the algorithm or
     Dojoflow owns, num_generations against the generation batch, use_vllm on this machine.
     (Names and types against GRPOConfig: `tasks.trainers.training_args`, at preflight.)"""
@@ -360,7 +378,7 @@ def check_training_keys(training: dict[str, Any], field: str = "training") -> di
             "per_device_train_batch_size × steps_per_generation, or generation_batch_size)",
             f"make per_device_train_batch_size a multiple of {n}, or change num_generations",
         )
-    if training.get("use_vllm"):
+    if training.get("use_vllm") and vllm_here:  # not here: in launch.python's environment (preflight)
         problem = vllm_problem()
         if problem:
             raise InputError(
@@ -374,6 +392,13 @@ def check_training_keys(training: dict[str, Any], field: str = "training") -> di
 
 def preflight(settings: GRPOSettings, field: str) -> None:
     """Before a run: `training` against trl.GRPOConfig (the shared check) and this machine."""
+    from tasks.trainers.launch import launch_of
+
+    if settings.training.get("use_vllm") and launch_of(settings).python is not None:
+        # vLLM lives in the training environment (launch.python), where it is looked for
+        # (tasks/trainers/preflight.py: check_launch_settings), not in this one.
+        rest = {k: v for k, v in settings.training.items() if k != "use_vllm"}
+        settings = settings.model_copy(update={"training": rest})
     with tempfile.TemporaryDirectory() as tmp:
         build_grpo_config(settings, tmp, field=f"{field}.training")
 

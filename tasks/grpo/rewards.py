@@ -7,19 +7,23 @@ Lean rewards read two columns that `tasks.grpo.data` writes: `theorem` (a
 from the theorem's start to the prompt's state, as JSON) and `goals` (that state).
 
 - `lean_tactic`: run the completion as one tactic on the state. Finished, and the whole
-  proof (prefix + tactic) proved under the verdict rule (tasks/lean/verdict.py): `finished`;
-  a valid tactic that changes the state without closing a goal: `valid_step`; one that
-  closes a goal but leaves the proof unfinished: 0 (a closed goal is paid only through a
-  finished proof's verdict: nothing checks how an unfinished proof closed it, and a header
-  lemma proved by `sorry` closes goals too); a no-op (state unchanged) or a repetition
-  (back to a state the proof already passed through): 0; a Lean error: `error_penalty`; a
-  timeout: `timeout_penalty`. `goal_drop_bonus` is paid nowhere (kept for configs that set it).
+  proof (prefix + tactic) proved under the verdict rule (tasks/lean/verdict.py): `finished`.
+  Nothing is paid for a step (issue 27): a tactic that changes the state (a `have` of a true
+  fact, a rewrite back and forth) is no proof, and a goal closed in an unfinished proof is paid
+  only through the finished proof's verdict (nothing checks how it was closed: a header lemma
+  proved by `sorry` closes goals too, issue 16): such a tactic gets 0, as does a no-op or a
+  repetition. A Lean error: `error_penalty`; the backend's own timeout (its structured status,
+  never a message's words): `timeout_penalty`. `valid_step` and `goal_drop_bonus` are paid
+  nowhere (kept so configs and presets that set them load).
 - `lean_proof`: check the completion as a whole proof; `finished` only when
-  `tasks.lean.verdict.judge` says proved; `unverified` pays None; otherwise
-  `error_penalty`, plus `partial_step` per tactic that ran before the first error
-  when `partial_credit` is on and Lean reported an error in the proof; never for a
-  proof rejected as a cheat (sorry, an axiom outside the allow-list, another statement,
-  a construct the guard refuses), whatever the preset.
+  `tasks.lean.verdict.judge` says proved; `unverified` pays None; a backend that timed out
+  (`ProofCheck.timed_out`) `timeout_penalty`; otherwise `error_penalty`, plus, when
+  `partial_credit` is on and Lean reported an error in the proof, `partial_step` per goal Lean
+  reports closed before the first error (goal counts from its answers: the fewest goals any
+  state reached, below the start's; a step that leaves the goals as they were, or opens goals
+  and closes them again, earns nothing); never for a proof rejected as a cheat (sorry, an
+  axiom outside the allow-list, another statement, a construct the guard refuses, a proof
+  that silenced Lean's statement or axiom check), whatever the preset.
 - `progress`: the trained progress model's predicted steps remaining after the traced
   tactic minus after the completion (positive: the completion is predicted to leave
   fewer steps than the traced one). Lean is not asked.
@@ -88,14 +92,24 @@ def _norm(goals: str) -> str:
 
 
 def count_goals(goals: str) -> int:
-    r"""How many goals a pretty-printed state has (`no goals` or empty: 0).
+    r"""How many goals a pretty-printed state has (`no goals` or empty: 0): its lines that start
+    with `⊢` (each goal has one; a `⊢` inside a hypothesis or a string is not at a line's start).
 
     >>> count_goals("no goals"), count_goals(""), count_goals("h : p\n⊢ p"), count_goals("⊢ a\n\n⊢ b")
     (0, 0, 1, 2)
+    >>> count_goals('h : "⊢ ⊢" = "⊢"\n⊢ p')
+    1
     """
     if not goals.strip() or is_finished(goals):
         return 0
-    return max(1, goals.count("⊢"))
+    return max(1, sum(line.startswith("⊢") for line in goals.split("\n")))
+
+
+def goals_of(state) -> int:
+    """The number of goals of a backend's ProofState: the count Lean answered where the backend
+    kept it (`goal_count`, the REPL's `goals` list), else read from the pretty-printed state."""
+    counted = getattr(state, "goal_count", None)
+    return counted if counted is not None else count_goals(state.goals)
 
 
 def refusal(text: str) -> str | None:
@@ -220,7 +234,7 @@ class LeanRewarder:
         if result.status == "finished":
             proof = "\n".join([*json.loads(prefix_json), tactic])
             return self._judged(theorem_from_json(theorem_json), proof, "finished")
-        if result.status == "timeout":
+        if result.status == "timeout":  # the backend's own status: its time limit ran out
             return Outcome(s.timeout_penalty, "timeout")
         if result.status == "error":
             return Outcome(s.error_penalty, "error")
@@ -229,12 +243,14 @@ class LeanRewarder:
             return Outcome(0.0, "noop")
         if after in visited:
             return Outcome(0.0, "repeated")  # back to a state the proof already passed: a loop
-        if count_goals(result.state.goals) < count_goals(reached.state.goals):
+        if goals_of(result.state) < goals_of(reached.state):
             # A goal closed, the proof unfinished: nothing says how (a header lemma proved by
             # `sorry` closes goals too), and only a finished proof can be judged. A closed goal
             # is paid once the finished proof passes the verdict rule (issue 16 §1), so not here.
             return Outcome(0.0, "closed")
-        return Outcome(s.valid_step, "step")
+        # A step that changes the state without closing a goal is no proof (issue 27: a `have` of
+        # a true fact, a rewrite to a new form): it earns nothing.
+        return Outcome(0.0, "step")
 
     # -- proof mode ------------------------------------------------------------------
     def proof_outcome(self, theorem_json: str, text: str) -> Outcome:
@@ -248,7 +264,7 @@ class LeanRewarder:
             return outcome
         reward = outcome.reward
         if s.partial_credit and outcome.failed:  # never for a cheat: sorry, axioms, another statement
-            reward += s.partial_step * self._steps_before_error(theorem, proof)
+            reward += s.partial_step * self._goals_closed(theorem, proof)
         return Outcome(min(reward, s.finished), "rejected", failed=outcome.failed)
 
     def _judged(self, theorem, proof: str, success: str) -> Outcome:
@@ -266,6 +282,8 @@ class LeanRewarder:
         verdict = judge(check, proof, self.allowed_axioms)
         if verdict.proved:
             return Outcome(s.finished, success, accepted=True)
+        if verdict.status == "error" and getattr(check, "timed_out", False):
+            return Outcome(s.timeout_penalty, "timeout")  # the backend's own limit ran out on this proof
         if verdict.status == "error":
             return Outcome(None, "failure")
         if verdict.status == "unverified":
@@ -273,26 +291,34 @@ class LeanRewarder:
         # Partial credit (proof_outcome) is for a proof Lean found an error in, and nothing else:
         # a proof Lean accepted but the verdict rejected (sorry, an axiom outside the allow-list,
         # another statement) or the guard refused is a cheat, and is paid no more than a failure.
+        # A message's words never make a timeout (a proof can make Lean print "timed out"):
+        # only the backend's structured flag does (above).
         failed = not check.accepted and refusal(proof) is None
-        if any("timed out" in m or "timeout" in m.lower() for m in check.messages):
-            return Outcome(s.timeout_penalty, "rejected")
         return Outcome(s.error_penalty, "rejected", failed=failed)
 
-    def _steps_before_error(self, theorem, proof: str) -> int:
-        """How many of the proof's lines ran as tactics before the first error (0 if it cannot start)."""
+    def _goals_closed(self, theorem, proof: str) -> int:
+        """How many goals Lean reports closed before the proof's first error: the start's goal
+        count minus the fewest goals any state reached, counted from Lean's answers. Opening
+        goals and closing them again (`have h : True`, then `trivial`) or changing nothing
+        closes none; the proof is run as Lean's layout splits it (`split_tactics`), never by
+        lines. 0 if it cannot start (a whole-proof backend such as kimina runs no single tactics)."""
+        from tasks.lean.tactic_split import split_tactics
+
         try:
             result = self.backend.start(theorem)
-            ran = 0
-            for line in proof.splitlines():
-                if not line.strip() or result.status != "state":
-                    continue
-                result = self.backend.run_tactic(theorem, result.state, line.strip())
-                if result.status in ("error", "timeout"):
-                    break
-                ran += 1
-            return ran
+            if result.status != "state":
+                return 0
+            start = fewest = goals_of(result.state)
+            for tactic in split_tactics(proof):
+                result = self.backend.run_tactic(theorem, result.state, tactic)
+                if result.status == "finished":
+                    fewest = 0
+                if result.status != "state":
+                    break  # an error or a timeout stops the count
+                fewest = min(fewest, goals_of(result.state))
+            return max(0, start - fewest)
         except (OSError, RuntimeError, TimeoutError, ConnectionError, NotImplementedError):
-            return 0  # a whole-proof backend (kimina) runs no single tactics
+            return 0
 
 
 # -- reward functions (TRL's signature) ------------------------------------------------
@@ -382,7 +408,7 @@ def format_score(text: str, mode: str) -> float:
     if refusal(text) or not text.strip():
         return 0.0
     if mode == "tactic":
-        return 1.0 if len([ln for ln in text.strip().splitlines() if ln.strip()]) == 1 else 0.0
+        return 1.0 if len([ln for ln in text.strip().split("\n") if ln.strip()]) == 1 else 0.0
     if "```" in text or text.lstrip().startswith(("theorem", "lemma")):
         return 0.0
     return 1.0

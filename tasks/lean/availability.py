@@ -35,6 +35,18 @@ def _probe(bwrap: str) -> str | None:
     return probe(bwrap)
 
 
+@functools.cache
+def _process_cap() -> str:
+    """How the launcher caps a sandboxed tree's processes here (tasks/lean/containment.py)."""
+    from .containment import Cgroup
+
+    group = Cgroup(64, None)
+    try:
+        return group.mechanism
+    finally:
+        group.close()
+
+
 def sandbox_limits(settings: BackendSettings) -> Limits:
     """How Lean processes of `settings` are contained. Raises InputError where bubblewrap
     cannot run, unless the user opted out with `sandbox.unsafe_no_sandbox` (then warns)."""
@@ -53,12 +65,19 @@ def contain(sandbox: SandboxSettings, memory_limit_mb: int | None, cpu_limit_s: 
                 "backend.sandbox", f"Lean runs untrusted proofs only under bubblewrap, and {why}", SANDBOX_FIX
             )
         bwrap = shutil.which(sandbox.bwrap_path)
+        if sandbox.max_processes is not None and _process_cap() == "none":
+            log.warning(
+                "backend.sandbox.max_processes: no pids cgroup can be made here and RLIMIT_NPROC does not hold "
+                "for root: a proof's processes are not capped (docs/lean-backends.md, 'Processes, total memory')"
+            )
     return Limits(
         bwrap,
         memory_limit_mb,
         cpu_limit_s,
         tuple(sandbox.read_only_paths),
         tuple(sandbox.writable_paths),
+        sandbox.max_processes,
+        None if sandbox.max_answer_mb is None else int(sandbox.max_answer_mb * 1024 * 1024),
     )
 
 
@@ -78,9 +97,11 @@ def find_lake(lake_path: str) -> str | None:
 
 def check_available(settings: BackendSettings) -> None:
     """The chosen backend's own check (its `BackendDef.available`)."""
-    from .registry import get
+    from .registry import get, gold_checker
 
     get(settings.kind).check_available(settings)
+    if not get(settings.kind).lower_bound:
+        gold_checker().check_available(settings)  # `backend.gold.check: on` and comparator cannot run
 
 
 def check_replay(settings: BackendSettings) -> None:

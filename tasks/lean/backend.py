@@ -36,6 +36,7 @@ class TheoremSpec:
 class ProofState:
     key: str  # the backend's handle: REPL proofState id, Dojo state id, replay state hash (as str)
     goals: str  # pretty-printed goals, LeanDojo's `pp` form (goals separated by blank lines)
+    goal_count: int | None = None  # how many goals Lean answered (the REPL's `goals` list); None: read `goals`
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class ProofCheck:
     axioms: tuple[str, ...] = ()  # from `#print axioms` (empty when not available)
     error: str | None = None  # infrastructure failure or bad input (nothing was checked): not a rejection
     answers: object | None = None  # tasks.lean.verdict.LeanAnswers: Lean's answer per command; None if unknown
+    timed_out: bool = False  # the backend's own time limit ran out on this proof (set with `error`)
+    gold: object | None = None  # tasks.lean.gold.GoldResult: comparator's kernel replay; None: not run
 
 
 @runtime_checkable

@@ -120,6 +120,19 @@ class SandboxSettings(BaseModel):
         description="CPU seconds each Lean process may use over its life (RLIMIT_CPU); a REPL that reaches it "
         "is killed and replaced like a crashed one. null: none.",
     )
+    max_processes: int | None = Field(
+        1024,
+        ge=16,
+        description="Processes and threads the whole sandboxed tree of one Lean process may hold (a pids cgroup; "
+        "RLIMIT_NPROC where no cgroup can be made and Dojoflow does not run as root); a fork bomb then ends "
+        "as an error verdict. null: none.",
+    )
+    max_answer_mb: float | None = Field(
+        64.0,
+        gt=0,
+        description="The largest answer a Lean process may write for one command, MiB; a longer one is not read: "
+        "the process is stopped and the check is an error naming the reason. null: no cap.",
+    )
     read_only_paths: list[str] = Field(
         default_factory=list,
         description="More paths a Lean process may read (besides the system folders, the toolchain and the project).",
@@ -127,6 +140,44 @@ class SandboxSettings(BaseModel):
     writable_paths: list[str] = Field(
         default_factory=list,
         description="More folders a Lean process may write (besides its own private folder). Default: none.",
+    )
+
+
+class GoldSettings(BaseModel):
+    """The gold-standard check (tasks/lean/gold.py): leanprover/comparator replays, in a fresh
+    kernel, every proof the fast backend accepted, before it counts. See docs/lean-backends.md
+    ("Verdict levels")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    check: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="auto: replay every accepted proof with comparator where comparator, lean4export and a sandbox "
+        "for it are installed (proofs are then `kernel_replayed`), else go on and name every proof "
+        "`elaborator_checked`; on: refuse to run without them; off: never (every proof `elaborator_checked`).",
+    )
+    comparator_path: str = Field("comparator", description="The comparator executable (leanprover/comparator).")
+    lean4export_path: str = Field("lean4export", description="The lean4export executable comparator runs.")
+    landrun_path: str = Field(
+        "landrun",
+        description="The landrun executable comparator sandboxes its builds with; where it cannot run, Dojoflow "
+        "gives comparator a landrun-compatible launcher over bubblewrap (tasks/lean/gold_sandbox.py).",
+    )
+    sandbox: Literal["auto", "landrun", "bubblewrap"] = Field(
+        "auto",
+        description="What contains comparator's `lake build` and `lean4export`: auto picks landrun where it runs "
+        "(Landlock), else bubblewrap through Dojoflow's launcher.",
+    )
+    nanoda: bool = Field(
+        False, description="Also replay with the nanoda kernel (comparator's `enable_nanoda`; `nanoda_bin` on PATH)."
+    )
+    timeout_s: float = Field(
+        1800.0, gt=0, description="Wall-clock limit of one comparator run (two `lake build`s, two exports, a replay)."
+    )
+    project: str | None = Field(
+        None,
+        description="A Lake project whose packages a theorem without a repository (a GRPO theorem file) is "
+        "replayed against, e.g. the kimina server's workspace; null: such theorems import nothing but Lean.",
     )
 
 
@@ -174,6 +225,11 @@ class BackendSettings(BaseModel):
     options: dict[str, dict] = Field(
         default_factory=dict,
         description="{backend name: its options}, for backends registered outside Dojoflow (tasks/lean/registry.py).",
+    )
+    gold: GoldSettings = Field(
+        default_factory=GoldSettings,
+        description="The gold-standard check: comparator's kernel replay of every accepted proof (on by default "
+        'where installed; docs/lean-backends.md, "Verdict levels").',
     )
     verification_cache: bool = Field(
         True,

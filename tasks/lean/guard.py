@@ -13,9 +13,8 @@ import re
 
 from storage.lean_text import (
     DEFAULT_ALLOWED_AXIOMS,  # noqa: F401 (the one definition; verdict and config read it here)
-    MAX_PROOF_CHARS,
     LeanTextError,
-    check_text,
+    canonical_proof,
     is_command,
     lex,
 )
@@ -122,6 +121,24 @@ _RUNS_CODE = {
 elaborates them (their trailing `?`/`!` variants too)."""
 
 
+KERNEL_DECIDE_ALLOWED = False
+"""The switch for `decide +kernel` / `decide (kernel := true)` / `decide!`: refused while False.
+Such a `decide` adds its auxiliary lemma through `mkAuxLemma` without the elaborator's check, and
+the lemma cache hands that lemma back by type to later proofs (lean4 src/Lean/Meta/Tactic/AuxLemma.lean;
+src/Lean/Elab/Tactic/ElabTerm.lean `decide` with `kernel := true`); `#print axioms` lists nothing
+for it. Only a replay of the exported declarations into a fresh kernel (the gold check,
+docs/lean-backends.md) judges such a proof: set this True only where every accepted proof is
+gold-checked before it counts."""
+
+_KERNEL_OPTIONS = {
+    "skipKernelTC": "`debug.skipKernelTC` makes `addDecl` skip the kernel's type check (lean4 src/Lean/AddDecl.lean)",
+    "maxHeartbeats": "`maxHeartbeats` changes how long Lean may work on the proof (0: without limit)",
+}
+"""Options (their last name component) that change what or how long Lean checks; `set_option`
+itself is refused in every position (a command, `set_option ... in` as a tactic or a term:
+lean4 src/Lean/Elab/BuiltinNotation.lean, src/Lean/Elab/Tactic/BuiltinTactic.lean `elabSetOption`)."""
+
+
 def forbidden_construct(text: str) -> str | None:
     """Why `text` (a tactic or a whole tactic proof) must never reach Lean, or None.
 
@@ -129,7 +146,7 @@ def forbidden_construct(text: str) -> str | None:
     and «» identifiers are single tokens, `_root_.X` and `«X»` are `X`. A cheap first line only:
     whether a proof counts is decided from Lean's answers (tasks/lean/verdict.py)."""
     try:
-        check_text(text, "the proof", MAX_PROOF_CHARS)
+        canonical_proof(text)
     except LeanTextError as e:
         return str(e)
     lexed = lex(text)
@@ -150,7 +167,15 @@ def forbidden_construct(text: str) -> str | None:
             name == p or name.startswith(p + ".") or (p[0].islower() and name.startswith(p)) for p in _CODE_PREFIXES
         ):
             return f"`{tok.text}`, which runs code (IO, the compiler or the elaborator) while Lean elaborates"
-        if name in _NATIVE_NAMES or _native_option(toks, k):
+        option = _KERNEL_OPTIONS.get(name.rsplit(".", 1)[-1])
+        if option is not None or name.startswith("debug."):
+            return f"`{tok.text}`: {option or 'a debug option'}; options that change what the kernel checks are refused"
+        if not KERNEL_DECIDE_ALLOWED and (name == "decide!" or _option_set(toks, k, "kernel")):
+            return (
+                f"`{tok.text}`: `decide` with `kernel` adds its lemma without the elaborator's check and the "
+                "aux-lemma cache reuses it by type; refused until the gold check replays every proof"
+            )
+        if name in _NATIVE_NAMES or _option_set(toks, k, "native"):
             return f"`{tok.text}`: native evaluation compiles and runs code and trusts the compiler (Lean.ofReduceBool)"
         runs = _RUNS_CODE.get(name.rstrip("?!"))
         if runs is not None:
@@ -172,13 +197,14 @@ def _positional_config(toks, k: int) -> bool:
     return toks[k + 2].text not in ("{", "{}")
 
 
-def _native_option(toks, k: int) -> bool:
-    """`decide +native`, `(config := { native := true })`, `(native := true)`: the option `native` set on."""
-    if toks[k].name != "native":
+def _option_set(toks, k: int, option: str) -> bool:
+    """`decide +native`, `decide -kernel`, `(config := { native := true })`, `(kernel := true)`:
+    the tactic option `option` given a value (any value: the guard reads no values)."""
+    if toks[k].name != option:
         return False
     before = toks[k - 1].text if k > 0 else ""
     after = toks[k + 1].text if k + 1 < len(toks) else ""
-    return before == "+" or after == ":="
+    return before in ("+", "-") or after == ":="
 
 
 # Names may end in primes (`'add_zero''`), so the name is everything up to the last `' `.

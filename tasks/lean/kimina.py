@@ -33,6 +33,7 @@ Tactic mode does not exist on this server: `start` answers an error saying so.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -221,7 +222,9 @@ class KiminaBackend:
         if answer is None or answer.get("error") is not None:
             why = "the server's reply has no result for it" if answer is None else server_reason(str(answer["error"]))
             if first_error is not None:
-                return ProofCheck(False, self.name, error=f"{first_error}; sent again: {why}")
+                # the server's own `error` field (its REPL timeout), never the words of a Lean message
+                timed_out = answer is not None and "timed out" in str(answer["error"])
+                return ProofCheck(False, self.name, error=f"{first_error}; sent again: {why}", timed_out=timed_out)
             try:
                 again = self._post([snippet.wire()], snippet.reuse).get(snippet.id)
             except ServerError as e:
@@ -242,27 +245,42 @@ class KiminaBackend:
         body = {"snippets": snippets, "timeout": timeout, "debug": False, "reuse": reuse}
         wait = self.opts.retry_backoff_s
         last = ""
+        per_answer = self.settings.sandbox.max_answer_mb
+        cap = None if per_answer is None else int(per_answer * 1024 * 1024) * len(snippets)
         for attempt in range(self.opts.max_retries + 1):
             try:
-                res = self.client.post("/api/check", json=body)
+                res, content = self._request(body, cap)
             except httpx.HTTPError as e:
                 last = f"{type(e).__name__} from {self.opts.url}"
             else:
                 if res.is_success:
                     try:
-                        return {r["id"]: r for r in res.json()["results"]}
+                        return {r["id"]: r for r in json.loads(content)["results"]}
                     except (ValueError, KeyError, TypeError) as e:
                         raise ServerError(f"the server answered something that is not a check reply ({e})") from None
                 if res.status_code not in RETRY_STATUS:
                     crashed = " (2.0.x: its Lean process crashed or failed)" if res.status_code == 500 else ""
-                    raise ServerError(
-                        f"HTTP {res.status_code} from {self.opts.url}/api/check{crashed}: {res.text[:300]}"
-                    )
-                last = f"HTTP {res.status_code} ({res.text[:100]})"
+                    text = content[:300].decode("utf-8", "replace")
+                    raise ServerError(f"HTTP {res.status_code} from {self.opts.url}/api/check{crashed}: {text}")
+                last = f"HTTP {res.status_code} ({content[:100].decode('utf-8', 'replace')})"
             if attempt < self.opts.max_retries:
                 time.sleep(wait)
                 wait *= 2
         raise ServerError(f"kimina-lean-server failed {self.opts.max_retries + 1} times: {last}")
+
+    def _request(self, body: dict, cap: int | None) -> tuple[httpx.Response, bytes]:
+        """POST /api/check, its body read as it streams in, at most `cap` bytes (`max_answer_mb` per
+        snippet): Lean's answers are never read whole into memory past the cap (issue 27 §4)."""
+        with self.client.stream("POST", "/api/check", json=body) as res:
+            chunks, size = [], 0
+            for chunk in res.iter_bytes():
+                size += len(chunk)
+                if cap is not None and size > cap:
+                    raise ServerError(
+                        f"the server's answer exceeded {cap} bytes ({len(body['snippets'])} snippets); not read"
+                    )
+                chunks.append(chunk)
+            return res, b"".join(chunks)
 
     def _verdict(self, response: dict, snippet: Snippet) -> tuple[ProofCheck, bool]:
         """(the check, whether Lean refused `#print axioms` in a `module`). The snippet's one

@@ -92,6 +92,38 @@ def get(name: str) -> BackendDef:
         ) from None
 
 
+@dataclass(frozen=True)
+class GoldDef:
+    """The gold-standard checker (docs/lean-backends.md, "Verdict levels"): it replays what a fast
+    backend accepted. `settings` is its section of BackendSettings (`backend.gold`); `available(settings)`
+    raises InputError where it is required and cannot run; `opener(backend, settings, store)` wraps
+    the fast backend (a `LeanBackend`)."""
+
+    name: str
+    settings: type[BaseModel]
+    available: str
+    opener: str
+    description: str
+
+    def check_available(self, settings) -> None:
+        _load(self.available)(settings)
+
+    def open(self, backend, settings, store):
+        return _load(self.opener)(backend, settings, store)
+
+
+_GOLD: dict[str, GoldDef] = {}
+
+
+def gold_checkers() -> dict[str, GoldDef]:
+    """The gold checkers (one today: comparator)."""
+    return dict(_GOLD)
+
+
+def gold_checker() -> GoldDef:
+    return _GOLD["comparator"]
+
+
 def _builtin() -> None:
     from .config import KiminaOptions, LeanDojoOptions, ReplOptions
 
@@ -132,6 +164,17 @@ def _builtin() -> None:
             "the store's traced transitions, no Lean (a lower bound of what Lean accepts)",
             lower_bound=True,
         )
+    )
+
+    from .config import GoldSettings
+
+    _GOLD["comparator"] = GoldDef(
+        "comparator",
+        GoldSettings,
+        "tasks.lean.gold_backend:check_gold",
+        "tasks.lean.gold_backend:open_gold",
+        "leanprover/comparator: the proof rebuilt in a sandbox, exported with lean4export and replayed in a "
+        "fresh kernel against the stored statement and the allowed axioms",
     )
 
 

@@ -44,7 +44,7 @@ from .backend import (
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
-from .repl_answers import MODULE_REFUSAL, is_error_answer, read_step, stale_reason
+from .repl_answers import MODULE_REFUSAL, is_error_answer, launcher_reason, read_step, stale_reason
 from .repl_project import ReplProject, ReplWorker
 from .source import (
     check_alias,
@@ -124,6 +124,11 @@ class ReplBackend:
             if not pool:  # LeanInteract keeps a process that answered garbage alive: never ask it again
                 server.kill()
             raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"), False) from None
+        capped = launcher_reason(reply)
+        if capped is not None:  # the launcher stopped the process: an error with its reason
+            if not pool:
+                server.kill()
+            raise LeanProcessFailure(crash_message("was stopped", capped), False)
         stale = stale_reason(reply)
         if stale is not None:
             if not pool:  # a pool's requests carry no ids (see _check)
@@ -219,7 +224,7 @@ class ReplBackend:
             return failure_result(e)
         finally:
             project.release(worker)
-        return TacticResult("state", self._states.remember(record, record.goals))
+        return TacticResult("state", self._states.remember(record, record.goals, 1))  # one `sorry`: one goal
 
     def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
         from lean_interact import ProofStep
@@ -243,7 +248,7 @@ class ReplBackend:
             return result
         goals = "\n\n".join(reply.goals)
         nxt = _StateRecord(current.worker, current.pid, reply.proof_state, current.path + (tactic,), goals)
-        return TacticResult("state", self._states.remember(nxt, goals))
+        return TacticResult("state", self._states.remember(nxt, goals, len(reply.goals)))
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
         bad = bad_input(theorem, proof)
@@ -265,7 +270,8 @@ class ReplBackend:
         try:
             return retry_once(lambda: self._check(theorem, proof, project, pool, worker))
         except (LeanProcessFailure, RuntimeError) as e:
-            return ProofCheck(False, self.name, (), (), error=str(e))
+            timed_out = isinstance(e, LeanProcessFailure) and e.timed_out  # our limit, not a message
+            return ProofCheck(False, self.name, (), (), error=str(e), timed_out=timed_out)
         finally:
             if worker is not None:
                 project.release(worker)

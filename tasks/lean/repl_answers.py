@@ -16,6 +16,7 @@ from __future__ import annotations
 from storage.tactic_text import is_sorry
 
 from .backend import SORRY_TACTIC, TacticResult
+from .containment import ANSWER_CAP_MARK
 
 UNKNOWN_IDS = ("Unknown environment.", "Unknown proof state.")
 """REPL/Main.lean's answers for an `env` / `proofState` the process does not hold: after LeanInteract
@@ -35,6 +36,15 @@ def stale_reason(reply) -> str | None:
     failure (retry on a fresh process with the header replayed), never a rejection."""
     if is_error_answer(reply) and reply.message.strip() in UNKNOWN_IDS:
         return reply.message.strip()
+    return None
+
+
+def launcher_reason(reply) -> str | None:
+    """The sandbox's launcher stopped the process and answered in its place (an answer over
+    `sandbox.max_answer_mb`, tasks/lean/containment.py): an infrastructure error with its
+    reason, never a verdict on the proof."""
+    if is_error_answer(reply) and reply.message.startswith(ANSWER_CAP_MARK):
+        return reply.message[len(ANSWER_CAP_MARK) :]
     return None
 
 

@@ -78,6 +78,8 @@ class Limits:
     cpu_limit_s: int | None  # RLIMIT_CPU: CPU seconds over the process's life
     read_only: tuple[str, ...] = ()  # more paths the process may read
     writable: tuple[str, ...] = ()  # more paths the process may write
+    max_processes: int | None = None  # processes and threads of the whole sandboxed tree (containment.py)
+    answer_limit_bytes: int | None = None  # the largest answer a Lean process (`lake env`) may write
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,7 @@ def launch_argv(spec: SandboxSpec, args: list[str], cwd: str) -> tuple[list[str]
     ], env
 
 
-def run_tied_to_parent_process(command: list[str], env: dict[str, str]) -> int:
+def run_tied_to_parent_process(command: list[str], env: dict[str, str], limits: Limits | None = None) -> int:
     """Run `command` (bwrap) as this launcher's child and return its exit status (128+signal
     when killed), ending it when the process that started the launcher dies.
 
@@ -258,11 +260,44 @@ def run_tied_to_parent_process(command: list[str], env: dict[str, str]) -> int:
     parent *thread* (prctl(2): "the parent thread", not the process). LeanInteract starts the
     REPL from whichever thread runs the check (Prefect's task threads come and go), so an
     exec'd bwrap was killed when that thread ended, and warm Lean processes with their
-    header were lost. Here bwrap's parent is this single-threaded launcher, which lives until
-    bwrap ends or the caller's *process* is gone (reparented: `getppid()` changes)."""
-    caller = os.getppid()
-    child = subprocess.Popen(command, env=env, close_fds=False)
+    header were lost. Here bwrap's parent is this launcher's main thread, which lives until
+    bwrap ends or the caller's *process* is gone (reparented: `getppid()` changes).
 
+    With `limits` (a Lean process): the tree runs in a cgroup capping its processes and total
+    memory, and its answers pass through `containment.pump_answers`, at most
+    `answer_limit_bytes` each (issue 27 §4)."""
+    containment = _containment()
+    caller = os.getppid()
+    capped = limits is not None and limits.answer_limit_bytes is not None
+    group = None
+    if limits is not None and (limits.max_processes is not None or limits.memory_limit_mb is not None):
+        memory = None if limits.memory_limit_mb is None else limits.memory_limit_mb * 1024 * 1024
+        group = containment.Cgroup(limits.max_processes, memory)
+    try:
+        child = subprocess.Popen(
+            command,
+            env=env,
+            close_fds=False,
+            stdout=subprocess.PIPE if capped else None,
+            preexec_fn=group.enter if group is not None else None,  # noqa: PLW1509 (single-threaded here)
+        )
+        pump = None
+        if capped:
+            import threading
+
+            def forward_answers():
+                if not containment.pump_answers(child.stdout.fileno(), sys.stdout.fileno(), limits.answer_limit_bytes):
+                    child.kill()  # an answer over the cap: the tree is stopped (bwrap's --die-with-parent)
+
+            pump = threading.Thread(target=forward_answers, daemon=True)
+            pump.start()
+        return _wait_tied(child, caller, pump)
+    finally:
+        if group is not None:
+            group.close()
+
+
+def _wait_tied(child: subprocess.Popen, caller: int, pump) -> int:
     def forward(signum, _frame):
         child.send_signal(signum)
 
@@ -271,12 +306,27 @@ def run_tied_to_parent_process(command: list[str], env: dict[str, str]) -> int:
     while True:
         try:
             code = child.wait(timeout=1.0)
+            if pump is not None:
+                pump.join()
             return 128 - code if code < 0 else code
         except subprocess.TimeoutExpired:
             if os.getppid() != caller:  # the caller's process died: so does the Lean process
                 child.kill()
                 child.wait()
                 return 128 + signal.SIGKILL
+
+
+def _containment():
+    """tasks/lean/containment.py, loaded by path: this file runs as `python -I` (no package)."""
+    import importlib.util
+
+    name = "dojoflow_sandbox_containment"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("containment.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 TIED = "--tied"  # `python -I sandbox.py --tied BWRAP_ARGV...`: run a prepared bwrap command tied to the caller
@@ -337,11 +387,15 @@ def main(argv: list[str]) -> None:
     spec = SandboxSpec(
         **{**raw, "limits": Limits(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw["limits"].items()})}
     )
-    command, env = launch_argv(spec, list(argv[1:]), os.getcwd())
+    args = list(argv[1:])
+    command, env = launch_argv(spec, args, os.getcwd())
     set_limits(spec.limits.memory_limit_mb, spec.limits.cpu_limit_s)
     if spec.limits.bwrap is None:  # the explicit opt-out: lake itself, as it would run unsandboxed
         os.execvpe(command[0], command, env)
-    sys.exit(run_tied_to_parent_process(command, env))
+    # A Lean process (`lake env`: the REPL, where proofs run) gets the tree caps and the answer cap;
+    # a build or a fetch (the repository's own code, run in parallel jobs) keeps per-process limits.
+    lean = args[:1] == ["env"]
+    sys.exit(run_tied_to_parent_process(command, env, spec.limits if lean else None))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 from storage.errors import InputError
-from storage.lean_text import parse_statement, quote_name
+from storage.lean_text import canonical_proof, parse_statement, quote_name
 from storage.sample import SAMPLE_REPOS, SAMPLE_ROOT
 
 from .backend import TheoremSpec
@@ -81,8 +81,16 @@ def file_header(theorem: TheoremSpec, project: Path) -> str:
             "the store does not say where the theorem starts",
             "import a LeanDojo export that has theorem positions",
         )
-    lines = text.splitlines(keepends=True)
+    lines = lean_lines(text)
     return "".join(lines[: theorem.start[0] - 1])
+
+
+def lean_lines(text: str) -> list[str]:
+    """`text`'s lines, each with its LF, as Lean numbers them (`FileMap.ofString` breaks at LF only,
+    src/Lean/Data/Position.lean): `str.splitlines` also breaks at CR, U+2028 and others, and would
+    cut a file at another line than the one LeanDojo's `start` names."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def sorry_command(theorem: TheoremSpec) -> str:
@@ -91,15 +99,25 @@ def sorry_command(theorem: TheoremSpec) -> str:
 
 
 def proof_command(theorem: TheoremSpec, proof: str) -> str:
-    """The declaration with `proof` as its tactic block, each line indented under `by`."""
-    body = "\n".join("  " + line if line.strip() else "" for line in proof.strip("\n").splitlines())
+    """The declaration with `proof` as its tactic block, each line indented under `by`.
+
+    Built from the proof's canonical text (`canonical_proof`: LeanTextError for any other), split
+    at LF only, as Lean splits lines: the lines the guard read are the lines Lean gets, each
+    two spaces further in (a line of spaces only is sent empty)."""
+    body = "\n".join(proof_lines(proof))
     return f"{parse_statement(theorem.statement).declaration()} := by\n{body}\n"
+
+
+def proof_lines(proof: str) -> list[str]:
+    """The proof's lines as sent under `by`: canonical text, split at LF, indented two spaces."""
+    text = canonical_proof(proof).strip("\n")
+    return ["  " + line if line.strip(" \t") else "" for line in text.split("\n")]
 
 
 def without_module_header(header: str) -> str:
     """The file header with its `module` line left out: where Lean refuses `#print axioms` in a
     `module` (lean4#8174), its message says to do so to read a proof's axioms."""
-    lines = header.splitlines(keepends=True)
+    lines = lean_lines(header)
     return "".join(line for line in lines if line.split("--", 1)[0].strip() != "module")
 
 
@@ -137,7 +155,7 @@ def split_imports(header: str) -> tuple[list[str], str, bool]:
     A `module` / `prelude` header must stay where it is, so the caller is told."""
     imports: list[str] = []
     rest: list[str] = []
-    lines = header.splitlines(keepends=True)
+    lines = lean_lines(header)
     depth = 0  # nesting of /- ... -/ block comments
     for i, line in enumerate(lines):
         text = line.strip()

@@ -18,11 +18,11 @@ class ProofStates:
         self._ids = itertools.count()
         self._lock = threading.Lock()
 
-    def remember(self, record, goals: str) -> ProofState:
+    def remember(self, record, goals: str, goal_count: int | None = None) -> ProofState:
         with self._lock:
             key = str(next(self._ids))
             self._records[key] = record
-        return ProofState(key, goals)
+        return ProofState(key, goals, goal_count)
 
     def lookup(self, state: ProofState, tactic: str):
         """(the record of `state`, None), or (None, the error to answer) when the tactic must not

@@ -135,7 +135,9 @@ def _untried_row(row: dict, split_kind: str, *, has_checkouts: bool) -> dict:
 
 def statement_from_source(text: str, start: tuple[int, int]) -> str | None:
     """The declaration starting at `start` (1-based line, column) of a file's text, up to its `:=`."""
-    lines = text.splitlines(keepends=True)
+    from .source import lean_lines
+
+    lines = lean_lines(text)  # numbered as Lean numbers them (LF only), as `start` is
     line, column = start
     if not 1 <= line <= len(lines):
         return None

@@ -31,7 +31,7 @@ See docs/lean-backends.md ("The verdict rule").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from storage.lean_text import (
@@ -50,7 +50,7 @@ from .backend import ProofCheck, TheoremSpec
 from .guard import DEFAULT_ALLOWED_AXIOMS, forbidden_construct, parse_print_axioms
 from .repl_answers import MODULE_REFUSAL
 
-RULE_VERSION = "verdict-2026-11-24.2"
+RULE_VERSION = "verdict-2026-11-27.1"
 """The version of the rule below; a verification cache keys its verdicts on it."""
 
 SORRY_WARNINGS = (
@@ -99,6 +99,7 @@ class Verdict:
     reason: str
     axioms: tuple[str, ...] = ()
     rule: str = RULE_VERSION
+    level: str = ""  # of a proof: kernel_replayed (comparator replayed it) | elaborator_checked; "" otherwise
 
     @property
     def proved(self) -> bool:
@@ -109,7 +110,8 @@ def bad_input(theorem: TheoremSpec, proof: str) -> str | None:
     """Why this theorem/proof pair cannot be sent to Lean at all (data or text Lean must not
     see: a NUL, invalid UTF-8, a proof too long, a statement or name that does not parse), or None.
     Backends answer it as `ProofCheck.error`: an error verdict naming the input, no Lean run."""
-    try:
+    try:  # not text at all (invalid UTF-8, NUL, a control character, too long): bad input, an error;
+        # text whose reading may differ from Lean's (`canonical_proof`) is the guard's rejection
         check_text(proof, "the proof", MAX_PROOF_CHARS)
     except LeanTextError as e:
         return f"bad input for {theorem.full_name[:120]!r}: {e}"
@@ -136,7 +138,26 @@ def bad_theorem(theorem: TheoremSpec) -> str | None:
 
 
 def judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXIOMS) -> Verdict:
-    """The verdict on `proof` given the backend's `check` (see the module docstring)."""
+    """The verdict on `proof` given the backend's `check` (see the module docstring), at the level
+    it was established: a proof the elaborator's answers call proved is `kernel_replayed` when the
+    gold checker (comparator, tasks/lean/gold.py) replayed it, a rejection when comparator rejected
+    it, an `error` when its run established nothing, and `elaborator_checked` when it did not run."""
+    verdict = fast_judge(check, proof, allowed_axioms)
+    if verdict.status != "proved" or check.checker == "replay":
+        return verdict
+    gold = check.gold
+    if gold is None:
+        return replace(verdict, level="elaborator_checked", reason=verdict.reason + " (elaborator-checked only)")
+    if gold.status == "accepted":
+        kernels = " and ".join(gold.kernels) or "lean"
+        return replace(verdict, level="kernel_replayed", reason=f"{verdict.reason}; replayed by the {kernels} kernel")
+    if gold.status == "rejected":
+        return Verdict("rejected", f"the kernel replay ({gold.checker}) rejects it: {gold.category}: {gold.reason}")
+    return Verdict("error", f"not established: the kernel replay ({gold.checker}) failed: {gold.reason}")
+
+
+def fast_judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXIOMS) -> Verdict:
+    """Rules 1 to 3 on the fast backend's answers, before any kernel replay."""
     if check.error is not None:
         return Verdict("error", f"not checked ({check.checker} failed: {check.error})")
     why = forbidden_construct(proof)
@@ -171,8 +192,15 @@ def decide(answers: LeanAnswers, allowed_axioms=DEFAULT_ALLOWED_AXIOMS, checker:
     if late:  # e.g. a proof that does not parse, reported where the next command starts
         return Verdict("rejected", f"Lean reports an error: {late[0]}")
     axioms = read_axioms(answers.constant, answers.axioms)
-    if axioms is None:  # nothing established either way: no verdict (no penalty, no reward)
-        return Verdict("error", f"`#print axioms {answers.constant}` gave no axiom list for it")
+    if axioms is None and any(m.text.startswith(MODULE_REFUSAL) for m in answers.axioms.messages):
+        return Verdict("error", f"`#print axioms {answers.constant}` was refused in a `module`")
+    if axioms is None:
+        # Lean answered the proof command and then not the checks after it: the proof stopped
+        # them (`#exit` ends the file's elaboration, src/Lean/Elab/Frontend.lean). A rejection,
+        # paid as one, never "no verdict" (issue 27 §3).
+        return Verdict(
+            "rejected", f"`#print axioms {answers.constant}` gave no axiom list for it: the proof stopped Lean's checks"
+        )
     outside = [a for a in axioms if a not in set(allowed_axioms)]
     if outside:
         return Verdict("rejected", f"depends on axioms outside the allow-list: {', '.join(outside)}", axioms)

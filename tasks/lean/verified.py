@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import textwrap
 import threading
 import time
 import types
@@ -49,15 +48,18 @@ from .guard import forbidden_construct, judge
 log = logging.getLogger(__name__)
 
 # ProofCheck fields typed loosely (to avoid an import cycle) and the class their JSON decodes to.
-_FIELD_CLASSES = {"answers": "tasks.lean.verdict:LeanAnswers"}
+_FIELD_CLASSES = {"answers": "tasks.lean.verdict:LeanAnswers", "gold": "tasks.lean.gold:GoldResult"}
 
 
 def normalise_proof(proof: str) -> str:
-    """The proof with only what Lean ignores taken out: line endings, trailing spaces, blank
-    lines and a common indentation (the backends indent the block under `by` themselves).
-    Indentation *within* the block is kept: it is Lean syntax (`·` and `case` blocks)."""
-    lines = [line.rstrip() for line in proof.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    return textwrap.dedent("\n".join(line for line in lines if line))
+    """The proof as Lean is sent it (`source.proof_lines`, without their indentation): its
+    canonical text, blank lines around it dropped and lines of spaces emptied. Nothing else is
+    folded: re-indenting or joining lines would change a string literal that spans lines, so two
+    proofs Lean reads differently could share an answer. LeanTextError for a non-canonical text
+    (which `key` never asks for: the guard refuses it)."""
+    from .source import proof_lines
+
+    return "\n".join(line[2:] for line in proof_lines(proof))
 
 
 def header_text(settings: BackendSettings, theorem: TheoremSpec) -> str:
@@ -75,8 +77,54 @@ def header_text(settings: BackendSettings, theorem: TheoremSpec) -> str:
     return file_header(theorem, project_dir(theorem, projects, f"backend.{kind}.projects"))
 
 
+MAX_STORED_MESSAGE_CHARS = 4000
+"""Each message is stored at most this long (its head, then how much was cut): a proof can make
+Lean print megabytes (issue 27 §4), and no verdict reads more than a message's head (errors
+count by severity; `#print axioms` and the sorry warning are short lines)."""
+
+
+def capped(check: ProofCheck) -> ProofCheck:
+    """`check` with every message (its own and each command's answer's) cut to the stored length."""
+
+    def cut(text: str) -> str:
+        if len(text) <= MAX_STORED_MESSAGE_CHARS:
+            return text
+        return text[:MAX_STORED_MESSAGE_CHARS] + f" … [{len(text) - MAX_STORED_MESSAGE_CHARS} characters cut]"
+
+    answers = check.answers
+    if answers is not None:
+        from .verdict import Answer
+
+        def cut_answer(a):
+            if a is None:
+                return None
+            messages = tuple(dataclasses.replace(m, text=cut(m.text)) for m in a.messages)
+            return Answer(messages, None if a.refused is None else cut(a.refused))
+
+        answers = dataclasses.replace(
+            answers,
+            proof=cut_answer(answers.proof),
+            statement=cut_answer(answers.statement),
+            axioms=cut_answer(answers.axioms),
+        )
+    return dataclasses.replace(check, messages=tuple(cut(m) for m in check.messages), answers=answers)
+
+
+def _derived_messages(check: ProofCheck) -> tuple[str, ...] | None:
+    """The check's messages as `verdict.proof_check` derives them from the proof command's answer."""
+    proof = getattr(check.answers, "proof", None)
+    if proof is None:
+        return None
+    return tuple(f"{m.severity}: {m.text}" for m in proof.messages) + ((proof.refused,) if proof.refused else ())
+
+
 def check_to_json(check: ProofCheck) -> dict:
-    return dataclasses.asdict(check)
+    """The check as stored: messages capped, and kept once (left out where the answers hold them)."""
+    derived = _derived_messages(check) == check.messages
+    data = dataclasses.asdict(capped(check))
+    if derived:
+        del data["messages"]  # rebuilt from the answers by check_from_json
+    return data
 
 
 def check_from_json(data: dict) -> ProofCheck:
@@ -88,7 +136,10 @@ def check_from_json(data: dict) -> ProofCheck:
             ref = _FIELD_CLASSES.get(f.name)
             kind = _load(ref) if ref and data[f.name] is not None else hints[f.name]
             kwargs[f.name] = _decode(kind, data[f.name])
-    return ProofCheck(**kwargs)
+    check = ProofCheck(**kwargs)
+    if "messages" not in data:
+        check = dataclasses.replace(check, messages=_derived_messages(check) or ())
+    return check
 
 
 def _load(ref: str):
@@ -166,13 +217,20 @@ class VerifiedBackend:
         self._watermark = None
         self._synced_at = 0.0
         self._lock = threading.RLock()
+        self.gold = None  # tasks.lean.gold_backend.GoldGate: replays accepted proofs (set by use_gold)
+
+    def use_gold(self, gate) -> VerifiedBackend:
+        """Pass every answer through the gold gate: accepted proofs replayed by comparator."""
+        self.gold = gate
+        return self
 
     @property
     def name(self) -> str:
-        return self.backend.name
+        """The backend's name, with the verdict level of its proofs where a gold gate decides it."""
+        return self.backend.name if self.gold is None else f"{self.backend.name}+{self.gold.level}"
 
     def __getattr__(self, attr):  # the wrapped backend's own options and helpers
-        if attr == "backend":  # not set yet (a copy being built): no recursion
+        if attr in ("backend", "gold"):  # not set yet (a copy being built): no recursion
             raise AttributeError(attr)
         found = getattr(self.backend, attr)  # AttributeError where the backend has none
         return self._check_steps if attr == "check_steps" else found
@@ -242,7 +300,13 @@ class VerifiedBackend:
         from . import check_proofs
 
         keys = [self.key(theorem, proof) for theorem, proof in items]
-        return self._remembered(items, keys, lambda todo: check_proofs(self.backend, todo))
+        checks = self._remembered(items, keys, lambda todo: check_proofs(self.backend, todo))
+        return self._gold(items, checks)
+
+    def _gold(self, items, checks: list[ProofCheck]) -> list[ProofCheck]:
+        if self.gold is None:
+            return checks
+        return [self.gold.attach(theorem, proof, check) for (theorem, proof), check in zip(items, checks)]
 
     def _check_steps(self, theorem: TheoremSpec, tactics: tuple[str, ...]) -> ProofCheck:
         """The backend's `check_steps` (the Dojo: one tactic per request, as search found them),
@@ -252,7 +316,7 @@ class VerifiedBackend:
         if key is not None:
             key = dataclasses.replace(key, proof="steps: " + json.dumps([t.strip() for t in tactics]))
         run = lambda todo: [self.backend.check_steps(theorem, tuple(tactics))]  # noqa: E731
-        return self._remembered([(theorem, text)], [key], run)[0]
+        return self._gold([(theorem, text)], self._remembered([(theorem, text)], [key], run))[0]
 
     def _remembered(self, items, keys, run) -> list[ProofCheck]:
         """Known answers from memory; `run(missing items)` for the rest, whose answers are kept."""
@@ -279,7 +343,8 @@ class VerifiedBackend:
                 self.stats.misses += 1
                 data = check_to_json(check)
                 verdict = _status(check, items[i][1])
-                answer = CachedAnswer(check.checker, verdict, check.accepted, check.messages, check.axioms, data)
+                short = capped(check).messages
+                answer = CachedAnswer(check.checker, verdict, check.accepted, short, check.axioms, data)
                 self._known[key.digest] = data
                 self._pending.append((key, answer))
             if len(self._pending) >= self.sync_every or (
@@ -296,6 +361,12 @@ def open_verifier(settings: BackendSettings, store) -> LeanBackend:
     from .registry import get
 
     backend = open_backend(settings, store)
-    if not settings.verification_cache or store is None or get(settings.kind).lower_bound:
-        return backend
-    return VerifiedBackend(backend, store, lambda theorem: header_text(settings, theorem))
+    if get(settings.kind).lower_bound:
+        return backend  # replay: traced data, no Lean to replay (its verdicts say `replay`)
+    if settings.verification_cache and store is not None:
+        backend = VerifiedBackend(backend, store, lambda theorem: header_text(settings, theorem))
+    from .registry import gold_checker
+
+    # Every proof the fast backend accepts is replayed by the gold checker before it counts
+    # (tasks/lean/gold_backend.py); where it cannot run, proofs are named elaborator-checked.
+    return gold_checker().open(backend, settings, store)

@@ -23,6 +23,7 @@ from .. import checkpoints, evaluation, ingest, plan, report, runs
 from ..benchmarks import register_benchmarks
 from ..config import SourceConfig, TracingConfig
 from .caching import cached_result_exists, cached_under, store_of, transient
+from .checkpoint_storage import fetch_checkpoint
 
 
 # -- cache keys: content ids only ----------------------------------------------------
@@ -194,26 +195,36 @@ class CurriculumTasks:
     record_run_end: Task
     report: Task
     import_statement_sets: Task = import_statement_sets_task
+    results: object = None  # the storage block cached results live on (None: under the home)
 
 
 def cached_checkpoint_gone(
-    home: str, trainer: str, settings: BaseModel, snapshot: SnapshotRef, starts: checkpoints.StartingPoints
+    home: str,
+    trainer: str,
+    settings: BaseModel,
+    snapshot: SnapshotRef,
+    starts: checkpoints.StartingPoints,
+    results=None,
 ) -> bool:
     """Whether the train task has a cached result whose checkpoint folder is gone (deleted by
-    hand, or a store copied without it): that result must not be reused, the step trains
-    again (call the task with `refresh_cache=True`). A step that was never cached, or is
+    hand, or a store copied without it) and cannot be fetched from the result storage block
+    `results`: that result must not be reused, the step trains again (call the task with
+    `refresh_cache=True`). A step that was never cached, or is
     being trained by another run right now, is left to the cache and its lock, so two runs
     still train it once."""
     plan = checkpoints.plan_step(trainer, settings, snapshot.snapshot_id, starts)
     if checkpoints.load_published(Path(home), trainer, plan.checkpoint_id) is not None:
         return False
+    if results is not None and fetch_checkpoint(results, home, trainer, plan.checkpoint_id) is not None:
+        return False
     params = {"home": home, "trainer": trainer, "settings": settings, "snapshot": snapshot, "starts": starts}
-    return cached_result_exists(home, _train_key(None, params))
+    return cached_result_exists(home, _train_key(None, params), results)
 
 
-def curriculum_tasks(home: Path) -> CurriculumTasks:
-    """The tasks with cache keys, result storage and locks under `home`."""
-    cached = cached_under(home)
+def curriculum_tasks(home: Path, results=None) -> CurriculumTasks:
+    """The tasks with cache keys, result storage and locks under `home`; results and cache
+    records on the storage block `results` if given (`caching.load_result_storage`)."""
+    cached = cached_under(home, results)
     return CurriculumTasks(
         register_benchmarks=register_benchmarks_task,
         pin=pin_task,
@@ -227,4 +238,5 @@ def curriculum_tasks(home: Path) -> CurriculumTasks:
         record_run_end=record_run_end_task,
         mark_crashed_runs=mark_crashed_runs_task,
         report=report_task,
+        results=results,
     )

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from storage.errors import InputError
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
+from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import RESERVED_KEYS, capabilities_unless_given, check_training_args
 
@@ -42,6 +43,10 @@ DEFAULT_TRAINING: dict[str, Any] = {
     "save_total_limit": 2,
     "report_to": "none",
     "seed": 42,
+    # The regression loss is a mean over the batch (MSE), not a sum over tokens: transformers'
+    # token averaging across processes would multiply it (and its gradient) by the number of
+    # processes under torchrun (tests/tasks/test_launch_trainers.py). Off: DDP's mean is the mean.
+    "average_tokens_across_devices": False,
 }
 
 
@@ -91,6 +96,7 @@ class ProgressSettings(BaseModel):
         ),
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
+    launch: LaunchSettings | None = launch_field()
     max_eval_examples: int | None = Field(
         2000,
         ge=1,

@@ -275,9 +275,18 @@ def _theorem_record(theorem: dict, results: list, checker: str, generator: str, 
     }
 
 
-def pass_metric(settings: ProvingSettings, k: int, baseline: bool = False) -> str:
-    """The name of a pass@k metric: the checker that decided it, and `baseline_` for the baseline."""
-    return f"{'baseline_' if baseline else ''}{settings.backend.kind}_pass@{k}"
+def pass_metric(settings: ProvingSettings, k: int, baseline: bool = False, level: str = "") -> str:
+    """The name of a pass@k metric: the checker that decided it, with the verdict level of its
+    proofs where the records carry one (`repl+kernel_replayed_pass@1`, `repl+elaborator_checked_pass@1`:
+    tasks/lean/gold_backend.py), and `baseline_` for the baseline."""
+    checker = f"{settings.backend.kind}+{level}" if level else settings.backend.kind
+    return f"{'baseline_' if baseline else ''}{checker}_pass@{k}"
+
+
+def verdict_level(records: list[dict]) -> str:
+    """The verdict level the records' checker names (`repl+kernel_replayed` -> kernel_replayed), or ""."""
+    levels = {str(r.get("checker") or "").partition("+")[2] for r in records}
+    return levels.pop() if len(levels) == 1 else ""
 
 
 def theorem_scores(record: dict, settings: ProvingSettings) -> dict[int, float] | None:
@@ -312,7 +321,8 @@ def proving_metrics(
         for k in sorted({1, settings.k}):
             values = [sc[k] for sc in scored]
             if values:
-                figures[pass_metric(settings, k, baseline)] = (sum(values) / len(values), len(values), interval(values))
+                metric = pass_metric(settings, k, baseline, verdict_level(recs))
+                figures[metric] = (sum(values) / len(values), len(values), interval(values))
         if recs:
             figures[f"{prefix}proving_mean_expansions"] = (sum(r["expansions"] for r in recs) / len(recs), len(recs))
             figures[f"{prefix}proving_mean_seconds"] = (sum(r["seconds"] for r in recs) / len(recs), len(recs))
@@ -380,7 +390,7 @@ def theorem_rows(
         rows.append(
             {
                 **{k: u[k] for k in ("repo_id", "theorem_id", "file_path", "full_name", "split")},
-                "checker": settings.backend.kind,
+                "checker": settings.backend.kind,  # never tried: no verdict, no level
                 "generator": None,
                 "prover": "model",
                 "status": "untried",

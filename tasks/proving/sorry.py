@@ -201,6 +201,8 @@ def prove_result(
         "theorems": len(records),
         "untried": [{"theorem": u["full_name"], "reason": u["reason"]} for u in untried],
         "proved": [r["full_name"] for r in records if r["proof"]],
+        # who proved each, with its verdict level (`repl+kernel_replayed`, `repl+elaborator_checked`)
+        "proved_by": {r["full_name"]: r.get("checker") for r in records if r["proof"]},
         "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
         # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch
         "unverified": [r["full_name"] for r in records if r.get("unverified")],

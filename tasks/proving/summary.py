@@ -63,10 +63,24 @@ def checker_of(metric: str) -> str | None:
     return metric.removeprefix("baseline_").split("_pass@")[0]
 
 
+LEVEL_NOTES = {
+    "kernel_replayed": "every proof replayed by comparator in a fresh kernel (same statement, allowed axioms)",
+    "elaborator_checked": "proofs checked by the elaborator's answers only: no kernel replay (comparator off or "
+    "not installed), so a proof that fools the elaborator counts",
+}
+
+
+def _note(checker: str) -> str:
+    """The note of a checker, and of its verdict level (`repl+kernel_replayed`: tasks/lean/gold_backend.py)."""
+    base, _, level = checker.partition("+")
+    note = COMPARABLE_TO.get(base, f"{base}: no note")
+    return f"{checker}: {LEVEL_NOTES[level]}; {note}" if level in LEVEL_NOTES else note
+
+
 def comparability_notes(metrics: list[str]) -> list[str]:
     """One note per checker (and the baseline) among `metrics`."""
     checkers = sorted({c for c in map(checker_of, metrics) if c})
-    notes = [COMPARABLE_TO.get(c, f"{c}: no note") for c in checkers]
+    notes = [_note(c) for c in checkers]
     if any(m.startswith("baseline_") for m in metrics):
         notes.append(BASELINE_NOTE)
     return notes

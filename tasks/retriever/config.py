@@ -38,6 +38,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
+from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 
 from .layout import check_no_moved_keys
@@ -201,6 +202,7 @@ class RetrieverSettings(BaseModel):
         json_schema_extra={"checkpoint_id": False},
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
+    launch: LaunchSettings | None = launch_field()
 
     @model_validator(mode="before")
     @classmethod

@@ -105,12 +105,22 @@ class EpochOrder:
     counts the batches of a resumed epoch from its restored progress.
     """
 
-    def __init__(self, pairs: RetrievalPairs, batch_size: int, seed: int):
+    def __init__(self, pairs: RetrievalPairs, batch_size: int, seed: int, rank: int = 0, world: int = 1):
         self.pairs = pairs
         self.batch_size = batch_size
         self.seed = seed
         self.epoch = 0
         self._skip_batches = 0
+        # Under DDP (world > 1) rank r trains the epoch's batches r, r + world, ...: one optimizer
+        # step of `world` processes is `world` consecutive batches, as one process accumulating
+        # `world` batches would train them (tests/tasks/test_launch.py). Each rank gets the same
+        # number of batches (a remainder of fewer than `world` batches is left out), or DDP would wait.
+        self.rank, self.world = rank, world
+
+    def batches_per_epoch(self) -> int:
+        """Batches this process trains per epoch."""
+        total = -(-len(self.pairs) // self.batch_size)
+        return total if self.world == 1 else total // self.world
 
     def set_epoch(self, epoch: int) -> None:
         if epoch != self.epoch:
@@ -121,7 +131,7 @@ class EpochOrder:
     def resume(self, epoch: int, batches_done: int) -> int:
         """Continue after `batches_done` batches of `epoch` (a whole epoch done: the next one).
         Returns the number of batches the next pass skips."""
-        if batches_done >= -(-len(self.pairs) // self.batch_size):
+        if batches_done >= self.batches_per_epoch():
             epoch, batches_done = epoch + 1, 0
         self.set_epoch(epoch)
         self._skip_batches = batches_done
@@ -133,8 +143,13 @@ class EpochOrder:
         return order
 
     def __iter__(self):
+        order = self.order(self.epoch)
+        if self.world > 1:
+            b = self.batch_size
+            mine = range(self.rank, self.batches_per_epoch() * self.world, self.world)
+            order = [i for k in mine for i in order[k * b : (k + 1) * b]]
         start, self._skip_batches = self._skip_batches * self.batch_size, 0
-        return iter(self.order(self.epoch)[start:])
+        return iter(order[start:])
 
     def __len__(self) -> int:
-        return len(self.pairs)
+        return len(self.pairs) if self.world == 1 else self.batches_per_epoch() * self.batch_size

@@ -32,6 +32,7 @@ Example (tiny local model, a snapshot built by `storage.snapshot.build_snapshot`
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,12 +131,36 @@ def _start(settings: RetrieverSettings, parent_dir: Path | None, cache_dir: Path
     return _Start(encoder, tokenizer, source, anchor, weights_sha256(parent_dir))
 
 
+def distributed_position() -> tuple[int, int]:
+    """(rank, world size) of this process: torchrun's variables (`tasks/trainers/worker.py`), else (0, 1)."""
+    return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def ddp_arguments(settings: RetrieverSettings) -> dict:
+    """Under torchrun with several processes: Lightning's DDP over them (`devices` per node,
+    `num_nodes`), with Dojoflow's own sharding of the epoch (`EpochOrder`), not Lightning's
+    sampler wrapper. A `strategy` the user set (e.g. fsdp) is kept; `auto` becomes ddp."""
+    world = distributed_position()[1]
+    if world == 1:
+        return {}
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    strategy = settings.training.get("strategy", "auto")
+    return {
+        "devices": local,
+        "num_nodes": world // local,
+        # the encoder's pooler is not used (mean pooling): DDP must not wait for its gradients
+        "strategy": "ddp_find_unused_parameters_true" if strategy == "auto" else strategy,
+        "use_distributed_sampler": False,
+    }
+
+
 def _loader(settings: RetrieverSettings, pairs: RetrievalPairs, collate):
     """Batches of `pairs` whose order and negatives depend on (seed, epoch) only; the sampler resumes mid-epoch."""
     import torch
     from torch.utils.data import DataLoader
 
-    order = EpochOrder(pairs, settings.batch_size, settings.seed)
+    rank, world = distributed_position()
+    order = EpochOrder(pairs, settings.batch_size, settings.seed, rank, world)
     loader = DataLoader(
         pairs,
         batch_size=settings.batch_size,
@@ -166,7 +191,7 @@ def _lightning_trainer(settings: RetrieverSettings, arguments: dict, order: Epoc
         ExactResume(order),
         lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),  # after ExactResume
     ]
-    arguments = {"enable_model_summary": False, "num_sanity_val_steps": 0, **arguments}
+    arguments = {"enable_model_summary": False, "num_sanity_val_steps": 0, **arguments, **ddp_arguments(settings)}
     return pl.Trainer(
         **arguments, callbacks=callbacks, logger=False, enable_progress_bar=False, default_root_dir=str(work_dir)
     )

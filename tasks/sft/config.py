@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (  # noqa: F401  (device_capabilities: GRPO's vLLM check)
     capabilities_unless_given,
@@ -134,6 +135,7 @@ class SFTSettings(BaseModel):
         "checkpoint (False continues from the parent checkpoint).",
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
+    launch: LaunchSettings | None = launch_field()
     evaluation: SFTEvalSettings = Field(
         default_factory=SFTEvalSettings,
         description="How checkpoints are scored (changing it re-evaluates, never retrains).",

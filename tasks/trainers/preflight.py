@@ -108,6 +108,23 @@ def preflight(trainer: str, settings) -> None:
             check_model_reference(name, f"trainers.{trainer}.{attr}")
     if definition.preflight is not None:
         check_trainer_settings(definition.preflight, settings, f"trainers.{trainer}")
+    check_launch_settings(settings, f"trainers.{trainer}")
+
+
+def check_launch_settings(settings, field: str) -> None:
+    """The step's `launch:` (processes, nodes, python) and its `training:` keys that need several
+    processes (FSDP, DeepSpeed) against this machine (tasks/trainers/launch.py)."""
+    from .launch import NEEDED_PACKAGES, check_distributed_training, check_launch, launch_of
+
+    launch = launch_of(settings)
+    training = getattr(settings, "training", None)
+    training = training if isinstance(training, dict) else {}
+    if training.get("fsdp") or training.get("deepspeed") or (training.get("use_vllm") and launch.python):
+        from .training_args import device_capabilities
+
+        check_distributed_training(training, launch, field, device_capabilities()[0])
+    if not launch.in_process():
+        check_launch(launch, field, needed=NEEDED_PACKAGES + (("vllm",) if training.get("use_vllm") else ()))
 
 
 @remembered_when_valid  # the trainer's checks build its TRL/transformers config: imports torch, seconds of every run

@@ -59,7 +59,7 @@ def _save_every_minutes_class():
             self._last = self.clock()
 
         def on_step_end(self, args, state, control, **kwargs):
-            if self.clock() - self._last >= self.seconds:
+            if rank_zero_decides(self.clock() - self._last >= self.seconds, args.device):
                 control.should_save = True
             return control
 
@@ -67,6 +67,22 @@ def _save_every_minutes_class():
             self._last = self.clock()
 
     return SaveEveryMinutes
+
+
+def rank_zero_decides(due: bool, device=None) -> bool:
+    """Rank 0's `due` on every rank of a torch.distributed job (a scalar broadcast per step); `due`
+    itself in one process. Each rank reads its own clock, so without this one rank could save a
+    checkpoint (whose writing has collectives: the Trainer gathers its FLOPs, Lightning waits at a
+    barrier) while another trains on: the job would hang (tests/tasks/test_time_checkpoints.py)."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return due
+    import torch
+
+    flag = torch.tensor([1 if due else 0], device=device if dist.get_backend() == "nccl" else "cpu")
+    dist.broadcast(flag, src=0)
+    return bool(flag.item())
 
 
 def lightning_time_checkpoint(dirpath: str | Path, minutes: float):
@@ -87,7 +103,7 @@ def lightning_time_checkpoint(dirpath: str | Path, minutes: float):
             self.last = time.monotonic()
 
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-            if time.monotonic() - self.last >= self.seconds:
+            if trainer.strategy.broadcast(time.monotonic() - self.last >= self.seconds, src=0):  # rank 0's clock
                 trainer.save_checkpoint(self.path)
                 self.last = time.monotonic()
 

@@ -155,3 +155,13 @@ def test_card_of_an_unknown_run_names_the_positional_argument_not_an_option(tmp_
     assert len(out.strip().splitlines()) == 1
     out = one_line_error(invoke("card", RUN_ID, "--against", "nosuchrun", "--home", home))
     assert "nosuchrun, --against: matches no run" in out
+
+
+def test_a_launch_with_more_processes_than_the_machine_has_is_refused_before_any_work(tmp_path):
+    import os
+
+    config = tmp_path / "c.yaml"
+    config.write_text("launch: {processes: 4096}\ntrainers: {sft: {training: {max_steps: 1}}}\n")
+    out = one_line_error(invoke("run", config, "--home", tmp_path / "home"))
+    assert "trainers.sft.launch.processes: is 4096 but this machine has" in out and "set trainers.sft" in out
+    assert not (tmp_path / "home" / "checkpoints").exists() and os.cpu_count() < 4096

@@ -104,7 +104,8 @@ def test_round_one_finds_a_proof_outside_the_traced_data_and_round_two_checkpoin
     new = [f for f in read_found(store) if f["round"] == 1 and f["full_name"] in ALTERNATIVE]
     assert new, "round 1 found no proof outside the traced data"
     f = new[0]
-    assert f["checker"] == "repl" and f["verdict"] == "proved" and f["steps"][0]["tactic"] == "omega"
+    # no comparator here: the proof is elaborator-checked, and its checker says so (tasks/lean/gold_backend.py)
+    assert f["checker"] == "repl+elaborator_checked" and f["verdict"] == "proved" and f["steps"][0]["tactic"] == "omega"
     assert (f["full_name"], "omega") not in traced  # not in the traced data
     # round 1 trained on it: the pair is in the round's training snapshot
     extra = store.root / "snapshots" / rounds[0]["trained"]["snapshot_id"] / "extra-train-tactics.parquet"
@@ -144,7 +145,9 @@ def test_no_val_test_theorem_nor_unverified_or_replay_proof_enters_a_training_se
     store = Store.open(root / "home")
     found = read_found(store)
     splits = {r["theorem_id"]: r["split_random"] for r in store.read_table("theorems").to_pylist()}
-    assert found and all(splits[f["theorem_id"]] == "train" and f["checker"] == "repl" for f in found)
+    assert found and all(
+        splits[f["theorem_id"]] == "train" and f["checker"] == "repl+elaborator_checked" for f in found
+    )
     # every round's training set: traced train rows plus found proofs of train theorems only
     for r in result["steps"][0]["trainers"]["sft"]["expert_rounds"]:
         manifest = store.root / "snapshots" / r["trained"]["snapshot_id"] / "extra-train-tactics.parquet"
@@ -237,7 +240,7 @@ def test_a_new_run_can_continue_from_the_last_round_and_carry_proofs_to_a_new_co
     moved = {**_record(spec, "train", ""), "theorem_id": "theorem-at-a-new-commit", "toolchain": f["toolchain"]}
     search = config.evaluation.proving
     carried = pool._carry_over(store, search, [moved])
-    assert carried["theorem-at-a-new-commit"]["checker"] == "repl"
+    assert carried["theorem-at-a-new-commit"]["checker"] == "repl+elaborator_checked"
     assert carried["theorem-at-a-new-commit"]["tactics"] == f["tactics"]
     changed = {**moved, "statement": replace(spec, statement=spec.statement + " ∧ True").statement}
     assert pool._carry_over(store, search, [changed]) == {}
@@ -256,7 +259,9 @@ def test_terminal_and_report_show_each_round_with_proofs_found_and_pass_at_k(fir
     text = console.export_text()
     for r in (1, 2):
         line = next(x for x in text.splitlines() if x.startswith(f"expert iteration step 1 round {r}:"))
-        assert "newly proved" in line and "proved so far" in line and "test repl_pass@1=" in line, line
+        assert "newly proved" in line and "proved so far" in line and "test repl+elaborator_checked_pass@1=" in line, (
+            line
+        )
     report = Path(result["report"]).read_text()
     assert "## Expert iteration" in report and "| 1 | 2 |" in report
     assert (Path(result["report"]).parent / "expert-iteration.png").is_file()  # proved so far over rounds

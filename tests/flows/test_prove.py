@@ -73,11 +73,12 @@ def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_a
         write_config(tmp_path / "prove.yaml", double, endpoint.url, tmp_path / "work")
         r = invoke("prove", tmp_path / "prove.yaml", "--repo", "NatBasics", "--home", home, "--out", out)
     assert r.exit_code == 0, r.output
-    assert "proved NatBasics.square_add" in r.output
+    # no comparator here: the proof is elaborator-checked, and the terminal, card and rows say so
+    assert "proved NatBasics.square_add (checked by repl+elaborator_checked)" in r.output
     # the run's results card (issue 17 §1): each sorry theorem, its outcome and the checker that decided it
     card_path = next(line for line in r.output.splitlines() if line.startswith("results card: ")).split(": ", 1)[1]
     card = open(card_path.strip()).read()
-    assert "## `sorry` theorems tried" in card and "| NatBasics.square_add | proved | repl |" in card
+    assert "## `sorry` theorems tried" in card and "| NatBasics.square_add | proved | repl+elaborator_checked |" in card
     assert "## Provenance" in card and "## How to cite" in card
     from importlib.metadata import version  # the backend's version, recorded with the run (issue 17)
 
@@ -85,7 +86,7 @@ def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_a
 
     rows = read_proofs(store, purpose="sorry")
     assert [(p["full_name"], p["checker"], p["tactics"]) for p in rows] == [
-        ("NatBasics.square_add", "repl", SQUARE_ADD.tactics)
+        ("NatBasics.square_add", "repl+elaborator_checked", SQUARE_ADD.tactics)
     ]
     assert rows[0]["axioms"] == ["propext"]
     assert '"tactic": "omega"' in double.received()  # the search ran in the double, tactic by tactic

@@ -76,14 +76,34 @@ def test_sorry_mask_agrees_with_is_sorry():
         ('trace "a\\"b -- c"\nsimp', ["trace", "simp"]),  # an escaped quote does not end the string
         ('trace r#"x " -- y"#\nsimp', ["trace", "simp"]),  # a raw string
         ("/- a /- b -/ c -/ simp", ["simp"]),  # nested comments
-        ('exact s!"{IO.getEnv "HOME"}"', ["exact", "s!", "IO.getEnv"]),  # an interpolation hole is code
+        ('exact s!"{IO.getEnv x}"', ["exact", "s!", "IO.getEnv", "x"]),  # an interpolation hole is code
+        ('exact s! "{IO.getEnv x}"', ["exact", "s!", "IO.getEnv", "x"]),  # with a space too (no `noWs`)
+        ('exact id "{IO.getEnv x}"', ["exact", "id", "IO.getEnv", "x"]),  # any `{` in a string: read as code
+        ("exact (h : f ⁻¹' s ⊆ t)", ["exact", "h", "f", "s", "t"]),  # Mathlib's preimage, where both readings agree
+        ("simp [f ⁻¹' (s ∩ t)]", ["simp", "f", "s", "t"]),
     ],
 )
 def test_lexer_reads_identifiers_as_lean_does(text, names):
     assert [t.name for t in lex(text).tokens if t.kind == "ident"] == names
 
 
-@pytest.mark.parametrize("text", ["simp /- a /- b -/", 'exact "abc', "exact «abc", 's!"{x"'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "simp /- a /- b -/",
+        'exact "abc',
+        "exact «abc",
+        's!"{x"',
+        's!"{IO.getEnv "HOME"}"',  # plain and interpolated readings end at different quotes
+        "exact 'x-- y",  # a broken char literal: Lean resumes reading after `'x-`
+        "exact f ⁻¹' -- #exit",  # without Mathlib's tokens `⁻¹'` is `⁻¹` and a broken char literal
+        "exact f ⁻¹' s'-- #exit",
+        "exact 1e-- y",  # a number missing its exponent: Lean resumes after `1e-`
+        "exact 0x-- y",
+        'exact "\\q"',  # an invalid escape
+        'exact "a\\\n\n#exit"',  # a string gap with a second newline
+    ],
+)
 def test_unterminated_comments_strings_and_guillemets_are_errors(text):
     assert lex(text).error is not None
 

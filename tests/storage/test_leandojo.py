@@ -646,16 +646,26 @@ def test_the_fast_path_reads_what_the_record_by_record_checks_read(tmp_path, mon
     import storage.leandojo.theorems as leandojo
 
     exp = write_synthetic_export(tmp_path / "e", "alpha", 40, 3, seed=1, extra_repos=[std_dependency()])
+    name = load_split(exp / "random" / "val.json")[0]["full_name"]
+    short = name.rsplit(".", 1)[-1]  # a statement declares the constant full_name names
     for kind in ("random", "novel_premises"):  # non-ASCII escaped, as json.dump writes it by default
-        recs = load_split(exp / kind / "val.json")
-        short = recs[0]["full_name"].rsplit(".", 1)[-1]  # a statement declares the constant full_name names
-        recs[0]["theorem_statement"] = f"theorem {short} : ∀ x ∈ 𝓝 a, x ≠ b"
-        (exp / kind / "val.json").write_text(json.dumps(recs))
+        for split in ("train", "val", "test"):  # the same theorem in both kinds (issue 26 C)
+            recs = load_split(exp / kind / f"{split}.json")
+            for r in recs:
+                if r["full_name"] == name:
+                    r["theorem_statement"] = f"theorem {short} : ∀ x ∈ 𝓝 a, x ≠ b"
+            (exp / kind / f"{split}.json").write_text(json.dumps(recs))
     recs = load_split(exp / "random" / "train.json")  # keys Dojoflow does not model: this file only
     recs[0]["custom"] = {"a": [1]}
     recs[1].pop("theorem_statement")
     recs[2]["traced_tactics"][0]["note"] = "kept"
     (exp / "random" / "train.json").write_text(json.dumps(recs))
+    for split in ("train", "val", "test"):  # the same record in both split kinds (issue 26 C)
+        others = load_split(exp / "novel_premises" / f"{split}.json")
+        for r in others:
+            if r["full_name"] == recs[1]["full_name"]:
+                r.pop("theorem_statement")
+        (exp / "novel_premises" / f"{split}.json").write_text(json.dumps(others))
     checked = []
     real = leandojo.split_checked
     monkeypatch.setattr(leandojo, "split_checked", lambda source, *a: checked.append(source) or real(source, *a))

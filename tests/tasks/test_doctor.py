@@ -57,6 +57,22 @@ def test_missing_bubblewrap_says_how_to_install_it(tmp_path, monkeypatch):
     assert not bwrap.ok and "apt-get install bubblewrap" in bwrap.fix and "untrusted proofs" in bwrap.needed_for
 
 
+def test_without_comparator_doctor_says_proofs_are_elaborator_checked_and_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no comparator, lean4export or lake
+    gold = doctor.check_gold_standard()
+    assert not gold.ok and "comparator is not installed" in gold.found and "elaborator_checked" in gold.found
+    assert "leanprover/comparator" in gold.fix and "lean4export" in gold.fix and "kernel_replayed" in gold.needed_for
+
+
+def test_with_comparator_doctor_names_the_sandbox_of_its_builds(tmp_path, monkeypatch):
+    from tests.doubles.comparator_double import make_comparator_double
+
+    bin_dir = make_comparator_double(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    gold = doctor.check_gold_standard()
+    assert gold.ok and "comparator" in gold.found and ("bubblewrap" in gold.found or "landrun" in gold.found)
+
+
 def test_packages_report_versions_or_the_extra_to_install(monkeypatch):
     monkeypatch.setattr(
         doctor, "PACKAGES", (*doctor.PACKAGES, ("no-such-dist", "no_such_module_x", "a feature", "pip install x"))
@@ -73,3 +89,19 @@ def test_doctor_command_prints_every_check_as_json(tmp_path):
     assert {"Python", "Prefect server", "GPU", "Lean", "lake", "bubblewrap", "package lean-interact"} <= set(rows)
     assert rows["Python"]["ok"] is True and sys.executable in rows["Python"]["found"]
     assert rows["Prefect server"]["found"].startswith("none running")
+
+
+def test_a_home_off_a_posix_disk_is_refused_with_why_and_where_to_share_results(tmp_path):
+    ok = doctor.check_home_filesystem(str(tmp_path / "new-home"))  # not created yet: its parent decides
+    assert ok.ok and "flock works" in ok.found
+    url = doctor.check_home_filesystem("s3://team-bucket/dojoflow")
+    assert not url.ok and "is a URL" in url.found and "result_storage" in url.fix and "DuckDB" in url.needed_for
+    mounts = tmp_path / "mounts"  # /proc/mounts' format, the home's folder on an s3fs mount
+    mounts.write_text(f"/dev/sda1 / ext4 rw 0 0\ns3fs {tmp_path} fuse.s3fs rw 0 0\n")
+    fuse = doctor.check_home_filesystem(str(tmp_path / "home"), mounts=str(mounts))
+    assert not fuse.ok and "fuse.s3fs: no flock" in fuse.found and "local disk" in fuse.fix
+
+
+def test_doctor_command_says_why_a_url_home_cannot_hold_the_catalog(tmp_path):
+    out = CliRunner().invoke(app, ["doctor", "--home", "gs://bucket/home"], env={"COLUMNS": "300"})
+    assert "no home file system: needed for every run: the catalog (a DuckDB file) and the locks (flock)" in out.output

@@ -100,8 +100,9 @@ def test_lean_tactic_rewards_against_replay(replay, spec):
         [STEP, "simp", [{"role": "assistant", "content": STEP}]],
         log_metric=lambda k, v: metrics.setdefault(k, v),
     )
-    # valid and state-changing, same number of goals: valid_step; not traced: an error
-    assert got == [pytest.approx(0.1), -0.2, pytest.approx(0.1)]
+    # valid and state-changing, same number of goals: a step, no proof, nothing paid (issue 27,
+    # was valid_step); not traced: an error
+    assert got == [0.0, -0.2, 0.0]
     assert metrics["lean/lean_tactic_accepted"] == 0.0
     rewarder.close()
 
@@ -150,7 +151,8 @@ def test_a_closed_goal_is_paid_only_through_the_finished_proof_with_a_backend_do
     got = tactic_call(rewarder, spec, [], ["close_one", "rewrite", "done", "same", "slow", "bad"])
     # issue 16 review: a goal closed in an unfinished proof is not paid (valid_step nor
     # goal_drop_bonus): nothing judged how it was closed; the finished proof is judged and paid
-    assert got == [0.0, pytest.approx(0.1), 1.0, 0.0, -0.05, -0.2]
+    # issue 27: a rewrite that closes nothing is a step, and steps are not paid (was valid_step)
+    assert got == [0.0, 0.0, 1.0, 0.0, -0.05, -0.2]
     assert rewarder.stats["closed"] == 1
     # from the state after close_one, going back to the start state is a loop: nothing
     assert tactic_call(rewarder, spec, ["close_one"], ["back", "done"]) == [0.0, 1.0]
@@ -247,9 +249,10 @@ def test_lean_proof_accepts_a_traced_proof_against_replay(replay, spec):
     rewarder.close()
 
 
-def test_lean_proof_partial_credit_counts_tactics_before_the_first_error(replay, spec):
+def test_lean_proof_partial_credit_is_for_goals_closed_never_for_steps(replay, spec):
+    """Issue 27: `rw [rev_snoc]` runs but closes no goal (it was paid partial_step as a step that ran)."""
     rewarder = LeanRewarder(replay, RewardSettings(error_penalty=-0.1, partial_credit=True, partial_step=0.05))
-    assert proof_call(rewarder, spec, [f"{STEP}\nsimp", "simp"]) == [pytest.approx(-0.05), pytest.approx(-0.1)]
+    assert proof_call(rewarder, spec, [f"{STEP}\nsimp", "simp"]) == [pytest.approx(-0.1), pytest.approx(-0.1)]
     rewarder.close()
 
 
@@ -386,7 +389,7 @@ def test_rewards_against_repl_double_and_a_sorry_proof_it_accepts_gets_nothing(s
             [],
             [SQUARE_ADD[0], "rfl", "admit"],
         )
-        assert steps == [pytest.approx(0.1), -0.1, -0.1]
+        assert steps == [0.0, -0.1, -0.1]  # a step closes no goal: nothing paid (issue 27)
     finally:
         backend.close()
     sent = [r["request"] for r in double.requests()]

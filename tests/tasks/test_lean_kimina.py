@@ -252,3 +252,23 @@ def test_kimina_imports_after_a_leading_comment_go_first(store, theorems, kimina
     sent = [c["cmd"] for c in kimina.commands()[before:]]
     assert not any("import" in cmd for cmd in sent if "theorem one_mul'" in cmd)  # imports never in a body
     assert all(cmd.startswith("/- Copyright") for cmd in sent if "theorem one_mul'" in cmd)
+
+
+def test_kimina_answer_over_the_cap_is_an_error_never_read_whole(store, theorems, kimina):
+    """Issue 27 §4: a proof that makes Lean print megabytes (the double's `flood`, modelled from
+    `iterate n (trace ...)`) gives an HTTP answer Dojoflow stops reading at `max_answer_mb` per
+    snippet: an error naming the reason, never parsed, never a verdict."""
+    kimina.repl.faults({"when": "one_mul", "do": "flood", "mb": 3})
+    settings = BackendSettings(
+        kind="kimina",
+        theorem_timeout_s=20,
+        kimina={"url": kimina.url, "retry_backoff_s": 0.01},
+        sandbox={"max_answer_mb": 1},
+    )
+    backend = open_backend(settings, store)
+    try:
+        check = backend.check_proof(theorems["NatBasics.one_mul'"], "simp")
+    finally:
+        backend.close()
+    assert check.error is not None and "exceeded 1048576 bytes" in check.error, check.error
+    assert not check.accepted and judge(check, "simp").status == "error"

@@ -60,9 +60,12 @@ def test_the_second_check_of_the_same_proof_never_reaches_the_double(store, theo
     first = verifier.check_proof(theorem, SQUARE_ADD)
     assert judge(first, SQUARE_ADD).proved and first.axioms == ("propext",)
     assert len(checks_sent(double)) == 1
-    # the same proof, laid out differently (CRLF, indentation, blank lines): Lean ignores that
-    again = verifier.check_proof(theorem, "\r\n    " + SQUARE_ADD.replace("\n", "\r\n    ") + "\n\n")
+    # the same proof with blank lines around it: Lean is sent the same command
+    again = verifier.check_proof(theorem, "\n" + SQUARE_ADD + "\n\n")
     assert again == first and judge(again, SQUARE_ADD).proved
+    # with CRLF line ends it is no canonical text: rejected with the reason, never sent, never cached
+    crlf = verifier.check_proof(theorem, SQUARE_ADD.replace("\n", "\r\n"))
+    assert not crlf.accepted and "U+000D" in crlf.messages[0] and judge(crlf, SQUARE_ADD).status == "rejected"
     assert len(checks_sent(double)) == 1
     assert verifier.stats.hits == 1 and verifier.stats.misses == 1
     verifier.flush()  # answers are written in batches
@@ -177,7 +180,8 @@ def test_the_cache_is_shared_by_search_and_rewards(store, theorems, double, veri
 @pytest.mark.parametrize(
     "a, b, same",
     [
-        ("simp\nomega", "  simp\r\n  omega\n\n", True),  # layout Lean ignores
+        ("simp\nomega", "\nsimp\nomega\n\n", True),  # blank lines around it: the same command
+        ("simp\nomega", "  simp\n  omega", False),  # re-indenting is not Lean's rule (strings span lines)
         ("simp\nomega", "simp omega", False),  # not the same text: one tactic with an argument
         ("constructor\n· simp\n· omega", "constructor\n· simp\n  · omega", False),  # indentation in the block is syntax
     ],
@@ -314,3 +318,19 @@ def test_the_ledger_never_guesses_the_rule_version_when_the_verdict_module_fails
     code = "import sys; sys.modules['tasks.lean.verdict'] = None; import tasks.ledger"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode != 0 and "tasks.lean.verdict" in run.stderr.splitlines()[-1], run.stderr[-500:]
+
+
+def test_a_huge_answer_is_stored_capped_and_once():
+    """Issue 27 §4: a proof can make Lean print megabytes; the cache stored every message twice
+    (the check's `messages` and each command's answer), whole. Now each is cut to
+    MAX_STORED_MESSAGE_CHARS and kept once (the answers), and the verdict read back is the same."""
+    from tasks.lean.verdict import Answer, Message, judge, proof_check
+    from tasks.lean.verified import MAX_STORED_MESSAGE_CHARS
+
+    flood = Message("error", "trace: " + "x" * 1_000_000, 2)
+    check = proof_check("repl", "T", Answer((flood,)))
+    data = check_to_json(check)
+    assert "messages" not in data and len(json.dumps(data)) < 2 * MAX_STORED_MESSAGE_CHARS
+    back = check_from_json(json.loads(json.dumps(data)))
+    assert back.messages and len(back.messages[0]) < MAX_STORED_MESSAGE_CHARS + 100
+    assert judge(back, "simp").status == judge(check, "simp").status == "rejected"

@@ -135,3 +135,21 @@ def test_retriever_writes_a_timed_checkpoint_mid_epoch_and_resumes_from_it(
 
     resumed = train_retriever(s, snap, "random", None, tmp_path / "out", tmp_path / "work")
     assert resumed["resumed"] is True and resumed["global_step"] == 3
+
+
+@pytest.mark.parametrize("seconds_by_rank, saves", [([60.0, 0.0], True), ([0.0, 60.0], False)])
+def test_under_ddp_every_rank_saves_when_rank_0s_clock_says_so(tmp_path, seconds_by_rank, saves):
+    """Each rank reads its own clock; one rank saving while another trains on would hang the job
+    (the Trainer's save has collectives): every rank follows rank 0."""
+    import json
+    import socket
+
+    import torch.multiprocessing as mp
+
+    from tests.distributed_clock import rank_main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mp.spawn(rank_main, args=(port, str(tmp_path), seconds_by_rank), nprocs=2, join=True)
+    assert [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)] == [saves, saves]

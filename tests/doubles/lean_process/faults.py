@@ -4,10 +4,11 @@ The control file (written by the test, read again before every request, so a tes
 it between two calls) holds `{"rules": [RULE, ...]}`; a RULE is
 
     {"when": "substring of the raw request" | null (any request),
-     "do": "crash" | "hang" | "late" | "garbage" | "grow_memory" | "message",
+     "do": "crash" | "hang" | "late" | "garbage" | "grow_memory" | "message" | "flood",
      "seconds": 2.0,      # "late": answer this long after the request
      "rss_mb": 300,       # "grow_memory": hold memory until RSS reaches this, then answer
      "text": "...",       # "message": answer `{"message": text}` instead
+     "mb": 3.0,           # "flood": add this many MiB of info messages to the answer
      "times": 1}          # how many requests it hits, over every process of this double; null: all
 
 What each one stands for (docs/lean-backends.md, "Testing with the Lean process double"):
@@ -20,6 +21,10 @@ What each one stands for (docs/lean-backends.md, "Testing with the Lean process 
 - grow_memory: its resident memory grows past what LeanInteract's `AutoLeanServer` tolerates,
   so that `_run_dict_backoff` kills and restarts it before the next request (conformance #2:
   RSS >= max_process_memory (0.8) x memory_hard_limit_mb).
+- flood: its answer carries `mb` MiB of info messages, as Lean's answer to a short proof that
+  logs in a loop (`iterate 100000 (trace "...")`: each `trace` adds one message to the log,
+  src/Lean/Util/Trace.lean / src/Lean/Log.lean `logInfo`; the REPL returns every message of the
+  command in `messages`, repl-upstream/test/*.expected.out), issue 27 §4.
 
 `times` is counted with one marker file per hit next to the control file, created with
 O_EXCL, so it holds across the restarts the faults cause.
@@ -33,7 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ACTIONS = ("crash", "hang", "late", "garbage", "grow_memory", "message")
+ACTIONS = ("crash", "hang", "late", "garbage", "grow_memory", "message", "flood")
 GARBAGE = "this is not JSON: the Lean process double was told to answer garbage\n\n"
 
 
@@ -43,6 +48,7 @@ class Fault:
     seconds: float = 0.0
     rss_mb: float = 0.0
     text: str = ""
+    mb: float = 0.0
 
 
 def write_rules(control: Path, rules: list[dict]) -> None:
@@ -69,7 +75,11 @@ def fault_for(control: Path | None, raw_request: str) -> Fault | None:
         if times is not None and not _take_hit(control, i, times):
             continue
         return Fault(
-            rule["do"], float(rule.get("seconds", 0.0)), float(rule.get("rss_mb", 0.0)), str(rule.get("text", ""))
+            rule["do"],
+            float(rule.get("seconds", 0.0)),
+            float(rule.get("rss_mb", 0.0)),
+            str(rule.get("text", "")),
+            float(rule.get("mb", 0.0)),
         )
     return None
 
@@ -99,6 +109,12 @@ def grow_memory(rss_mb: float) -> None:
 def _rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def flooded(reply: dict, mb: float) -> dict:
+    """`reply` with `mb` MiB of info messages added (the "flood" fault)."""
+    line = {"severity": "info", "pos": {"line": 1, "column": 0}, "endPos": None, "data": "trace: " + "x" * 1000}
+    return {**reply, "messages": list(reply.get("messages", [])) + [line] * (int(mb * 1024 * 1024 / 1100) + 1)}
 
 
 def sleep_forever() -> None:

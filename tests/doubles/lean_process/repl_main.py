@@ -24,7 +24,7 @@ if not __package__:  # run as a script, in the sandbox's minimal environment: fi
     sys.path.insert(0, str(ROOT))
 
 from tests.doubles.lean_process.core import LeanCore, ProcessFault  # noqa: E402
-from tests.doubles.lean_process.faults import GARBAGE, fault_for, grow_memory, sleep_forever  # noqa: E402
+from tests.doubles.lean_process.faults import GARBAGE, fault_for, flooded, grow_memory, sleep_forever  # noqa: E402
 from tests.doubles.lean_process.world import CRASH, LeanWorld  # noqa: E402
 
 CRASH_EXIT = 134  # what a Lean process that aborts (a panic, an uncaught exception) exits with
@@ -72,7 +72,13 @@ def serve(core: LeanCore, stdin, stdout, log: Path, control: Path | None) -> Non
             sleep_forever()
         try:
             answer = {"message": fault.text} if fault is not None and fault.do == "message" else None
-            reply = json.dumps(answer or core.answer(json.loads(raw)), ensure_ascii=False) + "\n\n"
+            answer = answer or core.answer(json.loads(raw))
+            if fault is not None and fault.do == "flood":
+                answer = flooded(answer, fault.mb)
+            # a flood is written across lines, as the REPL prints every answer (`(toJson r).pretty`,
+            # REPL/Main.lean), so readers that take a line at a time see lines of ordinary length
+            indent = 1 if fault is not None and fault.do == "flood" else None
+            reply = json.dumps(answer, ensure_ascii=False, indent=indent) + "\n\n"
         except json.JSONDecodeError as e:
             # REPL/Main.lean answers a request it cannot parse with a message, and goes on.
             reply = json.dumps({"message": f"Could not parse JSON:\n{e}"}) + "\n\n"

@@ -29,6 +29,12 @@ from pathlib import Path
 NO_GOALS = "no goals"
 CRASH, HANG = "double_crash", "double_hang"
 NATIVE, SORRY = "native_decide", "sorry"
+# The elaborator in the state /work/shared/reference/adversarial-classes.md (rows "kernel check
+# switched off" and "auxiliary-lemma cache") describes: `decide +kernel` adds its auxiliary lemma
+# through `mkAuxLemma` with no elaborator check (src/Lean/Elab/Tactic/Decide*.lean), and a lemma of
+# the same type made once unchecked is handed back from the cache (src/Lean/Meta/Tactic/AuxLemma.lean):
+# the goal closes, no error, no axiom listed. Only a kernel replay in a fresh build sees otherwise.
+KERNEL_DECIDE = "decide +kernel"
 
 
 def norm(text: str) -> str:
@@ -108,6 +114,8 @@ class LeanWorld:
         if HANG in tac:
             return Outcome(None, set(), special=HANG)
         goals = state.split("\n\n")
+        if tac == KERNEL_DECIDE:
+            return Outcome("\n\n".join(goals[1:]) or NO_GOALS, set())
         if tac in (NATIVE, SORRY):
             rest = "\n\n".join(goals[1:]) or NO_GOALS
             return Outcome(rest, {"Lean.ofReduceBool"} if tac == NATIVE else {"sorryAx"})
@@ -127,7 +135,9 @@ class LeanWorld:
         while rest:
             if norm(state) == NO_GOALS:
                 return Outcome(None, axioms, error=f"no goals to be proved (left: `{rest}`)")
-            options = sorted(set(t.steps.get(norm(state), {})) | {NATIVE, SORRY, CRASH, HANG}, key=len, reverse=True)
+            options = sorted(
+                set(t.steps.get(norm(state), {})) | {NATIVE, SORRY, CRASH, HANG, KERNEL_DECIDE}, key=len, reverse=True
+            )
             tac = next((o for o in options if rest.startswith(o) and rest[len(o) : len(o) + 1] in ("", " ", ";")), None)
             if tac is None:
                 return Outcome(None, axioms, error=f"unsolved goals (the double knows no step `{rest}`)\n{state}")

@@ -1,0 +1,3 @@
+def n : Nat := sorry
+
+theorem foo : 17 + 17 = 34 := sorry

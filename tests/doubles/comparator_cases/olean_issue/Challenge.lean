@@ -1,0 +1,1 @@
+theorem boom : False := sorry

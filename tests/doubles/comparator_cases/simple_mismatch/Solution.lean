@@ -1,0 +1,1 @@
+axiom comm (n m : Nat) : m + m = m + m

@@ -1,0 +1,2 @@
+theorem comm (n m : Nat) : n + m = m + n := by
+  grind

@@ -1,0 +1,414 @@
+"""Launched training (tasks/trainers/launch.py, supervise.py, worker.py): `launch:` settings,
+checks before any work, SFT in torchrun's processes equal to one process, a kill of the
+supervisor that leaves no training process behind, resume of a killed 2-process run, and a
+dead rank reported by rank, exit code and last lines.
+
+Real torchrun (gloo, CPU), real TRL on the tiny builtin model; a handful of steps each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from storage.errors import InputError
+from tasks.config import PipelineConfig
+from tasks.models import TINY_CAUSAL_LM, resolve_model
+from tasks.sft import SFTSettings
+from tasks.trainers.launch import LaunchSettings, Rendezvous, check_launch, check_python, torchrun_command
+from tasks.trainers.preflight import check_launch_settings
+from tasks.trainers.supervise import TrainingProcessFailed, first_failure, train_in_child
+from tests.fixtures_snapshot import make_snapshot, synthetic_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+# TRL's pattern (SCALE.md): the same global batch of 8, as 1 x 8 and 2 x 4, on 24 train examples: an
+# epoch is whole batches (with a last short batch, accelerate pads the second rank with examples
+# from the start of the epoch, which one process does not train on).
+FAST = {"save_strategy": "no", "logging_steps": 1, "disable_tqdm": True, "seed": 0, "learning_rate": 1e-3}
+ATOL, RTOL = 1e-6, 1e-5
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    root = tmp_path_factory.mktemp("launch")
+    cache = root / "models"
+    resolve_model(TINY_CAUSAL_LM, cache)
+    return {"root": root, "cache": cache, "snapshot": make_snapshot(root / "snap", synthetic_rows(40, ("repoA",)))}
+
+
+def _weights(folder: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(folder / "model.safetensors")
+
+
+# Weights: Adam divides each update by sqrt(v) + eps, so at the few elements whose gradient is
+# near zero the float reassociation of DDP's all-reduce (sum of two halves vs one sum) moves
+# the update by up to ~1e-5 at lr 1e-3 (measured 8.2e-6 on one of 4096 elements of one
+# matrix). So: at least 99.9% of the elements within atol 1e-6, rtol 1e-5, and all within 2e-5.
+MOST, WORST = 0.999, 2e-5
+
+
+def _assert_close(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    total = close = 0
+    for k in a:
+        diff = (a[k].double() - b[k].double()).abs()
+        assert float(diff.max()) <= WORST, f"{k}: {float(diff.max())}"
+        close += int((diff <= ATOL + RTOL * b[k].double().abs()).sum())
+        total += diff.numel()
+    assert close / total >= MOST, f"{total - close} of {total} elements differ by more than atol 1e-6, rtol 1e-5"
+
+
+def _losses(work: Path) -> list[float]:
+    """Per-step losses of the last Trainer checkpoint in `work` (full precision, unlike the log lines)."""
+    last = max((work / "trainer").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    return [e["loss"] for e in json.loads((last / "trainer_state.json").read_text())["log_history"] if "loss" in e]
+
+
+STEPS, SAVE = 6, 3  # two epochs of whole batches; a resumable checkpoint after each
+
+
+def _settings(processes: int | None, **training) -> SFTSettings:
+    per_device = 8 // (processes or 1)
+    return SFTSettings(
+        training={
+            **FAST,
+            "per_device_train_batch_size": per_device,
+            "max_steps": STEPS,
+            "save_strategy": "steps",
+            "save_steps": SAVE,
+            **training,
+        }
+    )
+
+
+def _sft(env, name: str, processes: int | None, **training):
+    """Train SFT into <root>/<name>; processes None: inside this process."""
+    settings = _settings(processes, **training)
+    out, work = env["root"] / name, env["root"] / f"work-{name}"
+    if processes is None:
+        from tasks.sft import train_sft
+
+        figures = train_sft(settings, env["snapshot"], "random", None, out, work, model_cache_dir=env["cache"])
+    else:
+        launch = LaunchSettings(processes=processes)
+        figures = train_in_child(
+            "sft", settings, env["snapshot"], "random", None, out, work, model_cache_dir=env["cache"], launch=launch
+        )
+    return out, work, figures
+
+
+@pytest.fixture(scope="module")
+def in_process(env):
+    return _sft(env, "in-process", None)
+
+
+@pytest.fixture(scope="module")
+def two(env):
+    return _sft(env, "two", 2)
+
+
+# -- settings --------------------------------------------------------------------------------------
+def test_the_pipeline_launch_is_every_trainers_default_and_a_trainers_own_wins():
+    config = PipelineConfig.model_validate(
+        {"launch": {"processes": 2}, "trainers": {"sft": {}, "retriever": {"launch": {"processes": 1}}}}
+    )
+    assert config.trainers.sft.launch.processes == 2
+    assert config.trainers.retriever.launch.processes == 1
+    assert PipelineConfig().trainers.sft.launch is None  # the default config is unchanged (and so are its ids)
+
+
+def test_launch_settings_do_not_change_the_checkpoint_id():
+    from tasks.checkpoints import checkpoint_id
+
+    one = SFTSettings(training={"max_steps": 2})
+    two = SFTSettings(training={"max_steps": 2}, launch=LaunchSettings(processes=2, env={"NCCL_DEBUG": "INFO"}))
+    assert checkpoint_id("sft", one, "snap") == checkpoint_id("sft", two, "snap")
+
+
+def test_only_the_default_launch_trains_in_process():
+    assert LaunchSettings().in_process()
+    for other in ({"processes": 2}, {"python": sys.executable}, {"env": {"A": "1"}}):
+        assert not LaunchSettings(**other).in_process()
+
+
+def test_the_torchrun_command_of_one_and_several_nodes(tmp_path):
+    one = torchrun_command(LaunchSettings(processes=2), tmp_path / "job.json")
+    assert one[1:] == [
+        "-m",
+        "torch.distributed.run",
+        "--nnodes",
+        "1",
+        "--nproc_per_node",
+        "2",
+        "--standalone",
+        "--tee",
+        "3",
+        "--log-dir",
+        str(tmp_path / "logs"),
+        "-m",
+        "tasks.trainers.worker",
+        str(tmp_path / "job.json"),
+    ]
+    many = torchrun_command(
+        LaunchSettings(processes=8, nodes=4, rdzv=Rendezvous(endpoint="node0:29400", id="run7")), tmp_path / "j"
+    )
+    assert "--standalone" not in many
+    assert many[many.index("--rdzv-endpoint") + 1] == "node0:29400" and many[many.index("--rdzv-id") + 1] == "run7"
+
+
+# -- bad input, before any work -------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "launch, devices, field, words",
+    [
+        (LaunchSettings(processes=3), (0, 2), "trainers.sft.launch.processes", "has 2 CPUs"),
+        (LaunchSettings(processes=9), (8, 64), "trainers.sft.launch.processes", "has 8 GPUs"),
+        (LaunchSettings(processes=1, nodes=2), (0, 2), "trainers.sft.launch.rdzv", "cannot find each other"),
+        (LaunchSettings(python="/no/such/python"), (0, 2), "trainers.sft.launch.python", "not an executable"),
+    ],
+)
+def test_a_launch_that_cannot_run_here_is_refused_naming_the_field(launch, devices, field, words):
+    with pytest.raises(InputError) as e:
+        check_launch(launch, "trainers.sft", devices)
+    assert e.value.source == field and words in e.value.problem
+
+
+def test_a_python_without_a_needed_package_is_refused_by_one_short_child():
+    check_python(LaunchSettings(python=sys.executable), "trainers.sft.launch")  # this one has all of them
+    with pytest.raises(InputError) as e:
+        check_python(LaunchSettings(python=sys.executable), "trainers.sft.launch", ("torch", "no_such_package_x"))
+    assert e.value.source == "trainers.sft.launch.python" and "lacks no_such_package_x" in e.value.problem
+
+
+def test_fsdp_without_a_gpu_is_refused_before_any_work():
+    settings = SFTSettings(training={"fsdp": "full_shard"}, launch=LaunchSettings(processes=2))
+    with pytest.raises(InputError) as e:
+        check_launch_settings(settings, "trainers.sft")
+    assert e.value.source == "trainers.sft.training.fsdp" and "no CUDA GPU" in e.value.problem
+
+
+def test_torchruns_root_cause_names_the_rank_and_exit_code():
+    lines = [
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : 7 (pid: 9)",
+    ]
+    assert first_failure(lines) == (1, 7)
+
+
+# -- training in torchrun's processes ---------------------------------------------------------------
+def test_one_child_process_writes_the_checkpoint_of_training_in_process(env, in_process):
+    out, work, figures = _sft(env, "one-child", 1)
+    assert figures["world_size"] == 1
+    assert _losses(work) == _losses(in_process[1])
+    ours, theirs = _weights(out), _weights(in_process[0])
+    assert all(bool((ours[k] == theirs[k]).all()) for k in ours)  # identical, not merely close
+
+
+def test_two_processes_train_what_one_process_trains_with_the_same_global_batch(in_process, two):
+    out, work, figures = two
+    assert figures["world_size"] == 2  # a silent fall back to one process cannot pass
+    assert figures["steps"] == in_process[2]["steps"] == STEPS
+    assert _losses(work) == pytest.approx(_losses(in_process[1]), abs=ATOL, rel=RTOL)
+    _assert_close(_weights(out), _weights(in_process[0]))
+
+
+# -- stopping: a killed supervisor, Ctrl-C, a dead rank ------------------------------------------------
+SUPERVISOR = """
+import json, logging, sys
+from pathlib import Path
+logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(name)s %(message)s", force=True)
+from storage.snapshot_ref import SnapshotRef
+from tasks.sft import SFTSettings
+from tasks.trainers.launch import LaunchSettings
+from tasks.trainers.supervise import train_in_child
+a = json.loads(sys.argv[1])
+train_in_child("sft", SFTSettings.model_validate(a["settings"]), SnapshotRef.from_dict(a["snapshot"]), "random", None,
+               Path(a["out"]), Path(a["work"]), model_cache_dir=Path(a["cache"]), launch=LaunchSettings(processes=2))
+"""
+
+
+def _start_supervisor(env, name: str) -> subprocess.Popen:
+    """`train_in_child` of 2-process SFT in a process of its own (the supervisor a test kills)."""
+    args = {
+        "settings": _settings(2).model_dump(mode="json"),
+        "snapshot": env["snapshot"].to_dict(),
+        "out": str(env["root"] / name),
+        "work": str(env["root"] / f"work-{name}"),
+        "cache": str(env["cache"]),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", SUPERVISOR, json.dumps(args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def _read_until(proc: subprocess.Popen, needle: str) -> None:
+    for line in proc.stdout:
+        if needle in line:
+            return
+    raise AssertionError(f"the supervisor ended (code {proc.wait()}) before printing {needle!r}")
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below `pid` (from /proc/*/stat), torchrun and its workers included."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for a reaper that may never come, in a container, is dead)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_all_gone(pids: set[int], timeout_s: float = 120.0) -> set[int]:
+    """The pids still alive after they all ended or `timeout_s` (generous: an event, not a deadline)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.2)
+    return {p for p in pids if _alive(p)}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_sigkilled_supervisor_leaves_no_training_process_and_the_step_resumes_to_the_uninterrupted_weights(env, two):
+    proc = _start_supervisor(env, "killed")
+    _read_until(proc, f"step {SAVE + 1}/{STEPS}")  # checkpoint-3 is written
+    below = _descendants(proc.pid)
+    assert len(below) >= 3  # the launcher became torchrun, and its 2 workers
+    proc.kill()
+    proc.wait()
+    assert _wait_all_gone(below) == set()
+
+    out, work, figures = _sft(env, "killed", 2)  # the next attempt, on the same work folder
+    assert figures["world_size"] == 2 and figures["resumed_from"] in (f"checkpoint-{SAVE}", f"checkpoint-{STEPS}")
+    assert _losses(work) == pytest.approx(_losses(two[1]), abs=ATOL, rel=RTOL)
+    _assert_close(_weights(out), _weights(two[0]))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_ctrl_c_of_the_supervisor_stops_the_whole_training_group(env):
+    proc = _start_supervisor(env, "interrupted")
+    _read_until(proc, f"step 1/{STEPS}")
+    below = _descendants(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stdout.read()
+    assert proc.wait() != 0 and "KeyboardInterrupt" in rest
+    assert _wait_all_gone(below) == set()
+
+
+def test_a_dead_rank_fails_the_step_naming_the_rank_its_exit_code_and_its_last_lines(env, tmp_path):
+    # torchrun starts each worker with $PYTHON_EXEC (torch/distributed/run.py): rank 1's dies at once.
+    python = tmp_path / "python"
+    python.write_text(
+        textwrap.dedent(
+            f"""\
+            #!/bin/sh
+            if [ "$RANK" = "1" ]; then echo "rank one gives up"; exit 7; fi
+            exec {sys.executable} "$@"
+            """
+        )
+    )
+    python.chmod(0o755)
+    launch = LaunchSettings(processes=2, env={"PYTHON_EXEC": str(python)})
+    with pytest.raises(TrainingProcessFailed) as e:
+        train_in_child(
+            "sft",
+            _settings(2),
+            env["snapshot"],
+            "random",
+            None,
+            tmp_path / "out",
+            tmp_path / "work",
+            model_cache_dir=env["cache"],
+            launch=launch,
+        )
+    assert (e.value.rank, e.value.exit_code) == (1, 7)
+    assert "rank 1" in str(e.value) and "rank one gives up" in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_use_vllm_in_a_training_environment_of_its_own_is_checked_there():
+    from tasks.grpo.config import GRPOSettings, preflight
+
+    settings = GRPOSettings(training={"use_vllm": True}, launch=LaunchSettings(python=sys.executable))
+    preflight(settings, "trainers.grpo")  # vLLM is not looked for in this environment...
+    with pytest.raises(InputError) as e:  # ...but this machine has no GPU, which vLLM needs
+        check_launch_settings(settings, "trainers.grpo")
+    assert e.value.source == "trainers.grpo.training.use_vllm" and "no CUDA GPU" in e.value.problem
+    with pytest.raises(InputError) as e:  # and the training environment is asked for vllm
+        check_launch(settings.launch, "trainers.grpo", (1, 2), ("torch", "vllm"))
+    assert e.value.source == "trainers.grpo.launch.python" and "lacks vllm" in e.value.problem
+
+
+def test_the_train_vllm_extra_holds_a_vllm_trl_accepts_and_no_prefect():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["train-vllm"]
+    pins = {Requirement(r).name: Requirement(r).specifier for r in extra}
+    assert "prefect" not in pins and "fastapi" not in pins
+    assert "0.31.0" in pins["vllm"] and "1.16.0" in pins["trl"]  # TRL 1.16 accepts vLLM 0.22-0.31
+    assert set(pins) >= {"torch", "transformers", "trl", "duckdb", "pyarrow"}  # launch.NEEDED_PACKAGES
+
+
+def test_worker_records_go_back_into_their_loggers_rank_0s_only_unless_a_warning(caplog):
+    """What makes the Prefect UI show a launched step's log lines: records come back under the
+    worker's logger names (loggers under `tasks` reach the task run's logs, flows/ui.py)."""
+    import logging
+
+    from tasks.trainers.supervise import Output, relay
+    from tasks.trainers.worker import RECORD_MARK
+
+    def record(rank, level, name, msg):
+        line = json.dumps({"name": name, "level": level, "rank": rank, "msg": msg})
+        return f"[rank {rank}] {RECORD_MARK}{line}\n"
+
+    out = Output()
+    with caplog.at_level(logging.DEBUG, logger="tasks"):
+        relay(record(0, logging.INFO, "tasks.trainers.progress", "step 1/6: loss 6.4"), out)
+        relay(record(1, logging.INFO, "tasks.trainers.progress", "step 1/6: loss 6.4"), out)  # a duplicate
+        relay(record(1, logging.WARNING, "tasks.sft.train", "odd data"), out)
+        relay("[rank 1] Traceback (most recent call last):\n", out)
+        relay("torchrun's own line\n", out)
+    got = [(r.name, r.levelno, r.getMessage()) for r in caplog.records]
+    assert got == [
+        ("tasks.trainers.progress", logging.INFO, "step 1/6: loss 6.4"),
+        ("tasks.sft.train", logging.WARNING, "rank 1: odd data"),
+        ("tasks.trainers.launch", logging.DEBUG, "[rank 1] Traceback (most recent call last):"),
+        ("tasks.trainers.launch", logging.INFO, "torchrun's own line"),
+    ]
+    assert list(out.by_rank[1])[-1] == "Traceback (most recent call last):"
