@@ -91,6 +91,16 @@ RECORD_TABLES = {
             tactics JSON, proof VARCHAR, steps JSON, axioms JSON, expansions INTEGER, carried_from VARCHAR,
             found_at TIMESTAMPTZ DEFAULT now(),
             PRIMARY KEY (theorem_id, toolchain))""",
+    # Proofs of statement-set statements a verdict accepted (shipped with a set as claimed, or found by
+    # a search), several per statement and toolchain: what whole-proof training reads
+    # (storage/statement_sets/proofs.py).
+    "statement_proofs": """
+        CREATE TABLE IF NOT EXISTS statement_proofs (
+            statement_id VARCHAR, toolchain VARCHAR, proof_id VARCHAR, set_name VARCHAR, name VARCHAR,
+            proof VARCHAR, checker VARCHAR, verdict VARCHAR, verdict_level VARCHAR, rule_version VARCHAR,
+            origin VARCHAR, model VARCHAR, checkpoint_id VARCHAR, run_id VARCHAR, round INTEGER,
+            found_at TIMESTAMPTZ DEFAULT now(),
+            PRIMARY KEY (statement_id, toolchain, proof_id))""",
 }
 
 
@@ -154,7 +164,7 @@ def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iter
         except duckdb.Error as e:
             raise DamagedStoreError(store.catalog_path, str(e).splitlines()[0], store.root) from e
         try:
-            lock_down(con, [store.data_dir, store.root / "snapshots"])
+            lock_down(con, [store.data_dir, store.root / "snapshots", store.root / "statements"])
             if not write:
                 _fresh_views_for_reader(store, con)
             yield con
@@ -200,7 +210,11 @@ def refresh_views(store: "Store") -> None:
 def views_key(store: "Store", folders: dict) -> str:
     """What the views depend on: the listed folders, where the store is, whether any
     snapshot manifest exists (the `snapshots` view is a placeholder until one does)."""
-    return stable_hash([sorted((r, str(f)) for r, f in folders.items()), str(store.root), has_manifests(store)], 16)
+    from .statement_sets.sets import read_index
+
+    key = [sorted((r, str(f)) for r, f in folders.items()), str(store.root), has_manifests(store)]
+    sets = read_index(store)["sets"]
+    return stable_hash(key + [sorted(sets.items())] if sets else key, 16)  # no set: the key it always had
 
 
 def has_manifests(store: "Store") -> bool:
@@ -249,6 +263,9 @@ def _create_views(store: "Store", con, folders: dict | None = None, temp: bool =
         con.execute(f"""CREATE OR REPLACE {kind}VIEW snapshots AS SELECT NULL::VARCHAR AS snapshot_id,
             NULL::VARCHAR[] AS repo_ids, NULL::VARCHAR[] AS kept_repo_ids, NULL::JSON AS settings,
             NULL::JSON AS counts, NULL::TIMESTAMPTZ AS created_at, NULL::VARCHAR AS manifest_path WHERE false""")
+    from .statement_sets.views import create_views as create_statement_views
+
+    create_statement_views(store, con, kind)
     if not temp:
         from .forgetting import create_views
 

@@ -138,3 +138,26 @@ SNAPSHOT_TACTICS = pa.schema(
 
 def empty_table(name: str) -> pa.Table:
     return TABLES[name].empty_table()
+
+# One statement set's rows (storage/statement_sets/): `<store>/statements/<name>@<hash>/statements.parquet`.
+# `statement` ends in `:=` (the canonical form: a trailing `by` is the format, not a body); a proof
+# shipped with the set is `claimed_proof` (the text after `:=`) until a verdict accepts it.
+STATEMENTS = pa.schema(
+    [
+        pa.field("set_name", pa.string(), nullable=False),
+        pa.field("statement_id", pa.string(), nullable=False),  # fingerprint + normalised header (identity.py)
+        pa.field("fingerprint", pa.string(), nullable=False),  # the contamination gate's (contamination.py)
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),  # train | val | test
+        pa.field("split_source", pa.string(), nullable=False),  # "set" (its own) | "fingerprint" | "benchmark" (all test)
+        pa.field("header", pa.string(), nullable=False),
+        pa.field("statement", pa.string(), nullable=False),
+        pa.field("informal", pa.string()),
+        pa.field("claimed_proof", pa.string()),
+        pa.field("source", pa.string()),
+        pa.field("lean_version", pa.string()),
+        pa.field("mathlib_version", pa.string()),
+        pa.field("row", pa.int64(), nullable=False),  # position in the file it was read from, from 0
+        pa.field("extra", pa.string()),  # JSON of the columns no mapping names, kept verbatim
+    ]
+)

@@ -14,6 +14,9 @@
     dojoflow migrate                        bring an older store to this version's format
     dojoflow repair                         rebuild a damaged catalog; drop unreadable repositories
     dojoflow server start|stop|status       a local Prefect server (and UI) kept between runs
+    dojoflow import-statements PATH|HUB_ID  a statement set (miniF2F, PutnamBench, NuminaMath-LEAN ...)
+    dojoflow leaderboard                    benchmark results, one line per run, as the field reports them
+    dojoflow export-proofs OUT              verified proofs as a dataset (Parquet and a dataset card)
 
 The store lives in $DOJOFLOW_HOME (default `.dojoflow/` here), or `--home`. Listings
 print a table on a terminal and CSV when piped (`--format table|csv|json`, docs/cli.md).
@@ -27,7 +30,15 @@ import importlib
 from .common import app
 
 app.info.help = __doc__.split("\n\n")[0]
-for _module in ("store", "runs", "server", "prove", "grpo", "doctor"):  # each adds its commands, in this order
+for _module in (
+    "store",
+    "runs",
+    "server",
+    "prove",
+    "grpo",
+    "doctor",
+    "statements",
+):  # each adds its commands, in this order
     importlib.import_module(f"{__name__}.{_module}")
 
 from .prove import REPLAY_CANNOT_PROVE_SORRY  # noqa: E402
