@@ -48,6 +48,8 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     t.record_run_start(home, run_id, "curriculum", config.model_dump(mode="json"))
     crashed.mark_crashed_in_prefect(home, t.mark_crashed_runs(home))  # runs killed before this one
     snapshot_settings = t.register_benchmarks(home, config.benchmarks, config.snapshot)  # their fingerprints
+    if config.statements:  # statement sets; benchmark sets join the snapshot's benchmarks
+        snapshot_settings = t.import_statement_sets(home, config.statements, snapshot_settings, config.splits)
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = _ingest_sources(t, home, config, log)

@@ -257,6 +257,9 @@ def card_markdown(store, run_id: str) -> str:
     from .proving.sorry import SORRY
 
     untried = [u for u in read_results(store, run_id, status="untried") if u["split_kind"] != SORRY]
+    from .leaderboard import card_section
+
+    parts += card_section(store, run_id)  # benchmark results as the field reports them
     parts += proving_section(rows, untried)  # a prove run's untried `sorry` theorems are in sorry_section
     parts += sorry_section(store, run_id)
     parts += contamination_section(store, [s["snapshot_id"] for s in led["snapshots"]])

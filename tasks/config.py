@@ -19,6 +19,7 @@ from storage.errors import InputError
 from storage.sample import SAMPLE_REPOS
 from storage.snapshot import SnapshotSettings
 from storage.splits import SplitSettings
+from storage.statement_sets.reader import StatementSetConfig
 from tasks.evaluations import EVALUATIONS
 from tasks.git import refuse_credentials
 from tasks.trainers import registry
@@ -215,6 +216,11 @@ class PipelineConfig(BaseModel):
         description="Evaluation sets kept out of training: their statements and near-copies leave every snapshot, "
         "with the reason, and a contamination report is written per snapshot (docs/evaluation.md).",
     )
+    statements: list[StatementSetConfig] = Field(
+        default_factory=list,
+        description="Statement sets imported into the store when the run starts (docs/statement-sets.md): a file, "
+        "folder or hub id with a preset or column mapping; `benchmark: true` keeps a set out of every training.",
+    )
     expert_iteration: Optional[ExpertIterationSettings] = Field(
         None,
         description="Expert iteration inside each step: search the train split with the step's tactic "
@@ -323,6 +329,9 @@ def resolve_paths(raw: dict, base: Path) -> dict:
             for key in known[name].model_fields:
                 if key in settings:
                     settings[key] = resolve_local(settings[key], base, must_exist=True)
+    for st in raw.get("statements") if isinstance(raw.get("statements"), list) else []:
+        if isinstance(st, dict) and isinstance(st.get("path"), str) and (base / st["path"]).exists():
+            st["path"] = str((base / Path(st["path"]).expanduser()).resolve())
     benchmarks = raw.get("benchmarks")
     for b in benchmarks if isinstance(benchmarks, list) else []:
         if isinstance(b, dict) and isinstance(b.get("path"), str):

@@ -167,7 +167,7 @@ def write_report(
     )
     parts += forgetting_section(*forgetting.of_run(store, run_id))
     parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
-    parts += _proofs_section(read_proofs(store, run_id))
+    parts += _proofs_section(_published(store, read_proofs(store, run_id)))
     if failures:
         parts += ["## Failures", "", _table(["source", "error"], [[f["source"], f["error"]] for f in failures]), ""]
     markdown = "\n".join(parts)
@@ -260,6 +260,14 @@ def _metrics_section(rows: list[dict]) -> list[str]:
         ),
         "",
     ]
+
+
+def _published(store, proofs: list[dict]) -> list[dict]:
+    """Proofs of benchmarks marked publish_proofs: false keep their row, never their text (tasks/leaderboard.py)."""
+    from .leaderboard import unpublished
+
+    groups = unpublished(store)["groups"]
+    return [{**p, "tactics": ["(withheld: publish_proofs is false)"]} if p["repo_id"] in groups else p for p in proofs]
 
 
 def _proofs_section(proofs: list[dict]) -> list[str]:

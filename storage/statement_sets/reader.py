@@ -271,6 +271,10 @@ def read_set(config: StatementSetConfig, split_settings: SplitSettings | None = 
         r["lean_version"] = r.get("lean_version") or lean
         r["mathlib_version"] = mathlib
     table, counts = build_table(records, config.path, fields, name, opts)
+    if config.benchmark:  # what theorem_results.benchmark holds for results on it (contamination.py)
+        from ..contamination import benchmark_fingerprint
+
+        counts["benchmark_fingerprint"] = benchmark_fingerprint(table.column("statement").to_pylist())
     meta = {
         "name": name,
         "content_hash": content_hash(table),

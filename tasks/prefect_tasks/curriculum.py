@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.tasks import Task
 from prefect.transactions import get_transaction
@@ -164,6 +164,19 @@ def register_benchmarks_task(home: str, benchmarks: list, snapshot_settings: Sna
     return register_benchmarks(store_of(home), list(benchmarks), snapshot_settings)
 
 
+@task(name="import-statement-sets", task_run_name="import-statement-sets", cache_policy=NO_CACHE)
+def import_statement_sets_task(
+    home: str, configs: list, snapshot_settings: SnapshotSettings, splits
+) -> SnapshotSettings:
+    """Import the pipeline's statement sets; benchmark sets join the snapshot settings' benchmarks."""
+    from ..statement_sets import import_statement_sets
+
+    settings, rows = import_statement_sets(store_of(home), list(configs), snapshot_settings, splits)
+    for r in rows:
+        get_run_logger().info("statement set %s: %s, %s statements", r["set"], r["status"], r["statements"])
+    return settings
+
+
 @dataclass(frozen=True)
 class CurriculumTasks:
     """The curriculum flow's tasks, configured for one Dojoflow home (`curriculum_tasks`)."""
@@ -180,6 +193,7 @@ class CurriculumTasks:
     mark_crashed_runs: Task
     record_run_end: Task
     report: Task
+    import_statement_sets: Task = import_statement_sets_task
 
 
 def cached_checkpoint_gone(
