@@ -43,6 +43,10 @@ def expert_rounds(t, home: str, config, step, total: int, snapshot: SnapshotRef,
     """(the last round's checkpoint, one summary per round) of `step`, starting from `start`."""
     from .prove import proving_step
 
+    if config.expert_iteration.mode == "whole_proof":  # sample, keep, train sft_proof (flows/expert_whole.py)
+        from .expert_whole import whole_proof_rounds
+
+        return whole_proof_rounds(t, home, config, step, total, snapshot, start, run_id)
     ei, search, e = config.expert_iteration, config.expert_search(), expert_tasks(home)
     settings = round_settings(config.trainers.enabled()[ei.trainer], ei.training)
     eval_repos = step.seen if config.evaluation.all_repositories_so_far else step.repo_ids
