@@ -26,7 +26,7 @@ def whole_proof_rounds(
     t, home: str, config, step, total: int, snapshot: SnapshotRef, start: CheckpointRef, run_id: str
 ):
     """(the last round's checkpoint, one summary per round) of `step`, starting from `start`."""
-    from .expert import round_settings
+    from .expert import round_settings, say_adapter
     from .prove import proving_step
 
     ei, e = config.expert_iteration, whole_proof_tasks(home)
@@ -45,6 +45,7 @@ def whole_proof_rounds(
             unmapped(step.step), unmapped(r), range(len(batches)),
         )  # fmt: skip
         records = [record for f in futures for record in f.result()]
+        say_adapter(records, r)
         new = e.keep(home, records, ei, search, run_id, step.step, r, current.checkpoint_id)
         data, counts = e.data(home, snapshot, config.split_kind, sets, step.step, r)
         trained = None

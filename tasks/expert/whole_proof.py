@@ -128,6 +128,7 @@ def sample_batch(
         ]
         for r in records:
             r["generator"] = generator.name
+            r["adapter"] = (getattr(generator, "adapter_status", None) or [None])[0]  # an endpoint's, in words
         return records
     finally:
         generator.close()
