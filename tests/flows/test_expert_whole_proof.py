@@ -39,7 +39,7 @@ def pipeline(home, double, work) -> PipelineConfig:
     """examples/whole-proof-expert.yaml, smaller, with the Lean-process double behind its `repl` backend."""
     config = PipelineConfig.from_yaml(EXAMPLE)
     sft = config.trainers.sft_proof.model_dump()
-    sft["training"].update(max_steps=24, logging_steps=8, per_device_train_batch_size=8)
+    sft["training"].update(max_steps=30, logging_steps=10, per_device_train_batch_size=8)
     sft["evaluation"].update(k=2, max_theorems=2, max_proof_tokens=12)
     backend = {"kind": "repl", "repl": double.options(), "work_dir": str(work), "sandbox": double.sandbox()}
     proving = config.evaluation.proving.model_dump()
@@ -47,7 +47,8 @@ def pipeline(home, double, work) -> PipelineConfig:
     proving["generator"]["max_proof_tokens"] = 12
     ei = config.expert_iteration.model_dump()
     ei["training"] = {"max_steps": 8}
-    ei["whole_proof"].update(samples=6, keep=2, stop_after=1)
+    ei["whole_proof"].update(samples=8, keep=2, stop_after=1, max_statements=32)
+    ei["search"] = {**proving, "generator": {**proving["generator"], "temperature": 0.6}, "splits": ["train"]}
     return config.with_overrides(
         {
             "name": "whole-proof-expert-test",
@@ -149,7 +150,8 @@ def test_rerun_is_cached_and_records_the_same_round_metrics(first_run, double):
 
 
 def test_without_lean_the_example_refuses_in_one_line(tmp_path):
-    env = {**os.environ, "PATH": os.path.dirname(sys.executable), "DOJOFLOW_HOME": str(tmp_path / "home")}
+    path = [d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "lake").exists()]  # no Lean here
+    env = {**os.environ, "PATH": os.pathsep.join(path), "DOJOFLOW_HOME": str(tmp_path / "home")}
     done = subprocess.run(
         [sys.executable, "-m", "flows.cli", "run", str(EXAMPLE)], env=env, cwd=ROOT, capture_output=True, text=True
     )
