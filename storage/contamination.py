@@ -54,7 +54,7 @@ def _strip_comments(text: str) -> str:
 
 def normalise(statement: str) -> str:
     """The statement with comments, its keyword and name, bound names and layout normalised."""
-    text = _strip_comments(statement).removesuffix(":=")
+    text = _strip_comments(statement).rstrip().removesuffix(":=")  # `:=` then a comment or a newline: still the tail
     text = _DECL.sub("", text, count=1)
     names: list[str] = []
     for pattern in (_BINDER_GROUP, _QUANTIFIED):

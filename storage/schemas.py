@@ -139,6 +139,7 @@ SNAPSHOT_TACTICS = pa.schema(
 def empty_table(name: str) -> pa.Table:
     return TABLES[name].empty_table()
 
+
 # One statement set's rows (storage/statement_sets/): `<store>/statements/<name>@<hash>/statements.parquet`.
 # `statement` ends in `:=` (the canonical form: a trailing `by` is the format, not a body); a proof
 # shipped with the set is `claimed_proof` (the text after `:=`) until a verdict accepts it.
@@ -149,7 +150,8 @@ STATEMENTS = pa.schema(
         pa.field("fingerprint", pa.string(), nullable=False),  # the contamination gate's (contamination.py)
         pa.field("name", pa.string(), nullable=False),
         pa.field("split", pa.string(), nullable=False),  # train | val | test
-        pa.field("split_source", pa.string(), nullable=False),  # "set" (its own) | "fingerprint" | "benchmark" (all test)
+        # "set" (its own) | "fingerprint" | "benchmark" (a benchmark set's rows without one: test)
+        pa.field("split_source", pa.string(), nullable=False),
         pa.field("header", pa.string(), nullable=False),
         pa.field("statement", pa.string(), nullable=False),
         pa.field("informal", pa.string()),

@@ -116,11 +116,18 @@ def load_benchmarks(configs: list[BenchmarkConfig]) -> tuple[dict[str, list[dict
 
 
 def register_benchmarks(store, configs: list[BenchmarkConfig], snapshot_settings):
-    """Store every benchmark and return the snapshot settings naming their fingerprints."""
-    if not configs:
+    """Store every benchmark and return the snapshot settings naming their fingerprints, and those
+    of the statement sets in the store marked as benchmarks (docs/statement-sets.md): a set imported
+    with `dojoflow import-statements --benchmark` keeps its statements out of every later run."""
+    from storage.statement_sets import list_sets
+
+    sets = tuple(m["benchmark_fingerprint"] for m in list_sets(store) if m.get("benchmark_fingerprint"))
+    if not configs and not sets:
         return snapshot_settings
-    benchmarks, warnings = load_benchmarks(configs)
-    for w in warnings:
-        log.warning(w)
-    fingerprints = tuple(save_benchmark(store, name, theorems) for name, theorems in benchmarks.items())
-    return snapshot_settings.model_copy(update={"benchmarks": fingerprints})
+    fingerprints: tuple[str, ...] = ()
+    if configs:
+        benchmarks, warnings = load_benchmarks(configs)
+        for w in warnings:
+            log.warning(w)
+        fingerprints = tuple(save_benchmark(store, name, theorems) for name, theorems in benchmarks.items())
+    return snapshot_settings.model_copy(update={"benchmarks": tuple(dict.fromkeys((*fingerprints, *sets)))})

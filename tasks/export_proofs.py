@@ -43,13 +43,27 @@ SCHEMA = pa.schema(
 DATA_FILE = "data/train-00000-of-00001.parquet"
 
 
-def _found_rows(store) -> list[dict]:
-    """Expert iteration's found proofs of repositories' theorems, in the export's shape."""
+def _unpublished_fingerprints(store) -> set[str]:
+    from storage.statement_sets import list_sets, read_statements
+
+    names = [m["name"] for m in list_sets(store) if m.get("publish_proofs") is False]
+    return (
+        set(read_statements(store, names, columns=["fingerprint"]).column("fingerprint").to_pylist())
+        if names
+        else set()
+    )
+
+
+def _found_rows(store) -> tuple[list[dict], int]:
+    """Expert iteration's found proofs of repositories' theorems, in the export's shape, and how many
+    were withheld: a repository theorem stating what an unpublished benchmark states is withheld too."""
+    from storage.contamination import fingerprint
     from storage.found_proofs import read_found
 
     found = read_found(store)
     if not found:
-        return []
+        return [], 0
+    hidden, withheld = _unpublished_fingerprints(store), 0
     ids = sorted({f["repo_id"] for f in found if store.has_repository(f["repo_id"])})
     theorems = store.read_table("theorems", ids, columns=["theorem_id", "theorem_statement"]).to_pylist() if ids else []
     statements = {t["theorem_id"]: t["theorem_statement"] for t in theorems}
@@ -59,6 +73,9 @@ def _found_rows(store) -> list[dict]:
         if not stated:
             continue
         statement = stated.rstrip().removesuffix(":=").rstrip() + " :="
+        if hidden and fingerprint(statement) in hidden:
+            withheld += 1
+            continue
         out.append(
             {
                 "statement_id": statement_id(statement, ""),
@@ -77,7 +94,7 @@ def _found_rows(store) -> list[dict]:
                 "origin": "expert_iteration",
             }
         )
-    return out
+    return out, withheld
 
 
 def export_proofs(store, out: Path, sets: list[str] | None = None) -> dict:
@@ -92,7 +109,9 @@ def export_proofs(store, out: Path, sets: list[str] | None = None) -> dict:
             continue
         rows.append({c: p.get(c) for c in SCHEMA.names})
     if sets is None:
-        rows += _found_rows(store)
+        found, hidden = _found_rows(store)
+        rows += found
+        withheld += hidden
     table = pa.Table.from_pylist(rows, schema=SCHEMA)
     with atomic.atomic_path(out) as tmp:
         (tmp / "data").mkdir(parents=True)
@@ -121,6 +140,7 @@ dataset_info:
 {features}
   splits:
   - name: train
+    num_bytes: {table.nbytes}
     num_examples: {table.num_rows}
 ---
 

@@ -151,6 +151,45 @@ def _row(store, run: str, fp: str, checkpoint: str | None, rows: list[dict], b: 
     return row
 
 
+def record_benchmark_results(
+    store, set_name: str, results: list[dict], *, run_id: str, step: int, checkpoint_id: str | None
+) -> int:
+    """Record an evaluation on a benchmark statement set so that it reads as a leaderboard line:
+    `results` are one dict per statement tried: name, n, c, k, pass_at_1, pass_at_k, checker,
+    and optionally status (`proved`/`failed`/`untried`), reason, tokens, seconds, generator.
+    Statements of the set with no result count as untried (the total stays the benchmark's)."""
+    from storage.ids import theorem_id
+    from storage.statement_sets import set_meta, statements
+    from storage.theorem_results import record_results
+
+    meta = set_meta(store, set_name)
+    fp = meta.get("benchmark_fingerprint")
+    if not fp:
+        from storage.errors import InputError
+
+        raise InputError(set_name, "is not a benchmark set", "import it with --benchmark (benchmark: true)")
+    group = f"benchmark:{set_name}"
+    by_name = {r["name"]: r for r in results}
+    rows = []
+    for s in statements(store, [set_name]):
+        r = by_name.get(s["name"])
+        base = {
+            "repo_id": group,
+            "theorem_id": theorem_id(group, s["fingerprint"], s["name"]),
+            "file_path": "",
+            "full_name": s["name"],
+            "split": "benchmark",
+            "prover": "model",
+            "benchmark": fp,
+        }
+        if r is None:
+            rows.append({**base, "status": "untried", "reason": "not in this evaluation's results", "n": 0, "c": 0})
+            continue
+        status = r.get("status") or ("proved" if (r.get("c") or 0) > 0 else "failed")
+        rows.append({**base, **{k: v for k, v in r.items() if k != "name"}, "status": status})
+    return record_results(store, rows, run_id, step, checkpoint_id, "benchmark")
+
+
 def card_section(store, run_id: str) -> list[str]:
     """The card's lines: this run's leaderboard lines, when it evaluated on a benchmark."""
     rows = leaderboard_rows(store, run_id=run_id)

@@ -17,6 +17,7 @@
     dojoflow import-statements PATH|HUB_ID  a statement set (miniF2F, PutnamBench, NuminaMath-LEAN ...)
     dojoflow leaderboard                    benchmark results, one line per run, as the field reports them
     dojoflow export-proofs OUT              verified proofs as a dataset (Parquet and a dataset card)
+    dojoflow verify-statements SET          a set's claimed proofs checked by Lean (kimina)
 
 The store lives in $DOJOFLOW_HOME (default `.dojoflow/` here), or `--home`. Listings
 print a table on a terminal and CSV when piped (`--format table|csv|json`, docs/cli.md).

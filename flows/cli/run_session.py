@@ -151,7 +151,12 @@ class RunSession:
         from storage.store import Store
         from tasks.report import metrics_rows
 
-        print_summary(out, result, metrics_rows(Store.open(self.home), result["run_id"]), self.log)
+        store = Store.open(self.home)
+        print_summary(out, result, metrics_rows(store, result["run_id"]), self.log)
+        from tasks.leaderboard import leaderboard_rows
+
+        for row in leaderboard_rows(store, run_id=result["run_id"]):  # benchmarks as the field reports them
+            out.print(row["line"], soft_wrap=True, markup=False)
         return result
 
 

@@ -37,7 +37,7 @@ def import_statements_cmd(
     preset: Annotated[
         Optional[str],
         typer.Option(
-            help="deepseek, lean_grpo, putnambench, numina, goedel or table "
+            help="deepseek, lean_grpo, putnambench, putnam_jsonl, numina, goedel or table "
             "(default: the one whose columns the file has)."
         ),
     ] = None,
@@ -50,7 +50,12 @@ def import_statements_cmd(
             "lean_version; repeat.",
         ),
     ] = None,
-    split: Annotated[Optional[str], typer.Option(help="Read one split of a hub dataset or saved DatasetDict.")] = None,
+    split: Annotated[
+        Optional[str],
+        typer.Option(
+            help="Read one split only (of a hub dataset or saved DatasetDict, or the rows whose split column says it): e.g. --split test for miniF2F-test."
+        ),
+    ] = None,
     lean_version: Annotated[Optional[str], typer.Option(help="The Lean version the set was written for.")] = None,
     mathlib_version: Annotated[Optional[str], typer.Option(help="The Mathlib version (tag or commit).")] = None,
     benchmark: Annotated[
@@ -131,3 +136,37 @@ def export_proofs_cmd(
     say("wrote {} verified proofs to {}", report["written"], report["path"])
     if report["withheld"]:
         say("withheld {} proofs of sets that do not publish proofs (counted in README.md)", report["withheld"])
+
+
+@command("verify-statements")
+def verify_statements_cmd(
+    set_name: Annotated[str, typer.Argument(help="The statement set whose claimed proofs to check.")],
+    kimina_url: Annotated[str, typer.Option("--kimina-url", help="A kimina-lean-server to check with.")],
+    lean_version: Annotated[
+        Optional[str],
+        typer.Option(help="The Lean version the server runs (refused if the set was written for another)."),
+    ] = None,
+    home: Home = None,
+):
+    """Check a set's claimed proofs with Lean (a kimina server, under the set's header); the accepted
+    ones become verified proofs that training may use."""
+    from storage.statement_sets import claimed_proofs
+    from tasks.lean import open_backend
+    from tasks.lean.config import BackendSettings
+    from tasks.statement_sets import verify_claimed
+
+    store = store_of(home, create=False)
+    from storage.statement_sets import check_toolchain
+
+    check_toolchain(store, set_name, lean_version)  # before any server is contacted
+    rows = claimed_proofs(store, [set_name])
+    header = rows[0]["header"] if rows else ""
+    settings = BackendSettings(kind="kimina", kimina={"url": kimina_url, "header": header or "import Init"})
+    backend = open_backend(settings, store)
+    try:
+        report = verify_claimed(store, set_name, backend, lean_version)
+    finally:
+        backend.close()
+    say("checked {} claimed proofs of {}: {} verified", report["checked"], set_name, report["verified"])
+    for name, why in report["rejected"]:
+        say("  not accepted: {} ({})", name, why)

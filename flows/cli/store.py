@@ -165,7 +165,7 @@ def sql_cmd(
     query: Annotated[
         str,
         typer.Argument(
-            help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots, ledger, theorem_ledger; tables: checkpoints, metrics, runs, proofs, theorem_results."
+            help="A SELECT query. Views: repositories, files, theorems, tactics, premises, snapshots, ledger, theorem_ledger, statements, statement_sets; tables: checkpoints, metrics, runs, proofs, theorem_results, statement_proofs."
         ),
     ],
     home: Home = None,

@@ -4,8 +4,9 @@ and which toolchain may check it (docs/statement-sets.md).
 - `statement_id`: the contamination gate's fingerprint of the statement (storage/contamination.py,
   the one rule: comments, keyword, name, bound names and layout do not count) hashed with the
   normalised header (comments dropped, whitespace collapsed, one line per command, sorted and
-  deduplicated): the same statement under the same header is one theorem, whichever set, name or
-  layout it came with. `fingerprint` alone is what the contamination gate compares.
+  deduplicated; resource limits such as `set_option maxHeartbeats N` dropped, and imports that
+  `import Mathlib` already brings): the same statement under the same header is one theorem,
+  whichever set, name or layout it came with. `fingerprint` alone is what the contamination gate compares.
 - `split_statement`: a declaration's text cut at its top-level `:=` (Lean's lexer rules,
   storage/lean_lexer.py): the statement up to and with `:=`, and the body after it. A
   DeepSeek-style `formal_statement` ends `:= by` and a newline: the `by` is the format, not a body.
@@ -22,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 from hashlib import sha256
 
@@ -33,6 +35,7 @@ from ..splits import SplitSettings
 _LINE_COMMENT = re.compile(r"--[^\n]*")
 _BLOCK_COMMENT = re.compile(r"/-.*?-/", re.S)
 _TAIL = re.compile(r":=\s*(?:by\s*)?$")
+_FAST_TAIL = re.compile(r":=\s*(?:by\s*)?((?:by\s+)?sorry)?\s*$")
 _SORRY_TAIL = re.compile(r":=\s*(?:by\s+)?sorry\s*$")
 _DECL_WORDS = frozenset({"theorem", "lemma", "example", "def", "abbrev", "instance"})
 _OPEN = frozenset({"(", "[", "{", "⦃", "⟨", "@["})
@@ -69,13 +72,27 @@ def separate_header(text: str) -> tuple[str, str]:
     return text[:at], text[at:]
 
 
+# Resource limits, not meaning: copies of a benchmark differ in them (DeepSeek-Prover-V1.5's miniF2F
+# header sets maxHeartbeats 0; a limit of 400000 is as common), and they are one statement.
+_RESOURCE_OPTION = re.compile(r"^set_option (?:maxHeartbeats|maxRecDepth|synthInstance\.maxHeartbeats) \d+$")
+_SUBSUMED_IMPORT = re.compile(
+    r"^import (?:(?:Mathlib|Batteries|Aesop|Qq|ProofWidgets|Plausible|ImportGraph|LeanSearchClient)(?:\.\S+)?)$"
+)
+
+
+@functools.lru_cache(maxsize=1024)  # a set's rows share a few headers
 def normalise_header(header: str | None) -> str:
     """The header without comments, each command on one line of single spaces, sorted, once each."""
     if not header:
         return ""
     text = _LINE_COMMENT.sub(" ", _BLOCK_COMMENT.sub(" ", header))
     lines = {" ".join(line.split()) for line in text.splitlines()}
-    return "\n".join(sorted(line for line in lines if line))
+    lines = {line for line in lines if line and not _RESOURCE_OPTION.match(line)}
+    if (
+        "import Mathlib" in lines
+    ):  # `import Mathlib` brings Aesop, Batteries, Mathlib.X ...: saying them changes nothing
+        lines = {line for line in lines if not _SUBSUMED_IMPORT.match(line)} | {"import Mathlib"}
+    return "\n".join(sorted(lines))
 
 
 def statement_id(statement: str, header: str | None = None, fp: str | None = None) -> str:
@@ -100,9 +117,9 @@ def split_statement(text: str) -> tuple[str, str] | None:
     """(declaration through its top-level `:=`, the body after it) of a declaration, or None when it
     has no top-level `:=`. Text before the declaration keyword (imports, `open`, a docstring) stays
     in the first part. A body that is only `by` (the DeepSeek format) is empty."""
-    m = _TAIL.search(text.rstrip())
-    if m and text.count(":=") == 1:  # the common case, without lexing
-        return text[: m.start()].rstrip() + " :=", ""
+    m = _FAST_TAIL.search(text)
+    if m and text.count(":=") == 1 and "--" not in text and "/-" not in text and '"' not in text:
+        return text[: m.start()].rstrip() + " :=", m.group(1) or ""  # the common case, without lexing
     lexed = lex(text)
     if lexed.error:
         return None
@@ -142,6 +159,7 @@ def imports_of(header: str | None) -> list[str]:
     return [m for line in _IMPORT.findall(text) for m in _LINE_COMMENT.sub("", line).split()]
 
 
+@functools.lru_cache(maxsize=1024)
 def import_problem(header: str | None, extra_roots: frozenset[str] | tuple = ()) -> str | None:
     """A reason when the header imports a module no Lean 4 toolchain with Mathlib has, else None."""
     allowed = LEAN4_ROOTS | MATHLIB_ROOTS | frozenset(extra_roots)

@@ -13,6 +13,10 @@ are exactly one preset's (`columns`, plus any of `optional`) is read with it wit
   per file named after it, `sorry` proof, a `_solution` abbrev before it where the problem asks for
   an answer; the folder's lean-toolchain and lake-manifest.json give Lean and Mathlib versions
   (read by reader.py, not by columns).
+- `putnam_jsonl`: PutnamBench as the provers' evaluation scripts read it (Goedel-LM/Goedel-Prover
+  datasets/putnam.jsonl): header (the imports and the docstring), name, formal_statement (ends
+  `:= by` and a newline), informal_statement, informal_solution, tags, coq_statement,
+  isabelle_statement.
 - `numina`: NuminaMath-LEAN (AI-MO/NuminaMath-LEAN dataset card): uuid, problem, question_type,
   answer, author, formal_statement (imports and the theorem, `:= by sorry`), formal_ground_truth (a
   human proof, complete when ground_truth_type is `complete`), ground_truth_type, formal_proof,
@@ -68,6 +72,13 @@ PRESETS: dict[str, Preset] = {
             doc="lean-grpo theorem file",
         ),
         Preset("putnambench", {}, needs_sorry=True, doc="PutnamBench Lean 4 files (a folder of .lean files)"),
+        Preset(
+            "putnam_jsonl",
+            {"name": "name", "header": "header", "statement": "formal_statement", "informal": "informal_statement"},
+            optional={c: c for c in ("informal_solution", "tags", "coq_statement", "isabelle_statement")},
+            needs_assign=True,
+            doc="PutnamBench as JSONL (Goedel-Prover datasets/putnam.jsonl)",
+        ),
         Preset(
             "numina",
             {

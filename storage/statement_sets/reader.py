@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import InputError
 from ..splits import SplitSettings
 from .build import BuildOptions, build_table, content_hash
-from .identity import separate_header
+from .identity import SPLIT_NAMES, separate_header
 from .presets import FIELDS, PRESETS, Preset, detect
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -49,8 +49,8 @@ class StatementSetConfig(BaseModel):
     )
     split: Optional[str] = Field(
         None,
-        description="Which split of a hub dataset or saved DatasetDict to read "
-        "(default: all, each row's split being the one it came from).",
+        description="Read only this split: of a hub dataset or saved DatasetDict, or the rows whose split column "
+        "says it (`test` of DeepSeek's miniF2F: miniF2F-test as a benchmark of its own); default: all.",
     )
     lean_version: Optional[str] = Field(
         None,
@@ -75,6 +75,7 @@ class StatementSetConfig(BaseModel):
 
     def set_name(self) -> str:
         name = self.name or Path(self.path.rstrip("/")).stem.removesuffix(".jsonl")
+        name = f"{name}-{self.split}" if self.split and not self.name else name
         name = name.replace("/", "_") if not Path(self.path).exists() else name
         if not _NAME.match(name):
             raise InputError(self.path, f"gives the set name {name!r}", "name it with --name (letters, digits, _.-)")
@@ -204,12 +205,17 @@ def read_records(config: StatementSetConfig):
 
         records, versions = read_lean_files(path)
         return records, {"statement": "file"}, "putnambench", versions
-    ds = _load(config.path, config.split)
+    ds = _load(config.path, config.split if path.is_dir() or not path.exists() else None)
     records, fields, preset = [], None, None
     for split_name, table in _tables(ds):
         columns = table.column_names
         preset, fields = _mapping(config, columns, config.path)
         records += _rows(table, fields, preset, split_name, start=len(records))
+    if config.split:
+        wanted = SPLIT_NAMES.get(config.split.lower(), config.split)
+        records = [r for r in records if SPLIT_NAMES.get(str(r.get("split") or "").lower()) == wanted]
+        if not records:
+            raise InputError(config.path, f"holds no row of split {config.split!r}", "give a split it has, or none")
     return records, fields, preset.name if preset else None, {}
 
 

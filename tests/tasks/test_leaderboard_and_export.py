@@ -161,7 +161,7 @@ def test_publish_proofs_false_no_proof_text_leaves_the_store(store, tmp_path):
     assert "1 more proofs are of sets marked `publish_proofs: false`" in readme
     everything = "".join(p.read_bytes().decode("latin-1") for p in (tmp_path / "out").rglob("*") if p.is_file())
     assert "by omega" not in everything
-    ds = datasets.load_dataset(str(tmp_path / "out"), split="train")
+    ds = datasets.load_dataset(str(tmp_path / "out"), split="train", cache_dir=str(tmp_path / "hf-cache"))
     assert ds.num_rows == 1
     (got,) = ds.to_list()
     assert (got["statement_id"], got["statement"], got["proof"], got["verdict_level"], got["toolchain"]) == (
@@ -194,3 +194,76 @@ def test_export_into_a_folder_that_holds_files_is_refused(store, tmp_path):
     (tmp_path / "full" / "x").write_text("x")
     r = invoke("export-proofs", tmp_path / "full", "--home", store.root.parent)
     assert r.exit_code == 2 and "is not an empty folder" in r.output
+
+
+def test_an_evaluation_records_its_results_as_a_leaderboard_line(store):
+    from tasks.leaderboard import record_benchmark_results
+
+    results = [
+        {
+            "name": "p0",
+            "n": 4,
+            "c": 1,
+            "k": 4,
+            "pass_at_1": 0.25,
+            "pass_at_k": 1.0,
+            "checker": "kimina",
+            "tokens": 100.0,
+        },
+        {"name": "p1", "n": 4, "c": 0, "k": 4, "pass_at_1": 0.0, "pass_at_k": 0.0, "checker": "kimina"},
+    ]
+    assert record_benchmark_results(store, "putnam", results, run_id="r2", step=0, checkpoint_id="ck") == 4
+    (row,) = leaderboard_rows(store, run_id="r2")
+    assert (row["solved"], row["total"], row["untried"]) == (1, 4, 2)
+    assert "1/4 solved, pass@4 25.0%" in row["line"]
+    with pytest.raises(Exception, match="is not a benchmark set"):
+        record_benchmark_results(store, "train", results, run_id="r2", step=0, checkpoint_id="ck")
+
+
+def test_expert_iteration_proofs_are_exported_unless_an_unpublished_benchmark_states_them(store, tmp_path):
+    import datasets
+
+    from storage.found_proofs import record_found
+    from storage.leandojo import read_exports
+    from storage.splits import SplitSettings
+    from storage.synthetic import write_synthetic_export
+
+    store.ingest(read_exports([write_synthetic_export(tmp_path / "alpha", "alpha", 6, 2, seed=1)], SplitSettings()))
+    theorems = {t["full_name"]: t for t in store.read_table("theorems").to_pylist()}
+    rows = [
+        {
+            "theorem_id": theorems[n]["theorem_id"],
+            "toolchain": "v4.20.0",
+            "repo_id": theorems[n]["repo_id"],
+            "url": "u",
+            "file_path": theorems[n]["file_path"],
+            "full_name": n,
+            "split": "train",
+            "statement_hash": "h",
+            "run_id": "r",
+            "step": 0,
+            "round": 1,
+            "checkpoint_id": "c",
+            "checker": "kimina",
+            "rule_version": "v",
+            "verdict": "proved",
+            "tactics": ["omega"],
+            "proof": "omega",
+            "steps": None,
+            "axioms": [],
+            "expansions": 1,
+            "carried_from": None,
+        }
+        for n in ("Alpha.thm0", "Alpha.thm1")
+    ]
+    assert record_found(store, rows) == 2
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text(
+        json.dumps({"statement": "theorem other (a b : Nat) (h : a ≤ b + 1) : a ≤ b + 1 := by sorry"}) + "\n"
+    )
+    import_set(store, StatementSetConfig(path=str(secret), preset="table", benchmark=True, publish_proofs=False))
+    r = invoke("export-proofs", tmp_path / "out", "--home", store.root.parent)
+    assert r.exit_code == 0, r.output
+    assert "wrote 1 verified proofs" in r.output and "withheld 1 proofs" in r.output
+    (got,) = datasets.load_dataset(str(tmp_path / "out"), split="train", cache_dir=str(tmp_path / "hf-cache")).to_list()
+    assert (got["name"], got["origin"], got["round"], got["proof"]) == ("Alpha.thm0", "expert_iteration", 1, "omega")

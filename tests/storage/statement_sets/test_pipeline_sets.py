@@ -1,5 +1,6 @@
 """The pipeline's `statements:` section and the sample's statement sets."""
 
+import json
 from pathlib import Path
 
 import yaml
@@ -7,7 +8,7 @@ import yaml
 from storage.sample import SAMPLE_ROOT
 from storage.snapshot import SnapshotSettings
 from storage.statement_sets import claimed_proofs, set_meta, statements, training_statements
-from storage.statement_sets.reader import StatementSetConfig
+from storage.statement_sets.reader import StatementSetConfig, import_set
 from storage.store import Store
 from tasks.config import PipelineConfig
 from tasks.statement_sets import import_statement_sets
@@ -45,3 +46,38 @@ def test_the_sample_sets_import_and_a_benchmark_set_joins_the_snapshot_benchmark
     assert len(claimed_proofs(store, ["nat-pset"])) == 11
     assert {r["set"] for r in training_statements(store)} == {"nat-pset"}
     assert {r["split"] for r in statements(store, ["mini-bench"])} == {"val", "test"}
+
+
+def test_a_benchmark_set_imported_from_the_shell_keeps_out_of_every_later_run(tmp_path, monkeypatch):
+    from tasks.benchmarks import register_benchmarks
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    store = Store.open(tmp_path / "home")
+    assert register_benchmarks(store, [], SnapshotSettings()) == SnapshotSettings()  # nothing: the id it had
+    import_set(store, StatementSetConfig(path=str(SETS / "mini-bench.jsonl"), benchmark=True))
+    import_set(store, StatementSetConfig(path=str(SETS / "nat-pset.jsonl")))
+    settings = register_benchmarks(store, [], SnapshotSettings())
+    assert settings.benchmarks == (set_meta(store, "mini-bench")["benchmark_fingerprint"],)
+
+
+def test_a_repository_theorem_restated_by_a_benchmark_set_leaves_the_snapshot(tmp_path, monkeypatch):
+    """mini-bench's `mini_add_assoc` states NatBasics.add_assoc' (a train theorem of the sample) with
+    other names: with the set imported as a benchmark, the repositories' snapshot excludes it, with
+    the contamination report's reason."""
+    from storage.snapshot import build_snapshot
+    from tasks.benchmarks import register_benchmarks
+    from tests.doubles.sample_store import sample_store
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    store = sample_store(tmp_path / "home")
+    import_set(store, StatementSetConfig(path=str(SETS / "mini-bench.jsonl"), benchmark=True))
+    settings = register_benchmarks(store, [], SnapshotSettings())
+    plain = build_snapshot(store, store.repo_ids())
+    checked = build_snapshot(store, store.repo_ids(), settings)
+    train = lambda s: set(s.theorems("random", "train")["full_name"].to_pylist())  # noqa: E731
+    report = json.loads((store.root / checked.manifest()["contamination"]).read_text())
+    reasons = {e["full_name"]: e["reason"] for e in report["excluded"]}
+    assert reasons["NatBasics.add_assoc'"] == "same statement as benchmark mini-bench: mini_add_assoc"
+    # the gate's near-copy rule also takes `a + b + c = a + c + b` (2 of its 5 13-grams are mini_add_assoc's)
+    assert reasons["NatBasics.add_right_comm'"].startswith("13-gram overlap with benchmark mini-bench")
+    assert train(plain) - train(checked) == set(reasons) & train(plain)

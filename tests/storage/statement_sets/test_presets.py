@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from storage.errors import InputError
 from storage.statement_sets.reader import StatementSetConfig, read_set
 
 DATA = Path(__file__).parent / "data"
@@ -213,3 +214,22 @@ def test_real_putnambench_files_with_their_toolchain():
     )
     assert got[0]["informal"].startswith("Given five points in a plane")
     assert all(g["split"] == "test" and g["statement"].endswith(":=") for g in got)
+
+
+def test_one_split_of_a_file_is_a_set_of_its_own():
+    got, meta = read(DATA / "deepseek_minif2f_excerpt.jsonl", split="test", benchmark=True)
+    assert meta["name"] == "deepseek_minif2f_excerpt-test" and [g["split"] for g in got] == ["test", "test"]
+    assert [g["row"] for g in got] == [4, 5]  # rows keep their place in the file
+    got, _ = read(DATA / "deepseek_minif2f_excerpt.jsonl", split="valid")
+    assert len(got) == 4
+    with pytest.raises(InputError, match="holds no row of split 'train'"):
+        read(DATA / "deepseek_minif2f_excerpt.jsonl", split="train")
+
+
+def test_real_goedel_putnam_jsonl_excerpt():
+    got, meta = read(DATA / "goedel_putnam_excerpt.jsonl", benchmark=True, publish_proofs=False)
+    assert meta["preset"] == "putnam_jsonl" and len(got) == 3 and {g["split"] for g in got} == {"test"}
+    assert got[0]["name"] == "putnam_2010_a4" and got[0]["header"].startswith("import Mathlib\n\n/--")
+    assert got[0]["statement"].startswith("theorem putnam_2010_a4\n") and got[0]["statement"].endswith(":=")
+    assert got[0]["informal"].startswith("Prove that for each positive integer")
+    assert json.loads(got[0]["extra"])["tags"] == ["number_theory"]
