@@ -81,6 +81,13 @@ class SFTProofSettings(BaseModel):
         description="Train on the traced theorems' whole proofs (read back from their source spans, else "
         "their traced tactics) of the snapshot's train split, besides the verified proofs a round adds.",
     )
+    statement_sets: list[str] = Field(
+        default_factory=list,
+        description="Statement sets whose verified proofs (a Lean verdict's, never a claimed proof; never a "
+        "benchmark or held-out statement) train too at each curriculum step; they join the step's snapshot as "
+        "a proof snapshot whose id hashes them, so new proofs mean a new checkpoint, never a stale one. Proofs "
+        "whole-proof expert iteration found enter through its rounds instead.",
+    )
     projects: dict[str, str] = Field(
         default_factory=dict,
         description="Local checkouts of the repositories ({name or repo id: folder}) to read traced proofs "

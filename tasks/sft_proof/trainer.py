@@ -15,4 +15,5 @@ TRAINER = TrainerDef(
     "and its tokenizer",
     generates_tactics=True,  # its checkpoints search in whole-proof mode (tasks/generate/checkpoint.py)
     preflight="tasks.sft_proof.config:preflight",
+    data="tasks.sft_proof.sources:step_snapshot",  # verified whole proofs join the step's snapshot
 )

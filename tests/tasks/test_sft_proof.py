@@ -156,3 +156,27 @@ def test_sft_proof_is_a_registered_trainer_that_search_accepts():
     d = get("sft_proof")
     assert d.train_fn() and d.evaluate_fn() and "sft_proof" in tactic_generators()
     assert Path(d.train_fn().__code__.co_filename).name == "train.py"
+
+
+def test_a_steps_data_adds_the_named_sets_verified_proofs_never_claimed_ones(env):
+    from storage.sample import SAMPLE_ROOT
+    from storage.statement_sets import record_verified_proofs, statements
+    from storage.statement_sets.reader import StatementSetConfig, import_set
+    from tasks.sft_proof.sources import step_snapshot
+
+    store, snapshot = env["store"], env["snapshot"]
+    import_set(store, StatementSetConfig(path=str(SAMPLE_ROOT / "statements" / "nat-pset.jsonl")), replace=True)
+    rows = {r["name"]: r for r in statements(store, ["nat-pset"])}
+    assert (
+        step_snapshot(store, SFTProofSettings(statement_sets=["nat-pset"]), snapshot, "random") == snapshot
+    )  # claimed only
+    base = {"toolchain": "v4.20.0", "checker": "repl", "verdict": "proved", "set_name": "nat-pset"}
+    record_verified_proofs(store, [
+        {**base, "statement_id": rows["pset_add_comm"]["statement_id"], "name": "pset_add_comm", "proof": "by omega", "origin": "claimed"},
+        {**base, "statement_id": rows["pset_le_add"]["statement_id"], "name": "pset_le_add", "proof": "by omega", "origin": "expert_iteration"},
+    ])  # fmt: skip
+    mixed = step_snapshot(store, SFTProofSettings(statement_sets=["nat-pset"]), snapshot, "random")
+    extra = extra_proofs(mixed, "random")
+    assert [(r["full_name"], r["proof"], r["origin"]) for r in extra] == [("pset_add_comm", "omega", "statement_set")]
+    assert "pset_add_comm" in extra[0]["statement"] and mixed.snapshot_id != snapshot.snapshot_id
+    assert step_snapshot(store, SFTProofSettings(), snapshot, "random") == snapshot  # no set named: the step's own
