@@ -5,6 +5,9 @@ whole-proof mode (tasks/proving/evaluate.py: the same theorem choice, search, ve
 estimator and 95% intervals), with the checkpoint writing `k` proofs per theorem from its statement
 (tasks/generate/checkpoint.py asks a whole-proof checkpoint in its training prompt):
 
+Every row is named `sampled_<name>` (the proving evaluation of the same checkpoint writes the plain
+names, and the catalog keeps one row per checkpoint, repository, split and name):
+
 - `<checker>_pass@1`, `<checker>_pass@k`: named after the backend that decided them, so a figure from
   `replay` (no Lean: it accepts only proofs made of the theorem's traced steps, a lower bound on what
   Lean would accept) never reads as Lean's (`repl_pass@k`, `kimina_pass@k`);
@@ -38,9 +41,23 @@ def proving_settings(settings: SFTProofSettings, splits: list[str]):
     )  # fmt: skip
 
 
+PREFIX = "sampled_"  # the proving evaluation's rows of the same checkpoint are named as it names them
+
+
 def _metrics(rows: list[dict]) -> list[Metric]:
+    """Metric rows named `sampled_<metric>`: the catalog keys a metric by (run, checkpoint, repository, split,
+    name), so without the prefix the proving evaluation of the same checkpoint (same names) replaces them."""
     return [
-        Metric(r["repo_id"], r["split"], r["metric"], r["value"], r["count"], r["ci_low"], r["ci_high"], r["interval"])
+        Metric(
+            r["repo_id"],
+            r["split"],
+            PREFIX + r["metric"],
+            r["value"],
+            r["count"],
+            r["ci_low"],
+            r["ci_high"],
+            r["interval"],
+        )
         for r in rows
     ]
 

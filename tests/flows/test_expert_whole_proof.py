@@ -49,13 +49,14 @@ def pipeline(home, double, work) -> PipelineConfig:
     ei["training"] = {"max_steps": 8}
     ei["whole_proof"].update(samples=8, keep=2, stop_after=1, max_statements=32)
     ei["search"] = {**proving, "generator": {**proving["generator"], "temperature": 0.6}, "splits": ["train"]}
+    ei["evaluate_rounds"] = False  # the proving evaluation of each round is tactic mode's test's; here: time
     return config.with_overrides(
         {
             "name": "whole-proof-expert-test",
             "home": str(home),
             "sources": [SourceConfig(sample="NatBasics")],
             "trainers": {**config.trainers.model_dump(), "sft_proof": sft},
-            "evaluation": {**config.evaluation.model_dump(), "proving": proving},
+            "evaluation": {**config.evaluation.model_dump(), "proving": None},  # the search is expert_iteration's
             "expert_iteration": ei,
         },
         "test",

@@ -145,9 +145,11 @@ def test_lora_training_on_traced_and_extra_proofs_then_replay_pass_at_k_beside_t
         settings, root / "out", snapshot, "random", ["test"], [env["repo"]], model_cache_dir=root / "models"
     )
     by = {m.metric: m for m in metrics}
-    for name in ("replay_pass@1", "replay_pass@2", "baseline_replay_pass@2"):
+    for name in ("sampled_replay_pass@1", "sampled_replay_pass@2", "sampled_baseline_replay_pass@2"):
         assert by[name].count == 2 and by[name].ci_low is not None and by[name].ci_high is not None, name
-    assert not any(m.metric.startswith(("repl_", "kimina_")) for m in metrics)  # no Lean ran: nothing says so
+    assert not any(
+        m.metric.startswith(("sampled_repl_", "sampled_kimina_")) for m in metrics
+    )  # no Lean ran: nothing says so
 
 
 def test_sft_proof_is_a_registered_trainer_that_search_accepts():
