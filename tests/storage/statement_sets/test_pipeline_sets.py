@@ -78,6 +78,16 @@ def test_a_repository_theorem_restated_by_a_benchmark_set_leaves_the_snapshot(tm
     report = json.loads((store.root / checked.manifest()["contamination"]).read_text())
     reasons = {e["full_name"]: e["reason"] for e in report["excluded"]}
     assert reasons["NatBasics.add_assoc'"] == "same statement as benchmark mini-bench: mini_add_assoc"
-    # the gate's near-copy rule also takes `a + b + c = a + c + b` (2 of its 5 13-grams are mini_add_assoc's)
+    # the gate's near-copy rule also takes `a + b + c = a + c + b` (4 of its 7 13-grams are mini_add_assoc's)
     assert reasons["NatBasics.add_right_comm'"].startswith("13-gram overlap with benchmark mini-bench")
+    assert {e["full_name"]: e["overlap"] for e in report["excluded"]}["NatBasics.add_right_comm'"] == round(4 / 7, 4)
     assert train(plain) - train(checked) == set(reasons) & train(plain)
+
+
+def test_the_example_config_names_the_sample_sets():
+    config = PipelineConfig.from_yaml(Path(__file__).parents[3] / "examples" / "statement-sets.yaml")
+    assert [Path(s.path).resolve() for s in config.statements] == [
+        (SETS / "nat-pset.jsonl").resolve(),
+        (SETS / "mini-bench.jsonl").resolve(),
+    ]
+    assert [s.benchmark for s in config.statements] == [False, True]
