@@ -29,6 +29,8 @@ from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curricu
 from tasks.prefect_tasks.caching import load_result_storage
 from tasks.prefect_tasks.checkpoint_storage import share_checkpoint_task
 from tasks.prefect_tasks.events import emit, find_regressions_task
+from tasks.trainers.base import load_object
+from tasks.trainers.registry import get as trainer_def
 
 from . import expert, ui
 from .prove import proving_step
@@ -180,7 +182,10 @@ def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
     t, home, step, config = at.t, at.home, at.step, at.config
     ui.show("train", step.step, at.of, name, step.name)
     train = t.train
-    if cached_checkpoint_gone(home, name, settings, at.snapshot, starts, t.results):
+    snapshot = (
+        t.trainer_data(home, name, settings, at.snapshot, config.split_kind) if trainer_def(name).data else at.snapshot
+    )
+    if cached_checkpoint_gone(home, name, settings, snapshot, starts, t.results):
         get_run_logger().warning("the checkpoint of %s at step %s is gone: training it again", name, step.step)
         train = train.with_options(refresh_cache=True)
     with transaction():
@@ -188,7 +193,7 @@ def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
             home,
             name,
             settings,
-            at.snapshot,
+            snapshot,
             config.split_kind,
             starts,
             step=step.step,

@@ -30,6 +30,15 @@ def round_settings(settings, overrides: dict):
     return type(settings).model_validate({**settings.model_dump(), **update})
 
 
+def say_adapter(records: list[dict], round: int) -> None:
+    """One log line per round saying which model an endpoint generator searched with (the round's
+    adapter, loaded into the server, or the server's own model and why)."""
+    from prefect import get_run_logger
+
+    for status in sorted({r["adapter"] for r in records if r.get("adapter")}):
+        get_run_logger().info("expert round %s, endpoint generator: %s", round, status)
+
+
 def starting_points(home: str, config) -> dict[str, CheckpointRef]:
     """What the first step starts from: with `continue_from_last`, the trainer's newest round checkpoint."""
     ei = config.expert_iteration
@@ -43,6 +52,10 @@ def expert_rounds(t, home: str, config, step, total: int, snapshot: SnapshotRef,
     """(the last round's checkpoint, one summary per round) of `step`, starting from `start`."""
     from .prove import proving_step
 
+    if config.expert_iteration.mode == "whole_proof":  # sample, keep, train sft_proof (flows/expert_whole.py)
+        from .expert_whole import whole_proof_rounds
+
+        return whole_proof_rounds(t, home, config, step, total, snapshot, start, run_id)
     ei, search, e = config.expert_iteration, config.expert_search(), expert_tasks(home)
     settings = round_settings(config.trainers.enabled()[ei.trainer], ei.training)
     eval_repos = step.seen if config.evaluation.all_repositories_so_far else step.repo_ids
@@ -58,6 +71,7 @@ def expert_rounds(t, home: str, config, step, total: int, snapshot: SnapshotRef,
             unmapped(step.step), unmapped(r), range(len(batches)),
         )  # fmt: skip
         records = [record for f in futures for record in f.result()]
+        say_adapter(records, r)
 
         # 2. Verified proofs stored; the round's data; training from the current checkpoint
         e.store_found(home, records, search, run_id, step.step, r, current.checkpoint_id)

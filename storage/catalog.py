@@ -101,6 +101,15 @@ RECORD_TABLES = {
             origin VARCHAR, model VARCHAR, checkpoint_id VARCHAR, run_id VARCHAR, round INTEGER,
             found_at TIMESTAMPTZ DEFAULT now(),
             PRIMARY KEY (statement_id, toolchain, proof_id))""",
+    # Whole proofs whole-proof expert iteration kept, several per statement and toolchain (repositories'
+    # train theorems and statement sets' statements alike; storage/whole_proofs.py).
+    "whole_proofs": """
+        CREATE TABLE IF NOT EXISTS whole_proofs (
+            key VARCHAR, toolchain VARCHAR, proof_id VARCHAR, kind VARCHAR, repo_id VARCHAR, theorem_id VARCHAR,
+            full_name VARCHAR, split VARCHAR, header VARCHAR, statement VARCHAR, informal VARCHAR, proof VARCHAR,
+            chars INTEGER, checker VARCHAR, rule_version VARCHAR, verdict VARCHAR, axioms JSON, run_id VARCHAR,
+            step INTEGER, round INTEGER, checkpoint_id VARCHAR, found_at TIMESTAMPTZ DEFAULT now(),
+            PRIMARY KEY (key, toolchain, proof_id))""",
 }
 
 

@@ -300,12 +300,14 @@ class PipelineConfig(BaseModel):
             for line in load_benchmarks(self.benchmarks)[1]:
                 (warn or log.warning)(line)
         proving = self.evaluation.proving
-        undeclared = [n for n in (proving.benchmarks if proving else []) if n not in {b.name for b in self.benchmarks}]
+        declared = {b.name for b in self.benchmarks} | {st.set_name() for st in self.statements if st.benchmark}
+        undeclared = [n for n in (proving.benchmarks if proving else []) if n not in declared]
         if undeclared:
             raise InputError(
                 "evaluation.proving.benchmarks",
                 f"names {', '.join(undeclared)}, which the `benchmarks:` section does not declare",
-                "declare each under `benchmarks:` (name and path), or remove it from `evaluation.proving.benchmarks`",
+                "declare each under `benchmarks:` (name and path) or as a `statements:` set with `benchmark: true`, "
+                "or remove it from `evaluation.proving.benchmarks`",
             )
         for evaluation in EVALUATIONS:  # e.g. a proving backend that cannot run fails before any training
             settings = getattr(self.evaluation, evaluation.name)

@@ -10,7 +10,7 @@ generator trains on traced data plus found proofs, starting from the previous ro
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -35,12 +35,57 @@ class PoolSettings(BaseModel):
     )
 
 
+class WholeProofSettings(BaseModel):
+    """Whole-proof expert iteration (`mode: whole_proof`): sample, keep, stop (docs/whole-proof.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    samples: int = Field(
+        8, ge=1, le=4096, description="Whole proofs sampled per statement and round (k); each is checked by Lean."
+    )
+    keep: int = Field(
+        4, ge=1, le=1024, description="Distinct verified proofs kept per statement at most (m), shortest first."
+    )
+    stop_after: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        description="A statement leaves the pool once it holds this many kept proofs (n, at most `keep`).",
+    )
+    repositories: bool = Field(True, description="The pool holds the train theorems of every repository seen so far.")
+    statement_sets: list[str] = Field(
+        default_factory=list,
+        description="Statement sets (dojoflow import-statements) whose train statements join the pool; their "
+        "verified proofs train too. Never a benchmark or a held-out statement (the contamination gate).",
+    )
+    max_statements: Optional[int] = Field(
+        None, ge=1, description="Statements per round at most (a fixed hash chooses them); null: the whole pool."
+    )
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.stop_after > self.keep:
+            raise ValueError(f"stop_after={self.stop_after} can never be reached with keep={self.keep}: lower it")
+        if not self.repositories and not self.statement_sets:
+            raise ValueError("the pool is empty: set `repositories: true` or name `statement_sets`")
+        return self
+
+
 class ExpertIterationSettings(BaseModel):
     """Rounds of search -> verified proofs -> training inside each curriculum step."""
 
     model_config = ConfigDict(extra="forbid")
 
     rounds: int = Field(2, ge=1, le=100, description="Rounds per curriculum step (search, then train).")
+    mode: Literal["tactic", "whole_proof"] = Field(
+        "tactic",
+        description="`tactic`: found proofs become (state, tactic) pairs for a tactic generator (sft); "
+        "`whole_proof`: every verified whole proof trains the whole-proof trainer (`trainer: sft_proof`), "
+        "with `whole_proof`'s sampling, keeping and stopping rules.",
+    )
+    whole_proof: WholeProofSettings = Field(
+        default_factory=WholeProofSettings, description="`mode: whole_proof`: samples per statement, kept proofs, pool."
+    )
     trainer: str = Field(
         "sft",
         description="The trainer whose checkpoint searches and which trains on the found proofs (an SFT "
@@ -81,6 +126,11 @@ class ExpertIterationSettings(BaseModel):
 
     @model_validator(mode="after")
     def _check(self):
+        if (self.mode == "whole_proof") != (self.trainer == "sft_proof"):
+            raise ValueError(
+                f"`mode: {self.mode}` with `trainer: {self.trainer}`: whole-proof expert iteration trains the "
+                "whole-proof trainer (`mode: whole_proof` with `trainer: sft_proof`), tactic mode a tactic generator"
+            )
         if self.search is not None and self.search.backend.kind == "replay":
             raise ValueError(
                 "`search.backend.kind: replay` cannot verify a proof (it accepts only traced steps, so it "

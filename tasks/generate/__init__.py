@@ -37,6 +37,8 @@ def open_generator(
         from .endpoint import EndpointGenerator
 
         gen = EndpointGenerator.open(settings.endpoint, settings)
+        if checkpoint is not None:  # the checkpoint that should search: its adapter, loaded if the server can
+            gen.use_checkpoint(checkpoint)
     else:
         if checkpoint is None:
             raise InputError(

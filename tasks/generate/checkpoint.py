@@ -77,6 +77,23 @@ def checkpoint_prompt_settings(path: Path) -> dict:
     return data.get("settings") or {}
 
 
+def proof_writer_settings(path: Path, trained: dict) -> dict | None:
+    """The prompt settings of a whole-proof checkpoint (trainer `sft_proof`, from its manifest or its
+    model card), or None for a tactic generator."""
+    from tasks.models.loading import read_model_info
+
+    manifest = path / CHECKPOINT_MANIFEST
+    trainer = json.loads(manifest.read_text()).get("checkpoint", {}).get("trainer") if manifest.is_file() else None
+    info = read_model_info(path) or {}
+    if (trainer or info.get("trainer")) != "sft_proof":
+        return None
+    from tasks.sft_proof.config import SFTProofSettings
+
+    keys = ("system_prompt", "include_header", "include_informal")
+    given = trained or info.get("settings") or {}
+    return SFTProofSettings.model_validate({k: given[k] for k in keys if k in given}).model_dump(include=set(keys))
+
+
 def check_causal_lm(path: Path) -> None:
     """Refuse a folder that is not a causal language model (or an adapter of one)."""
     from tasks.models.loading import is_adapter_dir
@@ -119,6 +136,7 @@ class CheckpointGenerator:
     seed: list  # one cell: the attempt's seed (`reseed`)
     name: str = "checkpoint"
     tokens: list = field(default_factory=lambda: [0])  # one cell: tokens generated so far (tasks/ledger.py)
+    proof_writer: dict | None = None  # a whole-proof checkpoint's prompt settings (tasks/sft_proof/)
 
     @classmethod
     def load(
@@ -142,14 +160,16 @@ class CheckpointGenerator:
         )
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         model, tokenizer = _shared_model(path, model_cache_dir, device)
+        writer = proof_writer_settings(path, trained)
         return cls(
             model=model,
             tokenizer=tokenizer,
             settings=settings,
-            system_prompt=sft.system_prompt,
+            system_prompt=writer["system_prompt"] if writer else sft.system_prompt,
             max_state_tokens=sft.max_state_tokens,
             path=str(path),
             seed=[0],
+            proof_writer=writer,
         )
 
     def _run(self, states: list[str], k: int, whole: bool, max_new_tokens: int) -> list[Candidates]:
@@ -186,7 +206,30 @@ class CheckpointGenerator:
         return self._run([q.goals for q in queries], k, False, self.settings.max_new_tokens)
 
     def generate_proofs(self, queries: Sequence[TacticQuery], n: int) -> list[Candidates]:
+        if self.proof_writer is not None:  # a whole-proof checkpoint: its own prompt, from the statement
+            return self._proofs_from_statements(queries, n)
         return self._run([q.goals for q in queries], n, True, self.settings.max_proof_tokens)
+
+    def _proofs_from_statements(self, queries: Sequence[TacticQuery], n: int) -> list[Candidates]:
+        import torch
+
+        from storage.ids import stable_hash
+        from tasks.sft_proof.generate import generate_proofs, proof_prompt_of
+
+        w = self.proof_writer
+        prompts = [proof_prompt_of(q.theorem, w["include_header"], w["include_informal"]) for q in queries]
+        out: list[Candidates] = []
+        for b in range(0, len(prompts), self.settings.batch_size):
+            chunk = prompts[b : b + self.settings.batch_size]
+            devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+            with _LOCK, torch.random.fork_rng(devices=devices):
+                torch.manual_seed(int(stable_hash([self.seed[0], chunk, n, "proof"], 12), 16))
+                out += generate_proofs(
+                    self.model, self.tokenizer, chunk, n, system_prompt=self.system_prompt,
+                    max_new_tokens=self.settings.max_proof_tokens, decoding=self.settings.decoding,
+                    temperature=self.settings.temperature, tokens=self.tokens,
+                )  # fmt: skip
+        return out
 
     def reseed(self, seed: int) -> None:
         self.seed[0] = seed

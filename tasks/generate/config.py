@@ -31,6 +31,13 @@ class EndpointSettings(BaseModel):
         "[GOAL]\n{goals}\n[PROOFSTEP]\n",
         description="Prompt for one tactic; `{goals}` is the proof state (ReProver's format by default).",
     )
+    load_adapters: bool = Field(
+        True,
+        description="When the checkpoint that should search is a LoRA adapter (expert iteration's rounds), load "
+        "it into the server through vLLM's `/v1/load_lora_adapter` (`vllm serve --enable-lora` with "
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True; the adapter folder must be readable by the server) and ask "
+        "for it by name; a server that cannot is named in the log, and searches with `model`.",
+    )
     proof_prompt_template: str = Field(
         "{statement} := by\n",
         description="Prompt for a whole proof (whole-proof mode); `{statement}` is the theorem up to `:=`, `{goals}` its initial goals.",

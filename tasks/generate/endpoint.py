@@ -58,6 +58,10 @@ class EndpointGenerator:
     seed: list  # one cell: the sampling seed sent with each request (set by `reseed`)
     name: str = "endpoint"
     tokens: list = field(default_factory=lambda: [0])  # one cell: tokens the server generated (tasks/ledger.py)
+    served: list = field(
+        default_factory=lambda: [None]
+    )  # one cell: the loaded adapter's name, asked for instead of `model`
+    adapter_status: list = field(default_factory=lambda: [None])  # one cell: what `use_checkpoint` did, in words
 
     @classmethod
     def open(cls, endpoint: EndpointSettings, settings: GeneratorSettings) -> "EndpointGenerator":
@@ -115,9 +119,48 @@ class EndpointGenerator:
             transient=True,
         )
 
+    def use_checkpoint(self, checkpoint) -> str:
+        """Serve `checkpoint` (a folder) from now on, when it is a LoRA adapter the server can load:
+        vLLM's `POST /v1/load_lora_adapter {lora_name, lora_path}` (vllm/entrypoints/openai/
+        serving_models.py `load_lora_adapter`; the route exists only with VLLM_ALLOW_RUNTIME_LORA_UPDATING,
+        else HTTP 404; a name loaded already answers 400 "has already been loaded", which is this
+        adapter: its name is its checkpoint folder's). Returns, in words, which model answers."""
+        from pathlib import Path
+
+        from tasks.models.loading import is_adapter_dir
+
+        path = Path(checkpoint).expanduser().resolve()
+        base = f"the server's own model {self.endpoint.model!r}"
+        if not self.endpoint.load_adapters:
+            status = f"not loading {path.name} (endpoint.load_adapters is off): {base} answers"
+        elif not is_adapter_dir(path):
+            status = f"cannot load {path.name}: it is a full model, not a LoRA adapter (restart the server with it); {base} answers"
+        else:
+            status = self._load_adapter(f"dojoflow-{path.name}", path, base)
+        self.adapter_status[0] = status
+        return status
+
+    def _load_adapter(self, name: str, path, base: str) -> str:
+        import httpx
+
+        url = f"{self.endpoint.url.rstrip('/')}/v1/load_lora_adapter"
+        try:
+            response = self.client.post("/v1/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)})
+        except httpx.HTTPError as e:
+            return f"cannot load adapter {name}: {url} failed ({type(e).__name__}); {base} answers"
+        text = response.text[:200]
+        if response.status_code == 200 or (response.status_code == 400 and "already been loaded" in text):
+            self.served[0] = name
+            return f"adapter {name} loaded into {self.endpoint.url} and asked for by name"
+        if response.status_code == 404 and "lora" not in text.lower():
+            why = "the server has no adapter loading (start vLLM with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True)"
+        else:
+            why = f"the server answered HTTP {response.status_code}: {text!r}"
+        return f"cannot load adapter {name}: {why}; {base} answers"
+
     def _complete(self, prompts: list[str], n: int, max_tokens: int, stop: list[str] | None) -> list[Candidates]:
         body = {
-            "model": self.endpoint.model,
+            "model": self.served[0] or self.endpoint.model,
             "prompt": prompts,
             "n": n,
             "max_tokens": max_tokens,

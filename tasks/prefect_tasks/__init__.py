@@ -10,6 +10,7 @@ it), built by `<area>_tasks(home)`:
     grpo.py         grpo_tasks(home)       -> GRPOTasks         (flows/grpo.py)
     nightly.py      nightly_tasks(home)    -> NightlyTasks      (flows/nightly.py)
     expert.py       expert_tasks(home)     -> ExpertTasks       (flows/expert.py)
+                    whole_proof_tasks(home) -> WholeProofTasks  (flows/expert_whole.py)
     caching.py      the JSON result cache, the retry rule
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from .caching import cached_under
 from .curriculum import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
-from .expert import ExpertTasks, expert_tasks
+from .expert import ExpertTasks, WholeProofTasks, expert_tasks, whole_proof_tasks
 from .grpo import GRPOTasks, grpo_tasks
 from .nightly import NightlyTasks, nightly_tasks
 from .proving import ProvingTasks, proving_tasks
@@ -28,6 +29,7 @@ __all__ = [
     "GRPOTasks",
     "NightlyTasks",
     "ProvingTasks",
+    "WholeProofTasks",
     "cached_checkpoint_gone",
     "cached_under",
     "curriculum_tasks",
@@ -35,4 +37,5 @@ __all__ = [
     "grpo_tasks",
     "nightly_tasks",
     "proving_tasks",
+    "whole_proof_tasks",
 ]

@@ -178,6 +178,19 @@ def import_statement_sets_task(
     return settings
 
 
+@task(name="trainer-data", task_run_name="trainer-data[{trainer}]", cache_policy=NO_CACHE)
+def trainer_data_task(
+    home: str, trainer: str, settings: BaseModel, snapshot: SnapshotRef, split_kind: str
+) -> SnapshotRef:
+    """The snapshot `trainer` trains on at a step: its declaration's `data` function (the step's
+    snapshot plus what it adds from the store), or the step's snapshot."""
+    from ..trainers.base import load_object
+    from ..trainers.registry import get
+
+    ref = get(trainer).data
+    return load_object(ref)(store_of(home), settings, snapshot, split_kind) if ref else snapshot
+
+
 @dataclass(frozen=True)
 class CurriculumTasks:
     """The curriculum flow's tasks, configured for one Dojoflow home (`curriculum_tasks`)."""
@@ -196,6 +209,7 @@ class CurriculumTasks:
     report: Task
     import_statement_sets: Task = import_statement_sets_task
     results: object = None  # the storage block cached results live on (None: under the home)
+    trainer_data: Task = trainer_data_task
 
 
 def cached_checkpoint_gone(

@@ -16,6 +16,7 @@ from storage.ids import stable_hash
 from storage.snapshot_ref import SnapshotRef
 
 from ..expert import steps
+from ..expert import whole_proof as wp
 from ..proving.evaluate import RECORD_VERSION
 from .caching import cached_under, store_of
 
@@ -58,6 +59,63 @@ def data_task(
 @task(name="expert-continue-from", task_run_name="expert-continue-from[{trainer}]", cache_policy=NO_CACHE)
 def continue_from_task(home: str, trainer: str) -> dict | None:
     return steps.last_round_checkpoint(store_of(home), home, trainer)
+
+
+def _wp_search_key(ctx, p) -> str:
+    what = {
+        "theorems": [t["key"] for t in p["theorems"]],
+        "settings": p["search"].model_dump(mode="json"),
+        "samples": p["samples"],
+        "records": RECORD_VERSION,
+    }
+    return (
+        f"expert-wp-search-{store_of(p['home']).instance_id}-{p['checkpoint']['checkpoint_id']}-{stable_hash(what, 16)}"
+    )
+
+
+@task(name="expert-wp-pool", task_run_name="expert-wp-pool[step {step} round {round}]", cache_policy=NO_CACHE)
+def wp_pool_task(home: str, repo_ids: list[str], split_kind: str, settings, search, step: int, round: int) -> dict:
+    return wp.select(store_of(home), repo_ids, split_kind, settings, search, step, round)
+
+
+@task(name="expert-wp-search", task_run_name="expert-wp-search[step {step} round {round} batch {batch}]")
+def wp_search_task(
+    home: str, search, checkpoint: dict, theorems: list[dict], samples: int, step: int, round: int, batch: int
+) -> list[dict]:
+    return wp.search(store_of(home), search, checkpoint, theorems, samples, home)
+
+
+@task(name="expert-wp-keep", task_run_name="expert-wp-keep[step {step} round {round}]", cache_policy=NO_CACHE)
+def wp_keep_task(
+    home: str, records: list[dict], settings, search, run_id: str, step: int, round: int, ckpt: str
+) -> int:
+    return wp.store_kept(store_of(home), records, settings, search, run_id, step, round, ckpt)
+
+
+@task(name="expert-wp-data", task_run_name="expert-wp-data[step {step} round {round}]", cache_policy=NO_CACHE)
+def wp_data_task(
+    home: str, snapshot: SnapshotRef, split_kind: str, sets: list[str], step: int, round: int
+) -> tuple[dict, dict]:
+    return wp.round_data(store_of(home), snapshot, split_kind, sets, step, round)
+
+
+@dataclass(frozen=True)
+class WholeProofTasks:
+    """Whole-proof expert iteration's tasks (flows/expert_whole.py), configured for one home."""
+
+    pool: Task
+    search: Task
+    keep: Task
+    data: Task
+
+
+def whole_proof_tasks(home) -> WholeProofTasks:
+    return WholeProofTasks(
+        pool=wp_pool_task,
+        search=cached_under(home)(wp_search_task, _wp_search_key),
+        keep=wp_keep_task,
+        data=wp_data_task,
+    )
 
 
 @dataclass(frozen=True)

@@ -239,7 +239,9 @@ def prove_theorems(
     records = [
         _theorem_record(t, results, backend.name, generator.name, searched_by) for t, results in zip(theorems, runs)
     ]
+    adapter = (getattr(generator, "adapter_status", None) or [None])[0]  # an endpoint's adapter loading, in words
     for r in records:  # compute (tasks/ledger.py): each theorem its share of the batch's tokens, and its GPU time
+        r["adapter"] = adapter
         r["tokens"] = None if tokens is None else (tokens - tokens_before) / len(records)
         r["gpu_seconds"] = gpu_seconds(r["seconds"] * settings.attempts)
     return records

@@ -152,6 +152,10 @@ class TrainerDef:
     starts_from: str | None = None
     enabled_by_default: bool = False
     generates_tactics: bool = False
+    # "module:function(store, settings, snapshot, split_kind) -> SnapshotRef": the snapshot this trainer
+    # trains on at a step, the step's plus data it adds from the store; its id must hash what it adds
+    # (a proof snapshot, storage/proof_snapshot.py), so the checkpoint id follows the data. None: the step's.
+    data: str | None = None
 
     def train_fn(self) -> TrainFn:
         return self._checked(self.train, TrainFn)

@@ -105,5 +105,6 @@ _register_builtin(
         "tasks.retriever.trainer:TRAINER",
         "tasks.progress.trainer:TRAINER",
         "tasks.grpo.trainer:TRAINER",
+        "tasks.sft_proof.trainer:TRAINER",
     ]
 )

@@ -134,3 +134,36 @@ def test_progress_reranking_tries_fewest_predicted_steps_first():
 
     out = ProgressReranked(Inner(), FewestStepsScorer()).generate([TacticQuery("⊢ x")], 3)
     assert out == [[("rfl", -0.9), ("omega", -0.5), ("simp only [foo, bar]", -0.1)]]  # log-probs kept
+
+
+def test_endpoint_loads_the_round_adapter_or_says_plainly_that_it_cannot(tmp_path):
+    """vLLM's run-time adapter loading (the double follows vllm/entrypoints/openai/serving_models.py):
+    an adapter checkpoint is loaded once and then asked for by name; a full model, or a server without
+    the route, leaves the server's own model answering, and the generator says so."""
+    adapter = tmp_path / "ckpt-a"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text('{"task_type": "CAUSAL_LM", "base_model_name_or_path": "m"}')
+    full = tmp_path / "ckpt-full"
+    full.mkdir()
+    with EndpointDouble({"⊢ True": [("trivial", [-0.1])]}) as double:
+        double.base_model = "double"
+        gen = open_generator(_endpoint(double.url, api_key_env=None), checkpoint=adapter)
+        assert gen.adapter_status[0] == f"adapter dojoflow-ckpt-a loaded into {double.url} and asked for by name"
+        assert double.adapters == {"dojoflow-ckpt-a": str(adapter.resolve())}
+        gen.generate([TacticQuery("⊢ True")], 1)
+        assert double.requests[-1]["body"]["model"] == "dojoflow-ckpt-a"
+        again = open_generator(_endpoint(double.url, api_key_env=None), checkpoint=adapter)  # a rerun of the round
+        assert "loaded into" in again.adapter_status[0] and len(double.adapters) == 1
+        plain = open_generator(_endpoint(double.url, api_key_env=None), checkpoint=full)
+        assert plain.adapter_status[0].startswith("cannot load ckpt-full: it is a full model")
+        plain.generate([TacticQuery("⊢ True")], 1)
+        assert double.requests[-1]["body"]["model"] == "double"
+        double.lora_updating = False
+        other = tmp_path / "ckpt-b"
+        other.mkdir()
+        (other / "adapter_config.json").write_text((adapter / "adapter_config.json").read_text())
+        refused = open_generator(_endpoint(double.url, api_key_env=None), checkpoint=other)
+        assert "cannot load adapter dojoflow-ckpt-b: the server has no adapter loading" in refused.adapter_status[0]
+        assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True" in refused.adapter_status[0]
+        refused.generate([TacticQuery("⊢ True")], 1)
+        assert double.requests[-1]["body"]["model"] == "double"

@@ -337,7 +337,7 @@ def test_tactic_generators_are_the_trainers_that_declare_it(echo):
     from tasks.checkpoints import CheckpointRef
     from tasks.generate.checkpoint import is_tactic_generator
 
-    assert registry.tactic_generators() == ("sft", "grpo")
+    assert registry.tactic_generators() == ("sft", "grpo", "sft_proof")
     ref = CheckpointRef(
         checkpoint_id="c", trainer="echo", path="/x", snapshot_id="s", parent_id=None, settings_hash="h", figures={}
     )

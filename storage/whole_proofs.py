@@ -1,0 +1,99 @@
+"""The catalog's `whole_proofs` table: whole proofs whole-proof expert iteration kept, several per
+statement and toolchain, with where they came from (tasks/expert/whole_proof.py).
+
+A row: the statement (`key`: a repository theorem's id or a statement set's statement id; `kind`
+repo | statement; repository or set, name, split, header, statement, informal statement), the
+toolchain it was checked under, the proof (the tactic block after `:= by`; `proof_id` hashes it
+with whitespace collapsed, so one proof is stored once), its length, the checker, the verdict rule
+version and the axioms, and the run, step, round and checkpoint that found it.
+
+Only a verdict of `proved` from a checker that is not the `replay` lower bound, of a train
+statement, is stored: a row that says otherwise is a bug upstream and is refused (ValueError).
+
+    dojoflow sql "SELECT key, round, chars, proof FROM whole_proofs ORDER BY key, chars"
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import catalog
+from .found_proofs import NOT_A_VERIFIER
+from .ids import stable_hash
+
+TABLE = "whole_proofs"
+COLUMNS = (
+    "key",
+    "toolchain",
+    "proof_id",
+    "kind",
+    "repo_id",
+    "theorem_id",
+    "full_name",
+    "split",
+    "header",
+    "statement",
+    "informal",
+    "proof",
+    "chars",
+    "checker",
+    "rule_version",
+    "verdict",
+    "axioms",
+    "run_id",
+    "step",
+    "round",
+    "checkpoint_id",
+)
+
+
+def proof_id(proof: str) -> str:
+    """One id per proof text, whitespace collapsed."""
+    return stable_hash(" ".join(proof.split()), 16)
+
+
+def _refuse(row: dict) -> None:
+    if row.get("verdict") != "proved" or not row.get("checker") or row.get("checker") in NOT_A_VERIFIER:
+        raise ValueError(
+            f"whole proof of {row.get('full_name')} has verdict {row.get('verdict')!r} from checker "
+            f"{row.get('checker')!r}: only proofs a verifier called proved may be kept"
+        )
+    if row.get("split") != "train":
+        raise ValueError(f"whole proof of {row.get('full_name')} is of split {row.get('split')!r}: only train")
+
+
+def record_whole_proofs(store, rows: list[dict]) -> int:
+    """Store whole proofs; one already stored for its (key, toolchain) is kept. Returns how many were new."""
+    if not rows:
+        return 0
+    values = []
+    for r in rows:
+        _refuse(r)
+        r = {**r, "proof_id": proof_id(r["proof"]), "chars": len(r["proof"])}
+        values.append([json.dumps(r.get(c) or []) if c == "axioms" else r.get(c) for c in COLUMNS])
+    with catalog.connect(store, write=True) as con:
+        con.execute(catalog.RECORD_TABLES[TABLE])
+        before = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
+        con.execute("BEGIN TRANSACTION")
+        con.executemany(
+            f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values
+        )
+        con.execute("COMMIT")
+        after = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
+    return after - before
+
+
+def read_whole_proofs(store, keys: list[str] | None = None) -> list[dict]:
+    """Stored whole proofs (of `keys`, or all), by key then length then proof id."""
+    q = f"SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = '{TABLE}'"
+    if catalog.query(store, q).to_pylist()[0]["n"] == 0:
+        return []
+    rows = catalog.query(
+        store,
+        f"""SELECT * FROM {TABLE} WHERE $keys IS NULL OR list_contains($keys, key)
+            ORDER BY key, toolchain, chars, proof_id""",
+        params={"keys": list(keys) if keys is not None else None},
+    ).to_pylist()
+    for r in rows:
+        r["axioms"] = json.loads(r["axioms"]) if r["axioms"] else []
+    return rows

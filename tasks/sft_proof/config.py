@@ -1,0 +1,147 @@
+"""Settings of whole-proof SFT (`trainers.sft_proof`), and their conversion into `trl.SFTConfig`.
+
+The model learns to write a whole proof from a statement: prompt = the header (imports, opens) and
+the statement ending in `:= by` (with the informal statement as a comment above it when the data has
+one), completion = the tactic block. LoRA, `training:` (passed through to `trl.SFTConfig`, checked
+by the one check every trainer shares) and the starting point follow SFT's rules exactly
+(docs/sft.md); evaluation is pass@k of whole-proof sampling through a Lean backend (docs/whole-proof.md).
+
+    python -c "from tasks.sft_proof.config import SFTProofSettings as S; print(S())"
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.lean.config import BackendSettings
+from tasks.sft.config import DEFAULT_MODEL, TINY_MODEL_TRAINING, LoraSettings, default_training_args
+from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
+from tasks.trainers.training_args import capabilities_unless_given, check_training_args
+
+PROOF_SYSTEM_PROMPT = (
+    "You are a Lean 4 prover. Given a Lean 4 theorem statement ending in `:= by`, reply with the "
+    "complete tactic proof that follows it, and nothing else."
+)
+
+
+class SFTProofEvalSettings(BaseModel):
+    """How a whole-proof checkpoint is scored: pass@k of sampled whole proofs, judged by a Lean backend."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: BackendSettings = Field(
+        default_factory=BackendSettings,
+        description="The backend that checks each sampled proof (tasks/lean/config.py). `replay` (the "
+        "default, no Lean) accepts only proofs made of traced steps and names every metric `replay_pass@k`; "
+        "`repl`/`kimina` are Lean's verdicts (`repl_pass@k`).",
+    )
+    k: int = Field(
+        4, ge=1, le=1024, description="Proofs sampled per theorem; pass@1 and pass@k are estimated from them."
+    )
+    max_theorems: int | None = Field(
+        12, ge=1, description="Theorems per repository and split at most (a fixed hash chooses them); null: all."
+    )
+    temperature: float = Field(1.0, gt=0.0, description="Sampling temperature of the proofs.")
+    max_proof_tokens: int = Field(128, ge=1, le=16384, description="Longest proof generated, in tokens.")
+    timeout_s: float = Field(120.0, gt=0, description="Wall-clock seconds to check one theorem's samples.")
+    baseline: bool = Field(
+        True,
+        description="Also score the closing-tactics baseline (`simp`, `rfl`, `omega`, ... each a one-tactic "
+        "proof) on the same theorems with the same backend and k: `baseline_<checker>_pass@k`.",
+    )
+    seed: int = Field(0, description="Seed of the sampler.")
+
+
+class SFTProofSettings(BaseModel):
+    """Supervised fine-tuning of a whole-proof writer on (statement -> whole proof) pairs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(
+        DEFAULT_MODEL,
+        description="Base model: 'builtin:tiny-causal-lm' (built locally, offline), a local save_pretrained "
+        "folder, or a Hugging Face hub id (e.g. deepseek-ai/DeepSeek-Prover-V2-7B).",
+    )
+    model_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="dtype the model weights are loaded in; 'auto' uses the model config's."
+    )
+    system_prompt: str = Field(PROOF_SYSTEM_PROMPT, description="System message of every example (chat models).")
+    include_header: bool = Field(
+        True, description="Put the statement's header (imports, opens) before it in the prompt, when it has one."
+    )
+    include_informal: bool = Field(
+        True, description="Put the informal statement, when the data has one, as a comment above the statement."
+    )
+    traced_proofs: bool = Field(
+        True,
+        description="Train on the traced theorems' whole proofs (read back from their source spans, else "
+        "their traced tactics) of the snapshot's train split, besides the verified proofs a round adds.",
+    )
+    statement_sets: list[str] = Field(
+        default_factory=list,
+        description="Statement sets whose verified proofs (a Lean verdict's, never a claimed proof; never a "
+        "benchmark or held-out statement) train too at each curriculum step; they join the step's snapshot as "
+        "a proof snapshot whose id hashes them, so new proofs mean a new checkpoint, never a stale one. Proofs "
+        "whole-proof expert iteration found enter through its rounds instead.",
+    )
+    projects: dict[str, str] = Field(
+        default_factory=dict,
+        description="Local checkouts of the repositories ({name or repo id: folder}) to read traced proofs "
+        "from; the sample's own sources need none. Without a checkout a traced proof is its traced tactics.",
+    )
+    max_proof_chars: int = Field(
+        4000, ge=16, description="Proofs longer than this (characters) are left out of training (counted)."
+    )
+    lora: LoraSettings | None = Field(None, description="LoRA adapter settings; None trains all weights.")
+    training: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Arguments of trl.SFTConfig (learning_rate, num_train_epochs, max_steps, "
+        "per_device_train_batch_size, bf16, max_length, ...), over Dojoflow's defaults as for `sft` "
+        "(completion_only_loss on: the loss falls on the proof only).",
+    )
+    restart_from_base: bool = Field(
+        False, description="Start every curriculum step from the base model instead of the previous checkpoint."
+    )
+    checkpoint_every_minutes: float = checkpoint_every_minutes_field()
+    evaluation: SFTProofEvalSettings = Field(
+        default_factory=SFTProofEvalSettings,
+        description="How checkpoints are scored (changing it re-evaluates, never retrains).",
+        json_schema_extra={"checkpoint_id": False},
+    )
+
+
+def training_defaults(settings: SFTProofSettings, cuda: bool, bf16_ok: bool) -> dict[str, Any]:
+    user = settings.training
+    tiny = {k: v for k, v in TINY_MODEL_TRAINING.items() if k not in user} if settings.model == DEFAULT_MODEL else {}
+    return {**default_training_args(user, cuda, bf16_ok), **tiny}
+
+
+def preflight(settings: SFTProofSettings, field: str) -> None:
+    """Before a run: `training` against trl.SFTConfig and this machine; the evaluation backend's kind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        build_config(settings, tmp, field=f"{field}.training")
+
+
+def build_config(
+    settings: SFTProofSettings,
+    output_dir: str | os.PathLike,
+    *,
+    cuda: bool | None = None,
+    bf16_ok: bool | None = None,
+    field: str = "training",
+):
+    """The `trl.SFTConfig` of a training step on this machine (as `tasks.sft.config.build_sft_config`)."""
+    cuda, bf16_ok = capabilities_unless_given(cuda, bf16_ok)
+    defaults = training_defaults(settings, cuda, bf16_ok)
+    user = check_training_args(dict(settings.training), "trl:SFTConfig", field, defaults, machine=(cuda, bf16_ok))
+    import warnings
+
+    from trl import SFTConfig
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return SFTConfig(output_dir=os.fspath(output_dir), **{**defaults, **user})
