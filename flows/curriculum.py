@@ -29,7 +29,6 @@ from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curricu
 from tasks.prefect_tasks.caching import load_result_storage
 from tasks.prefect_tasks.checkpoint_storage import share_checkpoint_task
 from tasks.prefect_tasks.events import emit, find_regressions_task
-from tasks.trainers.base import load_object
 from tasks.trainers.registry import get as trainer_def
 
 from . import expert, ui
