@@ -155,3 +155,34 @@ def test_card_of_an_unknown_run_names_the_positional_argument_not_an_option(tmp_
     assert len(out.strip().splitlines()) == 1
     out = one_line_error(invoke("card", RUN_ID, "--against", "nosuchrun", "--home", home))
     assert "nosuchrun, --against: matches no run" in out
+
+
+def test_a_time_limit_too_large_for_a_timer_is_refused(tmp_path):
+    home = store_with_a_run(tmp_path)
+    # 1e300 s once killed the watchdog thread (OverflowError) and the query ran unbounded.
+    out = one_line_error(invoke("sql", "SELECT 1", "--time-limit", "1e300", "--home", home))
+    assert "--time-limit 1e+300: must be a positive number of seconds, at most 604800 (a week)" in out
+
+
+@pytest.mark.timeout(600)
+def test_a_query_stuck_in_one_call_past_its_time_limit_ends_the_command(tmp_path):
+    """DuckDB checks for an interrupt between chunks; one 2 GB repeat() never sees it (issue 26)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    home = store_with_a_run(tmp_path)
+    huge = "SELECT length(repeat('x', 2000000000)) AS n"
+    root = Path(__file__).resolve().parents[2]
+    args = [sys.executable, "-m", "flows.cli", "sql", huge, "--time-limit", "1", "--home", str(home)]
+    done = subprocess.run(
+        args, cwd=root, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    out = done.stdout + done.stderr
+    assert (
+        out.startswith("error: query: ran longer than the time limit (1 s) inside one call") and "Traceback" not in out
+    )
+    assert "2000000000" not in done.stdout  # it ended before the result
+    r = invoke("sql", "SELECT count(*) AS n FROM runs", "--home", home)  # the catalog is free again
+    assert r.exit_code == 0 and r.stdout.split() == ["n", "1"], r.output
