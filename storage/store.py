@@ -43,6 +43,26 @@ FORMAT_FILE = "FORMAT_VERSION.json"
 INDEX_FILE = "REPOSITORIES.json"
 
 
+MAX_FORMAT_FILE_BYTES = 1 << 20
+
+
+def _read_small_file(path: Path) -> bytes:
+    """A regular file's bytes, at most MAX_FORMAT_FILE_BYTES (ValueError otherwise): a format
+    file linked to /dev/zero or a FIFO is not read for ever."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file")
+        data = os.read(fd, MAX_FORMAT_FILE_BYTES + 1)
+        if len(data) > MAX_FORMAT_FILE_BYTES:
+            raise ValueError(f"larger than {MAX_FORMAT_FILE_BYTES} bytes")
+        return data
+    finally:
+        os.close(fd)
+
+
 def dojoflow_home(home: str | os.PathLike | None = None) -> Path:
     """`home`, else $DOJOFLOW_HOME, else `.dojoflow/` in the working directory."""
     if home is None:
@@ -94,8 +114,10 @@ class Store:
         """FORMAT_VERSION.json as a dict (format_version, store_id, migrations)."""
         fmt = self.root / FORMAT_FILE
         try:
-            meta = json.loads(fmt.read_text())
-            int(meta["format_version"])
+            meta = json.loads(_read_small_file(fmt))
+            version = meta["format_version"]
+            if type(version) is not int or version < 1:  # `true` once counted as 1 and was migrated
+                raise ValueError(f"format_version is {json.dumps(version)[:40]}, not a version number")
             return meta
         except (ValueError, KeyError, TypeError) as e:
             raise StoreError(f"{fmt} is unreadable ({e}): it is not a Dojoflow store format file") from e
