@@ -254,11 +254,7 @@ class PipelineConfig(BaseModel):
                 )
         if not self.sources:
             raise InputError("sources", "is empty", "list at least one export or repository")
-        from .trainers.preflight import preflight
-
-        enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
-        for name, settings in enabled.items():
-            preflight(name, settings)
+        # Files first: the trainers' checks below import torch/TRL (minutes on a loaded machine).
         if self.benchmarks:  # a benchmark file that does not parse fails here, before anything is written
             from .benchmarks import load_benchmarks
 
@@ -272,6 +268,11 @@ class PipelineConfig(BaseModel):
                 f"names {', '.join(undeclared)}, which the `benchmarks:` section does not declare",
                 "declare each under `benchmarks:` (name and path), or remove it from `evaluation.proving.benchmarks`",
             )
+        from .trainers.preflight import preflight
+
+        enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
+        for name, settings in enabled.items():
+            preflight(name, settings)
         for evaluation in EVALUATIONS:  # e.g. a proving backend that cannot run fails before any training
             settings = getattr(self.evaluation, evaluation.name)
             if settings is not None:
