@@ -91,3 +91,12 @@ def test_samples_writes_each_sample_as_a_traceable_git_repository_with_the_same_
         assert resolve_local_commit(parse_source(str(tmp_path / "b" / name)), None) == commit
     assert again.exit_code == 0 and len(set(commits)) == 3
     assert invoke("samples", tmp_path / "a").exit_code == 2  # never overwrites
+
+
+def test_version_prints_the_installed_version():
+    import tomllib
+    from pathlib import Path
+
+    expected = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["version"]
+    r = CliRunner().invoke(app, ["--version"])
+    assert r.exit_code == 0 and r.output == f"dojoflow {expected}\n", r.output
