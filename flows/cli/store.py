@@ -121,7 +121,10 @@ def trace_cmd(
     from tasks.ingest import trace_and_import
 
     options = {"sandbox": {"unsafe_no_sandbox": True}} if unsafe_no_sandbox else None
-    results = trace_and_import(store_of(home), url_or_path, commit, replace=replace, trace_options=options)
+    resolved = home_of(home)
+    results = trace_and_import(
+        lambda: store_of(resolved), url_or_path, commit, replace=replace, home=resolved, trace_options=options
+    )
     emit(_added_rows(results), fmt, title=f"traced {url_or_path}")
 
 

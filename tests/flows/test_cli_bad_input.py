@@ -186,3 +186,15 @@ def test_a_query_stuck_in_one_call_past_its_time_limit_ends_the_command(tmp_path
     assert "2000000000" not in done.stdout  # it ended before the result
     r = invoke("sql", "SELECT count(*) AS n FROM runs", "--home", home)  # the catalog is free again
     assert r.exit_code == 0 and r.stdout.split() == ["n", "1"], r.output
+
+
+def test_a_trace_that_is_refused_leaves_no_store_behind(tmp_path, monkeypatch):
+    """`dojoflow trace` without Lean (or of a bad path) refused correctly but created the store first (issue 26)."""
+    from storage.sample import write_sample_repositories
+
+    repo = next(iter(write_sample_repositories(tmp_path / "samples")))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no lake, no elan: no Lean toolchain
+    for target in (tmp_path / "no-such-repo", repo):
+        out = one_line_error(invoke("trace", target, "--home", tmp_path / "home"))
+        assert str(target) in out or "Lean" in out or "lake" in out, out
+        assert not (tmp_path / "home" / "store").exists(), out
