@@ -117,6 +117,7 @@ def test_repair_of_a_readable_catalog_keeps_every_record(tmp_path):
     r = invoke("repair", "--home", home)
     assert r.exit_code == 0 and "lost" not in r.output and "removed" not in r.output, r.output
     assert "kept proofs: 23 rows" in r.output
+    assert "damaged" not in r.output and "catalog.duckdb.before-repair-" in r.output, r.output  # it was healthy
     assert invoke("sql", query, "--home", home).stdout == before == "m,r,c,p\n12,1,4,23\n"
     assert RUN_ID in invoke("runs", "--home", home).output
 
