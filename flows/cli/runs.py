@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from storage.errors import DojoflowError
+from storage.errors import DojoflowError, InputError
 
 from .common import FormatOption, Home, app, command, fail_exit, home_of, store_of
 from .output import Format, console, emit, plain, say, say_line
@@ -159,6 +159,10 @@ def card_cmd(
         say("card: {}", card["path"])
         return
     other = resolve_run(store, against, where="--against")
+    if other == run_id:
+        raise InputError(
+            against, f"is run {run_id}, the card's own run", "give another run to compare with", where="--against"
+        )
     differences = card_diff(store, run_id, other)
     for line in differences or [f"runs {run_id} and {other} have the same settings"]:
         typer.echo(line)

@@ -199,3 +199,17 @@ def test_a_trace_that_is_refused_leaves_no_store_behind(tmp_path, monkeypatch):
         out = one_line_error(invoke("trace", target, "--home", tmp_path / "home"))
         assert str(target) in out or "Lean" in out or "lake" in out, out
         assert not (tmp_path / "home" / "store").exists(), out
+
+
+def test_card_refuses_an_empty_run_the_same_run_twice_and_a_reports_file(tmp_path):
+    """`card ''` matched every run (so the only one), `card RUN --against RUN` compared a run with
+    itself, and `card` with reports/ a file ended in a traceback (issue 26)."""
+    home = store_with_a_run(tmp_path)
+    out = one_line_error(invoke("card", "", "--home", home))
+    assert out.startswith("error: '', RUN: is empty") and "dojoflow runs" in out
+    out = one_line_error(invoke("card", RUN_ID, "--against", RUN_ID[:8], "--home", home))
+    assert f"{RUN_ID[:8]}, --against: is run {RUN_ID}, the card's own run" in out
+    (home / "reports").write_text("a file where the reports folder goes\n")
+    out = one_line_error(invoke("card", RUN_ID, "--home", home))
+    assert "which is a file" in out and "move that file away" in out
+    assert (home / "reports").read_text() == "a file where the reports folder goes\n"
