@@ -71,7 +71,7 @@ def is_healthy(url: str, timeout: float = 2.0) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/health", timeout=timeout) as r:  # noqa: S310 (a local http URL)
             return r.status == 200
-    except OSError:
+    except (OSError, ValueError):  # ValueError: not a URL at all (PREFECT_API_URL=foo)
         return False
 
 
