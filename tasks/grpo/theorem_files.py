@@ -85,6 +85,9 @@ def _theorem(obj: Any, path: Path, where: str) -> FileTheorem:
     return FileTheorem(obj["name"].strip(), obj["statement"].strip(), context, tuple(imports))
 
 
+_DEEP_FIX = "a theorem file's records are {name, statement} objects, a few levels deep"
+
+
 def read_theorem_file(path: str | Path) -> list[FileTheorem]:
     """The theorems of a lean-grpo theorem file (JSONL, a JSON list, or {"theorems": [...]})."""
     path = Path(path)
@@ -110,6 +113,8 @@ def read_theorem_file(path: str | Path) -> list[FileTheorem]:
             whole = json.loads(text)
         except json.JSONDecodeError:
             whole = None  # JSONL whose first line is an object
+        except RecursionError:
+            raise InputError(path, "holds JSON nested too deeply to read", _DEEP_FIX) from None
     if isinstance(whole, list):
         items = [(obj, f"item {i}") for i, obj in enumerate(whole)]
     elif isinstance(whole, dict) and "theorems" in whole:
@@ -129,6 +134,10 @@ def read_theorem_file(path: str | Path) -> list[FileTheorem]:
                     f"line {n} is not valid JSON ({e.msg} at column {e.colno})",
                     "fix that line: one JSON object per line",
                     where=f"line {n}",
+                ) from None
+            except RecursionError:
+                raise InputError(
+                    path, f"line {n} holds JSON nested too deeply to read", _DEEP_FIX, where=f"line {n}"
                 ) from None
     theorems = [_theorem(obj, path, where) for obj, where in items]
     if not theorems:

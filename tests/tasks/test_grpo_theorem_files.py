@@ -196,3 +196,12 @@ def test_a_repository_at_a_lean_version_the_backend_cannot_run_stops_the_run(tmp
     with pytest.raises(InputError, match=r"uses Lean v4\.20\.0; the leandojo backend .* v4\.9\.0 to v4\.11\.x"):
         checkable_specs(settings, file, store)
     assert not dojo.events()
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"name": ' + "[" * 100_000 + "]" * 100_000 + "}"])
+def test_a_100k_deep_json_theorem_file_is_one_line_not_a_recursion_error(tmp_path, text):
+    """Python's json raised RecursionError: a traceback (issue 26)."""
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match="nested too deeply to read"):
+        read_theorem_file(path)
