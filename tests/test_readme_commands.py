@@ -30,3 +30,13 @@ def test_ci_runs_the_readmes_test_command_and_pytest_prints_the_15_slowest():
     assert ".venv/bin/python -m pytest -n 2\n" in ci
     addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
     assert "--durations=15" in addopts
+
+
+def test_every_config_a_readme_command_names_exists():
+    """The README's `prove` example named `my-prove.yaml`, which exists nowhere (issue 26)."""
+    text = (ROOT / "README.md").read_text()
+    commands = [line for line in text.splitlines() if line.startswith(".venv/bin/dojoflow ")]
+    named = {word for line in commands for word in line.split("#")[0].split() if word.endswith((".yaml", ".yml"))}
+    assert named and all((ROOT / name).is_file() for name in named), sorted(
+        n for n in named if not (ROOT / n).is_file()
+    )
