@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import atomic, catalog, schemas
 from .contamination import REPORT_FILE, ContaminationSettings, exclusions_with_reasons
-from .errors import InputError
+from .errors import InputError, some_names
 from .ids import stable_hash
 from .memory import release_arrow_memory
 from .repo_urls import normalize_url
@@ -248,7 +248,7 @@ def _folders(store, repo_ids: list[str]) -> dict[str, Path]:
     missing = [r for r in repo_ids if r not in listed]
     if missing:
         raise InputError(
-            ", ".join(missing), "not in the store", "ingest them first (`dojoflow import` or `dojoflow trace`)"
+            some_names(missing), "not in the store", "ingest them first (`dojoflow import` or `dojoflow trace`)"
         )
     return {r: listed[r] for r in sorted(set(repo_ids))}
 

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import atomic, catalog, schemas
-from .errors import DamagedStoreError, FormatVersionError, InputError, RepositoryConflictError, StoreError
+from .errors import DamagedStoreError, FormatVersionError, InputError, RepositoryConflictError, StoreError, some_names
 from .lock import file_lock
 from .repo_data import RepoData
 from .repo_urls import same_repository
@@ -240,7 +240,9 @@ class Store:
         ids = list(folders) if repo_ids is None else list(repo_ids)
         missing = [r for r in ids if r not in folders]
         if missing:
-            raise InputError(", ".join(missing), "no such repository in the store", "run `dojoflow repos` to list them")
+            raise InputError(
+                some_names(missing), "no such repository in the store", "run `dojoflow repos` to list them"
+            )
         parts = [_read_parquet(folders[r] / f"{table}.parquet", self.root, columns) for r in ids]
         if not parts:
             schema = schemas.TABLES[table]

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import atomic, schemas
-from ..errors import InputError
+from ..errors import InputError, some_names
 from ..memory import release_arrow_memory
 from .files import shown
 from .records import ABSENT
@@ -240,7 +240,7 @@ def write_export(store, out_dir: str | Path, repo_ids: list[str]) -> Path:
     folders = store.folders()
     missing = [r for r in repo_ids if r not in folders]
     if missing:
-        raise InputError(", ".join(missing), "no such repository in the store", "run `dojoflow repos` to list them")
+        raise InputError(some_names(missing), "no such repository in the store", "run `dojoflow repos` to list them")
     repos = [_read_repository_at(folders[r]) for r in repo_ids]
     con = _duckdb()
     try:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from storage.errors import InputError
+from storage.errors import InputError, some_names
 
 from .config import GRPOSettings
 
@@ -263,7 +263,7 @@ def checkable_specs(settings: GRPOSettings, theorems: list[FileTheorem], store) 
     unknown = [s.full_name for s in specs if s.repo_id == FILE_REPO_ID]
     if unknown and settings.backend.get("kind", "replay") == "replay":
         raise InputError(
-            ", ".join(unknown),
+            some_names(unknown),
             "not in the store, so the replay backend cannot check them",
             "import the repository that traces them (dojoflow import), remove them from the file, or "
             "use --backend repl or kimina, which check the statement itself",

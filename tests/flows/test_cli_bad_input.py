@@ -213,3 +213,9 @@ def test_card_refuses_an_empty_run_the_same_run_twice_and_a_reports_file(tmp_pat
     out = one_line_error(invoke("card", RUN_ID, "--home", home))
     assert "which is a file" in out and "move that file away" in out
     assert (home / "reports").read_text() == "a file where the reports folder goes\n"
+
+
+def test_a_repository_name_holding_a_newline_is_quoted_in_a_one_line_error(tmp_path):
+    home = store_with_a_run(tmp_path)
+    out = one_line_error(invoke("export", tmp_path / "out", "--repo", "alpha\nbeta", "--home", home))
+    assert out.startswith("error: 'alpha\\nbeta': matches no repository") and out.count("\n") == 1, out
