@@ -234,7 +234,9 @@ class PipelineConfig(BaseModel):
             return cls.model_validate(raw)
         except ValidationError as e:
             raise InputError(
-                path, _first_error(e), "fix the field (`dojoflow run --help` and examples/ show valid configs)"
+                path,
+                _first_error(e),
+                "fix the field (`dojoflow config --schema` lists every field and its meaning; examples/ show valid configs)",
             ) from e
 
     def with_overrides(self, overrides: dict, source: str) -> "PipelineConfig":

@@ -54,6 +54,30 @@ def run_cmd(
         raise typer.Exit(session.exit_code)
 
 
+@command("config")
+def config_cmd(
+    config: Annotated[
+        Optional[Path], typer.Argument(help="A YAML PipelineConfig to check and show with its defaults filled in.")
+    ] = None,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the JSON Schema of a run config: every field, its type and meaning.")
+    ] = False,
+):
+    """A run config's fields: `--schema` lists every one with its meaning; CONFIG (default: the
+    shipped sample) is checked and printed whole, defaults included."""
+    import json
+
+    import yaml
+
+    from tasks.config import PipelineConfig
+
+    if schema:
+        typer.echo(json.dumps(PipelineConfig.model_json_schema(), indent=2))
+        return
+    cfg = PipelineConfig.from_yaml(config) if config else PipelineConfig()
+    typer.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True), nl=False)
+
+
 RUNS_TABLE = {
     "run": lambda r: r["run_id"][:8],
     "name": lambda r: r["name"],
