@@ -271,10 +271,12 @@ class PipelineConfig(BaseModel):
                 "declare each under `benchmarks:` (name and path), or remove it from `evaluation.proving.benchmarks`",
             )
         from .trainers.preflight import preflight
+        from .valid_args_memo import memo_under
 
         enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
-        for name, settings in enabled.items():
-            preflight(name, settings)
+        with memo_under(self.home):  # checks that passed are remembered under the run's home
+            for name, settings in enabled.items():
+                preflight(name, settings)
         for evaluation in EVALUATIONS:  # e.g. a proving backend that cannot run fails before any training
             settings = getattr(self.evaluation, evaluation.name)
             if settings is not None:

@@ -40,11 +40,11 @@ def run_cmd(
             k: v for k, v in (("home", str(home) if home else None), ("max_steps", max_steps)) if v is not None
         }
         cfg = cfg.with_overrides(overrides, source="the command line")
-        cfg.validate_for_run(warn=lambda line: say_line(f"warning: {line}"))
         resolved = home_of(cfg.home)
+        cfg = cfg.model_copy(update={"home": str(resolved)})  # the checks remember under it
+        cfg.validate_for_run(warn=lambda line: say_line(f"warning: {line}"))
     except DojoflowError as e:
         fail_exit(e)
-    cfg = cfg.model_copy(update={"home": str(resolved)})
     prepare_prefect_env(resolved)
     from .run_session import RunSession
 
