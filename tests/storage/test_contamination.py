@@ -182,3 +182,15 @@ def test_a_benchmark_export_folder_is_read_with_the_imports_checks(tmp_path, kin
     with pytest.raises(InputError, match=re.escape(says)) as e:
         load_benchmarks([BenchmarkConfig(name="b", path=str(export))])
     assert "test.json" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_benchmark_that_is_the_training_data_is_refused_before_the_snapshot_is_written(store):
+    """It excluded 84 of 89 theorems and the run trained on the rest, saying nothing (issue 26)."""
+    benchmarks, _ = load_benchmarks([BenchmarkConfig(name="itself", path=str(SAMPLE_EXPORT))])
+    fp = save_benchmark(store, "itself", benchmarks["itself"])
+    nat = [r for r in store.repo_ids() if "NatBasics" in r]
+    snapshots = store.root / "snapshots"
+    before = sorted(snapshots.rglob("*")) if snapshots.exists() else []
+    with pytest.raises(InputError, match=r"benchmarks itself: exclude every theorem of split .*is the training data"):
+        build_snapshot(store, nat, SnapshotSettings(benchmarks=(fp,)))
+    assert (sorted(snapshots.rglob("*")) if snapshots.exists() else []) == before
