@@ -186,15 +186,21 @@ def evaluate_cmd(
             fail_exit(e)
     checker = result["checker"]
     say(
-        "{}{} theorems, checked by {}: pass@1 {}, pass@{} {}",
+        "{}{} theorems, checked by {}: pass@1 {}, pass@{} {} (95% intervals)",
         "(cached) " if result["cached"] else "",
         result["theorems"],
         checker,
-        f"{result[f'{checker}_pass@1']:.3f}",
+        _with_interval(result, f"{checker}_pass@1"),
         result["k"],
-        f"{result[f'{checker}_pass@{k}']:.3f}",
+        _with_interval(result, f"{checker}_pass@{k}"),
     )
     for r in result["results"]:
         if r["proved"]:
             say("  proved {} ({}/{})", r["full_name"], r["proved"], r["n"])
     say_line(f"log: {log}")
+
+
+def _with_interval(result: dict, metric: str) -> str:
+    low, high = (result.get("intervals") or {}).get(metric) or (None, None)
+    shown = f"{result[metric]:.3f}"
+    return shown if low is None else f"{shown} [{low:.3f}, {high:.3f}]"

@@ -317,7 +317,7 @@ def evaluate_on_theorem_file(
 
     from tasks.models.loading import default_model_cache, load_causal_lm
 
-    from .evaluate import pass_at, prove_under_seed
+    from .evaluate import pass_at, pass_metrics, prove_under_seed
     from .train import open_reward_backend
 
     ev = settings.evaluation
@@ -339,5 +339,7 @@ def evaluate_on_theorem_file(
         "theorems": len(results),
         f"{checker}_pass@1": pass_at(results, 1),
         f"{checker}_pass@{ev.k}": pass_at(results, ev.k),
+        # each figure's 95% interval over the decided theorems (tasks/stats.py), as the curriculum reports it
+        "intervals": {m.metric: [m.ci_low, m.ci_high] for m in pass_metrics(results, (1, ev.k), "", "", checker)},
         "results": results,
     }
