@@ -87,6 +87,21 @@ class MigrationError(StoreError):
         )
 
 
+def one_line(name: str) -> str:
+    """`name` as it is, or quoted (Python's repr) when it holds a line break or another control
+    character: an error stays one line whatever a name holds."""
+    return repr(name) if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name) else name
+
+
+def some_names(names, shown: int = 5) -> str:
+    """The first `shown` of `names` (each `one_line`) and how many there are in all: an error
+    naming 300,000 theorems was one 4 MB line."""
+    names = [one_line(str(n)) for n in names]
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more ({len(names)} in all)"
+
+
 class InputError(DojoflowError):
     """Input from a user (an export, a path, a commit, a config) is not valid.
 
@@ -98,7 +113,7 @@ class InputError(DojoflowError):
         self.where = where
         self.problem = problem
         self.fix = fix
-        loc = f"{self.source}" + (f", {where}" if where else "")
+        loc = f"{one_line(self.source)}" + (f", {where}" if where else "")
         super().__init__(f"{loc}: {problem}. {fix}")
 
 

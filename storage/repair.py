@@ -86,10 +86,11 @@ def repair(home) -> RepairReport:
     with store.writer(timeout=60), file_lock(store.root / "catalog.lock", timeout=120):
         saved = _read_records(store, report)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        label = "damaged" if report.lost else "before-repair"  # a catalog read whole is not called damaged
         for suffix in ("", ".wal"):
             old = Path(str(store.catalog_path) + suffix)
             if old.exists():
-                aside = old.with_name(f"{old.name}.damaged-{stamp}")
+                aside = old.with_name(f"{old.name}.{label}-{stamp}")
                 os.replace(old, aside)
                 report.old_catalog = report.old_catalog or aside
         report.removed = damaged_repositories(store)

@@ -34,13 +34,33 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import atomic, catalog, schemas
-from .errors import DamagedStoreError, FormatVersionError, InputError, RepositoryConflictError, StoreError
+from .errors import DamagedStoreError, FormatVersionError, InputError, RepositoryConflictError, StoreError, some_names
 from .lock import file_lock
 from .repo_data import RepoData
 from .repo_urls import same_repository
 
 FORMAT_FILE = "FORMAT_VERSION.json"
 INDEX_FILE = "REPOSITORIES.json"
+
+
+MAX_FORMAT_FILE_BYTES = 1 << 20
+
+
+def _read_small_file(path: Path) -> bytes:
+    """A regular file's bytes, at most MAX_FORMAT_FILE_BYTES (ValueError otherwise): a format
+    file linked to /dev/zero or a FIFO is not read for ever."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file")
+        data = os.read(fd, MAX_FORMAT_FILE_BYTES + 1)
+        if len(data) > MAX_FORMAT_FILE_BYTES:
+            raise ValueError(f"larger than {MAX_FORMAT_FILE_BYTES} bytes")
+        return data
+    finally:
+        os.close(fd)
 
 
 def dojoflow_home(home: str | os.PathLike | None = None) -> Path:
@@ -94,8 +114,10 @@ class Store:
         """FORMAT_VERSION.json as a dict (format_version, store_id, migrations)."""
         fmt = self.root / FORMAT_FILE
         try:
-            meta = json.loads(fmt.read_text())
-            int(meta["format_version"])
+            meta = json.loads(_read_small_file(fmt))
+            version = meta["format_version"]
+            if type(version) is not int or version < 1:  # `true` once counted as 1 and was migrated
+                raise ValueError(f"format_version is {json.dumps(version)[:40]}, not a version number")
             return meta
         except (ValueError, KeyError, TypeError) as e:
             raise StoreError(f"{fmt} is unreadable ({e}): it is not a Dojoflow store format file") from e
@@ -218,7 +240,9 @@ class Store:
         ids = list(folders) if repo_ids is None else list(repo_ids)
         missing = [r for r in ids if r not in folders]
         if missing:
-            raise InputError(", ".join(missing), "no such repository in the store", "run `dojoflow repos` to list them")
+            raise InputError(
+                some_names(missing), "no such repository in the store", "run `dojoflow repos` to list them"
+            )
         parts = [_read_parquet(folders[r] / f"{table}.parquet", self.root, columns) for r in ids]
         if not parts:
             schema = schemas.TABLES[table]

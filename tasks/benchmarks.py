@@ -15,7 +15,6 @@ fingerprint, so every snapshot (and result) built with it carries it.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -49,18 +48,17 @@ def _positions(path: Path, count: int) -> list[str]:
 
 
 def _read_export(path: Path) -> list[tuple[dict, str]]:
-    out = []
-    for split_file in sorted(path.glob("random/*.json")):
-        try:
-            records = json.loads(split_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise InputError(
-                split_file, f"is not valid JSON ({e.msg})", "fix the export", where=f"line {e.lineno}"
-            ) from None
-        for i, r in enumerate(records):
-            if r.get("theorem_statement"):
-                theorem = {"name": r["full_name"], "statement": r["theorem_statement"]}
-                out.append((theorem, f"{split_file.name} item {i}"))
+    """The stated theorems of an export's random/*.json, read and checked as `dojoflow import`
+    reads them (storage/leandojo: regular files inside the folder, bounded, UTF-8 JSON, every
+    record whole): a FIFO, a device, a link leaving the folder or a bad record is one InputError."""
+    from storage.leandojo.files import check_root, read_bytes
+    from storage.leandojo.theorems import SplitsRead, split_checked
+
+    root, read, out = check_root(path), SplitsRead(), []
+    for split_file in sorted((root / "random").glob("*.json")):
+        for i, (_, thm) in enumerate(split_checked(split_file, read_bytes(split_file, root), read)):
+            if thm is not None and thm.theorem_statement:
+                out.append(({"name": thm.full_name, "statement": thm.theorem_statement}, f"{split_file.name} item {i}"))
     return out
 
 

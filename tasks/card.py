@@ -270,8 +270,11 @@ def card_markdown(store, run_id: str) -> str:
 
 def write_card(store, home: Path, run_id: str) -> dict:
     """Write the card beside the run's report; {path, markdown}."""
+    from storage.paths import check_folder_path
+
     markdown = card_markdown(store, run_id)
     path = Path(home) / "reports" / run_id / CARD_FILE
+    check_folder_path(path.parent, fix=f"move that file away: the card goes to {path}")  # reports/ a file: one line
     atomic.write_text(path, markdown)
     return {"path": str(path), "markdown": markdown}
 

@@ -269,7 +269,9 @@ class PipelineConfig(BaseModel):
             return cls.model_validate(raw)
         except ValidationError as e:
             raise InputError(
-                path, _first_error(e), "fix the field (`dojoflow run --help` and examples/ show valid configs)"
+                path,
+                _first_error(e),
+                "fix the field (`dojoflow config --schema` lists every field and its meaning; examples/ show valid configs)",
             ) from e
 
     def with_overrides(self, overrides: dict, source: str) -> "PipelineConfig":
@@ -289,11 +291,7 @@ class PipelineConfig(BaseModel):
                 )
         if not self.sources:
             raise InputError("sources", "is empty", "list at least one export or repository")
-        from .trainers.preflight import preflight
-
-        enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
-        for name, settings in enabled.items():
-            preflight(name, settings)
+        # Files first: the trainers' checks below import torch/TRL (minutes on a loaded machine).
         if self.benchmarks:  # a benchmark file that does not parse fails here, before anything is written
             from .benchmarks import load_benchmarks
 
@@ -309,6 +307,13 @@ class PipelineConfig(BaseModel):
                 "declare each under `benchmarks:` (name and path) or as a `statements:` set with `benchmark: true`, "
                 "or remove it from `evaluation.proving.benchmarks`",
             )
+        from .trainers.preflight import preflight
+        from .valid_args_memo import memo_under
+
+        enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
+        with memo_under(self.home):  # checks that passed are remembered under the run's home
+            for name, settings in enabled.items():
+                preflight(name, settings)
         for evaluation in EVALUATIONS:  # e.g. a proving backend that cannot run fails before any training
             settings = getattr(self.evaluation, evaluation.name)
             if settings is not None:

@@ -14,6 +14,7 @@ import importlib.util
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -50,13 +51,26 @@ def _has_module(module: str) -> bool:
 
 
 def _first_line(cmd: list[str]) -> str | None:
-    """The first line `cmd` prints, or None when it is missing, fails or hangs."""
+    """The first line `cmd` prints (bytes that are not UTF-8 shown as U+FFFD), or None when it is
+    missing, fails or hangs. A hung probe is killed with every process it started (its own
+    session): a `lake --version` that hung left its children running."""
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+    except OSError:
         return None
-    text = (done.stdout or done.stderr).strip()
-    return text.splitlines()[0] if done.returncode == 0 and text else None
+    try:
+        out, err = proc.communicate(timeout=PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+        return None
+    text = (out or err).decode("utf-8", "replace").strip()
+    return text.splitlines()[0] if proc.returncode == 0 and text else None
 
 
 def check_python() -> Check:

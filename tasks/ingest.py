@@ -98,7 +98,9 @@ def trace_and_import(
     trace_options: dict | None = None,
 ):
     """Trace with lean-dojo into `<home>/traces/`, then import that export. `trace_options`:
-    keyword arguments of trace_repository (num_procs, timeout_s, build_deps, extra_pythonpath)."""
+    keyword arguments of trace_repository (num_procs, timeout_s, build_deps, extra_pythonpath).
+    `store` may be a function that opens it, called once the trace succeeded: a trace refused
+    (no Lean, a bad path) then leaves no store behind."""
     from storage.store import dojoflow_home
 
     from .tracing.trace import trace_repository
@@ -109,4 +111,5 @@ def trace_and_import(
     export_dir = trace_repository(
         url_or_path, commit, out_dir=traces / "exports" / name, work_dir=traces / "work", **(trace_options or {})
     )
+    store = store() if callable(store) else store
     return import_export(store, export_dir, split_settings, replace=replace, lock_timeout=lock_timeout)

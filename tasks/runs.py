@@ -57,6 +57,8 @@ def resolve_run(store, run: str | None, where: str = "--run") -> str | None:
     `where`: how the command line names the input (an option, or a positional argument)."""
     if run is None:
         return metrics.newest_run(store)
+    if not run.strip():  # an empty prefix matched every run, and so the only one
+        raise InputError(repr(run), "is empty", "give a run id (or a prefix) from `dojoflow runs`", where=where)
     found = run_records.resolve(store, run)
     if len(found) != 1:
         what = "matches no run" if not found else f"matches {len(found)} runs"

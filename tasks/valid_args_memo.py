@@ -5,8 +5,11 @@ A check of pass-through training arguments imports the library class it checks a
 `remembered_when_valid` wraps such a check: a call whose arguments, library versions and
 checking code, and this machine's GPUs, equal those of a call that passed returns that call's result without running
 it. Failures are never remembered (the error is raised again, with its message). The memo is
-a JSON file in the user's cache folder (`$XDG_CACHE_HOME/dojoflow/`, default `~/.cache`),
-safe to delete; arguments that are not plain JSON are always checked.
+a JSON file under the Dojoflow home (`<home>/cache/valid-training-args.json`: the home given
+to `memo_under`, else $DOJOFLOW_HOME), so runs on other homes, and other users, share
+nothing; only a check made with no home at all (a library call) uses the user's cache folder
+(`$XDG_CACHE_HOME/dojoflow/`, default `~/.cache`). Safe to delete; arguments that are not
+plain JSON are always checked.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import hashlib
 import json
 import os
 import platform
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -25,7 +31,23 @@ from storage import atomic
 LIBRARIES = ("trl", "transformers", "torch", "peft", "accelerate", "pytorch-lightning")
 
 
+_HOME: ContextVar[Path | None] = ContextVar("dojoflow_memo_home", default=None)
+
+
+@contextmanager
+def memo_under(home) -> Iterator[None]:
+    """Checks inside remember under `home` (a run's Dojoflow home)."""
+    token = _HOME.set(Path(home) if home else None)
+    try:
+        yield
+    finally:
+        _HOME.reset(token)
+
+
 def memo_path() -> Path:
+    home = _HOME.get() or os.environ.get("DOJOFLOW_HOME")
+    if home:
+        return Path(home) / "cache" / "valid-training-args.json"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "dojoflow" / "valid-training-args.json"
 

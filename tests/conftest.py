@@ -25,10 +25,14 @@ from tests.prefect_db import copy_db  # noqa: E402
 
 @pytest.fixture(scope="session")
 def prefect(tmp_path_factory):
+    import prefect.testing.utilities as harness
     from prefect.settings import PREFECT_SERVER_DATABASE_CONNECTION_URL
-    from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=180):
+    from tests.ports import free_port
+
+    # One harness server per pytest-xdist worker, on a port of the worker's own (tests/ports.py).
+    harness._find_available_port = free_port
+    with harness.prefect_test_harness(server_startup_timeout=600):  # a ceiling: 2 workers on a loaded box
         # The server migrated its fresh database before it answered: copied now, it holds no run.
         url = PREFECT_SERVER_DATABASE_CONNECTION_URL.value()
         migrated = tmp_path_factory.mktemp("migrated-prefect-db") / "prefect.db"

@@ -15,6 +15,29 @@ from .output import Format, fail
 
 app = typer.Typer(add_completion=False, no_args_is_help=True)  # its help: the package docstring (__init__.py)
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("dojoflow")
+        except PackageNotFoundError:  # run from a checkout that was not installed
+            found = "unknown (not installed)"
+        typer.echo(f"dojoflow {found}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print Dojoflow's version and exit."),
+    ] = False,
+) -> None:
+    """Options before the command (`dojoflow --version`)."""
+
+
 UnsafeNoSandbox = Annotated[
     bool,
     typer.Option(

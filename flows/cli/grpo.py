@@ -117,14 +117,17 @@ def train_cmd(
     from tasks.grpo.config import DEFAULT_MODEL
 
     say_line(f"model: {settings.model}{UNTRAINED_NOTE if settings.model == DEFAULT_MODEL else ''}")
-    from ..grpo import grpo_train
+    from .run_session import command_server
     from .terminal import library_output_to_log
 
-    try:
-        with library_output_to_log(resolved, "grpo-train") as log:
-            result = grpo_train(str(resolved), str(theorems.resolve()), settings, str(out))
-    except DojoflowError as e:
-        fail_exit(e)
+    with command_server(resolved, say_line):
+        from ..grpo import grpo_train
+
+        try:
+            with library_output_to_log(resolved, "grpo-train") as log:
+                result = grpo_train(str(resolved), str(theorems.resolve()), settings, str(out))
+        except DojoflowError as e:
+            fail_exit(e)
     _print_trained(result)
     say_line(f"log: {log}")
 
@@ -170,25 +173,34 @@ def evaluate_cmd(
     except DojoflowError as e:
         fail_exit(e)
     _start(resolved)
-    from ..grpo import grpo_evaluate
+    from .run_session import command_server
     from .terminal import library_output_to_log
 
-    try:
-        with library_output_to_log(resolved, "grpo-evaluate") as log:
-            result = grpo_evaluate(str(resolved), str(checkpoint.resolve()), str(theorems.resolve()), settings)
-    except DojoflowError as e:
-        fail_exit(e)
+    with command_server(resolved, say_line):
+        from ..grpo import grpo_evaluate
+
+        try:
+            with library_output_to_log(resolved, "grpo-evaluate") as log:
+                result = grpo_evaluate(str(resolved), str(checkpoint.resolve()), str(theorems.resolve()), settings)
+        except DojoflowError as e:
+            fail_exit(e)
     checker = result["checker"]
     say(
-        "{}{} theorems, checked by {}: pass@1 {}, pass@{} {}",
+        "{}{} theorems, checked by {}: pass@1 {}, pass@{} {} (95% intervals)",
         "(cached) " if result["cached"] else "",
         result["theorems"],
         checker,
-        f"{result[f'{checker}_pass@1']:.3f}",
+        _with_interval(result, f"{checker}_pass@1"),
         result["k"],
-        f"{result[f'{checker}_pass@{k}']:.3f}",
+        _with_interval(result, f"{checker}_pass@{k}"),
     )
     for r in result["results"]:
         if r["proved"]:
             say("  proved {} ({}/{})", r["full_name"], r["proved"], r["n"])
     say_line(f"log: {log}")
+
+
+def _with_interval(result: dict, metric: str) -> str:
+    low, high = (result.get("intervals") or {}).get(metric) or (None, None)
+    shown = f"{result[metric]:.3f}"
+    return shown if low is None else f"{shown} [{low:.3f}, {high:.3f}]"

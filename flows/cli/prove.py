@@ -70,14 +70,17 @@ def prove_cmd(
     if cfg.proving.backend.kind == "replay":
         say_line(REPLAY_CANNOT_PROVE_SORRY)
     prepare_prefect_env(resolved)
-    from ..prove import prove
+    from .run_session import command_server
     from .terminal import library_output_to_log
 
-    try:
-        with library_output_to_log(resolved, "prove") as log:
-            result = prove(config=cfg)
-    except DojoflowError as e:
-        fail_exit(e)
+    with command_server(resolved, say_line):
+        from ..prove import prove
+
+        try:
+            with library_output_to_log(resolved, "prove") as log:
+                result = prove(config=cfg)
+        except DojoflowError as e:
+            fail_exit(e)
     _print_proved(result)
     say_line(f"log: {log}")
 

@@ -13,7 +13,8 @@ import os
 import signal
 import sys
 import traceback
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from rich.console import Console
@@ -39,21 +40,7 @@ class RunSession:
 
     # -- server -----------------------------------------------------------------------------
     def _choose_server(self) -> None:
-        url = os.environ.get("PREFECT_API_URL")
-        if url:
-            self.server = servers.Server(url=url, pid=None, how="PREFECT_API_URL")
-            self._say(f"Prefect server: {url} (from PREFECT_API_URL)")
-            return
-        self.server = servers.running(self.home)
-        if self.server is not None:
-            self._say(f"Prefect server: {self.server.ui_url} (started by `dojoflow server start`)")
-        else:
-            self.server = servers.start_temporary(self.home)  # starts while Prefect is imported
-            self._say(
-                "Prefect server: a temporary one for this run "
-                "(`dojoflow server start` keeps one running between runs and shows them in its UI)"
-            )
-        os.environ["PREFECT_API_URL"] = self.server.url
+        self.server = choose_server(self.home, self._say)
 
     def _say(self, text: str) -> None:
         self.console.print(escape(text), soft_wrap=True, highlight=False)
@@ -78,7 +65,7 @@ class RunSession:
     def __exit__(self, *exc) -> None:
         try:
             if self.server is not None and self.server.how == "temporary":
-                _drain_prefect_workers()  # else they retry the stopped server for a minute at exit
+                drain_prefect_workers()  # else they retry the stopped server for a minute at exit
                 servers.stop(self.server)
         finally:
             for s, handler in self._saved_handlers.items():
@@ -160,7 +147,51 @@ class RunSession:
         return result
 
 
-def _drain_prefect_workers(timeout: float = 10.0) -> None:
+def choose_server(home: Path, say) -> servers.Server:
+    """PREFECT_API_URL's server, else the one `dojoflow server start` keeps running for `home`,
+    else a temporary one (started, not waited for: see `wait_until_up`), with a line said
+    about which; PREFECT_API_URL then names it for this process."""
+    url = os.environ.get("PREFECT_API_URL")
+    if not url and "prefect.settings" in sys.modules:  # Prefect configured in this process already
+        url = sys.modules["prefect.settings"].PREFECT_API_URL.value()  # (a program embedding Dojoflow, a test)
+    if url:
+        say(f"Prefect server: {url} (from PREFECT_API_URL)")
+        return servers.Server(url=url, pid=None, how="PREFECT_API_URL")
+    server = servers.running(home)
+    if server is not None:
+        say(f"Prefect server: {server.ui_url} (started by `dojoflow server start`)")
+    else:
+        server = servers.start_temporary(home, say)  # starts while Prefect is imported
+        say(
+            "Prefect server: a temporary one for this run "
+            "(`dojoflow server start` keeps one running between runs and shows them in its UI)"
+        )
+    os.environ["PREFECT_API_URL"] = server.url
+    return server
+
+
+@contextmanager
+def command_server(home: Path, say) -> Iterator[servers.Server]:
+    """The Prefect server of a one-flow command (`prove`, `grpo train`, `grpo evaluate`), chosen
+    as `dojoflow run` chooses it; a temporary one is stopped after Prefect's queued logs and
+    events are sent, so the command exits within seconds of its flow and prints no log errors."""
+    before = os.environ.get("PREFECT_API_URL")
+    server = choose_server(home, say)
+    try:
+        if server.how == "temporary":
+            import prefect  # noqa: F401  (seconds of importing while the server starts)
+
+            servers.wait_until_up(server, home)
+        yield server
+    finally:
+        if server.how == "temporary":
+            drain_prefect_workers()
+            servers.stop(server)
+        if before is None:
+            os.environ.pop("PREFECT_API_URL", None)
+
+
+def drain_prefect_workers(timeout: float = 10.0) -> None:
     """Send Prefect's queued log lines and events while the server still answers."""
     if "prefect" not in sys.modules:
         return

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from storage.errors import DojoflowError
+from storage.errors import DojoflowError, InputError
 
 from .common import FormatOption, Home, app, command, fail_exit, home_of, store_of
 from .output import Format, console, emit, plain, say, say_line
@@ -40,11 +40,11 @@ def run_cmd(
             k: v for k, v in (("home", str(home) if home else None), ("max_steps", max_steps)) if v is not None
         }
         cfg = cfg.with_overrides(overrides, source="the command line")
-        cfg.validate_for_run(warn=lambda line: say_line(f"warning: {line}"))
         resolved = home_of(cfg.home)
+        cfg = cfg.model_copy(update={"home": str(resolved)})  # the checks remember under it
+        cfg.validate_for_run(warn=lambda line: say_line(f"warning: {line}"))
     except DojoflowError as e:
         fail_exit(e)
-    cfg = cfg.model_copy(update={"home": str(resolved)})
     prepare_prefect_env(resolved)
     from .run_session import RunSession
 
@@ -52,6 +52,30 @@ def run_cmd(
         result = session.run(cfg)
     if result is None:
         raise typer.Exit(session.exit_code)
+
+
+@command("config")
+def config_cmd(
+    config: Annotated[
+        Optional[Path], typer.Argument(help="A YAML PipelineConfig to check and show with its defaults filled in.")
+    ] = None,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the JSON Schema of a run config: every field, its type and meaning.")
+    ] = False,
+):
+    """A run config's fields: `--schema` lists every one with its meaning; CONFIG (default: the
+    shipped sample) is checked and printed whole, defaults included."""
+    import json
+
+    import yaml
+
+    from tasks.config import PipelineConfig
+
+    if schema:
+        typer.echo(json.dumps(PipelineConfig.model_json_schema(), indent=2))
+        return
+    cfg = PipelineConfig.from_yaml(config) if config else PipelineConfig()
+    typer.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True), nl=False)
 
 
 RUNS_TABLE = {
@@ -159,6 +183,10 @@ def card_cmd(
         say("card: {}", card["path"])
         return
     other = resolve_run(store, against, where="--against")
+    if other == run_id:
+        raise InputError(
+            against, f"is run {run_id}, the card's own run", "give another run to compare with", where="--against"
+        )
     differences = card_diff(store, run_id, other)
     for line in differences or [f"runs {run_id} and {other} have the same settings"]:
         typer.echo(line)

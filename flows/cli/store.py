@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 
+from storage.errors import DojoflowError
 from storage.repo_specs import resolve_repositories
 from tasks.command_options import from_options
 
 from .common import FormatOption, Home, UnsafeNoSandbox, command, fail_exit, home_of, store_of
-from .output import emit, say
+from .output import emit, fail, say
 
 
 def _added_rows(results) -> list[dict]:
@@ -122,7 +125,10 @@ def trace_cmd(
     from tasks.ingest import trace_and_import
 
     options = {"sandbox": {"unsafe_no_sandbox": True}} if unsafe_no_sandbox else None
-    results = trace_and_import(store_of(home), url_or_path, commit, replace=replace, trace_options=options)
+    resolved = home_of(home)
+    results = trace_and_import(
+        lambda: store_of(resolved), url_or_path, commit, replace=replace, home=resolved, trace_options=options
+    )
     emit(_added_rows(results), fmt, title=f"traced {url_or_path}")
 
 
@@ -189,8 +195,17 @@ def sql_cmd(
     limit = DEFAULT_TIME_LIMIT_S if time_limit is None else time_limit
     check_time_limit(limit)
     check_read_only(query)
-    result = run_query(store_of(home, create=False), query, limit)
+    result = run_query(store_of(home, create=False), query, limit, on_stuck=_exit_now)
     emit(result.to_pylist(), fmt, max_rows=max_rows)
+
+
+def _exit_now(error: DojoflowError) -> NoReturn:
+    """A query that ignores DuckDB's interrupt keeps running in its thread: say so and end the
+    process (its lock goes with it; storage/user_query.py)."""
+    fail(error)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(2)
 
 
 @command("import-progress")

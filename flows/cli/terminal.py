@@ -76,9 +76,14 @@ def library_output_to_log(home: Path, name: str) -> Iterator[Path]:
         try:
             yield path
         finally:
-            # Prefect stops the temporary server it started for this command at exit and says so
-            # on stderr: stop it here, while stderr still goes to the log. Servers that were
-            # running before (a test harness's) are not ours to stop.
+            # Prefect's queued log lines and events go out now, while the server answers and
+            # stderr still goes to the log (run_session.command_server chose the server).
+            from .run_session import drain_prefect_workers
+
+            drain_prefect_workers()
+            # Prefect stops a temporary server it started itself at exit and says so on stderr:
+            # stop it here, while stderr still goes to the log. Servers that were running
+            # before (a test harness's) are not ours to stop.
             for server in _prefects_temporary_servers() - before:
                 server.stop()
 

@@ -13,10 +13,16 @@ run (SIGKILL, the OOM killer): it is started through `DIE_WITH_PARENT`, which as
 for SIGTERM when its parent exits (prctl PR_SET_PDEATHSIG) before it execs the server;
 a SIGKILLed run once left a 250 MB server behind for good. This module imports no Prefect
 (starting it is what costs time).
+
+A temporary server starts under a lock per home (`<home>/prefect/server-start.lock`, held
+until it answers): its first start migrates the home's Prefect database, and two servers
+migrating one SQLite file at once made the second `dojoflow run` on a fresh home die in
+Prefect's migration. A command that finds the lock held says so and waits.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -41,6 +47,7 @@ class Server:
     pid: int | None  # None: started by someone else (PREFECT_API_URL)
     how: str  # "PREFECT_API_URL", "dojoflow server", "temporary"
     process: subprocess.Popen | None = None
+    start_lock: int | None = None  # the descriptor holding `start_lock_path` until the server answers
 
     @property
     def ui_url(self) -> str:
@@ -65,7 +72,7 @@ def is_healthy(url: str, timeout: float = 2.0) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/health", timeout=timeout) as r:  # noqa: S310 (a local http URL)
             return r.status == 200
-    except OSError:
+    except (OSError, ValueError):  # ValueError: not a URL at all (PREFECT_API_URL=foo)
         return False
 
 
@@ -118,11 +125,40 @@ def _launch(home: Path, args: list[str], env: dict, log_name: str) -> subprocess
         )
 
 
-def start_temporary(home: Path) -> Server:
+def start_lock_path(home: Path) -> Path:
+    return prefect_home(home) / "server-start.lock"
+
+
+def _lock_start(home: Path, say) -> int:
+    """Hold this home's server-start lock (waiting, and saying so, while another command holds it)."""
+    path = start_lock_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        if say is not None:
+            say(
+                f"another Dojoflow command is starting a Prefect server on {prefect_home(home)} "
+                "(the first start migrates its database): waiting for it"
+            )
+        fcntl.flock(fd, fcntl.LOCK_EX)  # its holder lets go once its server answers, or when it dies
+    return fd
+
+
+def _unlock_start(server: Server) -> None:
+    if server.start_lock is not None:
+        fd, server.start_lock = server.start_lock, None
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def start_temporary(home: Path, say=None) -> Server:
     """Start (without waiting) an API-only server for one run: no UI, no background services,
-    the same command Prefect's own temporary server runs."""
+    the same command Prefect's own temporary server runs. The home's start lock is held from
+    here until `wait_until_up` returns (or `stop`)."""
     from importlib.util import find_spec
 
+    lock = _lock_start(home, say)
     prefect_dir = Path(find_spec("prefect").origin).parent  # located, not imported: importing costs seconds
     port = free_port()
     env = {
@@ -148,11 +184,22 @@ def start_temporary(home: Path) -> Server:
         "--lifespan",
         "on",
     ]
-    p = _launch(home, dying_with_this_process(args), env, "prefect-server-temporary.log")
-    return Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="temporary", process=p)
+    try:
+        p = _launch(home, dying_with_this_process(args), env, "prefect-server-temporary.log")
+    except BaseException:
+        os.close(lock)
+        raise
+    return Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="temporary", process=p, start_lock=lock)
 
 
 def wait_until_up(server: Server, home: Path, ceiling: float = STARTUP_CEILING_S) -> None:
+    try:
+        _wait_until_up(server, home, ceiling)
+    finally:
+        _unlock_start(server)
+
+
+def _wait_until_up(server: Server, home: Path, ceiling: float) -> None:
     deadline = time.monotonic() + ceiling
     while not is_healthy(server.url):
         if server.process is not None and server.process.poll() is not None:
@@ -169,6 +216,7 @@ def wait_until_up(server: Server, home: Path, ceiling: float = STARTUP_CEILING_S
 
 def stop(server: Server, grace: float = 10.0) -> None:
     """SIGTERM the server's process group, SIGKILL it if it lingers."""
+    _unlock_start(server)
     if server.pid is None:
         return
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
@@ -228,8 +276,13 @@ def start_persistent(home: Path, port: int | None = None, ceiling: float = START
         "PREFECT_UI_API_URL": f"http://127.0.0.1:{port}/api",
         "PREFECT_UI_URL": f"http://127.0.0.1:{port}",  # the run links automations' notifications carry
     }  # else the UI asks port 4200
+    lock = _lock_start(home, None)
+    found = running(home)  # started while this one waited for the lock
+    if found is not None:
+        os.close(lock)
+        return found
     p = _launch(home, args, env, "prefect-server.log")
-    server = Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="dojoflow server", process=p)
+    server = Server(url=f"http://127.0.0.1:{port}/api", pid=p.pid, how="dojoflow server", process=p, start_lock=lock)
     wait_until_up(server, home, ceiling)
     ensure_limits(server.url)  # gpu, lean, trace: docs/scaling.md
     atomic.write_text(server_file(home), json.dumps({"url": server.url, "pid": server.pid}))

@@ -22,7 +22,7 @@ from ..splits import SplitSettings, assign_novel_premises, assign_random
 from .corpus import FilesAndPremises, Owners, read_corpus, read_traced
 from .fields import declared_repos
 from .files import MAX_METADATA_BYTES, check_root, load_json, present, read_bytes
-from .records import TheoremKey
+from .records import LISTED, TheoremKey
 from .tables import theorem_tables
 from .theorems import SplitsRead, read_splits
 
@@ -176,8 +176,22 @@ def repository_row(
         "commit_time": _parse_time(metadata.get("commit_time")) if is_main else None,
         "ingested_at": now,
         "split_settings": json.dumps({**split_record, **settings.model_dump()}, sort_keys=True),
-        "metadata": json.dumps(metadata, sort_keys=True, ensure_ascii=False) if is_main else None,
+        "metadata": _metadata_of(metadata, repo, is_main),
     }
+
+
+def _metadata_of(metadata: dict, repo: Repo, is_main: bool) -> str | None:
+    """The metadata stored with a repository: the export's own for its main repository; for
+    another, its entry under `repositories` (a Dojoflow export lists each one's leandojo_version
+    and from_repo there: an export -> import -> export kept them for the main repository only)."""
+    if is_main:
+        return json.dumps(metadata, sort_keys=True, ensure_ascii=False)
+    listed = metadata.get("repositories")
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, dict) and (entry.get("url"), entry.get("commit")) == tuple(repo):
+            kept = {k: v for k, v in entry.items() if k not in ("url", "commit")}
+            return json.dumps({**kept, LISTED: True}, sort_keys=True, ensure_ascii=False) if kept else None
+    return None
 
 
 def toolchain_beside(root: Path) -> str | None:

@@ -14,6 +14,7 @@ import msgspec
 THEOREM_KEYS = {"url", "commit", "file_path", "full_name", "theorem_statement", "start", "end", "traced_tactics"}
 TACTIC_KEYS = {"tactic", "annotated_tactic", "state_before", "state_after"}
 PREMISE_KEYS = {"full_name", "code", "start", "end", "kind"}
+LISTED = "dojoflow_listed"  # in a repository's stored metadata: its entry of a Dojoflow export's `repositories`
 ABSENT = "_absent_keys"  # in `extra`: keys that the source record did not have at all
 MAX_POS = 2**63 - 1  # positions are stored as 64-bit integers
 

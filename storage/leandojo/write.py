@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import atomic, schemas
-from ..errors import InputError
+from ..errors import InputError, some_names
 from ..memory import release_arrow_memory
 from .files import shown
-from .records import ABSENT
+from .records import ABSENT, LISTED
 
 _TACTICS_SQL = """
 SELECT theorem_id,
@@ -170,9 +170,9 @@ def export_metadata(repos: list[dict]) -> dict:
     `dojoflow_computed_splits`.
     """
     sources = [json.loads(r["metadata"]) if r.get("metadata") else {} for r in repos]
-    main_at = next((i for i, m in enumerate(sources) if m), 0)
+    main_at = next((i for i, m in enumerate(sources) if m and not m.get(LISTED)), 0)
     main = repos[main_at]
-    meta = {k: v for k, v in sources[main_at].items() if k != "dojoflow_splits"}
+    meta = {k: v for k, v in sources[main_at].items() if k not in ("dojoflow_splits", LISTED)}
     from_repo = meta.get("from_repo") if isinstance(meta.get("from_repo"), dict) else {}
     meta.update(
         {
@@ -242,7 +242,7 @@ def write_export(store, out_dir: str | Path, repo_ids: list[str]) -> Path:
     folders = store.folders()
     missing = [r for r in repo_ids if r not in folders]
     if missing:
-        raise InputError(", ".join(missing), "no such repository in the store", "run `dojoflow repos` to list them")
+        raise InputError(some_names(missing), "no such repository in the store", "run `dojoflow repos` to list them")
     repos = [_read_repository_at(folders[r]) for r in repo_ids]
     con = _duckdb()
     try:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from storage.errors import InputError
+from storage.errors import InputError, some_names
 
 from .config import GRPOSettings
 
@@ -85,6 +85,9 @@ def _theorem(obj: Any, path: Path, where: str) -> FileTheorem:
     return FileTheorem(obj["name"].strip(), obj["statement"].strip(), context, tuple(imports))
 
 
+_DEEP_FIX = "a theorem file's records are {name, statement} objects, a few levels deep"
+
+
 def read_theorem_file(path: str | Path) -> list[FileTheorem]:
     """The theorems of a lean-grpo theorem file (JSONL, a JSON list, or {"theorems": [...]})."""
     path = Path(path)
@@ -110,6 +113,8 @@ def read_theorem_file(path: str | Path) -> list[FileTheorem]:
             whole = json.loads(text)
         except json.JSONDecodeError:
             whole = None  # JSONL whose first line is an object
+        except RecursionError:
+            raise InputError(path, "holds JSON nested too deeply to read", _DEEP_FIX) from None
     if isinstance(whole, list):
         items = [(obj, f"item {i}") for i, obj in enumerate(whole)]
     elif isinstance(whole, dict) and "theorems" in whole:
@@ -129,6 +134,10 @@ def read_theorem_file(path: str | Path) -> list[FileTheorem]:
                     f"line {n} is not valid JSON ({e.msg} at column {e.colno})",
                     "fix that line: one JSON object per line",
                     where=f"line {n}",
+                ) from None
+            except RecursionError:
+                raise InputError(
+                    path, f"line {n} holds JSON nested too deeply to read", _DEEP_FIX, where=f"line {n}"
                 ) from None
     theorems = [_theorem(obj, path, where) for obj, where in items]
     if not theorems:
@@ -254,7 +263,7 @@ def checkable_specs(settings: GRPOSettings, theorems: list[FileTheorem], store) 
     unknown = [s.full_name for s in specs if s.repo_id == FILE_REPO_ID]
     if unknown and settings.backend.get("kind", "replay") == "replay":
         raise InputError(
-            ", ".join(unknown),
+            some_names(unknown),
             "not in the store, so the replay backend cannot check them",
             "import the repository that traces them (dojoflow import), remove them from the file, or "
             "use --backend repl or kimina, which check the statement itself",
@@ -308,7 +317,7 @@ def evaluate_on_theorem_file(
 
     from tasks.models.loading import default_model_cache, load_causal_lm
 
-    from .evaluate import pass_at, prove_under_seed
+    from .evaluate import pass_at, pass_metrics, prove_under_seed
     from .train import open_reward_backend
 
     ev = settings.evaluation
@@ -330,5 +339,7 @@ def evaluate_on_theorem_file(
         "theorems": len(results),
         f"{checker}_pass@1": pass_at(results, 1),
         f"{checker}_pass@{ev.k}": pass_at(results, ev.k),
+        # each figure's 95% interval over the decided theorems (tasks/stats.py), as the curriculum reports it
+        "intervals": {m.metric: [m.ci_low, m.ci_high] for m in pass_metrics(results, (1, ev.k), "", "", checker)},
         "results": results,
     }

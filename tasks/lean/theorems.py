@@ -11,7 +11,7 @@ not dropped silently: its name and the reason go to `untried`.
 from __future__ import annotations
 
 from storage.contamination import statement_from_code  # one rule for a declaration's statement
-from storage.errors import InputError
+from storage.errors import InputError, some_names
 from storage.lean_text import is_statement
 
 from .backend import TheoremSpec
@@ -101,7 +101,7 @@ def _selected_rows(store, repos, ids, full_names, *, sorry_only, split, split_ki
 
     unknown = [r for r in ids if r not in repos]
     if unknown:
-        raise InputError(", ".join(unknown), "no such repository in the store", "run `dojoflow repos` to list them")
+        raise InputError(some_names(unknown), "no such repository in the store", "run `dojoflow repos` to list them")
     table = store.read_table("theorems", ids, columns=_THEOREM_COLUMNS)
     if sorry_only:
         table = table.filter(pc.field("has_sorry"))
@@ -115,7 +115,7 @@ def _selected_rows(store, repos, ids, full_names, *, sorry_only, split, split_ki
         missing = sorted(wanted - {r["full_name"] for r in rows})
         if missing:
             raise InputError(
-                ", ".join(missing),
+                some_names(missing),
                 f"no such theorem in repositories {', '.join(ids)}",
                 "check the name (`dojoflow theorems` lists them) or import the repository first",
             )

@@ -30,7 +30,6 @@ import atexit
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -44,6 +43,7 @@ import pytest
 
 from tests.doubles.kimina_venv import LEGACY, server_python
 from tests.doubles.lean_process import ReplDouble, make_repl_double
+from tests.ports import free_port
 
 STARTUP_CEILING_S = 180.0  # a backstop against a server that never comes up, not a deadline
 
@@ -65,12 +65,6 @@ class KiminaServer:
 
     def log_tail(self, chars: int = 4000) -> str:
         return self.log_path.read_text(errors="replace")[-chars:] if self.log_path.exists() else ""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _placeholder(path: Path) -> Path:
@@ -153,7 +147,7 @@ def kimina_server(
     goes first on the server's PATH (it starts its REPLs as `lake env <repl>`, lake from PATH)."""
     folder = Path(folder)
     repl = make_repl_double(folder / "lean")
-    port = _free_port()
+    port = free_port()  # this pytest-xdist worker's own range (tests/ports.py)
     run_dir = folder / "run"
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = folder / "server.log"

@@ -16,7 +16,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import httpx
 import pytest
 import yaml
 
+from tests.ports import free_port
 from tests.prefect_db import copy_db
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,12 +87,6 @@ def test_the_work_pool_template_sets_the_environment_and_a_home_variable():
 
 
 # -- the end-to-end run ---------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Processes:
     """Child processes, each in its own process group, with its output in a log file."""
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from flows.runtime.server import free_port
 from tasks.report import PLOT_ALT
+from tests.ports import free_port
 from tests.prefect_db import seed_prefect_home
 
 from .browser import Browser, chromium_binary

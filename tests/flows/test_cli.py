@@ -91,3 +91,29 @@ def test_samples_writes_each_sample_as_a_traceable_git_repository_with_the_same_
         assert resolve_local_commit(parse_source(str(tmp_path / "b" / name)), None) == commit
     assert again.exit_code == 0 and len(set(commits)) == 3
     assert invoke("samples", tmp_path / "a").exit_code == 2  # never overwrites
+
+
+def test_version_prints_the_installed_version():
+    import tomllib
+    from pathlib import Path
+
+    expected = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["version"]
+    r = CliRunner().invoke(app, ["--version"])
+    assert r.exit_code == 0 and r.output == f"dojoflow {expected}\n", r.output
+
+
+def test_config_schema_lists_every_field_with_its_meaning_and_config_errors_point_to_it(tmp_path):
+    """Config errors pointed to `dojoflow run --help`, which shows none of the fields (issue 26)."""
+    r = CliRunner().invoke(app, ["config", "--schema"])
+    assert r.exit_code == 0, r.output
+    schema = json.loads(r.output)
+    assert {"sources", "trainers", "evaluation", "benchmarks"} <= set(schema["properties"])
+    assert all(field.get("description") for field in schema["properties"].values())
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("sources: [{sample: NatBasics}]\ntrainerz: {}\n")
+    r = CliRunner().invoke(app, ["run", str(bad), "--home", str(tmp_path / "home")])
+    assert r.exit_code == 2 and "`trainerz` is not a known field" in r.output and "dojoflow config --schema" in r.output
+    shown = CliRunner().invoke(app, ["config"])  # the sample config whole, defaults included, as loadable YAML
+    (tmp_path / "shown.yaml").write_text(shown.output)
+    r = CliRunner().invoke(app, ["config", str(tmp_path / "shown.yaml")])
+    assert r.exit_code == 0 and r.output == shown.output, r.output

@@ -117,6 +117,7 @@ def test_repair_of_a_readable_catalog_keeps_every_record(tmp_path):
     r = invoke("repair", "--home", home)
     assert r.exit_code == 0 and "lost" not in r.output and "removed" not in r.output, r.output
     assert "kept proofs: 23 rows" in r.output
+    assert "damaged" not in r.output and "catalog.duckdb.before-repair-" in r.output, r.output  # it was healthy
     assert invoke("sql", query, "--home", home).stdout == before == "m,r,c,p\n12,1,4,23\n"
     assert RUN_ID in invoke("runs", "--home", home).output
 
@@ -165,3 +166,66 @@ def test_a_launch_with_more_processes_than_the_machine_has_is_refused_before_any
     out = one_line_error(invoke("run", config, "--home", tmp_path / "home"))
     assert "trainers.sft.launch.processes: is 4096 but this machine has" in out and "set trainers.sft" in out
     assert not (tmp_path / "home" / "checkpoints").exists() and os.cpu_count() < 4096
+
+
+def test_a_time_limit_too_large_for_a_timer_is_refused(tmp_path):
+    home = store_with_a_run(tmp_path)
+    # 1e300 s once killed the watchdog thread (OverflowError) and the query ran unbounded.
+    out = one_line_error(invoke("sql", "SELECT 1", "--time-limit", "1e300", "--home", home))
+    assert "--time-limit 1e+300: must be a positive number of seconds, at most 604800 (a week)" in out
+
+
+@pytest.mark.timeout(600)
+def test_a_query_stuck_in_one_call_past_its_time_limit_ends_the_command(tmp_path):
+    """DuckDB checks for an interrupt between chunks; one 2 GB repeat() never sees it (issue 26)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    home = store_with_a_run(tmp_path)
+    huge = "SELECT length(repeat('x', 2000000000)) AS n"
+    root = Path(__file__).resolve().parents[2]
+    args = [sys.executable, "-m", "flows.cli", "sql", huge, "--time-limit", "1", "--home", str(home)]
+    done = subprocess.run(
+        args, cwd=root, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    out = done.stdout + done.stderr
+    assert (
+        out.startswith("error: query: ran longer than the time limit (1 s) inside one call") and "Traceback" not in out
+    )
+    assert "2000000000" not in done.stdout  # it ended before the result
+    r = invoke("sql", "SELECT count(*) AS n FROM runs", "--home", home)  # the catalog is free again
+    assert r.exit_code == 0 and r.stdout.split() == ["n", "1"], r.output
+
+
+def test_a_trace_that_is_refused_leaves_no_store_behind(tmp_path, monkeypatch):
+    """`dojoflow trace` without Lean (or of a bad path) refused correctly but created the store first (issue 26)."""
+    from storage.sample import write_sample_repositories
+
+    repo = next(iter(write_sample_repositories(tmp_path / "samples")))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no lake, no elan: no Lean toolchain
+    for target in (tmp_path / "no-such-repo", repo):
+        out = one_line_error(invoke("trace", target, "--home", tmp_path / "home"))
+        assert str(target) in out or "Lean" in out or "lake" in out, out
+        assert not (tmp_path / "home" / "store").exists(), out
+
+
+def test_card_refuses_an_empty_run_the_same_run_twice_and_a_reports_file(tmp_path):
+    """`card ''` matched every run (so the only one), `card RUN --against RUN` compared a run with
+    itself, and `card` with reports/ a file ended in a traceback (issue 26)."""
+    home = store_with_a_run(tmp_path)
+    out = one_line_error(invoke("card", "", "--home", home))
+    assert out.startswith("error: '', RUN: is empty") and "dojoflow runs" in out
+    out = one_line_error(invoke("card", RUN_ID, "--against", RUN_ID[:8], "--home", home))
+    assert f"{RUN_ID[:8]}, --against: is run {RUN_ID}, the card's own run" in out
+    (home / "reports").write_text("a file where the reports folder goes\n")
+    out = one_line_error(invoke("card", RUN_ID, "--home", home))
+    assert "which is a file" in out and "move that file away" in out
+    assert (home / "reports").read_text() == "a file where the reports folder goes\n"
+
+
+def test_a_repository_name_holding_a_newline_is_quoted_in_a_one_line_error(tmp_path):
+    home = store_with_a_run(tmp_path)
+    out = one_line_error(invoke("export", tmp_path / "out", "--repo", "alpha\nbeta", "--home", home))
+    assert out.startswith("error: 'alpha\\nbeta': matches no repository") and out.count("\n") == 1, out

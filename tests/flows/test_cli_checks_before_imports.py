@@ -66,3 +66,16 @@ def test_prove_refuses_a_checkpoint_that_is_a_file_before_heavy_imports(home, tm
     r = refuse("prove", config, "--checkpoint", tmp_path / "file", "--home", home)
     assert r["code"] == 2 and "file" in r["output"], r
     assert r["heavy"] == []
+
+
+def test_a_bad_benchmark_file_in_a_run_config_is_refused_before_the_trainers_checks_import_torch(tmp_path):
+    """The trainers' checks import torch/TRL: 245-300 s on a loaded machine to say a path is wrong (issue 26)."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text('{"name": "b", "statement": \n')
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        yaml.safe_dump({"sources": [{"sample": "NatBasics"}], "benchmarks": [{"name": "b", "path": str(bench)}]})
+    )
+    r = refuse("run", config, "--home", tmp_path / "home")
+    assert r["code"] == 2 and "bench.jsonl" in r["output"] and "line 1" in r["output"], r["output"]
+    assert r["heavy"] == [], f"refused after importing {r['heavy']}"

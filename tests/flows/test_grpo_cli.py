@@ -6,6 +6,7 @@ starts."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -83,6 +84,7 @@ def test_grpo_train_on_a_lean_grpo_file_is_cached_on_rerun_then_evaluate(prefect
     ev = invoke("grpo", "evaluate", out, theorem_file, "-k", "2", "--max-new-tokens", "8", "--home", home)
     assert ev.exit_code == 0, ev.output
     assert "2 theorems, checked by replay: pass@1" in ev.output and "pass@2" in ev.output
+    assert re.search(r"pass@1 [0-9.]+ \[[0-9.]+, [0-9.]+\], pass@2 [0-9.]+ \[[0-9.]+, [0-9.]+\]", ev.output), ev.output
     assert (
         "(cached)"
         in invoke("grpo", "evaluate", out, theorem_file, "-k", "2", "--max-new-tokens", "8", "--home", home).output

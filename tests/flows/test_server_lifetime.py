@@ -71,3 +71,31 @@ def test_a_sigkilled_run_takes_its_temporary_server_with_it(tmp_path, migrated_p
             starter.kill()
         if server_pid is not None and not _gone(server_pid):
             os.killpg(server_pid, signal.SIGKILL)  # our own server: never leave it behind
+
+
+@pytest.mark.timeout(600)
+def test_a_second_command_waits_for_the_first_ones_server_start_on_a_home_and_says_so(tmp_path, migrated_prefect_db):
+    """Two `dojoflow run` on a fresh home at once: both temporary servers migrated one SQLite
+    database and the second died in Prefect's migration (issue 26). The start is now locked per home."""
+    import threading
+
+    from flows.runtime import server as servers
+
+    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
+    first = servers.start_temporary(home)  # holds the home's start lock until it answers
+    said, second = [], {}
+    waiting = threading.Thread(target=lambda: second.update(server=servers.start_temporary(home, said.append)))
+    waiting.start()
+    try:
+        assert _wait(lambda: said or not waiting.is_alive(), 120), "the second start neither waited nor started"
+        assert said and "another Dojoflow command is starting a Prefect server on" in said[0], said
+        assert "server" not in second  # nothing of its own launched while the first one starts
+        servers.wait_until_up(first, home)  # up: the lock goes, the second one starts
+        waiting.join(120)
+        servers.wait_until_up(second["server"], home)
+        assert is_healthy(first.url) and is_healthy(second["server"].url)
+    finally:
+        waiting.join(120)
+        for s in (first, second.get("server")):
+            if s is not None:
+                servers.stop(s)

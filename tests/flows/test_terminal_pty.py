@@ -109,9 +109,25 @@ def test_run_on_a_terminal_shows_only_dojoflows_lines_and_the_log_gets_the_libra
     assert "{'loss'" in log and "Loading weights" in log, log[-3000:]
 
 
-def test_prove_and_grpo_train_on_a_terminal_print_their_result_and_log_the_rest(tmp_path, migrated_prefect_db):
-    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)
+def as_if_dojoflow_server_started(home: Path) -> str:
+    """`<home>/prefect/server.json` naming this worker's harness server, as `dojoflow server start`
+    writes it (flows/runtime/server.py): the commands below run against it, one server for both."""
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL
+
+    harness = SubprocessASGIServer._instances[None]  # the `prefect` fixture's (tests/conftest.py)
+    url = PREFECT_API_URL.value()
+    server_file = home / "prefect" / "server.json"
+    server_file.parent.mkdir(parents=True, exist_ok=True)
+    server_file.write_text(json.dumps({"url": url, "pid": harness.server_process.pid}))
+    return url.removesuffix("/api")
+
+
+def test_prove_and_grpo_train_on_a_terminal_print_their_result_and_log_the_rest(tmp_path, prefect):
+    home = tmp_path / "home"
     sample_store(home)
+    ui = as_if_dojoflow_server_started(home)  # prove and grpo train once ignored it, each starting a server
+    reused = f"Prefect server: {ui} (started by `dojoflow server start`)"
     endpoint = EndpointDouble({})  # answers `rfl` to every state: the search runs, replay decides
     (tmp_path / "prove.yaml").write_text(
         yaml.safe_dump(
@@ -128,7 +144,7 @@ def test_prove_and_grpo_train_on_a_terminal_print_their_result_and_log_the_rest(
     with endpoint:
         code, screen = on_a_terminal(["prove", str(tmp_path / "prove.yaml"), "--home", str(home)], ROOT)
     assert code == 0, screen[-4000:]
-    assert re.search(r"tried \d+ sorry theorems", screen), screen[-4000:]
+    assert reused in screen and re.search(r"tried \d+ sorry theorems", screen), screen[-4000:]
     log = assert_quiet(screen).read_text()
     assert "Finished in state" in log, log[-3000:]
 
@@ -139,6 +155,6 @@ def test_prove_and_grpo_train_on_a_terminal_print_their_result_and_log_the_rest(
     args = ["grpo", "train", str(theorems), "-n", "2", "--max-steps", "1", "-o", str(tmp_path / "out")]
     code, screen = on_a_terminal([*args, "--home", str(home)], ROOT)
     assert code == 0, screen[-4000:]
-    assert "done" in screen and "mean reward" in screen, screen[-4000:]
+    assert reused in screen and "done" in screen and "mean reward" in screen, screen[-4000:]
     log = assert_quiet(screen).read_text()
     assert "'loss'" in log, log[-3000:]

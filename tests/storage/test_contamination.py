@@ -9,6 +9,9 @@ thresholds, cross-repository copies are kept once; bad benchmark files are refus
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -135,3 +138,59 @@ def test_bad_benchmark_files_are_refused_naming_the_file_and_line_and_nothing_is
     (warning,) = warnings
     assert "other.jsonl (line 1, a) repeats a statement of benchmark `x`" in warning
     assert not (store.root / "benchmarks").exists()  # checking writes nothing
+
+
+SAMPLE_EXPORT = Path(__file__).resolve().parents[2] / "storage" / "sample" / "leandojo" / "NatBasics"
+
+
+def _plant(kind: str, target: Path, outside: Path) -> None:
+    """Replace `target` (an export's random/test.json) with one hostile file."""
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)  # no writer ever opens it: a plain read blocks for good
+    elif kind == "dev-zero":
+        target.symlink_to("/dev/zero")
+    elif kind == "outside":
+        outside.write_text(json.dumps([{"full_name": "x", "theorem_statement": "theorem x : True"}]))
+        target.symlink_to(outside)
+    else:
+        record = {"url": "https://github.com/a/b", "theorem_statement": "theorem t : True"}
+        texts = {
+            "no-full-name": json.dumps([record]).encode(),
+            "ints": b"[1, 2, 3]",
+            "0xff": b'[{"full_name": "t\xff"}]',
+        }
+        target.write_bytes(texts[kind])
+
+
+@pytest.mark.timeout(300)  # a FIFO once blocked the read for good: fail, do not hang the suite
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("fifo", "is not a regular file (a FIFO)"),
+        ("dev-zero", "outside the export"),
+        ("outside", "outside the export"),
+        ("no-full-name", "full_name"),
+        ("ints", "record 0"),
+        ("0xff", "is not UTF-8 text"),
+    ],
+)
+def test_a_benchmark_export_folder_is_read_with_the_imports_checks(tmp_path, kind, says):
+    export = tmp_path / "bench"
+    shutil.copytree(SAMPLE_EXPORT, export)
+    _plant(kind, export / "random" / "test.json", tmp_path / "other-export-test.json")
+    with pytest.raises(InputError, match=re.escape(says)) as e:
+        load_benchmarks([BenchmarkConfig(name="b", path=str(export))])
+    assert "test.json" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_benchmark_that_is_the_training_data_is_refused_before_the_snapshot_is_written(store):
+    """It excluded 84 of 89 theorems and the run trained on the rest, saying nothing (issue 26)."""
+    benchmarks, _ = load_benchmarks([BenchmarkConfig(name="itself", path=str(SAMPLE_EXPORT))])
+    fp = save_benchmark(store, "itself", benchmarks["itself"])
+    nat = [r for r in store.repo_ids() if "NatBasics" in r]
+    snapshots = store.root / "snapshots"
+    before = sorted(snapshots.rglob("*")) if snapshots.exists() else []
+    with pytest.raises(InputError, match=r"benchmarks itself: exclude every theorem of split .*is the training data"):
+        build_snapshot(store, nat, SnapshotSettings(benchmarks=(fp,)))
+    assert (sorted(snapshots.rglob("*")) if snapshots.exists() else []) == before

@@ -78,3 +78,25 @@ def test_a_multi_repository_export_has_the_documented_order(store, tmp_path):
         for split in ("train", "val", "test"):
             got = [(r["url"], r["full_name"]) for r in load_split(out / kind / f"{split}.json")]
             assert got == [k for k in expected if k in set(got)], (kind, split)
+
+
+def test_export_import_export_keeps_every_metadata_field_of_every_repository(tmp_path):
+    """Three repositories exported, imported into a new home and exported again: the second
+    metadata.json lost leandojo_version and from_repo for two of the three (issue 26)."""
+    from storage.sample import sample_export_dirs
+
+    first = Store.open(tmp_path / "first")
+    for d in sample_export_dirs():
+        import_export(first, d)
+    out = write_export(first, tmp_path / "out", first.repo_ids())
+    meta = json.loads((out / "metadata.json").read_text())
+    assert len(meta["repositories"]) == 3 and all(
+        "leandojo_version" in r and "from_repo" in r for r in meta["repositories"]
+    )
+    again = Store.open(tmp_path / "again")
+    import_export(again, out)
+    out2 = write_export(again, tmp_path / "out2", again.repo_ids())
+    meta2 = json.loads((out2 / "metadata.json").read_text())
+    assert set(meta2) == set(meta)
+    for field in meta:
+        assert meta2[field] == meta[field], field

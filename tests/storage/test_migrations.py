@@ -3,12 +3,13 @@ a newer store is refused; a migration cut short resumes."""
 
 import json
 import os
+import re
 
 import duckdb
 import pytest
 
 from storage import catalog, schemas
-from storage.errors import FormatVersionError
+from storage.errors import FormatVersionError, StoreError
 from storage.leandojo import import_export
 from storage.migrations import MIGRATIONS, migrate
 from storage.store import Store
@@ -131,3 +132,32 @@ def test_a_store_from_a_newer_version_is_refused_by_open_and_by_migrate(tmp_path
         with pytest.raises(FormatVersionError, match=rf"format version {schemas.FORMAT_VERSION + 1}.*upgrade Dojoflow"):
             attempt()
     assert (s.root / "FORMAT_VERSION.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ('{"format_version": true}', "format_version is true, not a version number"),
+        ('{"format_version": "1"}', 'format_version is "1", not a version number'),
+        ('{"format_version": 0}', "format_version is 0, not a version number"),
+        ("/dev/zero", "not a regular file"),
+        ("fifo", "not a regular file"),
+    ],
+)
+def test_a_format_file_that_is_no_version_is_refused_and_nothing_migrates(tmp_path, content, says):
+    """`format_version: true` ran the 1 -> 2 migration (int(True) == 1); a link to /dev/zero
+    ended in MemoryError; a FIFO blocked for ever (issue 26)."""
+    s = Store.open(tmp_path / "h")
+    fmt = s.root / "FORMAT_VERSION.json"
+    fmt.unlink()
+    if content == "/dev/zero":
+        fmt.symlink_to("/dev/zero")
+    elif content == "fifo":
+        os.mkfifo(fmt)
+    else:
+        fmt.write_text(content)
+    for attempt in (lambda: Store.open(tmp_path / "h"), lambda: migrate(tmp_path / "h")):
+        with pytest.raises(StoreError, match=re.escape(says)):
+            attempt()
+    if fmt.is_file() and not fmt.is_symlink():
+        assert fmt.read_text() == content  # no migration recorded

@@ -105,3 +105,37 @@ def test_a_home_off_a_posix_disk_is_refused_with_why_and_where_to_share_results(
 def test_doctor_command_says_why_a_url_home_cannot_hold_the_catalog(tmp_path):
     out = CliRunner().invoke(app, ["doctor", "--home", "gs://bucket/home"], env={"COLUMNS": "300"})
     assert "no home file system: needed for every run: the catalog (a DuckDB file) and the locks (flock)" in out.output
+
+
+def test_doctor_json_survives_a_non_url_prefect_api_url_and_a_lake_printing_binary(tmp_path):
+    """Both ended `doctor --json` in a traceback (issue 26): ValueError from urllib, UnicodeDecodeError."""
+    lake = tmp_path / "lake"
+    lake.write_bytes(b"#!/bin/sh\nprintf 'lake \\377\\376 version\\n'\n")
+    lake.chmod(0o755)
+    env = {"PREFECT_API_URL": "not-a-url", "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
+    r = CliRunner().invoke(app, ["doctor", "--json", "--home", str(tmp_path / "home")], env=env)
+    assert r.exit_code == 0, r.output
+    rows = {row["name"]: row for row in json.loads(r.output)}
+    assert rows["Prefect server"]["ok"] is False and "not-a-url" in rows["Prefect server"]["found"]
+    assert rows["lake"]["found"].startswith("lake \ufffd\ufffd version")
+
+
+def test_a_hung_lake_version_is_killed_with_the_children_it_started(tmp_path, monkeypatch):
+    import psutil
+
+    pidfile = tmp_path / "child.pid"
+    lake = tmp_path / "lake"  # a child of its own (as elan starts the toolchain's lake), then it hangs
+    lake.write_text(f"#!/bin/sh\nsleep 600 >/dev/null 2>&1 &\necho $! > {pidfile}\nexec sleep 600\n")
+    lake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(doctor, "PROBE_TIMEOUT_S", 3)
+    checks = {c.name: c for c in doctor.check_lean_toolchain()}
+    assert not checks["lake"].ok and "`lake --version` failed" in checks["lake"].found
+    child = int(pidfile.read_text())
+    try:
+        psutil.Process(child).wait(timeout=60)  # returns at once once it is gone; a ceiling only
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.TimeoutExpired:
+        os.kill(child, 9)
+        raise AssertionError("the hung lake's child outlived doctor") from None

@@ -196,3 +196,32 @@ def test_a_repository_at_a_lean_version_the_backend_cannot_run_stops_the_run(tmp
     with pytest.raises(InputError, match=r"uses Lean v4\.20\.0; the leandojo backend .* v4\.9\.0 to v4\.11\.x"):
         checkable_specs(settings, file, store)
     assert not dojo.events()
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"name": ' + "[" * 100_000 + "]" * 100_000 + "}"])
+def test_a_100k_deep_json_theorem_file_is_one_line_not_a_recursion_error(tmp_path, text):
+    """Python's json raised RecursionError: a traceback (issue 26)."""
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match="nested too deeply to read"):
+        read_theorem_file(path)
+
+
+def test_an_error_naming_300k_theorems_names_a_few_and_the_count(tmp_path):
+    """One 4 MB line once (issue 26)."""
+    from tasks.grpo.theorem_files import FileTheorem
+
+    store = sample_store(tmp_path / "home")
+    file = [FileTheorem(f"lemma_{i}", f"theorem lemma_{i} : {i} = {i}") for i in range(300_000)]
+    with pytest.raises(InputError) as e:
+        checkable_specs(GRPOSettings(mode="proof"), file, store)
+    message = str(e.value)
+    assert message.startswith("lemma_0, lemma_1, lemma_2, lemma_3, lemma_4 and 299995 more (300000 in all): not in")
+    assert len(message) < 1000
+
+
+def test_a_name_holding_a_newline_is_quoted_and_the_error_stays_one_line():
+    from storage.errors import InputError as Error
+
+    message = str(Error("alpha\nbeta", "no such repository in the store", "run `dojoflow repos`"))
+    assert message == "'alpha\\nbeta': no such repository in the store. run `dojoflow repos`"

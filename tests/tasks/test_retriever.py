@@ -976,7 +976,7 @@ def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupte
     s = settings(
         {"max_steps": -1, "max_epochs": 2},
         model_cache_dir=str(tmp / "models"),
-        batch_size=4,
+        batch_size=16,  # a few steps an epoch: what is tested is the resume, not learning
         fisher_examples=0,
         checkpoint_every_n_steps=1,
     )

@@ -49,3 +49,15 @@ def test_a_failed_check_is_raised_every_time(tmp_path, monkeypatch):
     for _ in range(2):
         with pytest.raises(InputError, match="learnig_rate"):
             PipelineConfig.from_yaml(cfg).validate_for_run()
+
+
+def test_the_memo_is_kept_under_the_runs_home_not_the_users_cache(tmp_path, monkeypatch):
+    """Runs wrote it to the shared ~/.cache/dojoflow (issue 26)."""
+    from tasks.config import PipelineConfig
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.delenv("DOJOFLOW_HOME", raising=False)
+    cfg = PipelineConfig.from_yaml(ROOT / "examples" / "tiny.yaml").model_copy(update={"home": str(tmp_path / "home")})
+    cfg.validate_for_run()
+    assert (tmp_path / "home" / "cache" / "valid-training-args.json").is_file()
+    assert not (tmp_path / "user-cache").exists()
