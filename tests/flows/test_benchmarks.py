@@ -27,7 +27,9 @@ def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(
     report = Path(result["report"]).read_text()
     for text in (card, report):
         assert "## Contamination" in text and "against `mini-bench` (6 statements" in text
-        assert "| ListLemmas.rev_append | same statement as benchmark mini-bench: planted_rev_concat | 1.0 |" in text
+        assert (
+            "| ListLemmas.rev_append | same statement as benchmark mini-bench: planted_rev_concat | 1 |" in text
+        )  # similarity 1.0, as tasks/formatting.number writes it
         assert "Excluded from training: 1." in text
         # the benchmark is tried at both steps; a statement that cannot be tried is listed once, not once per step
         # (named with its fingerprint)

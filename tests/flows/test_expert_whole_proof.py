@@ -95,7 +95,9 @@ def test_two_rounds_keep_verified_whole_proofs_and_train_sft_proof_on_them(first
     assert rounds[0]["mode"] == "whole_proof" and rounds[0]["proofs_kept"] >= 1, rounds
     assert len(rounds) == 2 or rounds[1]["proofs_kept"] == 0  # round 2 ran (it stops early only on nothing new)
     kept = read_whole_proofs(store)
-    assert kept and all(r["checker"] == "repl" and r["verdict"] == "proved" and r["split"] == "train" for r in kept)
+    assert kept and all(
+        r["checker"] == "repl+elaborator_checked" and r["verdict"] == "proved" and r["split"] == "train" for r in kept
+    )
     per_key: dict = {}
     for r in kept:
         per_key.setdefault((r["key"], r["toolchain"]), []).append(r)
