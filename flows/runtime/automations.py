@@ -194,20 +194,50 @@ def install(p: Plan) -> list[str]:
                 p.automations[i]["actions"][j]["block_document_id"] = block_ids[ref]
             for a in p.automations:
                 body = AutomationCore.model_validate(a).model_dump(mode="json")
-                r = http.post("/automations/", json=body).raise_for_status()
+                r = _retrying(http, "POST", "/automations/", json=body).raise_for_status()
                 created.append(r.json()["id"])
         except Exception as e:
             for ident in created:
-                http.delete(f"/automations/{ident}")
+                _delete(http, ident)
             raise DojoflowError(
                 f"installing the automations on {p.api} failed ({type(e).__name__}: {e}); nothing was installed"
             ) from e
-        for ids in old.values():
-            for ident in ids:
-                http.delete(f"/automations/{ident}")
+        try:
+            for ids in old.values():
+                for ident in ids:
+                    _delete(http, ident)
+        except Exception as e:
+            raise DojoflowError(
+                f"the new automations are installed on {p.api}, but deleting the older ones failed "
+                f"({type(e).__name__}: {e}); run `dojoflow server setup` again to remove them"
+            ) from e
     return [a["name"] for a in p.automations]
 
 
+RETRYABLE = {429, 503}  # Prefect's server answers 503 while SQLite is locked (SQLITE_LOCKED_MSG in its api/server.py)
+RETRIES = 8
+
+
+def _retrying(http, method: str, url: str, **kwargs):
+    """One request, repeated while the server says to try again (a busy SQLite database): an
+    automation delete dropped on a 503 left a doubled automation behind."""
+    import time
+
+    for attempt in range(RETRIES):
+        r = http.request(method, url, **kwargs)
+        if r.status_code not in RETRYABLE or attempt == RETRIES - 1:
+            return r
+        time.sleep(min(0.25 * 2**attempt, 4.0))
+    return r
+
+
+def _delete(http, ident: str) -> None:
+    r = _retrying(http, "DELETE", f"/automations/{ident}")
+    if r.status_code != 404:  # already gone is what we wanted
+        r.raise_for_status()
+
+
 def _automation_ids(http, name: str) -> list[str]:
-    r = http.post("/automations/filter", json={"automations": {"name": {"any_": [name]}}}).raise_for_status()
+    r = _retrying(http, "POST", "/automations/filter", json={"automations": {"name": {"any_": [name]}}})
+    r.raise_for_status()
     return [a["id"] for a in r.json()]
