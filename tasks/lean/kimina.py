@@ -295,3 +295,13 @@ class KiminaBackend:
 
     def close(self) -> None:
         self.client.close()
+
+
+def check_kimina(settings: BackendSettings) -> None:
+    """The kimina backend's `available` (tasks/lean/registry.py): the server answers."""
+    check_server(settings.kimina)
+
+
+def open_kimina(settings: BackendSettings, store):
+    """The kimina backend's `opener` (tasks/lean/registry.py)."""
+    return KiminaBackend(settings)

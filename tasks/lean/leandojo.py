@@ -41,9 +41,10 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from storage.errors import DojoflowError, InputError
 from tasks.tracing.toolchain import minimal_env
 
-from .availability import sandbox_limits
+from .availability import ELAN, LEAN_EXTRA, sandbox_limits
 from .backend import (
     SORRY_TACTIC,
     ProofCheck,
@@ -349,3 +350,29 @@ def dojo_proof_check(theorem: TheoremSpec, reply: dict) -> ProofCheck:
     if status == "timeout":
         return ProofCheck(False, "leandojo", error=reply.get("message", "timed out"))
     return ProofCheck(False, "leandojo", (reply.get("message", ""),))
+
+
+def check_leandojo(settings: BackendSettings) -> None:
+    """The leandojo backend's `available` (tasks/lean/registry.py): lean-dojo, `lake`, a sandbox."""
+    sandbox_limits(settings)  # Dojoflow starts the Dojo's Lean processes: they must be contained
+    from tasks.tracing.toolchain import check_lean_dojo
+
+    try:
+        check_lean_dojo(settings.leandojo.extra_pythonpath)
+    except DojoflowError as e:
+        raise InputError("backend.kind: leandojo", str(e), LEAN_EXTRA) from None
+    if shutil.which("lake") is None:
+        raise InputError("backend.kind: leandojo", "no `lake` on PATH (lean-dojo runs Lean through lake)", ELAN)
+
+
+def open_leandojo(settings: BackendSettings, store):
+    """The leandojo backend's `opener` (tasks/lean/registry.py)."""
+    return LeanDojoBackend(settings)
+
+
+def dojo_toolchain(settings: BackendSettings, theorem) -> tuple[str, str]:
+    """The traced repository in lean-dojo's cache: its lean-toolchain (InputError when tracing did not leave it there)."""
+    from .dojo_repo import find_traced_repo
+
+    found = find_traced_repo(dojo_cache_dir(settings), theorem.url, theorem.commit)
+    return str(found.traced_dir), found.lean_toolchain

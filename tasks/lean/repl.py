@@ -349,3 +349,8 @@ def _reply_text(reply) -> str:
     if hasattr(reply, "message") and not hasattr(reply, "messages"):
         return reply.message
     return "; ".join(f"{m.severity}: {m.data}" for m in getattr(reply, "messages", [])) or "no message"
+
+
+def open_repl(settings: BackendSettings, store):
+    """The repl backend's `opener` (tasks/lean/registry.py)."""
+    return ReplBackend(settings)

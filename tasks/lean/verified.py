@@ -63,18 +63,21 @@ def normalise_proof(proof: str) -> str:
 
 
 def header_text(settings: BackendSettings, theorem: TheoremSpec) -> str:
-    """What the theorem is elaborated under, as `settings`' backend sends it: the kimina
-    `header` option, else the file up to the theorem in the configured checkout; for a backend
-    with no checkout option (the Dojo), the traced file at its commit, named."""
-    kind = settings.kind
-    if kind == "kimina" and settings.kimina.header:
-        return settings.kimina.header
-    projects = {"repl": settings.repl.projects, "kimina": settings.kimina.projects}.get(kind)
-    if projects is None:
+    """What the theorem is elaborated under, as `settings`' backend sends it: its fixed header
+    option (kimina's `header`), else the file up to the theorem in the configured checkout; for a
+    backend with no checkout option (the Dojo), the traced file at its commit, named."""
+    from .registry import of
+
+    backend = of(settings)
+    header = backend.fixed_header(settings)
+    if header:
+        return header
+    found = backend.checkout_option(settings)
+    if found is None:
         return f"{theorem.url}@{theorem.commit}:{theorem.file_path}:{theorem.start}"
     from .source import file_header, project_dir
 
-    return file_header(theorem, project_dir(theorem, projects, f"backend.{kind}.projects"))
+    return file_header(theorem, project_dir(theorem, found[1], found[0]))
 
 
 MAX_STORED_MESSAGE_CHARS = 4000
