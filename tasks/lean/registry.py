@@ -79,12 +79,16 @@ class BackendDef:
         """The header every snippet is checked under, when its options set one; else ''."""
         return getattr(self.options(settings), self.header, "").strip() if self.header else ""
 
+    def checkouts_of(self, settings) -> dict[str, str]:
+        """{repo: checkout} of its `checkouts` option ({} where it has none): where statements are read."""
+        return dict(getattr(self.options(settings), self.checkouts)) if self.checkouts else {}
+
     def checkout_option(self, settings) -> tuple[str, dict[str, str]] | None:
         """(the option's config path, {repo: checkout}) where this backend reads theorems' files from
         checkouts; None where it reads none (no such option, or a fixed header)."""
         if self.checkouts is None or self.fixed_header(settings):
             return None
-        return f"backend.{self.name}.{self.checkouts}", dict(getattr(self.options(settings), self.checkouts))
+        return f"backend.{self.name}.{self.checkouts}", self.checkouts_of(settings)
 
     def repository_toolchain(self, settings, theorem) -> tuple[str, str] | None:
         return _load(self.toolchain)(settings, theorem) if self.toolchain else None
