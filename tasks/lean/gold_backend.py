@@ -118,10 +118,8 @@ class ComparatorRunner:
     """Runs comparator for one theorem and proof under `settings` (tasks/lean/gold.py)."""
 
     def __init__(self, settings: BackendSettings):
-        from tasks.tracing.toolchain import minimal_env
-
+        from .environment import minimal_env, toolchain_paths
         from .gold_sandbox import EXTRA_READ_ENV, write_landrun_launcher
-        from .sandbox import toolchain_paths
 
         gold = settings.gold
         self.settings = settings

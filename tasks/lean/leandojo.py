@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storage.errors import DojoflowError, InputError
-from tasks.tracing.toolchain import minimal_env
 
 from .availability import ELAN, LEAN_EXTRA, sandbox_limits
 from .backend import (
@@ -55,9 +54,10 @@ from .backend import (
     forbidden_message,
 )
 from .config import BackendSettings
+from .environment import minimal_env, private_env
 from .failures import LeanProcessFailure, retry_once
 from .guard import forbidden_construct
-from .sandbox import private_env, python_worker_argv, set_limits
+from .sandbox import python_worker_argv, set_limits
 from .states import ProofStates, failure_result
 from .tactic_split import split_tactics
 from .verdict import Answer, Message, bad_input, bad_theorem, proof_check

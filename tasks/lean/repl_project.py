@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage.errors import InputError
-from tasks.tracing.toolchain import minimal_env
 
 from .availability import ELAN, LEAN_EXTRA, find_lake, module_missing, sandbox_limits
 from .config import BackendSettings
+from .environment import minimal_env
 from .sandbox import SandboxSpec, write_launcher
 
 
