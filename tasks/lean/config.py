@@ -156,7 +156,7 @@ class _BackendSettingsBase(BaseModel):
 
 def _backend_settings_model() -> type[_BackendSettingsBase]:
     fields = {
-        name: (d.settings, Field(default_factory=d.settings, description=f"Options of the `{name}` backend."))
+        name: (d.options_model, Field(default_factory=d.options_model, description=f"Options of the `{name}` backend."))
         for name, d in registry.backends().items()
         if d.settings is not None
     }

@@ -30,8 +30,8 @@ from .versions import Support
 class BackendDef:
     """One Lean backend (docs/adding-a-backend.md).
 
-    `settings` is the model of its options, the config's `backend.<name>` section (None: it has
-    none). `available` and `opener` are import strings `module:function`: `available(settings)`
+    `settings` is the model of its options (the class, or an import string `module:Class`), the
+    config's `backend.<name>` section (None: it has none). `available` and `opener` are import strings `module:function`: `available(settings)`
     raises InputError naming the missing piece and the fix, and starts no Lean process;
     `opener(settings, store)` returns the `LeanBackend`. `toolchain(settings, theorem)` (an import
     string, optional) returns (where it was read, the `lean-toolchain` text) of the theorem's
@@ -39,7 +39,7 @@ class BackendDef:
     """
 
     name: str
-    settings: type[BaseModel] | None
+    settings: type[BaseModel] | str | None
     available: str
     opener: str
     description: str  # one line: what checks the proofs
@@ -62,16 +62,22 @@ class BackendDef:
     def open(self, settings, store):
         return _load(self.opener)(settings, store)
 
+    @property
+    def options_model(self) -> type[BaseModel] | None:
+        """The model of its options (`settings`, its import string resolved)."""
+        return _load(self.settings) if isinstance(self.settings, str) else self.settings
+
     def options(self, settings) -> BaseModel | None:
         """This backend's options out of `settings` (a BackendSettings), validated."""
-        if self.settings is None:
+        model = self.options_model
+        if model is None:
             return None
         own = getattr(settings, self.name, None)
-        if isinstance(own, self.settings):
+        if isinstance(own, model):
             return own
         raw = settings.options.get(self.name, {})
         try:
-            return self.settings.model_validate(raw)
+            return model.model_validate(raw)
         except ValueError as e:
             raise InputError(f"backend.options.{self.name}", f"is not valid: {e}", "fix the options") from None
 

@@ -170,7 +170,9 @@ def fast_judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXI
         first = next(iter(check.messages), "")
         return Verdict("rejected", f"rejected by {check.checker}" + (f": {first}" if first else ""))
     if is_lower_bound(check.checker):  # traced transitions, no Lean: the verdict says so
-        return Verdict("proved", f"replayed traced transitions ({check.checker}, not Lean)")
+        return Verdict(
+            "proved", f"accepted by {check.checker}, which runs no Lean (a lower bound of what Lean accepts)"
+        )
     if check.answers is None:
         return Verdict("unverified", f"{check.checker} cannot report the statement and axioms Lean checked")
     return decide(check.answers, allowed_axioms, check.checker)
