@@ -30,7 +30,7 @@ from storage.errors import InputError, StoreLockedError
 from storage.ids import stable_hash
 from storage.verification_cache import CachedAnswer, CacheKey, sync
 
-from .backend import LeanBackend, ProofCheck, TheoremSpec
+from .backend import LeanBackend, ProofCheck, TheoremSpec, WrappedBackend
 from .config import BackendSettings
 from .gold import (
     ELABORATOR_CHECKED,
@@ -266,8 +266,10 @@ class GoldGate:
             log.warning("gold answer not stored (%s); it stays in this process's memory", e)
 
 
-class GoldBackend:
+class GoldBackend(WrappedBackend):
     """`backend` (without a verification cache) whose accepted proofs pass the gate."""
+
+    _OWN = ("backend", "gate")
 
     def __init__(self, backend: LeanBackend, gate: GoldGate):
         self.backend = backend
@@ -276,21 +278,6 @@ class GoldBackend:
     @property
     def name(self) -> str:
         return f"{self.backend.name}+{self.gate.level}"
-
-    def __getattr__(self, attr):  # the wrapped backend's options and helpers
-        if attr in ("backend", "gate"):
-            raise AttributeError(attr)
-        found = getattr(self.backend, attr)
-        return self._check_steps if attr == "check_steps" else found
-
-    def start(self, theorem):
-        return self.backend.start(theorem)
-
-    def run_tactic(self, theorem, state, tactic):
-        return self.backend.run_tactic(theorem, state, tactic)
-
-    def close(self) -> None:
-        self.backend.close()
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
         return self.check_proofs([(theorem, proof)])[0]

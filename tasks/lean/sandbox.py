@@ -122,24 +122,16 @@ def bwrap_argv(
     return argv + ["--"]
 
 
-def python_worker_argv(
-    bwrap: str | None,
-    argv: list[str],
-    *,
-    read_only: list[str],
-    writable: list[str],
-    cwd: str,
-    env: dict[str, str],
-    network: bool,
-) -> list[str]:
+def python_worker_argv(bwrap: str | None, argv: list[str], *, read_only: list[str], **where) -> list[str]:
     """`argv`, a worker run by this Python (lean-dojo's Dojo, tracing), under bwrap: this
-    interpreter, its environment, the toolchain and `read_only` visible read-only. `env`
-    is the worker's (private_env). Unchanged when `bwrap` is None (the opt-out)."""
+    interpreter, its environment, the toolchain and `read_only` visible read-only; `where` is the
+    rest of bwrap_argv's keywords (writable, cwd, env: the worker's private_env, network).
+    Unchanged when `bwrap` is None (the opt-out)."""
     if bwrap is None:
         return argv
     python = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    visible = [*python, *_environment().toolchain_paths("lake", env), *read_only]
-    sandboxed = bwrap_argv(bwrap, read_only=visible, writable=writable, cwd=cwd, env=env, network=network) + argv
+    visible = [*python, *_environment().toolchain_paths("lake", where["env"]), *read_only]
+    sandboxed = bwrap_argv(bwrap, read_only=visible, **where) + argv
     # Through this file's `--tied` mode, as the lake launcher: alive while the caller's process is
     # (run_tied_to_parent_process says why bwrap must not be a direct child of a passing thread).
     return [sys.executable, "-I", str(Path(__file__).resolve()), TIED, *sandboxed]
