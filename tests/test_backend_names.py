@@ -147,7 +147,8 @@ def test_docs_messages_and_a_chosen_backend_are_not_uses(source):
 
 def test_a_backend_own_modules_and_the_registry_may_name_it():
     names = backend_names()
-    assert _own("tasks/lean/repl_project.py", names["repl"]) and _own("tasks/lean/leandojo_worker.py", names["leandojo"])
+    assert _own("tasks/lean/repl_project.py", names["repl"])
+    assert _own("tasks/lean/leandojo_worker.py", names["leandojo"])
     assert not _own("tasks/lean/replay.py", names["repl"]) and not _own("tasks/proving/repl.py", names["repl"])
     assert _own("tasks/lean/gold_backend.py", names["comparator"])
 
