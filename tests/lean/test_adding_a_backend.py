@@ -116,3 +116,25 @@ def test_the_declarations_carry_what_the_callers_switched_on():
     ]
     assert all(d[n].comparable_to.startswith(f"{n}: ") for n in d)
     assert list(BackendSettings.model_fields)[-3:] == ["repl", "kimina", "leandojo"]  # a section per options model
+
+
+def doc_pointers(source: str) -> list[str]:
+    """The `docs/X.md` (and `docs/X.md, "Section"`) pointers in `source` that lead nowhere."""
+    root = DOC.parents[1]
+    dead = []
+    for path, section in re.findall(r'(docs/[\w-]+\.md)(?:, "([^"]+)")?', source):
+        text = (root / path).read_text() if (root / path).is_file() else None
+        headings = [line for line in (text or "").splitlines() if line.startswith("#")]
+        if text is None or (section and not any(section in h for h in headings)):
+            dead.append(f"{path}, {section!r}" if section else path)
+    return dead
+
+
+def test_the_registry_and_the_config_point_to_docs_that_exist():
+    """BackendDef's docstring pointed to docs/lean-backends.md, "Adding a backend", which did not exist."""
+    root = DOC.parents[1]
+    for module in ("tasks/lean/registry.py", "tasks/lean/config.py", "tasks/lean/options.py"):
+        assert doc_pointers((root / module).read_text()) == [], module
+    assert doc_pointers('see (docs/lean-backends.md, "Adding a backend")') == [
+        "docs/lean-backends.md, 'Adding a backend'"
+    ]
