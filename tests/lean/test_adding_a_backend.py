@@ -116,6 +116,11 @@ def test_the_declarations_carry_what_the_callers_switched_on():
     ]
     assert all(d[n].comparable_to.startswith(f"{n}: ") for n in d)
     assert list(BackendSettings.model_fields)[-3:] == ["repl", "kimina", "leandojo"]  # a section per options model
+    assert BackendSettings(kind="leandojo", recheck="kimina").recheck == "kimina"
+    with pytest.raises(ValueError, match="'replay' cannot re-check proofs: use one of repl, kimina"):
+        BackendSettings(kind="leandojo", recheck="replay")
+    with pytest.raises(ValueError, match="only the leandojo backend's proofs need a re-check"):
+        BackendSettings(kind="repl", recheck="kimina")
 
 
 def doc_pointers(source: str) -> list[str]:
