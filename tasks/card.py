@@ -18,6 +18,7 @@ from storage.metrics import COUNT_METRICS
 from storage.theorem_results import read_results
 
 from .formatting import markdown_table as _table
+from .lean.registry import is_lower_bound
 from .ledger import backend_version, run_ledger, trainer_settings
 from .proving.summary import fmt_aggregate, proving_section
 
@@ -62,7 +63,11 @@ def sorry_section(store, run_id: str, listed: int = 100) -> list[str]:
         f"{sum(1 for r in rows if r['errors'])} with an attempt that ended in an error, "
         f"{sum(1 for r in rows if r['status'] == 'not_started')} not started"
         + (f"; {len(untried)} could not be tried (listed with their reasons)." if untried else ".")
-        + (" `replay` re-finds traced proofs only, and a `sorry` theorem has none." if "replay" in checkers else "")
+        + (
+            " `replay` re-finds traced proofs only, and a `sorry` theorem has none."
+            if any(is_lower_bound(c) for c in checkers)
+            else ""
+        )
     )
     rows = rows + untried
     out.append("")

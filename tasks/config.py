@@ -331,10 +331,12 @@ class PipelineConfig(BaseModel):
             raise InputError(
                 "expert_iteration.search", "is not set and neither is evaluation.proving", "give one of them"
             )
-        if search.backend.kind == "replay":
+        from tasks.lean.registry import of
+
+        if of(search.backend).lower_bound:
             raise InputError(
                 f"{field}.backend.kind",
-                "is replay, which cannot verify a proof (it accepts only traced steps)",
+                f"is {search.backend.kind}, which cannot verify a proof (it accepts only traced steps)",
                 "set `expert_iteration.search` with a repl, kimina or leandojo (recheck) backend",
             )
         if ei.trainer not in self.trainers.enabled():

@@ -128,23 +128,20 @@ def checkpoint_chain(store, checkpoint_id: str) -> list[dict]:
     return chain
 
 
-# The package that is each Lean backend's interface to Lean (its version is in run_provenance's
-# environment); `replay` is Dojoflow's own code and runs no Lean.
-BACKEND_PACKAGES = {"repl": "lean-interact", "leandojo": "lean-dojo", "kimina": "kimina-client"}
-
-
 def backend_version(kind: str | None, provenance: dict | None) -> str:
     """`repl via lean-interact 0.11.6`: the backend and the version that decided, from the run's
     recorded environment ("not recorded" where the run recorded none)."""
+    from tasks.lean.registry import backends
+
     prov = provenance or {}
-    if kind == "replay":
-        return f"replay: Dojoflow {prov.get('dojoflow_version') or 'not recorded'} (no Lean runs)"
-    package = BACKEND_PACKAGES.get(kind or "")
-    if package is None:
+    declared = backends().get(kind or "")  # its package is its interface to Lean (tasks/lean/registry.py)
+    if declared is not None and declared.lower_bound:
+        return f"{kind}: Dojoflow {prov.get('dojoflow_version') or 'not recorded'} (no Lean runs)"
+    if declared is None or declared.package is None:
         return f"{kind}: version not recorded"
-    version = ((prov.get("environment") or {}).get("packages") or {}).get(package)
-    said = f"{kind} via {package} {version or '(version not recorded)'}"
-    return said + (" (the server's own version is not reported)" if kind == "kimina" else "")
+    version = ((prov.get("environment") or {}).get("packages") or {}).get(declared.package)
+    said = f"{kind} via {declared.package} {version or '(version not recorded)'}"
+    return said + (f" ({declared.package_note})" if declared.package_note else "")
 
 
 # Keys of a trainer library's config that name where a checkpoint was written, not how it trained.

@@ -67,7 +67,9 @@ def prove_cmd(
     except DojoflowError as e:
         fail_exit(e)
     cfg = cfg.model_copy(update={"home": str(resolved)})
-    if cfg.proving.backend.kind == "replay":
+    from tasks.lean.registry import of
+
+    if of(cfg.proving.backend).lower_bound:
         say_line(REPLAY_CANNOT_PROVE_SORRY)
     prepare_prefect_env(resolved)
     from .run_session import command_server

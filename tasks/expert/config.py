@@ -14,6 +14,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tasks.lean.registry import of
 from tasks.proving.config import ProvingSettings
 
 
@@ -131,9 +132,9 @@ class ExpertIterationSettings(BaseModel):
                 f"`mode: {self.mode}` with `trainer: {self.trainer}`: whole-proof expert iteration trains the "
                 "whole-proof trainer (`mode: whole_proof` with `trainer: sft_proof`), tactic mode a tactic generator"
             )
-        if self.search is not None and self.search.backend.kind == "replay":
+        if self.search is not None and of(self.search.backend).lower_bound:
             raise ValueError(
-                "`search.backend.kind: replay` cannot verify a proof (it accepts only traced steps, so it "
+                f"`search.backend.kind: {self.search.backend.kind}` cannot verify a proof (it accepts only traced steps, so it "
                 "finds nothing that is not traced data already): use repl, kimina or leandojo with `recheck`"
             )
         return self

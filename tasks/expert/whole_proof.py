@@ -48,12 +48,12 @@ def _statement_records(store, sets: list[str], search, done: dict, stop_after: i
     from storage.lean_text import declared_name
     from storage.statement_sets import training_statements
     from tasks.lean.backend import TheoremSpec
+    from tasks.lean.registry import of
     from tasks.proving.benchmarks import _spec_dict, _store_matches
     from tasks.proving.evaluate import initial_goals
 
     rows = training_statements(store, sets)
-    kind = search.backend.kind
-    as_stated = kind == "kimina" and bool(search.backend.kimina.header.strip())
+    as_stated = bool(of(search.backend).fixed_header(search.backend))
     repo_ids = [r["repo_id"] for r in store.repositories()]
     matches = {} if as_stated else _store_matches(store, repo_ids)
     goals = initial_goals(store, repo_ids) if matches else {}
@@ -78,7 +78,10 @@ def _statement_records(store, sets: list[str], search, done: dict, stop_after: i
             records.append({**base, "goals": g, "via": f"{s.repo_id}:{s.full_name}", "spec": _spec_dict(s)})
         else:
             untried.append(
-                {**base, "reason": f"the {kind} backend cannot check it as stated (kimina with a header can)"}
+                {
+                    **base,
+                    "reason": f"the {search.backend.kind} backend cannot check it as stated (kimina with a header can)",
+                }
             )
     return records, untried
 

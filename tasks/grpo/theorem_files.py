@@ -258,19 +258,21 @@ def theorem_specs(theorems: list[FileTheorem], store=None) -> list:
 
 
 def checkable_specs(settings: GRPOSettings, theorems: list[FileTheorem], store) -> list:
-    """The theorems' specs; with the replay backend every theorem must be in the store."""
+    """The theorems' specs; with a backend that needs no statement (replay) every theorem must be in the store."""
     specs = theorem_specs(theorems, store)
     unknown = [s.full_name for s in specs if s.repo_id == FILE_REPO_ID]
-    if unknown and settings.backend.get("kind", "replay") == "replay":
+    from tasks.lean.availability import check_versions
+    from tasks.lean.config import BackendSettings
+    from tasks.lean.registry import get
+
+    kind = settings.backend.get("kind", BackendSettings.model_fields["kind"].default)
+    if unknown and not get(kind).needs_statement:
         raise InputError(
             some_names(unknown),
-            "not in the store, so the replay backend cannot check them",
+            f"not in the store, so the {kind} backend (which answers by name from the store) cannot check them",
             "import the repository that traces them (dojoflow import), remove them from the file, or "
             "use --backend repl or kimina, which check the statement itself",
         )
-    from tasks.lean.availability import check_versions
-    from tasks.lean.config import BackendSettings
-
     # a repository at a Lean version the backend cannot run stops the run now (tasks/lean/versions.py)
     check_versions(BackendSettings.model_validate(settings.backend), [s for s in specs if s.repo_id != FILE_REPO_ID])
     return specs

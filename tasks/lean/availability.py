@@ -9,7 +9,7 @@ import logging
 import os
 import shutil
 
-from storage.errors import DojoflowError, InputError
+from storage.errors import InputError
 
 from .config import BackendSettings, SandboxSettings
 from .sandbox import Limits, probe
@@ -81,7 +81,7 @@ def contain(sandbox: SandboxSettings, memory_limit_mb: int | None, cpu_limit_s: 
     )
 
 
-def _module_missing(module: str) -> bool:
+def module_missing(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is None
     except (ImportError, ValueError):
@@ -104,58 +104,16 @@ def check_available(settings: BackendSettings) -> None:
         gold_checker().check_available(settings)  # `backend.gold.check: on` and comparator cannot run
 
 
-def check_replay(settings: BackendSettings) -> None:
-    """Replay answers from the store: nothing to install."""
-
-
-def check_repl(settings: BackendSettings) -> None:
-    sandbox_limits(settings)  # Dojoflow starts its Lean processes: they must be contained
-    if _module_missing("lean_interact"):
-        raise InputError("backend.kind: repl", "the Python package lean-interact is not installed", LEAN_EXTRA)
-    if find_lake(settings.repl.lake_path) is None:
-        raise InputError(
-            "backend.repl.lake_path",
-            f"no `lake` executable at {settings.repl.lake_path!r} (the REPL backend runs Lean through lake)",
-            ELAN,
-        )
-    for repo, folder in settings.repl.projects.items():
-        if not os.path.isdir(folder):
-            raise InputError(
-                f"backend.repl.projects[{repo}]",
-                f"{folder} is not a folder",
-                "give the local checkout of the traced repository at its traced commit",
-            )
-
-
-def check_kimina(settings: BackendSettings) -> None:
-    from .kimina import check_server
-
-    check_server(settings.kimina)
-
-
-def check_leandojo(settings: BackendSettings) -> None:
-    sandbox_limits(settings)  # Dojoflow starts the Dojo's Lean processes: they must be contained
-    from tasks.tracing.toolchain import check_lean_dojo
-
-    try:
-        check_lean_dojo(settings.leandojo.extra_pythonpath)
-    except DojoflowError as e:
-        raise InputError("backend.kind: leandojo", str(e), LEAN_EXTRA) from None
-    if shutil.which("lake") is None:
-        raise InputError("backend.kind: leandojo", "no `lake` on PATH (lean-dojo runs Lean through lake)", ELAN)
-
-
 def check_checkouts(settings: BackendSettings, theorems) -> None:
-    """Every repository of `theorems` has a checkout at its traced commit, for the backends
-    that read one (repl; kimina without a configured header)."""
+    """Every repository of `theorems` has a checkout at its traced commit, for a backend that reads
+    one (its declaration's `checkouts` option, unless its `header` option is set)."""
+    from .registry import of
     from .source import check_checkout, project_dir
 
-    if settings.kind == "repl":
-        option, projects = "backend.repl.projects", settings.repl.projects
-    elif settings.kind == "kimina" and not settings.kimina.header:
-        option, projects = "backend.kimina.projects", settings.kimina.projects
-    else:
+    found = of(settings).checkout_option(settings)
+    if found is None:
         return
+    option, projects = found
     seen = set()
     for theorem in theorems:
         if theorem.repo_id not in seen:
@@ -163,36 +121,18 @@ def check_checkouts(settings: BackendSettings, theorems) -> None:
             check_checkout(theorem, project_dir(theorem, projects, option), option)
 
 
-def repository_toolchain(settings: BackendSettings, theorem) -> tuple[str, str] | None:
-    """(where it was read, the `lean-toolchain` text) of the theorem's repository as the backend
-    will run it: the traced repository in lean-dojo's cache (leandojo; InputError when tracing did
-    not leave it there), or the configured checkout (repl, when LeanInteract picks the REPL tag);
-    None where the backend fixes no range (kimina) or runs a REPL the user built (repl_path)."""
-    if settings.kind == "leandojo":
-        from .dojo_repo import find_traced_repo
-        from .leandojo import dojo_cache_dir
-
-        found = find_traced_repo(dojo_cache_dir(settings), theorem.url, theorem.commit)
-        return str(found.traced_dir), found.lean_toolchain
-    if settings.kind == "repl" and settings.repl.repl_path is None:
-        from .source import project_dir
-
-        toolchain = project_dir(theorem, settings.repl.projects, "backend.repl.projects") / "lean-toolchain"
-        return (str(toolchain.parent), toolchain.read_text()) if toolchain.exists() else None
-    return None
-
-
 def check_versions(settings: BackendSettings, theorems) -> None:
     """Every repository of `theorems` uses a Lean version the backend supports
     (tasks/lean/versions.py); else one InputError naming the repository, its version, the range
     and what to do."""
+    from .registry import of
     from .versions import check_version
 
-    seen = set()
+    backend, seen = of(settings), set()
     for theorem in theorems:
         if theorem.repo_id in seen:
             continue
         seen.add(theorem.repo_id)
-        found = repository_toolchain(settings, theorem)
+        found = backend.repository_toolchain(settings, theorem)
         if found is not None and found[1].strip():
             check_version(settings.kind, f"{theorem.url}@{theorem.commit[:12]}", found[1])

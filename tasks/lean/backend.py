@@ -71,6 +71,31 @@ class LeanBackend(Protocol):
     def close(self) -> None: ...
 
 
+class WrappedBackend:
+    """A backend around another, `self.backend` (the verification cache, the gold gate): tactics go
+    to it unchanged, and options and helpers the wrapper lacks are its own; `check_steps`, where
+    the wrapped backend has it, is the wrapper's `_check_steps`. `_OWN`: attributes that are never
+    the wrapped backend's (while a copy is being built they are not set yet: no recursion)."""
+
+    _OWN: tuple[str, ...] = ("backend",)
+    backend: LeanBackend
+
+    def __getattr__(self, attr):
+        if attr in self._OWN:
+            raise AttributeError(attr)
+        found = getattr(self.backend, attr)  # AttributeError where the backend has none
+        return self._check_steps if attr == "check_steps" else found
+
+    def start(self, theorem: TheoremSpec) -> TacticResult:
+        return self.backend.start(theorem)
+
+    def run_tactic(self, theorem: TheoremSpec, state: ProofState, tactic: str) -> TacticResult:
+        return self.backend.run_tactic(theorem, state, tactic)
+
+    def close(self) -> None:
+        self.backend.close()
+
+
 # Messages shared by the backends, so that every backend says the same thing for the same event.
 SORRY_TACTIC = "proof contains `sorry`: a proof that gives up is not a step"
 

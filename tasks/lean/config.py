@@ -6,100 +6,16 @@ GRPO config (YAML or the Prefect form). See docs/lean-backends.md.
 
 from __future__ import annotations
 
-from typing import Literal
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
+from . import registry
 from .guard import DEFAULT_ALLOWED_AXIOMS
+from .options import GoldSettings, KiminaOptions, LeanDojoOptions, ReplOptions  # noqa: F401 (their old home)
 
 # `import Mathlib` maps more than 9 GB of address space (kimina-lean-server#68), and
 # LeanInteract's AutoLeanServer restarts a REPL whose resident memory reaches 0.8 x its
 # `memory_hard_limit_mb`: 16 GiB leaves room for both (docs/lean-backends.md, "Memory").
 MEMORY_LIMIT_MB = 16384
-
-
-class ReplOptions(BaseModel):
-    """The Lean REPL through LeanInteract, run in each traced repository's checkout."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    projects: dict[str, str] = Field(
-        default_factory=dict,
-        description="{repo_id or repository name: local checkout (a Lake project at the traced commit)}. The "
-        "sample's repositories default to their sources under storage/sample/lean/.",
-    )
-    lake_path: str = Field("lake", description="The `lake` executable (a name looked up on PATH, or a path).")
-    repl_path: str | None = Field(
-        None,
-        description="A local checkout of leanprover-community/repl (LeanInteract's `local_repl_path`); "
-        "default: LeanInteract clones and builds the REPL for the project's Lean version.",
-    )
-    build_repl: bool = Field(True, description="Let LeanInteract run `lake build` in the REPL checkout.")
-    repl_rev: str | None = Field(
-        None, description="REPL revision to use (LeanInteract's `repl_rev`); default: LeanInteract's."
-    )
-    build_project: bool = Field(
-        True, description="Let LeanInteract run `lake exe cache get` and `lake build` in each project first."
-    )
-    cache_dir: str | None = Field(None, description="LeanInteract's cache folder (REPL builds); default: its own.")
-
-
-class KiminaOptions(BaseModel):
-    """A kimina-lean-server checking whole proofs over HTTP."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    url: str = Field("http://localhost:8000", description="Base URL of the server (it answers /health and /api/check).")
-    api_key_env: str = Field(
-        "LEAN_SERVER_API_KEY",
-        description="Environment variable holding the API key, sent as a Bearer token "
-        "(the key itself is never written in a config or a log).",
-    )
-    header: str = Field(
-        "",
-        description="Lean text put before every snippet: the imports and `open`s the theorems need, "
-        "e.g. 'import Mathlib'. Default: the theorem's file up to the theorem, when its checkout is known.",
-    )
-    projects: dict[str, str] = Field(
-        default_factory=dict,
-        description="{repo_id or repository name: local checkout}, to read each "
-        "theorem's file header from (as for `repl`).",
-    )
-    batch_size: int = Field(8, ge=1, le=1024, description="Snippets per /api/check request.")
-    max_retries: int = Field(
-        3, ge=0, le=20, description="Retries of a request answered 429 (no free REPL), 5xx, or not at all."
-    )
-    retry_backoff_s: float = Field(1.0, ge=0, description="First wait before a retry; doubled at each retry.")
-    http_timeout_s: float = Field(600.0, gt=0, description="Time limit of one HTTP request.")
-
-
-class LeanDojoOptions(BaseModel):
-    """lean-dojo's `Dojo` on a traced repository."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    additional_imports: list[str] = Field(
-        default_factory=list, description="Extra imports for Dojo's file (its `additional_imports`)."
-    )
-    build_deps: bool = Field(False, description="Dojo's `build_deps`: rebuild the dependencies too.")
-    start_timeout_s: float = Field(
-        1800.0,
-        gt=0,
-        description="Wall-clock limit of starting one theorem's Dojo: Lean elaborates the imports and the "
-        "file up to the theorem (minutes with Mathlib). lean-dojo's own `timeout` bounds both this start and "
-        "every tactic; Dojoflow gives the start this limit and each tactic `tactic_timeout_s`.",
-    )
-    cache_dir: str | None = Field(
-        None,
-        description="lean-dojo's cache (its CACHE_DIR), where tracing left the traced and built repository "
-        "(`<dojoflow home>/traces/work/lean_dojo_cache` for `dojoflow trace`); default: $CACHE_DIR, else lean-dojo's "
-        "own (~/.cache/lean_dojo). The Dojo never traces: a repository missing there is an error.",
-    )
-    extra_pythonpath: list[str] = Field(
-        default_factory=list,
-        description="Folders to put on the Dojo worker's PYTHONPATH, where lean-dojo is "
-        "installed if it is not in Dojoflow's environment.",
-    )
 
 
 class SandboxSettings(BaseModel):
@@ -143,46 +59,10 @@ class SandboxSettings(BaseModel):
     )
 
 
-class GoldSettings(BaseModel):
-    """The gold-standard check (tasks/lean/gold.py): leanprover/comparator replays, in a fresh
-    kernel, every proof the fast backend accepted, before it counts. See docs/lean-backends.md
-    ("Verdict levels")."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    check: Literal["auto", "on", "off"] = Field(
-        "auto",
-        description="auto: replay every accepted proof with comparator where comparator, lean4export and a sandbox "
-        "for it are installed (proofs are then `kernel_replayed`), else go on and name every proof "
-        "`elaborator_checked`; on: refuse to run without them; off: never (every proof `elaborator_checked`).",
-    )
-    comparator_path: str = Field("comparator", description="The comparator executable (leanprover/comparator).")
-    lean4export_path: str = Field("lean4export", description="The lean4export executable comparator runs.")
-    landrun_path: str = Field(
-        "landrun",
-        description="The landrun executable comparator sandboxes its builds with; where it cannot run, Dojoflow "
-        "gives comparator a landrun-compatible launcher over bubblewrap (tasks/lean/gold_sandbox.py).",
-    )
-    sandbox: Literal["auto", "landrun", "bubblewrap"] = Field(
-        "auto",
-        description="What contains comparator's `lake build` and `lean4export`: auto picks landrun where it runs "
-        "(Landlock), else bubblewrap through Dojoflow's launcher.",
-    )
-    nanoda: bool = Field(
-        False, description="Also replay with the nanoda kernel (comparator's `enable_nanoda`; `nanoda_bin` on PATH)."
-    )
-    timeout_s: float = Field(
-        1800.0, gt=0, description="Wall-clock limit of one comparator run (two `lake build`s, two exports, a replay)."
-    )
-    project: str | None = Field(
-        None,
-        description="A Lake project whose packages a theorem without a repository (a GRPO theorem file) is "
-        "replayed against, e.g. the kimina server's workspace; null: such theorems import nothing but Lean.",
-    )
-
-
-class BackendSettings(BaseModel):
-    """The backend, its options and its limits."""
+class _BackendSettingsBase(BaseModel):
+    """The backend, its options and its limits: one `backend.<name>` section per registered backend
+    (tasks/lean/registry.py), built from its declaration as `trainers:` is from the trainer registry,
+    so adding a backend needs no edit here."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -210,21 +90,19 @@ class BackendSettings(BaseModel):
         default_factory=lambda: list(DEFAULT_ALLOWED_AXIOMS),
         description="Axioms a proof may depend on and still count as proved (`sorryAx` and `Lean.ofReduceBool` never should).",
     )
-    recheck: Literal["repl", "kimina"] | None = Field(
+    recheck: str | None = Field(
         None,
-        description="With kind `leandojo` (which cannot report axioms nor check the statement): the "
-        "whole-proof backend that re-checks every finished proof, so it can count as proved. "
+        description="With a backend that cannot report axioms nor check the statement (kind `leandojo`): the "
+        "whole-proof backend (`repl` or `kimina`) that re-checks every finished proof, so it can count as proved. "
         "null: the Dojo's finished proofs stay `unverified`, out of pass@k and rewards.",
     )
-    repl: ReplOptions = Field(default_factory=ReplOptions, description="Options of the `repl` backend.")
-    kimina: KiminaOptions = Field(default_factory=KiminaOptions, description="Options of the `kimina` backend.")
-    leandojo: LeanDojoOptions = Field(default_factory=LeanDojoOptions, description="Options of the `leandojo` backend.")
     sandbox: SandboxSettings = Field(
         default_factory=SandboxSettings, description="How Lean processes are contained (bubblewrap)."
     )
     options: dict[str, dict] = Field(
         default_factory=dict,
-        description="{backend name: its options}, for backends registered outside Dojoflow (tasks/lean/registry.py).",
+        description="{backend name: its options}, for backends registered after this model was built (a plugin, a "
+        "test); `backend.<name>: {...}` for such a backend lands here too (tasks/lean/registry.py).",
     )
     gold: GoldSettings = Field(
         default_factory=GoldSettings,
@@ -238,20 +116,51 @@ class BackendSettings(BaseModel):
         "GRPO rewards check a proof once; errors are never remembered. Off: every check asks Lean.",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _late_sections(cls, data):
+        """`backend.<name>` of a backend registered after this model was built goes to `options`."""
+        if not isinstance(data, dict):
+            return data
+        late = [k for k in data if k not in cls.model_fields and k in registry.backends()]
+        if not late:
+            return data
+        data = dict(data)
+        data["options"] = {**dict(data.get("options") or {}), **{k: data.pop(k) for k in late}}
+        return data
+
     @field_validator("kind")
     @classmethod
     def _registered(cls, kind: str) -> str:
-        from .registry import backends
-
-        if kind not in backends():
-            raise ValueError(f"backend.kind {kind!r} is not a Lean backend: use one of {', '.join(backends())}")
+        if kind not in registry.backends():
+            raise ValueError(
+                f"backend.kind {kind!r} is not a Lean backend: use one of {', '.join(registry.backends())}"
+            )
         return kind
 
     @model_validator(mode="after")
-    def _recheck_needs_dojo(self):
-        if self.recheck is not None and self.kind != "leandojo":
+    def _recheck_only_where_needed(self):
+        if self.recheck is None:
+            return self
+        can = [n for n, d in registry.backends().items() if d.rechecks]
+        if self.recheck not in can:
+            raise ValueError(f"backend.recheck {self.recheck!r} cannot re-check proofs: use one of {', '.join(can)}")
+        if not registry.get(self.kind).needs_recheck:
+            need = [n for n, d in registry.backends().items() if d.needs_recheck]
             raise ValueError(
-                f"backend.recheck is {self.recheck!r} with kind {self.kind!r}: only the leandojo backend's proofs "
-                "need a re-check; remove backend.recheck, or set kind: leandojo"
+                f"backend.recheck is {self.recheck!r} with kind {self.kind!r}: only the {', '.join(need)} backend's "
+                f"proofs need a re-check; remove backend.recheck, or set kind: {need[0] if need else '...'}"
             )
         return self
+
+
+def _backend_settings_model() -> type[_BackendSettingsBase]:
+    fields = {
+        name: (d.options_model, Field(default_factory=d.options_model, description=f"Options of the `{name}` backend."))
+        for name, d in registry.backends().items()
+        if d.settings is not None
+    }
+    return create_model("BackendSettings", __base__=_BackendSettingsBase, __module__=__name__, **fields)
+
+
+BackendSettings = _backend_settings_model()

@@ -30,7 +30,7 @@ from storage.errors import InputError, StoreLockedError
 from storage.ids import stable_hash
 from storage.verification_cache import CachedAnswer, CacheKey, sync
 
-from .backend import LeanBackend, ProofCheck, TheoremSpec
+from .backend import LeanBackend, ProofCheck, TheoremSpec, WrappedBackend
 from .config import BackendSettings
 from .gold import (
     ELABORATOR_CHECKED,
@@ -41,6 +41,7 @@ from .gold import (
     gold_check,
     run_comparator,
 )
+from .registry import lake_path
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +84,8 @@ def gold_problem(settings: BackendSettings) -> str | None:
     for what, path in (("comparator", gold.comparator_path), ("lean4export", gold.lean4export_path)):
         if shutil.which(path) is None:
             return f"{what} is not installed (`{path}` not found)"
-    if shutil.which(settings.repl.lake_path) is None:
-        return f"lake is not installed (`{settings.repl.lake_path}` not found); comparator runs under `lake env`"
+    if shutil.which(lake_path(settings)) is None:
+        return f"lake is not installed (`{lake_path(settings)}` not found); comparator runs under `lake env`"
     if gold.nanoda and shutil.which("nanoda_bin") is None:
         return "backend.gold.nanoda is on and `nanoda_bin` is not on PATH"
     return choose_sandbox(settings)[1]
@@ -117,10 +118,8 @@ class ComparatorRunner:
     """Runs comparator for one theorem and proof under `settings` (tasks/lean/gold.py)."""
 
     def __init__(self, settings: BackendSettings):
-        from tasks.tracing.toolchain import minimal_env
-
+        from .environment import minimal_env, toolchain_paths
         from .gold_sandbox import EXTRA_READ_ENV, write_landrun_launcher
-        from .sandbox import toolchain_paths
 
         gold = settings.gold
         self.settings = settings
@@ -129,12 +128,12 @@ class ComparatorRunner:
         self.work_root.mkdir(parents=True, exist_ok=True)
         self.sandbox, _ = choose_sandbox(settings)
         env = minimal_env()
-        tools = [shutil.which(p) for p in (gold.comparator_path, gold.lean4export_path, settings.repl.lake_path)]
+        tools = [shutil.which(p) for p in (gold.comparator_path, gold.lean4export_path, lake_path(settings))]
         if self.sandbox == "landrun":
             landrun = shutil.which(gold.landrun_path)
         else:
             bwrap = None if settings.sandbox.unsafe_no_sandbox else shutil.which(settings.sandbox.bwrap_path)
-            read_only = [*toolchain_paths(settings.repl.lake_path, env), *settings.sandbox.read_only_paths]
+            read_only = [*toolchain_paths(lake_path(settings), env), *settings.sandbox.read_only_paths]
             read_only += [str(Path(t).resolve().parent) for t in tools if t]
             spec = {
                 "bwrap": bwrap,
@@ -146,7 +145,7 @@ class ComparatorRunner:
             landrun = str(write_landrun_launcher(spec, self.work_root / "bin"))
         self.env = {**env, "COMPARATOR_LANDRUN": landrun, "COMPARATOR_LEAN4EXPORT": tools[1] or gold.lean4export_path}
         self.read_env = EXTRA_READ_ENV
-        self.argv = [settings.repl.lake_path, "env", tools[0] or gold.comparator_path]
+        self.argv = [lake_path(settings), "env", tools[0] or gold.comparator_path]
 
     def config(self, theorem: TheoremSpec) -> dict:
         return comparator_config(theorem, self.settings.allowed_axioms, self.settings.gold.nanoda)
@@ -161,16 +160,18 @@ class ComparatorRunner:
 def gold_source(settings: BackendSettings, theorem: TheoremSpec) -> tuple[str, Path | None]:
     """(the header the theorem is elaborated under, the Lake project its imports come from), as
     the fast backend that accepted the proof sends it (tasks/lean/verified.py `header_text`)."""
+    from .registry import get
     from .source import file_header, project_dir
 
-    kind = settings.recheck or settings.kind
+    backend = get(settings.recheck or settings.kind)
     gold_project = Path(settings.gold.project) if settings.gold.project else None
-    if kind == "kimina" and settings.kimina.header:
-        return settings.kimina.header, gold_project
+    header = backend.fixed_header(settings)
+    if header:
+        return header, gold_project
     if not (theorem.url or theorem.file_path):
         return "", gold_project
-    projects = {"repl": settings.repl.projects, "kimina": settings.kimina.projects}.get(kind, {})
-    project = project_dir(theorem, projects, f"backend.{kind}.projects")
+    option, projects = backend.checkout_option(settings) or (f"backend.{backend.name}.projects", {})
+    project = project_dir(theorem, projects, option)
     return file_header(theorem, project), project
 
 
@@ -265,8 +266,10 @@ class GoldGate:
             log.warning("gold answer not stored (%s); it stays in this process's memory", e)
 
 
-class GoldBackend:
+class GoldBackend(WrappedBackend):
     """`backend` (without a verification cache) whose accepted proofs pass the gate."""
+
+    _OWN = ("backend", "gate")
 
     def __init__(self, backend: LeanBackend, gate: GoldGate):
         self.backend = backend
@@ -275,21 +278,6 @@ class GoldBackend:
     @property
     def name(self) -> str:
         return f"{self.backend.name}+{self.gate.level}"
-
-    def __getattr__(self, attr):  # the wrapped backend's options and helpers
-        if attr in ("backend", "gate"):
-            raise AttributeError(attr)
-        found = getattr(self.backend, attr)
-        return self._check_steps if attr == "check_steps" else found
-
-    def start(self, theorem):
-        return self.backend.start(theorem)
-
-    def run_tactic(self, theorem, state, tactic):
-        return self.backend.run_tactic(theorem, state, tactic)
-
-    def close(self) -> None:
-        self.backend.close()
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
         return self.check_proofs([(theorem, proof)])[0]

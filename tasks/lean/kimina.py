@@ -45,9 +45,8 @@ import httpx
 
 from storage.errors import InputError
 
-from .backend import ProofCheck, ProofState, TacticResult, TheoremSpec, forbidden_message
+from .backend import ProofCheck, ProofState, TacticResult, TheoremSpec
 from .config import BackendSettings, KiminaOptions
-from .guard import forbidden_construct
 from .repl_answers import MODULE_REFUSAL
 from .source import (
     check_alias,
@@ -58,7 +57,8 @@ from .source import (
     statement_check_command,
     without_module_header,
 )
-from .verdict import Layout, bad_input, messages_of, read_answers
+from .states import refused_check
+from .verdict import Layout, messages_of, read_answers
 
 RETRY_STATUS = {429, 502, 503, 504}  # not 500: a snippet that kills its REPL gives it every time (2.0.x)
 IMPLICIT_IMPORT = "import Init"  # what a file without imports imports anyway
@@ -158,13 +158,8 @@ class KiminaBackend:
         results: list[ProofCheck | None] = [None] * len(items)
         pending: dict[bool, list[tuple[int, Snippet]]] = {True: [], False: []}  # by `reuse`
         for i, (theorem, proof) in enumerate(items):
-            bad = bad_input(theorem, proof)
-            if bad is not None:
-                results[i] = ProofCheck(False, self.name, error=bad)
-                continue
-            why = forbidden_construct(proof)
-            if why is not None:
-                results[i] = ProofCheck(False, self.name, (forbidden_message(why),))
+            results[i] = refused_check(self.name, theorem, proof)
+            if results[i] is not None:
                 continue
             try:
                 snippet = self._snippet(theorem, proof, f"{i}-{uuid.uuid4().hex[:8]}")
@@ -295,3 +290,13 @@ class KiminaBackend:
 
     def close(self) -> None:
         self.client.close()
+
+
+def check_kimina(settings: BackendSettings) -> None:
+    """The kimina backend's `available` (tasks/lean/registry.py): the server answers."""
+    check_server(settings.kimina)
+
+
+def open_kimina(settings: BackendSettings, store):
+    """The kimina backend's `opener` (tasks/lean/registry.py)."""
+    return KiminaBackend(settings)

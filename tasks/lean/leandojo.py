@@ -41,9 +41,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.tracing.toolchain import minimal_env
+from storage.errors import DojoflowError, InputError
 
-from .availability import sandbox_limits
+from .availability import ELAN, LEAN_EXTRA, sandbox_limits
 from .backend import (
     SORRY_TACTIC,
     ProofCheck,
@@ -51,15 +51,14 @@ from .backend import (
     TacticResult,
     TheoremSpec,
     crash_message,
-    forbidden_message,
 )
 from .config import BackendSettings
+from .environment import minimal_env, private_env
 from .failures import LeanProcessFailure, retry_once
-from .guard import forbidden_construct
-from .sandbox import private_env, python_worker_argv, set_limits
-from .states import ProofStates, failure_result
+from .sandbox import python_worker_argv, set_limits
+from .states import ProofStates, WorkRoot, failure_result, refused_check
 from .tactic_split import split_tactics
-from .verdict import Answer, Message, bad_input, bad_theorem, proof_check
+from .verdict import Answer, Message, bad_theorem, proof_check
 
 DOJOFLOW_ROOT = Path(__file__).resolve().parents[2]
 
@@ -184,9 +183,8 @@ class LeanDojoBackend:
 
     def __init__(self, settings: BackendSettings):
         self.settings = settings
-        self._own_root = settings.work_dir is None
-        self.work_root = Path(settings.work_dir or tempfile.mkdtemp(prefix="dojoflow-dojo-"))
-        self.work_root.mkdir(parents=True, exist_ok=True)
+        self._root = WorkRoot(settings.work_dir, "dojoflow-dojo-")
+        self.work_root = self._root.path
         self.process = _DojoProcess(settings, self.work_root)
         self._states = ProofStates()
         self._opened: dict[str, _Opened] = {}  # theorem key -> its live Dojo
@@ -308,12 +306,9 @@ class LeanDojoBackend:
         """Check a proof given as its tactics (best-first search's found path): each tactic goes to
         the Dojo as it was found, with no re-splitting of the joined text."""
         text = "\n".join(tactics)
-        bad = bad_input(theorem, text)
-        if bad is not None:
-            return ProofCheck(False, self.name, error=bad)
-        why = forbidden_construct(text)
-        if why is not None:
-            return ProofCheck(False, self.name, (forbidden_message(why),))
+        refused = refused_check(self.name, theorem, text)
+        if refused is not None:
+            return refused
         if not tactics:
             return ProofCheck(False, self.name, ("empty proof",))
         try:
@@ -330,8 +325,7 @@ class LeanDojoBackend:
         self.process.kill()
         self._states.clear()
         self._opened.clear()
-        if self._own_root:
-            shutil.rmtree(self.work_root, ignore_errors=True)
+        self._root.remove()
 
 
 def dojo_proof_check(theorem: TheoremSpec, reply: dict) -> ProofCheck:
@@ -349,3 +343,29 @@ def dojo_proof_check(theorem: TheoremSpec, reply: dict) -> ProofCheck:
     if status == "timeout":
         return ProofCheck(False, "leandojo", error=reply.get("message", "timed out"))
     return ProofCheck(False, "leandojo", (reply.get("message", ""),))
+
+
+def check_leandojo(settings: BackendSettings) -> None:
+    """The leandojo backend's `available` (tasks/lean/registry.py): lean-dojo, `lake`, a sandbox."""
+    sandbox_limits(settings)  # Dojoflow starts the Dojo's Lean processes: they must be contained
+    from tasks.tracing.toolchain import check_lean_dojo
+
+    try:
+        check_lean_dojo(settings.leandojo.extra_pythonpath)
+    except DojoflowError as e:
+        raise InputError("backend.kind: leandojo", str(e), LEAN_EXTRA) from None
+    if shutil.which("lake") is None:
+        raise InputError("backend.kind: leandojo", "no `lake` on PATH (lean-dojo runs Lean through lake)", ELAN)
+
+
+def open_leandojo(settings: BackendSettings, store):
+    """The leandojo backend's `opener` (tasks/lean/registry.py)."""
+    return LeanDojoBackend(settings)
+
+
+def dojo_toolchain(settings: BackendSettings, theorem) -> tuple[str, str]:
+    """The traced repository in lean-dojo's cache: its lean-toolchain (InputError when tracing did not leave it there)."""
+    from .dojo_repo import find_traced_repo
+
+    found = find_traced_repo(dojo_cache_dir(settings), theorem.url, theorem.commit)
+    return str(found.traced_dir), found.lean_toolchain

@@ -25,8 +25,6 @@ each answer means is tasks/lean/repl_answers.py's. See docs/lean-backends.md.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,11 +37,9 @@ from .backend import (
     TacticResult,
     TheoremSpec,
     crash_message,
-    forbidden_message,
 )
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
-from .guard import forbidden_construct
 from .repl_answers import MODULE_REFUSAL, is_error_answer, launcher_reason, read_step, stale_reason
 from .repl_project import ReplProject, ReplWorker
 from .source import (
@@ -56,8 +52,8 @@ from .source import (
     statement_check_command,
     without_module_header,
 )
-from .states import ProofStates, failure_result
-from .verdict import Answer, Layout, bad_input, bad_theorem, messages_of, read_answers
+from .states import ProofStates, WorkRoot, failure_result, refused_check
+from .verdict import Answer, Layout, bad_theorem, messages_of, read_answers
 
 # What LeanInteract raises when the process died, hung (it kills it), or answered garbage; and the
 # ValueError its pool's session cache raises when it cannot replay a state on another process
@@ -80,10 +76,8 @@ class ReplBackend:
 
     def __init__(self, settings: BackendSettings):
         self.settings = settings
-        self._own_root = settings.work_dir is None
-        root = Path(settings.work_dir) if settings.work_dir else Path(tempfile.mkdtemp(prefix="dojoflow-lean-"))
-        root.mkdir(parents=True, exist_ok=True)
-        self.work_root = root
+        self._root = WorkRoot(settings.work_dir, "dojoflow-lean-")
+        self.work_root = self._root.path
         self._projects: dict[Path, ReplProject] = {}
         self._states = ProofStates()
         self._lock = threading.Lock()
@@ -251,12 +245,9 @@ class ReplBackend:
         return TacticResult("state", self._states.remember(nxt, goals, len(reply.goals)))
 
     def check_proof(self, theorem: TheoremSpec, proof: str) -> ProofCheck:
-        bad = bad_input(theorem, proof)
-        if bad is not None:
-            return ProofCheck(False, self.name, error=bad)
-        why = forbidden_construct(proof)
-        if why is not None:
-            return ProofCheck(False, self.name, (forbidden_message(why),))
+        refused = refused_check(self.name, theorem, proof)
+        if refused is not None:
+            return refused
         try:
             project = self._project(theorem)
             pool = project.checker()
@@ -315,8 +306,7 @@ class ReplBackend:
             project.close()
         self._projects.clear()
         self._states.clear()
-        if self._own_root:
-            shutil.rmtree(self.work_root, ignore_errors=True)
+        self._root.remove()
 
 
 def check_tail(theorem: TheoremSpec, proof: str, alias: str) -> str:
@@ -349,3 +339,8 @@ def _reply_text(reply) -> str:
     if hasattr(reply, "message") and not hasattr(reply, "messages"):
         return reply.message
     return "; ".join(f"{m.severity}: {m.data}" for m in getattr(reply, "messages", [])) or "no message"
+
+
+def open_repl(settings: BackendSettings, store):
+    """The repl backend's `opener` (tasks/lean/registry.py)."""
+    return ReplBackend(settings)

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage.errors import InputError
-from tasks.tracing.toolchain import minimal_env
 
-from .availability import find_lake, sandbox_limits
+from .availability import ELAN, LEAN_EXTRA, find_lake, module_missing, sandbox_limits
 from .config import BackendSettings
+from .environment import minimal_env
 from .sandbox import SandboxSpec, write_launcher
 
 
@@ -127,3 +127,34 @@ class ReplProject:
 
 def _absolute(path: str) -> str:
     return str(Path(path).expanduser().resolve())
+
+
+def check_repl(settings: BackendSettings) -> None:
+    """The repl backend's `available` (tasks/lean/registry.py): lean-interact, `lake`, a sandbox, the checkouts."""
+    sandbox_limits(settings)  # Dojoflow starts its Lean processes: they must be contained
+    if module_missing("lean_interact"):
+        raise InputError("backend.kind: repl", "the Python package lean-interact is not installed", LEAN_EXTRA)
+    if find_lake(settings.repl.lake_path) is None:
+        raise InputError(
+            "backend.repl.lake_path",
+            f"no `lake` executable at {settings.repl.lake_path!r} (the REPL backend runs Lean through lake)",
+            ELAN,
+        )
+    for repo, folder in settings.repl.projects.items():
+        if not os.path.isdir(folder):
+            raise InputError(
+                f"backend.repl.projects[{repo}]",
+                f"{folder} is not a folder",
+                "give the local checkout of the traced repository at its traced commit",
+            )
+
+
+def repl_toolchain(settings: BackendSettings, theorem) -> tuple[str, str] | None:
+    """The configured checkout's lean-toolchain, where LeanInteract picks the REPL tag from it;
+    None where the user built the REPL (`repl_path`) or the checkout has none."""
+    if settings.repl.repl_path is not None:
+        return None
+    from .source import project_dir
+
+    toolchain = project_dir(theorem, settings.repl.projects, "backend.repl.projects") / "lean-toolchain"
+    return (str(toolchain.parent), toolchain.read_text()) if toolchain.exists() else None

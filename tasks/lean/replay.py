@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from storage.errors import InputError
 from storage.tactic_text import is_sorry
 
 from .backend import NO_GOALS, SORRY_TACTIC, ProofCheck, ProofState, TacticResult, TheoremSpec, forbidden_message
@@ -120,3 +121,18 @@ class ReplayBackend:
 
     def close(self) -> None:
         self._by_repo.clear()
+
+
+def check_replay(settings) -> None:
+    """The replay backend's `available` (tasks/lean/registry.py): it answers from the store, nothing to install."""
+
+
+def open_replay(settings, store):
+    """The replay backend's `opener` (tasks/lean/registry.py)."""
+    if store is None:
+        raise InputError(
+            "backend.kind: replay",
+            "the replay backend answers from a store, and none was given",
+            "open the store first (`Store.open(home)`) and pass it",
+        )
+    return ReplayBackend(store)

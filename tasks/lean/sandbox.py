@@ -91,23 +91,6 @@ class SandboxSpec:
     limits: Limits = field(default_factory=lambda: Limits(None, None, None))
 
 
-def elan_home(env: dict[str, str]) -> str | None:
-    """Where elan keeps its toolchains ($ELAN_HOME, default ~/.elan), when it exists."""
-    home = env.get("ELAN_HOME") or os.path.join(env.get("HOME", "~"), ".elan")
-    home = os.path.expanduser(home)
-    return home if os.path.isdir(home) else None
-
-
-def toolchain_paths(lake: str, env: dict[str, str]) -> list[str]:
-    """The read-only paths that running `lake` needs: elan's home and lake's own folder
-    (both as named and resolved, so a symlink and its target are both visible)."""
-    paths = [p for p in (elan_home(env),) if p]
-    found = lake if os.sep in lake else shutil.which(lake, path=env.get("PATH"))
-    if found:
-        paths += [os.path.dirname(os.path.abspath(found)), os.path.dirname(os.path.realpath(found))]
-    return paths
-
-
 def bwrap_argv(
     bwrap: str,
     *,
@@ -139,31 +122,16 @@ def bwrap_argv(
     return argv + ["--"]
 
 
-def private_env(env: dict[str, str], private: str) -> dict[str, str]:
-    """`env` with HOME and TMPDIR in the process's private folder, and ELAN_HOME kept where
-    elan's toolchains are (found from the real HOME)."""
-    elan = elan_home(env)
-    return {**env, "HOME": private, "TMPDIR": private, **({"ELAN_HOME": elan} if elan else {})}
-
-
-def python_worker_argv(
-    bwrap: str | None,
-    argv: list[str],
-    *,
-    read_only: list[str],
-    writable: list[str],
-    cwd: str,
-    env: dict[str, str],
-    network: bool,
-) -> list[str]:
+def python_worker_argv(bwrap: str | None, argv: list[str], *, read_only: list[str], **where) -> list[str]:
     """`argv`, a worker run by this Python (lean-dojo's Dojo, tracing), under bwrap: this
-    interpreter, its environment, the toolchain and `read_only` visible read-only. `env`
-    is the worker's (private_env). Unchanged when `bwrap` is None (the opt-out)."""
+    interpreter, its environment, the toolchain and `read_only` visible read-only; `where` is the
+    rest of bwrap_argv's keywords (writable, cwd, env: the worker's private_env, network).
+    Unchanged when `bwrap` is None (the opt-out)."""
     if bwrap is None:
         return argv
     python = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    visible = [*python, *toolchain_paths("lake", env), *read_only]
-    sandboxed = bwrap_argv(bwrap, read_only=visible, writable=writable, cwd=cwd, env=env, network=network) + argv
+    visible = [*python, *_environment().toolchain_paths("lake", where["env"]), *read_only]
+    sandboxed = bwrap_argv(bwrap, read_only=visible, **where) + argv
     # Through this file's `--tied` mode, as the lake launcher: alive while the caller's process is
     # (run_tied_to_parent_process says why bwrap must not be a direct child of a passing thread).
     return [sys.executable, "-I", str(Path(__file__).resolve()), TIED, *sandboxed]
@@ -225,12 +193,12 @@ def launch_argv(spec: SandboxSpec, args: list[str], cwd: str) -> tuple[list[str]
     """The command and environment that run `lake ARGS` for the launcher (see the module doc)."""
     limits = spec.limits
     env = {k: v for k, v in spec.env.items() if k != "ELAN_TOOLCHAIN"}  # it would override lean-toolchain
-    read_only = [*toolchain_paths(spec.lake, spec.env), *limits.read_only]
+    read_only = [*_environment().toolchain_paths(spec.lake, spec.env), *limits.read_only]
     writable = list(limits.writable)
     os.makedirs(spec.work_root, exist_ok=True)
     private = tempfile.mkdtemp(prefix="lean-", dir=spec.work_root)
     writable.append(private)
-    env = private_env(env, private)
+    env = _environment().private_env(env, private)
     if args[:1] == ["env"]:  # a Lean process: the project read-only, its own folder, no network
         cwd, network = spec.project, False
         read_only.append(spec.project)
@@ -317,12 +285,20 @@ def _wait_tied(child: subprocess.Popen, caller: int, pump) -> int:
 
 
 def _containment():
-    """tasks/lean/containment.py, loaded by path: this file runs as `python -I` (no package)."""
+    return _sibling("containment")
+
+
+def _environment():
+    return _sibling("environment")
+
+
+def _sibling(stem: str):
+    """tasks/lean/<stem>.py (stdlib only), loaded by path: this file runs as `python -I` (no package)."""
     import importlib.util
 
-    name = "dojoflow_sandbox_containment"
+    name = f"dojoflow_sandbox_{stem}"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("containment.py"))
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{stem}.py"))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
@@ -340,8 +316,6 @@ def write_launcher_main(argv: list[str]) -> int:
     which runs LAKE under bubblewrap as the repl backend's launcher does (module docstring).
     Run as `python -m tasks.lean.sandbox`, since it reads the minimal environment from Dojoflow."""
     import argparse
-
-    from tasks.tracing.toolchain import minimal_env
 
     ap = argparse.ArgumentParser(
         prog="python -m tasks.lean.sandbox write-launcher", description=write_launcher_main.__doc__
@@ -372,7 +346,11 @@ def write_launcher_main(argv: list[str]) -> int:
         shutil.which(args.bwrap), args.memory_limit_mb, args.cpu_limit_s, tuple(args.read_only), tuple(args.writable)
     )
     spec = SandboxSpec(
-        lake, str(Path(args.project).resolve()), str(Path(args.work_root).resolve()), minimal_env(), limits
+        lake,
+        str(Path(args.project).resolve()),
+        str(Path(args.work_root).resolve()),
+        _environment().minimal_env(),
+        limits,
     )
     print(write_launcher(spec, folder))
     return 0

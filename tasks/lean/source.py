@@ -47,7 +47,7 @@ def check_checkout(theorem: TheoremSpec, directory: Path, option: str) -> None:
     traced commit is a hash of the sources, not a git commit."""
     import subprocess
 
-    from tasks.tracing.toolchain import minimal_env
+    from .environment import minimal_env
 
     if theorem.url.startswith(SAMPLE_URL_PREFIX) or not (directory / ".git").exists():
         return

@@ -1,15 +1,20 @@
-"""What the tactic-mode backends (repl, leandojo) share: the table of proof states they
-handed out (`ProofState.key` -> the backend's own record, which knows how to rebuild the
-state on a new process), and how a failure becomes a TacticResult."""
+"""What the backends that run Lean share: the table of proof states they handed out
+(`ProofState.key` -> the backend's own record, which knows how to rebuild the state on a new
+process), how a failure becomes a TacticResult, the text kept away from Lean before a check,
+and the work folder of their processes."""
 
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 import threading
+from pathlib import Path
 
-from .backend import ProofState, TacticResult, forbidden_message
+from .backend import ProofCheck, ProofState, TacticResult, TheoremSpec, forbidden_message
 from .failures import LeanProcessFailure
 from .guard import forbidden_construct
+from .verdict import bad_input
 
 
 class ProofStates:
@@ -44,3 +49,29 @@ def failure_result(e: Exception) -> TacticResult:
     if isinstance(e, LeanProcessFailure) and e.timed_out:
         return TacticResult("timeout", message=str(e))
     return TacticResult("error", message=str(e))
+
+
+def refused_check(checker: str, theorem: TheoremSpec, proof: str) -> ProofCheck | None:
+    """The check of a proof that is never sent to Lean: bad input (an error, nothing checked) or a
+    forbidden construct (a rejection); None for a proof to send."""
+    bad = bad_input(theorem, proof)
+    if bad is not None:
+        return ProofCheck(False, checker, error=bad)
+    why = forbidden_construct(proof)
+    if why is not None:
+        return ProofCheck(False, checker, (forbidden_message(why),))
+    return None
+
+
+class WorkRoot:
+    """The folder a backend's Lean processes get their working folders in: `work_dir`, else a new
+    temporary folder, which `remove()` deletes (a configured one is kept)."""
+
+    def __init__(self, work_dir: str | None, prefix: str):
+        self.owned = work_dir is None
+        self.path = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix=prefix))
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def remove(self) -> None:
+        if self.owned:
+            shutil.rmtree(self.path, ignore_errors=True)

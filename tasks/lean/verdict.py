@@ -48,6 +48,7 @@ from storage.lean_text import (
 
 from .backend import ProofCheck, TheoremSpec
 from .guard import DEFAULT_ALLOWED_AXIOMS, forbidden_construct, parse_print_axioms
+from .registry import is_lower_bound
 from .repl_answers import MODULE_REFUSAL
 
 RULE_VERSION = "verdict-2026-11-27.1"
@@ -143,7 +144,7 @@ def judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXIOMS) 
     gold checker (comparator, tasks/lean/gold.py) replayed it, a rejection when comparator rejected
     it, an `error` when its run established nothing, and `elaborator_checked` when it did not run."""
     verdict = fast_judge(check, proof, allowed_axioms)
-    if verdict.status != "proved" or check.checker == "replay":
+    if verdict.status != "proved" or is_lower_bound(check.checker):
         return verdict
     gold = check.gold
     if gold is None:
@@ -168,8 +169,10 @@ def fast_judge(check: ProofCheck, proof: str, allowed_axioms=DEFAULT_ALLOWED_AXI
     if not check.accepted:
         first = next(iter(check.messages), "")
         return Verdict("rejected", f"rejected by {check.checker}" + (f": {first}" if first else ""))
-    if check.checker == "replay":  # traced transitions, no Lean: the verdict says so
-        return Verdict("proved", "replayed traced transitions (replay, not Lean)")
+    if is_lower_bound(check.checker):  # traced transitions, no Lean: the verdict says so
+        return Verdict(
+            "proved", f"accepted by {check.checker}, which runs no Lean (a lower bound of what Lean accepts)"
+        )
     if check.answers is None:
         return Verdict("unverified", f"{check.checker} cannot report the statement and axioms Lean checked")
     return decide(check.answers, allowed_axioms, check.checker)

@@ -41,7 +41,7 @@ from storage.verification_cache import CachedAnswer, CacheKey, sync
 # guard's), defined once in tasks/ledger.py: cached answers are keyed on the one the ledger records.
 from tasks.ledger import VERIFIER_RULE_VERSION as RULE_VERSION
 
-from .backend import LeanBackend, ProofCheck, TheoremSpec
+from .backend import LeanBackend, ProofCheck, TheoremSpec, WrappedBackend
 from .config import BackendSettings
 from .guard import forbidden_construct, judge
 
@@ -63,18 +63,21 @@ def normalise_proof(proof: str) -> str:
 
 
 def header_text(settings: BackendSettings, theorem: TheoremSpec) -> str:
-    """What the theorem is elaborated under, as `settings`' backend sends it: the kimina
-    `header` option, else the file up to the theorem in the configured checkout; for a backend
-    with no checkout option (the Dojo), the traced file at its commit, named."""
-    kind = settings.kind
-    if kind == "kimina" and settings.kimina.header:
-        return settings.kimina.header
-    projects = {"repl": settings.repl.projects, "kimina": settings.kimina.projects}.get(kind)
-    if projects is None:
+    """What the theorem is elaborated under, as `settings`' backend sends it: its fixed header
+    option (kimina's `header`), else the file up to the theorem in the configured checkout; for a
+    backend with no checkout option (the Dojo), the traced file at its commit, named."""
+    from .registry import of
+
+    backend = of(settings)
+    header = backend.fixed_header(settings)
+    if header:
+        return header
+    found = backend.checkout_option(settings)
+    if found is None:
         return f"{theorem.url}@{theorem.commit}:{theorem.file_path}:{theorem.start}"
     from .source import file_header, project_dir
 
-    return file_header(theorem, project_dir(theorem, projects, f"backend.{kind}.projects"))
+    return file_header(theorem, project_dir(theorem, found[1], found[0]))
 
 
 MAX_STORED_MESSAGE_CHARS = 4000
@@ -180,7 +183,7 @@ class CacheStats:
     syncs: int = 0  # catalog round trips (each one connection)
 
 
-class VerifiedBackend:
+class VerifiedBackend(WrappedBackend):
     """`backend` with its whole-proof checks remembered in `store`'s catalog (module docstring).
 
     A catalog connection costs 60 ms or more here (DuckDB opens the file), thousands of times a
@@ -193,6 +196,8 @@ class VerifiedBackend:
     Two processes checking the same new proof within one sync interval both ask Lean; both store it.
     Lookups of other threads wait while a sync runs.
     """
+
+    _OWN = ("backend", "gold")
 
     def __init__(
         self,
@@ -228,18 +233,6 @@ class VerifiedBackend:
     def name(self) -> str:
         """The backend's name, with the verdict level of its proofs where a gold gate decides it."""
         return self.backend.name if self.gold is None else f"{self.backend.name}+{self.gold.level}"
-
-    def __getattr__(self, attr):  # the wrapped backend's own options and helpers
-        if attr in ("backend", "gold"):  # not set yet (a copy being built): no recursion
-            raise AttributeError(attr)
-        found = getattr(self.backend, attr)  # AttributeError where the backend has none
-        return self._check_steps if attr == "check_steps" else found
-
-    def start(self, theorem):
-        return self.backend.start(theorem)
-
-    def run_tactic(self, theorem, state, tactic):
-        return self.backend.run_tactic(theorem, state, tactic)
 
     def close(self) -> None:
         try:

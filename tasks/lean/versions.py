@@ -1,6 +1,7 @@
 """Which Lean versions each backend and tracing can work with, and the check that refuses a
 repository outside them before any work (docs/lean-backends.md holds the same table, generated
-from `SUPPORTED` here: `python -m tasks.lean.versions` prints it).
+from `supported()` here: `python -m tasks.lean.versions` prints it). Each backend's range is in
+its declaration (tasks/lean/registry.py, `versions`); tracing's is `TRACING` here.
 
 A repository's version is what its `lean-toolchain` names (`leanprover/lean4:v4.9.0`).
 A run whose repository falls outside the range of the chosen backend, or of tracing, stops
@@ -31,49 +32,31 @@ class Support:
     instead: str  # what to do outside the range
 
 
-SUPPORTED: dict[str, Support] = {
-    s.name: s
-    for s in (
-        Support(
-            "repl",
-            "lean-interact 0.11.6",
-            "v4.8.0-rc1",
-            "v4.33.0-rc1",
-            "LeanInteract runs its REPL fork at the tag for the project's Lean version; tags exist for "
-            "v4.8.0-rc1 to v4.33.0-rc1 (REPL v1.3.18), an older Lean raises ValueError, a newer one has no tag",
-            "use a repository at a Lean version in the range, or a newer lean-interact once it has a tag for yours",
-        ),
-        Support(
-            "leandojo",
-            "lean-dojo 4.20.0 (Dojo)",
-            "v4.9.0",
-            "v4.11",
-            "the Dojo opens a repository traced by lean-dojo 4.20.0 (tracing's range, below); its tactic "
-            "interaction is broken from v4.12.0 (LeanDojo#211, open; #250)",
-            "use backend.kind: repl (Lean REPL through LeanInteract) for this repository",
-        ),
-        Support(
-            "kimina",
-            "kimina-lean-server",
-            None,
-            None,
-            "the server checks with the one Lean version its workspace is built for (LEAN_SERVER_LEAN_VERSION, "
-            "v4.15.0 by default); Dojoflow cannot read it from the client side",
-            "run a server whose workspace is built for the repository's Lean version",
-        ),
-        Support(
-            "tracing",
-            "lean-dojo 4.20.0 (trace, ExtractData.lean)",
-            "v4.9.0",
-            "v4.27",
-            "lean-dojo 4.20.0's ExtractData.lean fails to compile on v4.8.0 (`Lean.HashMap.get?`, LeanAgent#7; it "
-            "reads `const2ModIdx` as a `Std.HashMap`, lean4#4917) and from v4.28 (`ToJson String.Pos`, "
-            "LeanDojo-v2#6); the failure would come only after hours of `lake build`",
-            "trace a commit whose lean-toolchain is in the range, or import a LeanDojo export made elsewhere "
-            "(`dojoflow import`)",
-        ),
-    )
-}
+TRACING = Support(
+    "tracing",
+    "lean-dojo 4.20.0 (trace, ExtractData.lean)",
+    "v4.9.0",
+    "v4.27",
+    "lean-dojo 4.20.0's ExtractData.lean fails to compile on v4.8.0 (`Lean.HashMap.get?`, LeanAgent#7; it "
+    "reads `const2ModIdx` as a `Std.HashMap`, lean4#4917) and from v4.28 (`ToJson String.Pos`, "
+    "LeanDojo-v2#6); the failure would come only after hours of `lake build`",
+    "trace a commit whose lean-toolchain is in the range, or import a LeanDojo export made elsewhere "
+    "(`dojoflow import`)",
+)
+
+
+def supported() -> dict[str, Support]:
+    """{name: Support} of every registered backend that declares its versions, and of tracing."""
+    from .registry import backends
+
+    return {**{n: d.versions for n, d in backends().items() if d.versions is not None}, "tracing": TRACING}
+
+
+def __getattr__(name: str):
+    if name == "SUPPORTED":  # the table as it is now (a backend may be registered later)
+        return supported()
+    raise AttributeError(name)
+
 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:-rc(\d+))?$")
 
@@ -104,7 +87,7 @@ def range_text(support: Support) -> str:
 
 
 def is_supported(name: str, version: str) -> bool:
-    s = SUPPORTED[name]
+    s = supported()[name]
     key = _key(version)
     return (s.lowest is None or key >= _key(s.lowest)) and (s.highest is None or key <= _key(s.highest, upper=True))
 
@@ -112,7 +95,7 @@ def is_supported(name: str, version: str) -> bool:
 def check_version(name: str, repository: str, toolchain: str) -> None:
     """InputError (one line: the repository, its version, the range, what to do) when the Lean
     version `toolchain` names is outside what `name` (a backend kind or "tracing") supports."""
-    s = SUPPORTED[name]
+    s = supported()[name]
     if s.lowest is None and s.highest is None:
         return
     version = lean_version(toolchain)
@@ -135,7 +118,7 @@ def check_version(name: str, repository: str, toolchain: str) -> None:
 def table_markdown() -> str:
     """The table of docs/lean-backends.md."""
     rows = ["| used for | pinned tool | Lean versions | why | outside the range |", "|---|---|---|---|---|"]
-    for s in SUPPORTED.values():
+    for s in supported().values():
         rows.append(f"| `{s.name}` | {s.tool} | {range_text(s)} | {s.reason} | {s.instead} |")
     return "\n".join(rows)
 

@@ -27,6 +27,7 @@ from storage.contamination import fingerprint, load_benchmark
 from storage.errors import InputError
 from storage.ids import theorem_id
 from tasks.lean.backend import TheoremSpec
+from tasks.lean.registry import get, of
 
 from .config import ProvingSettings
 
@@ -77,9 +78,9 @@ def _store_matches(store, repo_ids: list[str]) -> dict[str, TheoremSpec]:
 
 
 def _why_untried(kind: str) -> str:
-    if kind == "replay":
+    if not get(kind).needs_statement:
         return (
-            "replay answers from traced proofs only, and no repository in the store traces this statement "
+            f"{kind} answers from traced proofs only, and no repository in the store traces this statement "
             "(by its fingerprint); a Lean backend (kimina with `backend.kimina.header`) can check it"
         )
     return (
@@ -97,7 +98,7 @@ def select_benchmark_theorems(store, settings: ProvingSettings, benchmarks: list
 
     repo_ids = [r["repo_id"] for r in store.repositories()]
     kind = settings.backend.kind
-    as_stated = kind == "kimina" and bool(settings.backend.kimina.header.strip())
+    as_stated = bool(of(settings.backend).fixed_header(settings.backend))
     matches = {} if as_stated else _store_matches(store, repo_ids)
     goals = initial_goals(store, repo_ids) if matches else {}
     theorems, untried = [], []

@@ -70,16 +70,15 @@ def initial_goals(store, repo_ids: list[str]) -> dict[tuple[str, str, str], str]
 
 
 def statement_needs(settings: ProvingSettings) -> tuple[bool, dict[str, str] | None]:
-    """(whether the backend needs a theorem's statement, the checkouts to read one from).
-    Replay answers from traced states by name; the Lean backends elaborate the statement."""
-    kind = settings.backend.kind
-    if kind == "replay":
+    """(whether the backend needs a theorem's statement, the checkouts to read one from), as its
+    declaration says (tasks/lean/registry.py). Replay answers from traced states by name; the Lean
+    backends elaborate the statement."""
+    from tasks.lean.registry import of
+
+    backend = of(settings.backend)
+    if not backend.needs_statement:
         return False, None
-    if kind == "repl":
-        return True, dict(settings.backend.repl.projects)
-    if kind == "kimina":
-        return True, dict(settings.backend.kimina.projects)
-    return True, {}  # leandojo: the sample's own sources, or none
+    return True, backend.checkouts_of(settings.backend)  # none configured: the sample's own sources, or none
 
 
 def select_theorems(
@@ -106,7 +105,7 @@ def select_theorems(
             repo_ids,
             split=split,
             split_kind=split_kind,
-            tactic_proofs_only=settings.backend.kind == "replay",
+            tactic_proofs_only=not need_statement,  # replay: only what a traced tactic proof shows
             need_statement=need_statement,
             projects=projects,
             untried=untried,
@@ -151,7 +150,11 @@ def require_theorems(selection: dict, repo_ids: list[str], settings: ProvingSett
     raise InputError(
         "evaluation.proving",
         f"selected no theorem to try in splits {', '.join(settings.splits)} of {', '.join(repo_ids)}"
-        + (" (replay tries only theorems with a traced tactic proof)" if settings.backend.kind == "replay" else ""),
+        + (
+            ""
+            if statement_needs(settings)[0]
+            else f" ({settings.backend.kind} tries only theorems with a traced tactic proof)"
+        ),
         "widen `evaluation.proving.splits`, or evaluate repositories that have such theorems",
     )
 

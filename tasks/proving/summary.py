@@ -14,29 +14,17 @@ from collections import defaultdict
 from ..formatting import interval, number
 from ..formatting import markdown_table as _md_table
 
-# What a pass rate measured by each checker can be compared to (issue 17, §4). Keyed by the
-# checker prefix of the metric's name (tasks/proving/evaluate.py: `pass_metric`).
-COMPARABLE_TO = {
-    "replay": (
-        "replay: a lower bound of what Lean accepts, over theorems with a traced tactic proof only "
-        "(a proof counts only if every step is a traced transition); not comparable to a Lean-checked "
-        "pass rate, nor to ReProver's pass@1 (one 600 s beam search per theorem over the whole split); "
-        "LeanDojo-v2 reports no pass rate"
-    ),
-    "repl": (
-        "repl: checked by Lean through the REPL, over the selected theorems of the split (capped by "
-        "`max_theorems`); comparable to ReProver's pass@1 only with one 600 s beam search per theorem over "
-        "the whole split; LeanDojo-v2 reports no pass rate"
-    ),
-    "kimina": (
-        "kimina: whole proofs checked by Lean through a Kimina server; comparable to whole-proof pass@k "
-        "(DeepSeek-Prover, Kimina-Prover) with the same number of samples, not to tactic-search pass@1"
-    ),
-    "leandojo": (
-        "leandojo: checked by Lean through lean-dojo's Dojo, as ReProver does; comparable to ReProver's "
-        "pass@1 only with one 600 s beam search per theorem over the whole split"
-    ),
-}
+
+def comparable_to(checker: str) -> str:
+    """What a pass rate measured by `checker` (the checker prefix of a metric's name,
+    tasks/proving/evaluate.py `pass_metric`) can be compared to (issue 17, §4), as the backend's
+    declaration says (tasks/lean/registry.py, `comparable_to`)."""
+    from tasks.lean.registry import backends
+
+    declared = backends().get(checker)
+    return declared.comparable_to if declared is not None and declared.comparable_to else f"{checker}: no note"
+
+
 BASELINE_NOTE = (
     "baseline: the closing tactics (simp, rfl, decide, omega, trivial, ...) tried as a model by the same "
     "search on the same theorems; a model below it has learned nothing worth citing"
@@ -73,7 +61,7 @@ LEVEL_NOTES = {
 def _note(checker: str) -> str:
     """The note of a checker, and of its verdict level (`repl+kernel_replayed`: tasks/lean/gold_backend.py)."""
     base, _, level = checker.partition("+")
-    note = COMPARABLE_TO.get(base, f"{base}: no note")
+    note = comparable_to(base)
     return f"{checker}: {LEVEL_NOTES[level]}; {note}" if level in LEVEL_NOTES else note
 
 

@@ -11,9 +11,10 @@ The store imports the folder through its normal LeanDojo import path; metadata.j
 lean-dojo at module level (it is an optional extra: `pip install -e '.[lean]'`).
 """
 
+from ..lean.environment import minimal_env
 from .convert import LeanDojoExport, build_export, write_export
 from .errors import LeanDojoMissingError, ToolchainError, TracingError
-from .toolchain import Program, Toolchain, find_toolchain, minimal_env
+from .toolchain import Program, Toolchain, find_toolchain
 from .trace import trace_repository
 
 __all__ = [

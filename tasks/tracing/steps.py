@@ -35,7 +35,8 @@ from pathlib import Path
 
 from storage import atomic
 from storage.errors import InputError
-from tasks.lean.sandbox import TIED, killed_by, private_env, python_worker_argv  # stdlib only: no import cycle
+from tasks.lean.environment import private_env
+from tasks.lean.sandbox import TIED, killed_by, python_worker_argv
 
 from ..git import looks_transient
 from .errors import TracingError

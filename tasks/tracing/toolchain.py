@@ -5,9 +5,8 @@ once with a message naming what is missing and how to install it; the tracing st
 it before any clone or build. lean-dojo is looked up without importing it (importing it
 resets loguru's handlers and creates its cache folder), so this module never imports it.
 
-`minimal_env()` is the environment every subprocess of the tracing step gets: what
-the programs need to run (PATH, HOME, locale, elan's and TLS settings) and nothing
-else, so tokens and keys in the caller's environment never reach lean-dojo, lake or git.
+Every subprocess of the tracing step gets `tasks.lean.environment.minimal_env()`, the one
+environment of every Lean process (tokens and keys never reach lean-dojo, lake or git).
 
     python -c "from tasks.tracing.toolchain import find_toolchain; print(find_toolchain())"
 """
@@ -21,13 +20,14 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from storage.errors import ToolchainMissingError
 
-from ..git import GIT_INSTALL, NO_PROMPT_ENV
+from ..git import GIT_INSTALL
+from ..lean.environment import minimal_env
 from .errors import LeanDojoMissingError, ToolchainError
 
 LEAN_DOJO_VERSION = "4.20.0"
@@ -42,30 +42,6 @@ ELAN_INSTALL = (
     "open a new shell so that ~/.elan/bin is on PATH (elan provides `lake` and `lean`, and fetches "
     "the Lean version each repository's lean-toolchain file names), then "
     "`pip install 'dojoflow[lean]'` for lean-dojo"
-)
-
-# Variables a subprocess may inherit: what lake, lean, elan, git and Python need to run.
-# Deliberately absent: tokens (GITHUB_ACCESS_TOKEN, HF_TOKEN, cloud keys), proxies (their
-# URLs may hold passwords), SSH_AUTH_SOCK. Private repositories: clone them yourself and
-# trace the local path.
-PASS_THROUGH_ENV = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "TERM",
-    "TMPDIR",
-    "ELAN_HOME",
-    "ELAN_TOOLCHAIN",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "GIT_SSL_CAINFO",
-    "SYSTEMROOT",
 )
 
 _VERSION_RE = {
@@ -97,22 +73,6 @@ class Toolchain:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def minimal_env(
-    path: str | None = None, extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The environment for a subprocess: PASS_THROUGH_ENV from `base` (default os.environ),
-    PATH replaced by `path` when given, `extra` on top, and git (run by lake or lean-dojo)
-    never prompting nor using credential helpers (tasks/git.py)."""
-    base = os.environ if base is None else base
-    env = {k: base[k] for k in PASS_THROUGH_ENV if k in base}
-    if path is not None:
-        env["PATH"] = path
-    env.setdefault("PATH", os.defpath)
-    env.update(NO_PROMPT_ENV)  # lake and lean-dojo run git too: no prompt, no credential helper
-    env.update(extra or {})
-    return env
 
 
 def find_toolchain(

@@ -50,7 +50,7 @@ from pathlib import Path
 
 from storage import atomic
 from storage.errors import InputError
-from tasks.lean.sandbox import private_env  # stdlib only: no import cycle
+from tasks.lean.environment import minimal_env, private_env
 
 from ..lean.versions import check_version
 from .checkout import (
@@ -64,7 +64,7 @@ from .checkout import (
 )
 from .job import TraceJob, check_build_deps
 from .steps import PROJECT_ROOT, contained, fetch_dependencies, run_worker
-from .toolchain import find_toolchain, minimal_env
+from .toolchain import find_toolchain
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from tasks.git import (
     same_repository,
     url_credentials,
 )
+from tasks.lean.environment import minimal_env
 from tasks.tracing.checkout import parse_source, resolve_remote_head
 from tasks.tracing.errors import TracingError
-from tasks.tracing.toolchain import minimal_env
 from tasks.watch import WatchedRepo, latest_commit
 
 TOKEN = "ghp_TopSecret123"
