@@ -42,9 +42,9 @@ from .contamination import REPORT_FILE, ContaminationSettings, exclusions_with_r
 from .errors import InputError, some_names
 from .ids import stable_hash
 from .memory import release_arrow_memory
+from .repo_folder import read_repository
 from .repo_urls import normalize_url
-from .snapshot_ref import SnapshotRef
-from .store import _read_repository
+from .snapshot_ref import SnapshotRef, has_manifests
 from .tactic_text import finished_mask, sorry_mask
 
 
@@ -293,7 +293,7 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
     if not repo_ids:
         raise InputError("repo_ids", "no repositories given", "build a snapshot of at least one repository")
     folders = _folders(store, repo_ids)
-    repos = {r: _read_repository(f) for r, f in folders.items()}
+    repos = {r: read_repository(f) for r, f in folders.items()}
     sid = snapshot_id(store, repo_ids, settings, repos)
     manifest_path = store.root / "snapshots" / sid / "manifest.json"
     if manifest_path.exists():
@@ -302,7 +302,7 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
     with store.writer(timeout=lock_timeout):
         now = _folders(store, repo_ids)
         if now != folders:  # a writer replaced one of them while we waited (folders carry the content hash)
-            folders, repos = now, {r: _read_repository(f) for r, f in now.items()}
+            folders, repos = now, {r: read_repository(f) for r, f in now.items()}
             sid = snapshot_id(store, repo_ids, settings, repos)
             manifest_path = store.root / "snapshots" / sid / "manifest.json"
         if manifest_path.exists():  # built by a concurrent writer while we waited
@@ -335,7 +335,7 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
             "contamination": contamination_rel,
             "counts": counts,
         }
-        first = not catalog.has_manifests(store)
+        first = not has_manifests(store)
         atomic.write_json(manifest_path, manifest)
         if first:  # the catalog's `snapshots` view lists manifests by glob from now on
             catalog.refresh_views(store)

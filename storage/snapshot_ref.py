@@ -1,4 +1,5 @@
-"""`SnapshotRef`: a handle on a built snapshot, and how trainers read it.
+"""`SnapshotRef`: a handle on a built snapshot, and how trainers read it; and the
+catalog's `snapshots` view over the manifests (`CATALOG_VIEWS`).
 
 A snapshot is a manifest listing Parquet parts (one per repository, split kind
 and split) plus the theorems excluded by de-duplication. Reading it is a DuckDB
@@ -8,12 +9,14 @@ query over those parts, so merging repositories never copies data.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from . import schemas
+from .catalog import NO_EXTENSIONS, Views, lock_down
 
 
 class SnapshotRef(BaseModel):
@@ -52,8 +55,6 @@ class SnapshotRef(BaseModel):
         paths = self._paths(rel_paths)
         if not paths:
             return schema.empty_table()
-        from .catalog import NO_EXTENSIONS, lock_down
-
         con = duckdb.connect(config=NO_EXTENSIONS)
         try:
             lock_down(con, [self.store_root])
@@ -93,3 +94,30 @@ class SnapshotRef(BaseModel):
     def files(self, repo_ids=None) -> pa.Table:
         """Files and their imports (schema `FILES`), to compute accessible premises."""
         return self._read(self.manifest()["corpus"]["files"], schemas.FILES, repo_ids, exclude=False)
+
+
+def has_manifests(store) -> bool:
+    """Whether any snapshot manifest exists (stops at the first one found)."""
+    try:
+        with os.scandir(store.root / "snapshots") as entries:
+            return any(e.is_dir() and os.path.exists(os.path.join(e.path, "manifest.json")) for e in entries)
+    except FileNotFoundError:
+        return False
+
+
+def create_views(store, con, kind: str = "") -> None:
+    """(Re)create `snapshots`, one row per manifest; a placeholder until one exists (the glob
+    would find no file), so building a snapshot needs no catalog write but the first."""
+    if has_manifests(store):
+        glob = str(store.root / "snapshots" / "*" / "manifest.json").replace("'", "''")
+        con.execute(f"""CREATE OR REPLACE {kind}VIEW snapshots AS
+            SELECT snapshot_id, repo_ids, kept_repo_ids, settings, counts, created_at::TIMESTAMPTZ AS created_at,
+                   filename AS manifest_path
+            FROM read_json('{glob}', filename = true, union_by_name = true)""")
+    else:
+        con.execute(f"""CREATE OR REPLACE {kind}VIEW snapshots AS SELECT NULL::VARCHAR AS snapshot_id,
+            NULL::VARCHAR[] AS repo_ids, NULL::VARCHAR[] AS kept_repo_ids, NULL::JSON AS settings,
+            NULL::JSON AS counts, NULL::TIMESTAMPTZ AS created_at, NULL::VARCHAR AS manifest_path WHERE false""")
+
+
+CATALOG_VIEWS = Views(create=create_views, key=has_manifests)
