@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
-from . import schemas
+from . import atomic, schemas
 from .catalog import NO_EXTENSIONS, Views, lock_down
+from .ids import stable_hash
 
 
 class SnapshotRef(BaseModel):
@@ -40,6 +42,18 @@ class SnapshotRef(BaseModel):
     @classmethod
     def from_dict(cls, d: "dict | SnapshotRef") -> "SnapshotRef":
         return d if isinstance(d, cls) else cls.model_validate(d)
+
+    @classmethod
+    def of_manifest(cls, store_root, manifest_path: Path, manifest: dict | None = None) -> "SnapshotRef":
+        """The snapshot of the manifest at `manifest_path` (`manifest`: its content, if read already)."""
+        manifest = json.loads(Path(manifest_path).read_text()) if manifest is None else manifest
+        return cls(
+            snapshot_id=manifest["snapshot_id"],
+            store_root=str(store_root),
+            repo_ids=tuple(manifest["repo_ids"]),
+            manifest_path=str(manifest_path),
+            counts=manifest["counts"],
+        )
 
     # -- reading -------------------------------------------------------------------
     def manifest(self) -> dict:
@@ -94,6 +108,33 @@ class SnapshotRef(BaseModel):
     def files(self, repo_ids=None) -> pa.Table:
         """Files and their imports (schema `FILES`), to compute accessible premises."""
         return self._read(self.manifest()["corpus"]["files"], schemas.FILES, repo_ids, exclude=False)
+
+
+def with_extra_train_file(store, base: SnapshotRef, split_kind: str, table: pa.Table, *, prefix: str, file: str,
+                          part_key: str, about_key: str, about: dict, counted: bool = False) -> SnapshotRef:  # fmt: skip
+    """`base` with one Parquet file more (`table`) listed under `parts[split_kind]["train"][part_key]`,
+    as `snapshots/<id>/<file>`: a snapshot sharing every other part of its base, whose id (`prefix`
+    and a hash of the base id, the split kind and the rows) follows the rows. Its manifest says what
+    it derives from and, under `about_key`, `about`; `counted`: the rows add to the split's count
+    of `part_key`. Returns at once if it exists."""
+    sid = prefix + stable_hash([base.snapshot_id, split_kind, table.to_pylist()], 20)
+    manifest_path = Path(store.root) / "snapshots" / sid / "manifest.json"
+    if not manifest_path.exists():
+        manifest = base.manifest()
+        rel = f"snapshots/{sid}/{file}"
+        atomic.write_parquet(Path(store.root) / rel, table)
+        part = manifest["parts"][split_kind]["train"]
+        part[part_key] = [*part.get(part_key, []), rel]
+        if counted:
+            manifest["counts"][split_kind]["train"][part_key] += table.num_rows
+        manifest.update(
+            snapshot_id=sid,
+            derived_from=base.snapshot_id,
+            **{about_key: {"split_kind": split_kind, "rows": table.num_rows, **about}},
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        atomic.write_json(manifest_path, manifest)
+    return SnapshotRef.of_manifest(store.root, manifest_path)
 
 
 def has_manifests(store) -> bool:
