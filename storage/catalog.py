@@ -302,6 +302,27 @@ def _create_views(store: Home, con, folders: dict | None = None, temp: bool = Fa
     con.execute("COMMIT")
 
 
+def has_table(store: Home, table: str) -> bool:
+    """Whether the catalog holds the record table `table` (a store from before it has none)."""
+    q = "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = $t"
+    return query(store, q, {"t": table}).to_pylist()[0]["n"] > 0
+
+
+def insert_new(store: Home, table: str, columns, values: list[list]) -> int:
+    """Insert `values` (rows of `columns`) into the record table `table` in one transaction,
+    keeping every row whose key is stored already; how many rows were new. A catalog from
+    before the table gains it here."""
+    with connect(store, write=True) as con:
+        con.execute(RECORD_TABLES[table])
+        before = con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        con.execute("BEGIN TRANSACTION")
+        con.executemany(
+            f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
+        )
+        con.execute("COMMIT")
+        return con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0] - before
+
+
 def query(store: Home, sql: str, params=None):
     """Run a read-only query; returns a pyarrow Table."""
     with connect(store) as con:

@@ -26,8 +26,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from storage.ids import unit_interval
-from storage.whole_proofs import proof_id, read_whole_proofs
+from storage.ids import proof_id, unit_interval
+from storage.whole_proofs import read_whole_proofs
 
 from .pool import select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
 
