@@ -323,6 +323,15 @@ def insert_new(store: Home, table: str, columns, values: list[list]) -> int:
         return con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0] - before
 
 
+def rows_of(store: Home, table: str, column: str, values, order_by: str) -> list[dict]:
+    """The rows of the record table `table` (none while the catalog lacks it) whose `column` is
+    one of `values` (None: every row), ordered by `order_by`."""
+    if not has_table(store, table):
+        return []
+    sql = f"SELECT * FROM {table} WHERE $values IS NULL OR list_contains($values, {column}) ORDER BY {order_by}"
+    return query(store, sql, {"values": list(values) if values is not None else None}).to_pylist()
+
+
 def query(store: Home, sql: str, params=None):
     """Run a read-only query; returns a pyarrow Table."""
     with connect(store) as con:

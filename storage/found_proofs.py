@@ -73,14 +73,7 @@ def record_found(store, rows: list[dict]) -> int:
 
 def read_found(store, repo_ids: list[str] | None = None) -> list[dict]:
     """Found proofs (of `repo_ids`, or all), oldest first, JSON columns decoded."""
-    if not catalog.has_table(store, TABLE):
-        return []
-    rows = catalog.query(
-        store,
-        f"""SELECT * FROM {TABLE} WHERE $repos IS NULL OR list_contains($repos, repo_id)
-            ORDER BY found_at, repo_id, full_name""",
-        params={"repos": list(repo_ids) if repo_ids is not None else None},
-    ).to_pylist()
+    rows = catalog.rows_of(store, TABLE, "repo_id", repo_ids, "found_at, repo_id, full_name")
     for r in rows:
         for c in JSON_COLUMNS:
             r[c] = json.loads(r[c]) if r[c] is not None else None

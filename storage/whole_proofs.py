@@ -61,14 +61,7 @@ def record_whole_proofs(store, rows: list[dict]) -> int:
 
 def read_whole_proofs(store, keys: list[str] | None = None) -> list[dict]:
     """Stored whole proofs (of `keys`, or all), by key then length then proof id."""
-    if not catalog.has_table(store, TABLE):
-        return []
-    rows = catalog.query(
-        store,
-        f"""SELECT * FROM {TABLE} WHERE $keys IS NULL OR list_contains($keys, key)
-            ORDER BY key, toolchain, chars, proof_id""",
-        params={"keys": list(keys) if keys is not None else None},
-    ).to_pylist()
+    rows = catalog.rows_of(store, TABLE, "key", keys, "key, toolchain, chars, proof_id")
     for r in rows:
         r["axioms"] = json.loads(r["axioms"]) if r["axioms"] else []
     return rows
