@@ -33,19 +33,23 @@ def module_name(rel: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported_modules(source: str, rel: str) -> list[tuple[str, int]]:
-    """(absolute module name, line) of every import in the file at `rel` (repo-relative)."""
+def from_module(node: ast.ImportFrom, rel: str) -> str:
+    """The absolute name of the module a `from ... import` in the file at `rel` reads (relative resolved)."""
     package = module_name(rel).split(".")
     if not rel.endswith("__init__.py"):
         package = package[:-1]
+    base = package[: len(package) - node.level + 1] if node.level else []
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def imported_modules(source: str, rel: str) -> list[tuple[str, int]]:
+    """(absolute module name, line) of every import in the file at `rel` (repo-relative)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            name = ".".join([*base, *([node.module] if node.module else [])])
-            found.append((name, node.lineno))
+            found.append((from_module(node, rel), node.lineno))
         elif (
             isinstance(node, ast.Call)
             and (getattr(node.func, "attr", None) == "import_module" or getattr(node.func, "id", None) == "__import__")
@@ -278,14 +282,10 @@ def room(module: str) -> str:
 def room_imports(source: str, rel: str, modules: set[str]) -> list[tuple[str, int]]:
     """(module, line) of every import of ours in the file at `rel`, wherever it sits: like
     `imported_modules`, and `from a import b` counts a.b where b is one of `modules`."""
-    package = module_name(rel).split(".")
-    if not rel.endswith("__init__.py"):
-        package = package[:-1]
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            name = ".".join([*base, *([node.module] if node.module else [])])
+            name = from_module(node, rel)
             subs = [f"{name}.{a.name}" for a in node.names if f"{name}.{a.name}" in modules]
             found += [(sub, node.lineno) for sub in subs] or [(name, node.lineno)]
     found += [(n, line) for n, line in imported_modules(source, rel) if n.split(".")[0] in LAYERS]
@@ -399,14 +399,10 @@ def test_the_circle_check_sees_a_planted_circle(files, expected):
 # -- no private name crosses a module ---------------------------------------------------------------
 def private_imports(source: str, rel: str) -> list[str]:
     """`from ours import _x` and `ours._x` (where `ours` names a module of ours) in the file at `rel`."""
-    package = module_name(rel).split(".")
-    if not rel.endswith("__init__.py"):
-        package = package[:-1]
     tree, found, modules = ast.parse(source), [], set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            name = ".".join([*base, *([node.module] if node.module else [])])
+            name = from_module(node, rel)
             if name.split(".")[0] in LAYERS:
                 for a in node.names:
                     if a.name.startswith("_") and not a.name.startswith("__"):
