@@ -11,6 +11,12 @@ compares the key they were built for with the store's current one and, if a kill
 writer left them stale, builds fresh temporary views for its own connection, so
 queries always see exactly the repositories the store lists.
 
+The catalog knows the repositories' tables (storage/schemas.py) and nothing above them: the
+views a table module builds over its own data (snapshots, statement sets, forgetting) are a
+`Views` that module declares, and the store lists them (`Store.views`); the catalog builds
+whatever it is handed, so no module of the store imports another in a circle
+(tests/test_layering.py).
+
 Every connection is locked down (`lock_down`): it reads only the store's own data
 and snapshot folders, never installs or loads an extension, and a query cannot
 change that, because `dojoflow sql` runs whatever a user types (docs/cli.md).
@@ -21,17 +27,47 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 from . import schemas
 from .errors import DamagedStoreError
 from .ids import stable_hash
 from .lock import file_lock
 
-if TYPE_CHECKING:
-    from .store import Store
+
+@dataclass(frozen=True)
+class Views:
+    """Views a table module declares over its own data; the store lists them (`Store.views`)
+    and the catalog builds them after its data views, in that order.
+
+    `create(store, con, kind)` (re)creates them, `kind` being "" or "TEMP " (a reader's own
+    views, for its connection only). `key(store)`: what they depend on besides the stored
+    repositories (None: nothing now), so a reader builds fresh views when it changes.
+    `over_records`: views over record tables, made in the catalog file only, never per reader."""
+
+    create: Callable
+    key: Callable | None = None
+    over_records: bool = False
+
+
+class Home(Protocol):
+    """What the catalog needs of a store (storage/store.py's `Store`)."""
+
+    root: Path
+    views: tuple[Views, ...]
+
+    @property
+    def catalog_path(self) -> Path: ...
+
+    @property
+    def data_dir(self) -> Path: ...
+
+    def folders(self) -> dict[str, Path]: ...
+
 
 RECORD_TABLES = {
     "checkpoints": """
@@ -158,7 +194,7 @@ _IN_PROCESS = threading.RLock()
 
 
 @contextmanager
-def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iterator:
+def connect(store: Home, write: bool = False, timeout: float = 120.0) -> Iterator:
     """A DuckDB connection to the catalog: read-only and shared, or (`write`) exclusive."""
     import duckdb
 
@@ -186,7 +222,7 @@ def connect(store: "Store", write: bool = False, timeout: float = 120.0) -> Iter
             con.close()
 
 
-def damaged_file(store: "Store", error: Exception) -> str | None:
+def damaged_file(store: Home, error: Exception) -> str | None:
     """The store file a DuckDB error says is damaged (a Parquet file under data/ that is
     not Parquet, or a corrupt catalog), else None: the error is the query's own."""
     text = str(error)
@@ -201,7 +237,15 @@ def damaged_file(store: "Store", error: Exception) -> str | None:
     return None
 
 
-def ensure(store: "Store") -> None:
+def create_views_over_records(store: Home, con) -> None:
+    """(Re)create the views over record tables on a writable connection (a record table's
+    writer calls it, so a store from before such a view gains it)."""
+    for views in store.views:
+        if views.over_records:
+            views.create(store, con, "")
+
+
+def ensure(store: Home) -> None:
     """Create the record tables and the data views if they are missing."""
     with connect(store, write=True) as con:
         for ddl in RECORD_TABLES.values():
@@ -210,32 +254,21 @@ def ensure(store: "Store") -> None:
         _create_views(store, con)
 
 
-def refresh_views(store: "Store") -> None:
+def refresh_views(store: Home) -> None:
     """Point the data views at the repositories now in the store."""
     with connect(store, write=True) as con:
         _create_views(store, con)
 
 
-def views_key(store: "Store", folders: dict) -> str:
-    """What the views depend on: the listed folders, where the store is, whether any
-    snapshot manifest exists (the `snapshots` view is a placeholder until one does)."""
-    from .statement_sets.sets import read_index
-
-    key = [sorted((r, str(f)) for r, f in folders.items()), str(store.root), has_manifests(store)]
-    sets = read_index(store)["sets"]
-    return stable_hash(key + [sorted(sets.items())] if sets else key, 16)  # no set: the key it always had
+def views_key(store: Home, folders: dict) -> str:
+    """What the views depend on: the listed folders, where the store is, and what each of
+    the store's `Views` declares (a part that is None adds nothing)."""
+    key = [sorted((r, str(f)) for r, f in folders.items()), str(store.root)]
+    parts = (views.key(store) for views in store.views if views.key)
+    return stable_hash(key + [part for part in parts if part is not None], 16)
 
 
-def has_manifests(store: "Store") -> bool:
-    """Whether any snapshot manifest exists (stops at the first one found)."""
-    try:
-        with os.scandir(store.root / "snapshots") as entries:
-            return any(e.is_dir() and os.path.exists(os.path.join(e.path, "manifest.json")) for e in entries)
-    except FileNotFoundError:
-        return False
-
-
-def _fresh_views_for_reader(store: "Store", con) -> None:
+def _fresh_views_for_reader(store: Home, con) -> None:
     folders = store.folders()
     key = views_key(store, folders)
     found = con.sql("SELECT value FROM meta WHERE key = 'views_key'").fetchall()
@@ -243,7 +276,7 @@ def _fresh_views_for_reader(store: "Store", con) -> None:
         _create_views(store, con, folders, temp=True)
 
 
-def _create_views(store: "Store", con, folders: dict | None = None, temp: bool = False) -> None:
+def _create_views(store: Home, con, folders: dict | None = None, temp: bool = False) -> None:
     """(Re)create the data views; persistent ones record their key in `meta`, in the
     same transaction. `temp` views live only as long as a reader's connection."""
     folders = store.folders() if folders is None else folders
@@ -260,31 +293,46 @@ def _create_views(store: "Store", con, folders: dict | None = None, temp: bool =
             con.execute(f"CREATE OR REPLACE {kind}TABLE _empty_{name} AS SELECT * FROM empty")
             con.unregister("empty")
             con.execute(f"CREATE OR REPLACE {kind}VIEW {name} AS SELECT * FROM _empty_{name}")
-    # Snapshots are a view over their manifests, so building one needs no catalog write.
-    manifests = store.root / "snapshots"
-    if has_manifests(store):
-        glob = str(manifests / "*" / "manifest.json").replace("'", "''")
-        con.execute(f"""CREATE OR REPLACE {kind}VIEW snapshots AS
-            SELECT snapshot_id, repo_ids, kept_repo_ids, settings, counts, created_at::TIMESTAMPTZ AS created_at,
-                   filename AS manifest_path
-            FROM read_json('{glob}', filename = true, union_by_name = true)""")
-    else:
-        con.execute(f"""CREATE OR REPLACE {kind}VIEW snapshots AS SELECT NULL::VARCHAR AS snapshot_id,
-            NULL::VARCHAR[] AS repo_ids, NULL::VARCHAR[] AS kept_repo_ids, NULL::JSON AS settings,
-            NULL::JSON AS counts, NULL::TIMESTAMPTZ AS created_at, NULL::VARCHAR AS manifest_path WHERE false""")
-    from .statement_sets.views import create_views as create_statement_views
-
-    create_statement_views(store, con, kind)
+    for views in store.views:
+        if not (temp and views.over_records):
+            views.create(store, con, kind)
     if not temp:
-        from .forgetting import create_views
-
-        create_views(con)  # over the metrics table, which `ensure` created first
         con.execute("INSERT OR REPLACE INTO meta VALUES ('store_root', ?)", [str(store.root)])
         con.execute("INSERT OR REPLACE INTO meta VALUES ('views_key', ?)", [key])
     con.execute("COMMIT")
 
 
-def query(store: "Store", sql: str, params=None):
+def has_table(store: Home, table: str) -> bool:
+    """Whether the catalog holds the record table `table` (a store from before it has none)."""
+    q = "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = $t"
+    return query(store, q, {"t": table}).to_pylist()[0]["n"] > 0
+
+
+def insert_new(store: Home, table: str, columns, values: list[list]) -> int:
+    """Insert `values` (rows of `columns`) into the record table `table` in one transaction,
+    keeping every row whose key is stored already; how many rows were new. A catalog from
+    before the table gains it here."""
+    with connect(store, write=True) as con:
+        con.execute(RECORD_TABLES[table])
+        before = con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        con.execute("BEGIN TRANSACTION")
+        con.executemany(
+            f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
+        )
+        con.execute("COMMIT")
+        return con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0] - before
+
+
+def rows_of(store: Home, table: str, column: str, values, order_by: str) -> list[dict]:
+    """The rows of the record table `table` (none while the catalog lacks it) whose `column` is
+    one of `values` (None: every row), ordered by `order_by`."""
+    if not has_table(store, table):
+        return []
+    sql = f"SELECT * FROM {table} WHERE $values IS NULL OR list_contains($values, {column}) ORDER BY {order_by}"
+    return query(store, sql, {"values": list(values) if values is not None else None}).to_pylist()
+
+
+def query(store: Home, sql: str, params=None):
     """Run a read-only query; returns a pyarrow Table."""
     with connect(store) as con:
         return con.sql(sql, params=params).to_arrow_table()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from . import catalog
+
 
 def log_difficulty(num_tactics: int, has_sorry: bool) -> float:
     """ln of the difficulty e^(num_tactics): the number of tactics itself. Kept in log space,
@@ -86,8 +88,6 @@ def curriculum_order(store, repo_ids: list[str] | None = None) -> list[RepoDiffi
 def curriculum_table(store) -> list[dict]:
     """Every repository in the store with its counts and difficulty, in curriculum order
     (what `dojoflow repos` prints)."""
-    from . import catalog
-
     counts = {
         r["repo_id"]: r
         for r in catalog.query(

@@ -21,6 +21,7 @@ for every trainer, not only the retriever (docs/evaluation.md).
 from __future__ import annotations
 
 from . import catalog
+from .catalog import Views
 from .metrics import direction_sql
 
 VIEWS = {
@@ -59,10 +60,14 @@ VIEWS = {
 }
 
 
-def create_views(con) -> None:
-    """(Re)create the views on a writable connection whose catalog has the metrics table."""
+def create_views(store, con, kind: str = "") -> None:
+    """(Re)create the views on a writable connection whose catalog has the metrics table
+    (views over a record table live in the catalog file: `kind` is always "")."""
     for ddl in VIEWS.values():
         con.execute(ddl)
+
+
+CATALOG_VIEWS = Views(create=create_views, over_records=True)
 
 
 def of_run(store, run_id: str) -> tuple[list[dict], list[dict]]:

@@ -48,14 +48,17 @@ COLUMNS = (
 NOT_A_VERIFIER = frozenset({"replay"})  # answers from traced data: a lower bound, never Lean's verdict
 
 
-def _refuse_unverified(row: dict) -> None:
-    if row.get("verdict") != "proved" or row.get("checker") in NOT_A_VERIFIER or not row.get("checker"):
+def refuse_unverified(row: dict, what: str, kept: str, train_only: bool = True) -> None:
+    """ValueError unless `row` (a `what`, e.g. "found proof of NAME") has verdict `proved` from a
+    checker that is a verifier and (`train_only`) is of a train statement: a row that says
+    otherwise is a bug upstream. `kept`: how the message says such rows are kept."""
+    if row.get("verdict") != "proved" or not row.get("checker") or row.get("checker") in NOT_A_VERIFIER:
         raise ValueError(
-            f"found proof of {row.get('full_name')} has verdict {row.get('verdict')!r} from checker "
-            f"{row.get('checker')!r}: only proofs a verifier called proved may be stored as found"
+            f"{what} has verdict {row.get('verdict')!r} from checker "
+            f"{row.get('checker')!r}: only proofs a verifier called proved may be {kept}"
         )
-    if row.get("split") != "train":
-        raise ValueError(f"found proof of {row.get('full_name')} is of split {row.get('split')!r}: only train")
+    if train_only and row.get("split") != "train":
+        raise ValueError(f"{what} is of split {row.get('split')!r}: only train")
 
 
 def record_found(store, rows: list[dict]) -> int:
@@ -63,35 +66,14 @@ def record_found(store, rows: list[dict]) -> int:
     if not rows:
         return 0
     for r in rows:
-        _refuse_unverified(r)
+        refuse_unverified(r, f"found proof of {r.get('full_name')}", "stored as found")
     values = [[json.dumps(r.get(c)) if c in JSON_COLUMNS else r.get(c) for c in COLUMNS] for r in rows]
-    with catalog.connect(store, write=True) as con:
-        con.execute(catalog.RECORD_TABLES[TABLE])  # a store from before this table gains it here
-        before = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
-        con.execute("BEGIN TRANSACTION")
-        con.executemany(
-            f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values
-        )
-        con.execute("COMMIT")
-        after = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
-    return after - before
-
-
-def _has_table(store) -> bool:
-    q = f"SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = '{TABLE}'"
-    return catalog.query(store, q).to_pylist()[0]["n"] > 0
+    return catalog.insert_new(store, TABLE, COLUMNS, values)
 
 
 def read_found(store, repo_ids: list[str] | None = None) -> list[dict]:
     """Found proofs (of `repo_ids`, or all), oldest first, JSON columns decoded."""
-    if not _has_table(store):
-        return []
-    rows = catalog.query(
-        store,
-        f"""SELECT * FROM {TABLE} WHERE $repos IS NULL OR list_contains($repos, repo_id)
-            ORDER BY found_at, repo_id, full_name""",
-        params={"repos": list(repo_ids) if repo_ids is not None else None},
-    ).to_pylist()
+    rows = catalog.rows_of(store, TABLE, "repo_id", repo_ids, "found_at, repo_id, full_name")
     for r in rows:
         for c in JSON_COLUMNS:
             r[c] = json.loads(r[c]) if r[c] is not None else None
@@ -101,7 +83,7 @@ def read_found(store, repo_ids: list[str] | None = None) -> list[dict]:
 def carried_candidates(store, url: str, full_names: list[str]) -> dict[tuple[str, str, str], dict]:
     """{(full_name, statement_hash, toolchain): a found proof} of `url`'s theorems at any commit:
     what a new commit may carry over, once the verifier accepts it there again."""
-    if not _has_table(store) or not full_names:
+    if not catalog.has_table(store, TABLE) or not full_names:
         return {}
     rows = catalog.query(
         store,

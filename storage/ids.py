@@ -23,6 +23,11 @@ def stable_hash(obj, length: int = 16) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:length]
 
 
+def proof_id(proof: str) -> str:
+    """One id per proof text, whitespace collapsed (whole proofs, statement-set proofs)."""
+    return stable_hash(" ".join(proof.split()), 16)
+
+
 def repo_id(url: str, commit: str) -> str:
     """A readable, filesystem-safe slug plus a short hash of (url, commit).
 

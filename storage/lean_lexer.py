@@ -53,8 +53,11 @@ _LETTER_LIKE = (
     "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff\u0100-\u017f"  # Latin-1 but × ÷, Latin Extended-A
 )
 _SUBSCRIPT = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
-_ID_FIRST_RE = re.compile(f"[A-Za-z_{_LETTER_LIKE}]")
-_ID_REST_RE = re.compile(f"[A-Za-z_{_LETTER_LIKE}0-9'!?{_SUBSCRIPT}]")
+# The two as regex character-class bodies (storage/lean_text.py builds Lean names from them).
+ID_FIRST = f"A-Za-z_{_LETTER_LIKE}"
+ID_REST = f"{ID_FIRST}0-9'!?{_SUBSCRIPT}"
+_ID_FIRST_RE = re.compile(f"[{ID_FIRST}]")
+_ID_REST_RE = re.compile(f"[{ID_REST}]")
 
 # `Char.isWhitespace` (lean4 src/Init/Data/Char/Basic.lean): space, tab, CR and LF only. Lean's
 # `whitespace` (src/Lean/Parser/Basic.lean) refuses a tab and an isolated CR with an error;

@@ -30,7 +30,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .lean_lexer import SORRY_NAMES, Lexed, Token, is_command, is_sorry, lex
+from .lean_lexer import ID_FIRST, ID_REST, SORRY_NAMES, Lexed, Token, is_command, is_sorry, lex
 
 __all__ = [
     "DEFAULT_ALLOWED_AXIOMS",
@@ -171,22 +171,12 @@ def _unseen(c: str) -> bool:
     return cat in ("Cf", "Cs", "Zl", "Zp") or (cat == "Zs" and c != " ")
 
 
-# Lean 4's identifier characters: Lean.isLetterLike, isSubScriptAlnum, isIdFirst and
-# isIdRest (lean4 src/Init/Meta/Defs.lean; `Char.isAlpha` is ASCII there).
-_LETTER_LIKE = (
-    "\u03b1-\u03ba\u03bc-\u03c9"  # lower Greek but λ
-    "\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9"  # upper Greek but Π and Σ
-    "\u03ca-\u03fb\u1f00-\u1ffe\u2100-\u214f\U0001d49c-\U0001d59f"
-    "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff\u0100-\u017f"  # Latin-1 but × ÷, Latin Extended-A
-)
-_SUBSCRIPT = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
-_ID_FIRST = f"A-Za-z_{_LETTER_LIKE}"
-_ID_REST = f"{_ID_FIRST}0-9'!?{_SUBSCRIPT}"
-# A component: an identifier, a number (private names: `_private.M.0.x`), or «escaped»
-# text without guillemets or newlines (Lean.Name.toString's escaping).
-_COMPONENT = rf"(?:[{_ID_FIRST}][{_ID_REST}]*|[0-9]+|«[^«»\n]+»)"
+# A component: an identifier (its characters: storage/lean_lexer.py ID_FIRST, ID_REST), a number
+# (private names: `_private.M.0.x`), or «escaped» text without guillemets or newlines
+# (Lean.Name.toString's escaping).
+_COMPONENT = rf"(?:[{ID_FIRST}][{ID_REST}]*|[0-9]+|«[^«»\n]+»)"
 _LEAN_NAME = re.compile(rf"{_COMPONENT}(?:\.{_COMPONENT})*")
-_PLAIN = re.compile(rf"[{_ID_FIRST}][{_ID_REST}]*|[0-9]+")
+_PLAIN = re.compile(rf"[{ID_FIRST}][{ID_REST}]*|[0-9]+")
 _KEYWORDS = frozenset(
     "at by do else end fun have if in let match then theorem lemma def example axiom from show with where "
     "open import namespace section variable instance structure class inductive opaque universe".split()
@@ -324,7 +314,7 @@ def name_mismatch(statement: str, full_name: str) -> str | None:
 
 
 _SECOND_COMMAND = re.compile(
-    rf"(?<![{_ID_REST}.])(?:{'|'.join(sorted(COMMAND_WORDS))})(?![{_ID_REST}])|(?<![{_ID_REST}])#[A-Za-z_][A-Za-z_0-9]+!?"
+    rf"(?<![{ID_REST}.])(?:{'|'.join(sorted(COMMAND_WORDS))})(?![{ID_REST}])|(?<![{ID_REST}])#[A-Za-z_][A-Za-z_0-9]+!?"
 )
 _DECL_HEAD = re.compile(
     r"\s*(?:@\[(?:[^\[\]]|\[[^\[\]]*\])*\]\s*)*"  # attributes (one level of brackets inside)
@@ -354,9 +344,9 @@ def _fast_statement_problem(statement: str) -> str | None:
     return None
 
 
-_WHERE = re.compile(rf"(?<![{_ID_REST}.])where(?![{_ID_REST}])")
+_WHERE = re.compile(rf"(?<![{ID_REST}.])where(?![{ID_REST}])")
 # Bodies without `:=` (`_body_without_assign` decides): a `|` first on a line, termination hints.
-_BODY_HINT = re.compile(rf"\n[ \t]*\||(?<![{_ID_REST}.])(?:termination_by|decreasing_by)(?![{_ID_REST}])")
+_BODY_HINT = re.compile(rf"\n[ \t]*\||(?<![{ID_REST}.])(?:termination_by|decreasing_by)(?![{ID_REST}])")
 
 
 def is_statement(statement: str | None, full_name: str | None = None) -> bool:
@@ -490,7 +480,7 @@ def challenge_problem(statement: str) -> str | None:
 # `set_option ... in` are tactics, so they are not here.
 _TACTIC_COMMAND_WORDS = COMMAND_WORDS - {"open", "set_option"}
 _TACTIC_HINT = re.compile(
-    rf"#[A-Za-z_]|(?:^|\n)[ \t]*(?:{'|'.join(sorted(_TACTIC_COMMAND_WORDS, key=len, reverse=True))})(?![{_ID_REST}])"
+    rf"#[A-Za-z_]|(?:^|\n)[ \t]*(?:{'|'.join(sorted(_TACTIC_COMMAND_WORDS, key=len, reverse=True))})(?![{ID_REST}])"
 )
 
 

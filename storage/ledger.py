@@ -78,10 +78,7 @@ def record_end(store, run_id: str, cpu_seconds_now: float, pid: int) -> None:
 
 def read(store, run_id: str) -> dict | None:
     """A run's provenance row (`environment` decoded), or None when it was not recorded."""
-    found = catalog.query(
-        store, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'run_provenance'"
-    ).to_pylist()
-    if not found[0]["n"]:
+    if not catalog.has_table(store, "run_provenance"):
         return None
     rows = catalog.query(store, "SELECT * FROM run_provenance WHERE run_id = $run", params={"run": run_id}).to_pylist()
     if not rows:

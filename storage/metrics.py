@@ -67,9 +67,7 @@ def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -
         return 0
     with catalog.connect(store, write=True) as con:
         catalog.add_columns(con)  # a store from before the interval columns gains them here
-        from .forgetting import create_views
-
-        create_views(con)  # and the forgetting views over this table
+        catalog.create_views_over_records(store, con)  # and the views over this table (storage/forgetting.py)
         con.executemany(
             "INSERT OR REPLACE INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric,"
             " value, count, checkpoint_id, ci_low, ci_high, interval, benchmark)"

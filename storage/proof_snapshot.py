@@ -12,16 +12,12 @@ proofs a new one. `extra_proofs(snapshot, split_kind)` reads them back (none for
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import atomic
-from .ids import stable_hash
-from .snapshot_ref import SnapshotRef
+from .snapshot_ref import SnapshotRef, with_extra_train_file
 
 EXTRA_FILE = "extra-train-proofs.parquet"
 ID_PREFIX = "mixp-"
@@ -45,30 +41,10 @@ PROOF_ROWS = pa.schema(
 def with_extra_train_proofs(store, base: SnapshotRef, split_kind: str, rows: list[dict], about: dict) -> SnapshotRef:
     """`base` with `rows` (PROOF_ROWS) added to its `split_kind`/train split; returns at once if it exists."""
     table = pa.Table.from_pylist([{f.name: r.get(f.name) for f in PROOF_ROWS} for r in rows], schema=PROOF_ROWS)
-    sid = ID_PREFIX + stable_hash([base.snapshot_id, split_kind, table.to_pylist()], 20)
-    folder = Path(store.root) / "snapshots" / sid
-    manifest_path = folder / "manifest.json"
-    if not manifest_path.exists():
-        manifest = base.manifest()
-        rel = f"snapshots/{sid}/{EXTRA_FILE}"
-        atomic.write_parquet(Path(store.root) / rel, table)
-        part = manifest["parts"][split_kind]["train"]
-        part["proofs"] = [*part.get("proofs", []), rel]
-        manifest.update(
-            snapshot_id=sid,
-            derived_from=base.snapshot_id,
-            extra_train_proofs={"split_kind": split_kind, "rows": table.num_rows, **about},
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
-        atomic.write_json(manifest_path, manifest)
-    manifest = json.loads(manifest_path.read_text())
-    return SnapshotRef(
-        snapshot_id=sid,
-        store_root=str(store.root),
-        repo_ids=tuple(manifest["repo_ids"]),
-        manifest_path=str(manifest_path),
-        counts=manifest["counts"],
-    )
+    return with_extra_train_file(
+        store, base, split_kind, table, prefix=ID_PREFIX, file=EXTRA_FILE,
+        part_key="proofs", about_key="extra_train_proofs", about=about,
+    )  # fmt: skip
 
 
 def extra_proofs(snapshot: SnapshotRef, split_kind: str) -> list[dict]:

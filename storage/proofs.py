@@ -60,14 +60,9 @@ def record_proofs(store, rows: list[dict]) -> int:
     return len(values)
 
 
-def _has_table(store) -> bool:
-    rows = catalog.query(store, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'proofs'").to_pylist()
-    return rows[0]["n"] > 0
-
-
 def read_proofs(store, run_id: str | None = None, purpose: str | None = None) -> list[dict]:
     """Proof rows, oldest first, of one run (or all), with the repository's name."""
-    if not _has_table(store):
+    if not catalog.has_table(store, "proofs"):
         return []
     rows = catalog.query(
         store,

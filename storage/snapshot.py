@@ -42,9 +42,9 @@ from .contamination import REPORT_FILE, ContaminationSettings, exclusions_with_r
 from .errors import InputError, some_names
 from .ids import stable_hash
 from .memory import release_arrow_memory
+from .repo_folder import read_repository
 from .repo_urls import normalize_url
-from .snapshot_ref import SnapshotRef
-from .store import _read_repository
+from .snapshot_ref import SnapshotRef, has_manifests
 from .tactic_text import finished_mask, sorry_mask
 
 
@@ -293,20 +293,20 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
     if not repo_ids:
         raise InputError("repo_ids", "no repositories given", "build a snapshot of at least one repository")
     folders = _folders(store, repo_ids)
-    repos = {r: _read_repository(f) for r, f in folders.items()}
+    repos = {r: read_repository(f) for r, f in folders.items()}
     sid = snapshot_id(store, repo_ids, settings, repos)
     manifest_path = store.root / "snapshots" / sid / "manifest.json"
     if manifest_path.exists():
-        return _ref(store, json.loads(manifest_path.read_text()), manifest_path)
+        return SnapshotRef.of_manifest(store.root, manifest_path)
 
     with store.writer(timeout=lock_timeout):
         now = _folders(store, repo_ids)
         if now != folders:  # a writer replaced one of them while we waited (folders carry the content hash)
-            folders, repos = now, {r: _read_repository(f) for r, f in now.items()}
+            folders, repos = now, {r: read_repository(f) for r, f in now.items()}
             sid = snapshot_id(store, repo_ids, settings, repos)
             manifest_path = store.root / "snapshots" / sid / "manifest.json"
         if manifest_path.exists():  # built by a concurrent writer while we waited
-            return _ref(store, json.loads(manifest_path.read_text()), manifest_path)
+            return SnapshotRef.of_manifest(store.root, manifest_path)
         kept = newest_commits(repos) if settings.newest_commit_wins else list(repos)
         part = {r: _part_rel(repos[r], _settings_key(settings)) for r in kept}
         # Ingestion builds the parts for the default settings: then this only reads their summaries.
@@ -335,11 +335,11 @@ def _build_snapshot(store, repo_ids: list[str], settings: SnapshotSettings | Non
             "contamination": contamination_rel,
             "counts": counts,
         }
-        first = not catalog.has_manifests(store)
+        first = not has_manifests(store)
         atomic.write_json(manifest_path, manifest)
         if first:  # the catalog's `snapshots` view lists manifests by glob from now on
             catalog.refresh_views(store)
-    return _ref(store, manifest, manifest_path)
+    return SnapshotRef.of_manifest(store.root, manifest_path, manifest)
 
 
 def _refuse_emptied_splits(counts: dict, dropped, report: dict | None) -> None:
@@ -428,13 +428,3 @@ def _with_contamination(store, settings: SnapshotSettings, kept, repos, part, dr
     check = bool(settings.benchmarks) or (settings.contamination.cross_repository and len(kept) > 1)
     indexes = [store.root / part[r] / "index.parquet" for r in newest_first] if check else []
     return exclusions_with_reasons(store, indexes, INDEX_COLUMNS, dropped, settings.benchmarks, settings.contamination)
-
-
-def _ref(store, manifest: dict, manifest_path: Path) -> SnapshotRef:
-    return SnapshotRef(
-        snapshot_id=manifest["snapshot_id"],
-        store_root=str(store.root),
-        repo_ids=tuple(manifest["repo_ids"]),
-        manifest_path=str(manifest_path),
-        counts=manifest["counts"],
-    )

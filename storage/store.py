@@ -33,11 +33,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import atomic, catalog, schemas
+from . import atomic, catalog, forgetting, schemas, snapshot_ref
 from .errors import DamagedStoreError, FormatVersionError, InputError, RepositoryConflictError, StoreError, some_names
 from .lock import file_lock
 from .repo_data import RepoData
+from .repo_folder import read_repository
 from .repo_urls import same_repository
+from .snapshot import SnapshotSettings, build_parts
+from .statement_sets import views as statement_set_views
 
 FORMAT_FILE = "FORMAT_VERSION.json"
 INDEX_FILE = "REPOSITORIES.json"
@@ -79,6 +82,10 @@ class AddResult:
 
 class Store:
     """A handle on one store folder. Cheap to create; holds no open files."""
+
+    # The views each table module declares over its data, in the order the catalog builds them
+    # (after its views over the repositories' tables; storage/catalog.py `Views`).
+    views = (snapshot_ref.CATALOG_VIEWS, statement_set_views.CATALOG_VIEWS, forgetting.CATALOG_VIEWS)
 
     def __init__(self, root: Path):
         self.root = Path(root).resolve()
@@ -216,10 +223,10 @@ class Store:
         return sorted(self._read_index()["repositories"])
 
     def repository(self, repo_id: str) -> dict:
-        return _read_repository(self.repo_dir(repo_id))
+        return read_repository(self.repo_dir(repo_id))
 
     def repositories(self) -> list[dict]:
-        return [_read_repository(f) for f in self.folders().values()]
+        return [read_repository(f) for f in self.folders().values()]
 
     def find_repositories(self, url: str, commit: str | None = None) -> list[dict]:
         """Stored repositories whose url (and commit prefix, if given) match."""
@@ -275,7 +282,7 @@ class Store:
             content_hash = data.content_hash()
             status = "added"
             if data.repo_id in listed:
-                old = _read_repository(self.root / listed[data.repo_id])["content_hash"]
+                old = read_repository(self.root / listed[data.repo_id])["content_hash"]
                 if old == content_hash:
                     status = "unchanged"
                 elif not replace:
@@ -294,8 +301,6 @@ class Store:
             atomic.remove_tree(folder)
         # Training rows under the default snapshot settings are derived once, here, so
         # that a curriculum step's snapshot only lists them (storage/snapshot.py).
-        from .snapshot import SnapshotSettings, build_parts
-
         tables = {d.repo_id: d for d, _, _ in plan}
         for rid in staged:
             theorems, tactics = tables[rid].held_tables()
@@ -333,12 +338,3 @@ def _read_parquet(path: Path, store_root: Path, columns) -> pa.Table:
         return pq.read_table(path, columns=columns)
     except (pa.ArrowInvalid, OSError) as e:  # truncated or overwritten: `dojoflow repair` drops it
         raise DamagedStoreError(path, str(e).splitlines()[0], store_root) from e
-
-
-def _read_repository(folder: Path) -> dict:
-    # The same row as JSON beside the Parquet file: read ~50x faster, and read often.
-    row = json.loads((folder / "repository.json").read_text())
-    for key in ("commit_time", "ingested_at"):
-        if row[key] is not None:
-            row[key] = datetime.fromisoformat(row[key])
-    return row

@@ -63,10 +63,7 @@ def record_results(store, rows: list[dict], run_id: str, step: int, checkpoint_i
 
 def read_results(store, run_id: str, status: str | None = None) -> list[dict]:
     """A run's per-theorem rows (optionally one status), with the repository's name."""
-    found = catalog.query(
-        store, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'theorem_results'"
-    ).to_pylist()
-    if not found[0]["n"]:
+    if not catalog.has_table(store, "theorem_results"):
         return []
     return catalog.query(
         store,

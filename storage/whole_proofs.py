@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 
 from . import catalog
-from .found_proofs import NOT_A_VERIFIER
-from .ids import stable_hash
+from .found_proofs import refuse_unverified
+from .ids import proof_id
 
 TABLE = "whole_proofs"
 COLUMNS = (
@@ -47,53 +47,21 @@ COLUMNS = (
 )
 
 
-def proof_id(proof: str) -> str:
-    """One id per proof text, whitespace collapsed."""
-    return stable_hash(" ".join(proof.split()), 16)
-
-
-def _refuse(row: dict) -> None:
-    if row.get("verdict") != "proved" or not row.get("checker") or row.get("checker") in NOT_A_VERIFIER:
-        raise ValueError(
-            f"whole proof of {row.get('full_name')} has verdict {row.get('verdict')!r} from checker "
-            f"{row.get('checker')!r}: only proofs a verifier called proved may be kept"
-        )
-    if row.get("split") != "train":
-        raise ValueError(f"whole proof of {row.get('full_name')} is of split {row.get('split')!r}: only train")
-
-
 def record_whole_proofs(store, rows: list[dict]) -> int:
     """Store whole proofs; one already stored for its (key, toolchain) is kept. Returns how many were new."""
     if not rows:
         return 0
     values = []
     for r in rows:
-        _refuse(r)
+        refuse_unverified(r, f"whole proof of {r.get('full_name')}", "kept")
         r = {**r, "proof_id": proof_id(r["proof"]), "chars": len(r["proof"])}
         values.append([json.dumps(r.get(c) or []) if c == "axioms" else r.get(c) for c in COLUMNS])
-    with catalog.connect(store, write=True) as con:
-        con.execute(catalog.RECORD_TABLES[TABLE])
-        before = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
-        con.execute("BEGIN TRANSACTION")
-        con.executemany(
-            f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values
-        )
-        con.execute("COMMIT")
-        after = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
-    return after - before
+    return catalog.insert_new(store, TABLE, COLUMNS, values)
 
 
 def read_whole_proofs(store, keys: list[str] | None = None) -> list[dict]:
     """Stored whole proofs (of `keys`, or all), by key then length then proof id."""
-    q = f"SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = '{TABLE}'"
-    if catalog.query(store, q).to_pylist()[0]["n"] == 0:
-        return []
-    rows = catalog.query(
-        store,
-        f"""SELECT * FROM {TABLE} WHERE $keys IS NULL OR list_contains($keys, key)
-            ORDER BY key, toolchain, chars, proof_id""",
-        params={"keys": list(keys) if keys is not None else None},
-    ).to_pylist()
+    rows = catalog.rows_of(store, TABLE, "key", keys, "key, toolchain, chars, proof_id")
     for r in rows:
         r["axioms"] = json.loads(r["axioms"]) if r["axioms"] else []
     return rows

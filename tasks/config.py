@@ -270,7 +270,7 @@ class PipelineConfig(BaseModel):
         except ValidationError as e:
             raise InputError(
                 path,
-                _first_error(e),
+                first_error(e),
                 "fix the field (`dojoflow config --schema` lists every field and its meaning; examples/ show valid configs)",
             ) from e
 
@@ -279,7 +279,7 @@ class PipelineConfig(BaseModel):
         try:
             return type(self).model_validate({**self.model_dump(), **overrides})
         except ValidationError as e:
-            raise InputError(source, _first_error(e), "fix the value") from e
+            raise InputError(source, first_error(e), "fix the value") from e
 
     def validate_for_run(self, warn=None) -> dict[str, BaseModel]:
         """Checks that need more than types (trainers' settings, paths); before any training.
@@ -389,7 +389,7 @@ def _rebuild_trainers() -> None:
 registry.on_change(_rebuild_trainers)
 
 
-def _first_error(e: ValidationError) -> str:
+def first_error(e: ValidationError) -> str:
     errs = e.errors()
     parts = []
     for err in errs[:3]:

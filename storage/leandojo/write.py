@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from .. import atomic, schemas
 from ..errors import InputError, some_names
 from ..memory import release_arrow_memory
+from ..repo_folder import read_repository
 from .files import shown
 from .records import ABSENT, LISTED
 
@@ -243,7 +244,7 @@ def write_export(store, out_dir: str | Path, repo_ids: list[str]) -> Path:
     missing = [r for r in repo_ids if r not in folders]
     if missing:
         raise InputError(some_names(missing), "no such repository in the store", "run `dojoflow repos` to list them")
-    repos = [_read_repository_at(folders[r]) for r in repo_ids]
+    repos = [read_repository(folders[r]) for r in repo_ids]
     con = _duckdb()
     try:
         with atomic.atomic_path(out) as tmp:
@@ -363,9 +364,3 @@ def _write_traced(tmp: Path, files: pa.Table) -> None:
     if paths:
         with open(tmp / "traced_files.jsonl", "w", encoding="utf-8") as f:
             f.writelines(json.dumps({"traced_file_path": p}, ensure_ascii=False) + "\n" for p in paths)
-
-
-def _read_repository_at(folder: Path) -> dict:
-    from ..store import _read_repository
-
-    return _read_repository(folder)

@@ -27,7 +27,8 @@ import json
 from .. import catalog
 from ..contamination import ContaminationSettings, contaminated
 from ..errors import InputError
-from ..ids import stable_hash
+from ..found_proofs import refuse_unverified
+from ..ids import proof_id
 from .identity import same_lean
 from .sets import list_sets, read_statements, set_meta
 
@@ -50,7 +51,6 @@ COLUMNS = (
     "round",
 )
 VERDICT_LEVELS = ("kernel-replayed", "elaborator-checked")
-NOT_A_VERIFIER = frozenset({"replay"})
 
 
 def lean_code(header: str, statement: str, proof: str) -> str:
@@ -124,18 +124,6 @@ def check_toolchain(store, set_name: str, lean_version: str | None) -> None:
         )
 
 
-def proof_id(proof: str) -> str:
-    return stable_hash(" ".join(proof.split()), 16)
-
-
-def _refuse_unverified(row: dict) -> None:
-    if row.get("verdict") != "proved" or not row.get("checker") or row.get("checker") in NOT_A_VERIFIER:
-        raise ValueError(
-            f"proof of {row.get('name') or row.get('statement_id')} has verdict {row.get('verdict')!r} from checker "
-            f"{row.get('checker')!r}: only proofs a verifier called proved may be stored as verified"
-        )
-
-
 def record_verified_proofs(store, rows: list[dict]) -> int:
     """Store verified proofs (COLUMNS but proof_id; verdict_level defaults to elaborator-checked);
     a (statement, toolchain, proof) stored already is kept. Returns how many were new."""
@@ -143,26 +131,17 @@ def record_verified_proofs(store, rows: list[dict]) -> int:
         return 0
     values = []
     for r in rows:
-        _refuse_unverified(r)
+        refuse_unverified(r, f"proof of {r.get('name') or r.get('statement_id')}", "stored as verified", False)
         r = {"verdict_level": "elaborator-checked", **r, "proof_id": proof_id(r["proof"])}
         values.append([r.get(c) for c in COLUMNS])
-    with catalog.connect(store, write=True) as con:
-        con.execute(catalog.RECORD_TABLES[TABLE])
-        before = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
-        con.execute("BEGIN TRANSACTION")
-        con.executemany(
-            f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", values
-        )
-        con.execute("COMMIT")
-        after = con.sql(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
-    if after > before:
+    new = catalog.insert_new(store, TABLE, COLUMNS, values)
+    if new:
         catalog.refresh_views(store)  # `statements.verified_proof` reads the table once it exists
-    return after - before
+    return new
 
 
 def _proof_rows(store) -> list[dict]:
-    q = f"SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = '{TABLE}'"
-    if catalog.query(store, q).to_pylist()[0]["n"] == 0:
+    if not catalog.has_table(store, TABLE):
         return []
     return catalog.query(store, f"SELECT * FROM {TABLE} ORDER BY found_at, statement_id, proof_id").to_pylist()
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import atomic, schemas
+from .. import atomic, catalog, schemas
 from ..errors import InputError, StoreError
 
 INDEX_FILE = "STATEMENT_SETS.json"
@@ -78,8 +78,6 @@ def remove_unlisted(store) -> None:
 
 def add_set(store, meta: dict, table: pa.Table, replace: bool = False) -> str:
     """Write one set whole and list it; "added", "unchanged" or "replaced". Inside `store.writer()`."""
-    from .. import catalog
-
     remove_unlisted(store)
     index = read_index(store)
     listed = dict(index["sets"])

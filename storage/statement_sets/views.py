@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from .sets import set_folders
+from ..catalog import Views
+from .sets import read_index, set_folders
 
 _EMPTY_SETS = """CREATE OR REPLACE {kind}VIEW statement_sets AS SELECT NULL::VARCHAR AS name,
     NULL::VARCHAR AS content_hash, NULL::VARCHAR AS lean_version, NULL::VARCHAR AS mathlib_version,
@@ -52,3 +53,12 @@ def create_views(store, con, kind: str = "") -> None:
         SELECT s.set_name AS "set", s.split, s.name, s.statement_id, s.fingerprint, s.lean_version,
                s.mathlib_version, s.claimed_proof IS NOT NULL AS has_claimed_proof, {verified} AS verified_proof
         FROM read_parquet([{parquet}]) s""")
+
+
+def views_key(store) -> list | None:
+    """What the views depend on: the sets listed (None while there is none)."""
+    sets = read_index(store)["sets"]
+    return sorted(sets.items()) if sets else None
+
+
+CATALOG_VIEWS = Views(create=create_views, key=views_key)

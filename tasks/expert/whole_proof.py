@@ -26,8 +26,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from storage.ids import unit_interval
-from storage.whole_proofs import proof_id, read_whole_proofs
+from storage.ids import proof_id, unit_interval
+from storage.whole_proofs import read_whole_proofs
 
 from .pool import select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
 
@@ -49,13 +49,13 @@ def _statement_records(store, sets: list[str], search, done: dict, stop_after: i
     from storage.statement_sets import training_statements
     from tasks.lean.backend import TheoremSpec
     from tasks.lean.registry import of
-    from tasks.proving.benchmarks import _spec_dict, _store_matches
+    from tasks.proving.benchmarks import spec_dict, store_matches
     from tasks.proving.evaluate import initial_goals
 
     rows = training_statements(store, sets)
     as_stated = bool(of(search.backend).fixed_header(search.backend))
     repo_ids = [r["repo_id"] for r in store.repositories()]
-    matches = {} if as_stated else _store_matches(store, repo_ids)
+    matches = {} if as_stated else store_matches(store, repo_ids)
     goals = initial_goals(store, repo_ids) if matches else {}
     records, untried = [], []
     for r in rows:
@@ -71,11 +71,11 @@ def _statement_records(store, sets: list[str], search, done: dict, stop_after: i
         }  # fmt: skip
         if as_stated:
             spec = TheoremSpec(base["repo_id"], "", "", "", declared_name(statement) or r["name"], statement)
-            records.append({**base, "goals": "", "via": None, "spec": _spec_dict(spec)})
+            records.append({**base, "goals": "", "via": None, "spec": spec_dict(spec)})
         elif fingerprint(statement) in matches:
             s = matches[fingerprint(statement)]
             g = goals.get((s.repo_id, s.file_path, s.full_name), "")
-            records.append({**base, "goals": g, "via": f"{s.repo_id}:{s.full_name}", "spec": _spec_dict(s)})
+            records.append({**base, "goals": g, "via": f"{s.repo_id}:{s.full_name}", "spec": spec_dict(s)})
         else:
             untried.append(
                 {
@@ -223,7 +223,7 @@ def kept_rows(store, records: list[dict], *, keep: int, lower_bound: bool, rule_
     return rows
 
 
-def _tactic_block(text_after_assign: str) -> str:
+def tactic_block(text_after_assign: str) -> str:
     """A statement set's proof (the text after `:=`) as a tactic block: `by` dropped, or `exact TERM`."""
     from tasks.sft_proof.traced import proof_of_declaration
 
@@ -248,7 +248,7 @@ def training_rows(store, snapshot, split_kind: str, sets: list[str], step: int, 
             rows.append({**{k: r[k] for k in ("kind", "key", "repo_id", "theorem_id", "full_name")},
                          **{k: r[k] for k in ("header", "statement", "informal", "proof")}, "origin": "whole_proof"})  # fmt: skip
     for p in verified_proofs(store, sets) if sets else []:
-        proof = _tactic_block(p["proof"])
+        proof = tactic_block(p["proof"])
         if proof:
             rows.append({"kind": "statement", "key": p["statement_id"], "repo_id": p["set"], "theorem_id": None,
                          "full_name": p["name"], "header": p["header"], "statement": p["statement"],

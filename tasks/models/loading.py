@@ -107,7 +107,7 @@ def is_builtin(name: str) -> bool:
     return str(name).startswith(BUILTIN_PREFIX)
 
 
-def _looks_like_path(name: str) -> bool:
+def looks_like_path(name: str) -> bool:
     """A hub id is `name` or `org/name`; anything else that names a folder is a path."""
     return (
         name.startswith(("/", "./", "../", "~", "\\"))
@@ -144,7 +144,7 @@ def resolve_model(name_or_path: str | os.PathLike, cache_dir: str | os.PathLike 
         if not path.is_dir():
             raise InputError(path, "is a file, not a model folder", "Give the folder that holds config.json.")
         return str(path.resolve())
-    if _looks_like_path(name):
+    if looks_like_path(name):
         raise InputError(
             name,
             "does not exist",

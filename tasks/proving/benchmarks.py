@@ -60,7 +60,7 @@ def snapshot_benchmarks(store, snapshot_id: str | None, names: list[str]) -> lis
     return [held[n] for n in names]
 
 
-def _store_matches(store, repo_ids: list[str]) -> dict[str, TheoremSpec]:
+def store_matches(store, repo_ids: list[str]) -> dict[str, TheoremSpec]:
     """{statement fingerprint: the first store theorem with it and a traced tactic proof}."""
     from tasks.lean import load_theorems
 
@@ -99,7 +99,7 @@ def select_benchmark_theorems(store, settings: ProvingSettings, benchmarks: list
     repo_ids = [r["repo_id"] for r in store.repositories()]
     kind = settings.backend.kind
     as_stated = bool(of(settings.backend).fixed_header(settings.backend))
-    matches = {} if as_stated else _store_matches(store, repo_ids)
+    matches = {} if as_stated else store_matches(store, repo_ids)
     goals = initial_goals(store, repo_ids) if matches else {}
     theorems, untried = [], []
     for b in benchmarks:
@@ -119,19 +119,19 @@ def select_benchmark_theorems(store, settings: ProvingSettings, benchmarks: list
         for base, fp, statement in sorted(items, key=lambda item: item[0]["full_name"]):
             if as_stated:
                 spec = TheoremSpec(group, "", "", "", base["full_name"], statement.rstrip().removesuffix(":=").rstrip())
-                theorems.append({**base, "via": None, "goals": "", "spec": _spec_dict(spec)})
+                theorems.append({**base, "via": None, "goals": "", "spec": spec_dict(spec)})
             elif fp in matches:
                 s = matches[fp]
                 key = (s.repo_id, s.file_path, s.full_name)
                 theorems.append(
-                    {**base, "via": f"{s.repo_id}:{s.full_name}", "goals": goals.get(key, ""), "spec": _spec_dict(s)}
+                    {**base, "via": f"{s.repo_id}:{s.full_name}", "goals": goals.get(key, ""), "spec": spec_dict(s)}
                 )
             else:
                 untried.append({**base, "reason": _why_untried(kind)})
     return {"theorems": theorems, "untried": untried}
 
 
-def _spec_dict(spec: TheoremSpec) -> dict:
+def spec_dict(spec: TheoremSpec) -> dict:
     d = asdict(spec)
     d["start"] = list(spec.start) if spec.start is not None else None
     return d

@@ -40,7 +40,7 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-def _eos_ids(model, tokenizer) -> set[int]:
+def eos_ids(model, tokenizer) -> set[int]:
     ids = {tokenizer.eos_token_id}
     gen = getattr(model, "generation_config", None)
     extra = getattr(gen, "eos_token_id", None) if gen is not None else None
@@ -63,7 +63,7 @@ def _sequence_logprobs(model, input_ids, attention_mask, score_mask):
     return (tok_logp * score_mask[:, 1:]).sum(-1)
 
 
-def _left_padded(prompts: list[list[int]], pad_id: int):
+def left_padded(prompts: list[list[int]], pad_id: int):
     """(input ids, attention mask) of `prompts`, left-padded: every prompt ends where generation starts."""
     import torch
 
@@ -76,7 +76,7 @@ def _left_padded(prompts: list[list[int]], pad_id: int):
     return input_ids, attention
 
 
-def _generation_kwargs(decoding: str, k: int, max_new_tokens: int, temperature: float, pad_id: int, eos) -> dict:
+def generation_kwargs(decoding: str, k: int, max_new_tokens: int, temperature: float, pad_id: int, eos) -> dict:
     kwargs = {
         "max_new_tokens": max_new_tokens,
         "num_return_sequences": k,
@@ -92,7 +92,7 @@ def _generation_kwargs(decoding: str, k: int, max_new_tokens: int, temperature: 
     return kwargs
 
 
-def _generate_scored(model, input_ids, attention, eos, k: int, gen_kwargs: dict):
+def generate_scored(model, input_ids, attention, eos, k: int, gen_kwargs: dict):
     """(generated tokens [B*k, T], their mask up to and including the first end-of-turn token,
     the log-probability of each generated sequence), in eval mode."""
     import torch
@@ -118,7 +118,7 @@ def _generate_scored(model, input_ids, attention, eos, k: int, gen_kwargs: dict)
     return gen, gen_mask, logprobs
 
 
-def _distinct_best(tokenizer, gen, gen_mask, logprobs, rows: range, whole_text: bool) -> list[tuple[str, float]]:
+def distinct_best(tokenizer, gen, gen_mask, logprobs, rows: range, whole_text: bool) -> list[tuple[str, float]]:
     """The distinct tactics (or whole texts) of generated `rows`, each at its best log-probability, best first."""
     best: dict[str, tuple[str, float]] = {}
     for j in rows:
@@ -157,16 +157,16 @@ def generate_tactics_batch(
     if not states:
         return []
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    eos = _eos_ids(model, tokenizer)
-    gen_kwargs = _generation_kwargs(decoding, k, max_new_tokens, temperature, pad_id, eos)
+    eos = eos_ids(model, tokenizer)
+    gen_kwargs = generation_kwargs(decoding, k, max_new_tokens, temperature, pad_id, eos)
     prompts = [_prompt_ids(tokenizer, s, system_prompt, max_state_tokens) for s in states]
-    input_ids, attention = _left_padded(prompts, pad_id)
+    input_ids, attention = left_padded(prompts, pad_id)
     input_ids, attention = input_ids.to(model.device), attention.to(model.device)
-    gen, gen_mask, logprobs = _generate_scored(model, input_ids, attention, eos, k, gen_kwargs)
+    gen, gen_mask, logprobs = generate_scored(model, input_ids, attention, eos, k, gen_kwargs)
     if tokens is not None:
         tokens[0] += int(gen_mask.sum())
     return [
-        _distinct_best(tokenizer, gen, gen_mask, logprobs, range(i * k, (i + 1) * k), whole_text)
+        distinct_best(tokenizer, gen, gen_mask, logprobs, range(i * k, (i + 1) * k), whole_text)
         for i in range(len(states))
     ]
 

@@ -53,21 +53,19 @@ def generate_proofs(
             decoding=decoding, temperature=temperature, max_state_tokens=None, whole_text=True, tokens=tokens,
         )  # fmt: skip
         return [[(_strip_by(t), lp) for t, lp in c if _strip_by(t)] for c in out]
-    from tasks.sft.generate import _distinct_best, _eos_ids, _generate_scored, _generation_kwargs, _left_padded
+    from tasks.sft.generate import distinct_best, eos_ids, generate_scored, generation_kwargs, left_padded
 
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    eos = _eos_ids(model, tokenizer)
+    eos = eos_ids(model, tokenizer)
     ids = [tokenizer(plain_prompt(p), add_special_tokens=True).input_ids for p in prompts]
-    input_ids, attention = _left_padded(ids, pad_id)
-    kwargs = _generation_kwargs(decoding, n, max_new_tokens, temperature, pad_id, eos)
-    gen, mask, logprobs = _generate_scored(
-        model, input_ids.to(model.device), attention.to(model.device), eos, n, kwargs
-    )
+    input_ids, attention = left_padded(ids, pad_id)
+    kwargs = generation_kwargs(decoding, n, max_new_tokens, temperature, pad_id, eos)
+    gen, mask, logprobs = generate_scored(model, input_ids.to(model.device), attention.to(model.device), eos, n, kwargs)
     if tokens is not None:
         tokens[0] += int(mask.sum())
     out = []
     for i in range(len(prompts)):
-        texts = _distinct_best(tokenizer, gen, mask, logprobs, range(i * n, (i + 1) * n), True)
+        texts = distinct_best(tokenizer, gen, mask, logprobs, range(i * n, (i + 1) * n), True)
         out.append([(_unindent(t), lp) for t, lp in texts if _unindent(t)])
     return out
 

@@ -19,11 +19,11 @@ from .config import SFTProofSettings
 def set_proof_rows(store, sets: list[str]) -> list[dict]:
     """Proof rows (storage/proof_snapshot.py) of the sets' verified proofs, not expert iteration's."""
     from storage.statement_sets import verified_proofs
-    from tasks.expert.whole_proof import _tactic_block
+    from tasks.expert.whole_proof import tactic_block
 
     rows = []
     for p in verified_proofs(store, sets):
-        proof = _tactic_block(p["proof"])
+        proof = tactic_block(p["proof"])
         if proof and p.get("origin") != "expert_iteration":
             rows.append({"kind": "statement", "key": p["statement_id"], "repo_id": p["set"], "theorem_id": None,
                          "full_name": p["name"], "header": p["header"], "statement": p["statement"],

@@ -21,10 +21,10 @@ def check_model_reference(name: str, field: str) -> None:
         ALIASES,
         BUILTIN_PREFIX,
         PACKAGED,
-        _looks_like_path,
         builtin_names,
         canonical_name,
         is_builtin,
+        looks_like_path,
         packaged_model_path,
     )
 
@@ -51,7 +51,7 @@ def check_model_reference(name: str, field: str) -> None:
         if not path.is_dir():
             raise InputError(field, f"{name} is a file, not a model folder", "give the folder that holds config.json")
         return
-    if _looks_like_path(name):
+    if looks_like_path(name):
         raise InputError(
             field,
             f"the model path {name} does not exist",

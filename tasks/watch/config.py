@@ -21,7 +21,7 @@ from pydantic import (
 
 from storage.errors import InputError
 
-from ..config import PipelineConfig, _first_error, resolve_paths
+from ..config import PipelineConfig, first_error, resolve_paths
 from ..git import is_remote, refuse_credentials, repo_name
 from ..yaml_config import load_yaml_mapping, resolve_local
 
@@ -147,7 +147,7 @@ class NightlyConfig(BaseModel):
         try:
             return cls.model_validate(raw)
         except ValidationError as e:
-            raise InputError(path, _first_error(e), "fix the field (examples/nightly.yaml shows a valid config)") from e
+            raise InputError(path, first_error(e), "fix the field (examples/nightly.yaml shows a valid config)") from e
 
     @property
     def resolved_home(self) -> str | None:

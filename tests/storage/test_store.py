@@ -140,3 +140,29 @@ def test_every_parquet_file_of_the_store_is_zstd_compressed(store, tmp_path):
         if pq.ParquetFile(f).metadata.num_row_groups
     }
     assert codecs and all(c == {"ZSTD"} for c in codecs.values()), codecs
+
+
+def test_a_table_module_adds_a_view_by_declaring_it_and_readers_follow_its_key(tmp_path):
+    """A table module's views are a `catalog.Views` the store lists (storage/catalog.py): the catalog
+    builds them with its own, and a reader whose declared key changed builds its own fresh copy."""
+    state = {"answer": 42}
+
+    def create(store, con, kind):
+        con.execute(f"CREATE OR REPLACE {kind}VIEW answer AS SELECT {state['answer']} AS x")
+
+    class WithAnswer(Store):
+        views = (*Store.views, catalog.Views(create=create, key=lambda store: state["answer"]))
+
+    store = WithAnswer.open(tmp_path)
+    assert catalog.query(store, "SELECT x FROM answer").to_pylist() == [{"x": 42}]
+    state["answer"] = 43  # what the view depends on changed; no writer has rebuilt it
+    assert catalog.query(store, "SELECT x FROM answer").to_pylist() == [{"x": 43}]
+    assert catalog.query(store, "SELECT count(*) AS n FROM snapshots").to_pylist() == [{"n": 0}]  # the others too
+
+
+def test_the_views_key_of_a_store_without_sets_is_the_one_it_always_had(store):
+    """Declaring the views in their modules keeps the key a catalog written before stores (an
+    older reader's views stay valid): the folders, the root, and whether a manifest exists."""
+    from storage.ids import stable_hash
+
+    assert catalog.views_key(store, store.folders()) == stable_hash([[], str(store.root), False], 16)
