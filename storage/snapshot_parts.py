@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import schemas
+from .memory import release_arrow_memory
 from .tactic_text import finished_mask, sorry_mask
 
 
@@ -64,6 +65,8 @@ def write_tactic_parts(
     counts = {kind: {} for kind in schemas.SPLIT_KINDS}
     for (kind, split), writer in writers.items():
         counts[kind][split] = writer.close()
+    if streamed:
+        release_arrow_memory()  # the pieces' pages, freed (storage/memory.py)
     cuts = np.cumsum([len(c) for c in ids.chunks])[:-1]  # chunked as the theorems, as it was
     return pa.chunked_array([pa.array(r, pa.int64()) for r in np.split(rows, cuts)], pa.int64()), counts
 

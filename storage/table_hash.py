@@ -32,8 +32,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .memory import release_arrow_memory
+
 _EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
-_SPOOL = 1 << 20  # a buffer up to this size stays in memory
+_SPOOL = 1 << 16  # a buffer up to this size stays in memory (a table has dozens)
 
 
 def write_ipc(h, table: pa.Table) -> None:
@@ -69,6 +71,7 @@ def hash_parquet(h, path: Path, schema: pa.Schema, keys: list[str]) -> None:
                 del piece
             columns.append(col.finish(nodes))
         _hash_message(h, pf, schema, n, nodes, [b for c in columns for b in c])
+    release_arrow_memory()  # the pieces' pages, freed (storage/memory.py)
 
 
 def _scatter(pf: pq.ParquetFile, schema: pa.Schema, keys: list[str], tmp: Path) -> list:
@@ -223,6 +226,7 @@ def _template(pf: pq.ParquetFile, schema: pa.Schema) -> tuple[bytes, bytearray]:
     """(the schema message, the metadata message of a one-row batch) as the stream writer writes them."""
     one = pf.read_row_group(0).slice(0, 1).cast(schema).combine_chunks()
     out = io.BytesIO()
+    out.update = out.write  # a "hash" that keeps the bytes
     write_ipc(out, one)
     data = out.getvalue()
     (length,) = struct.unpack_from("<i", data, 4)
@@ -270,7 +274,7 @@ class _HashSink:
         self.closed = False
 
     def write(self, data) -> int:
-        self.h.update(data) if hasattr(self.h, "update") else self.h.write(data)
+        self.h.update(data)
         return len(data)
 
     def flush(self) -> None:

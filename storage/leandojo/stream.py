@@ -32,6 +32,7 @@ import pyarrow as pa
 from .. import schemas
 from ..errors import InputError
 from ..ids import repo_id as make_repo_id
+from ..memory import release_arrow_memory
 from ..splits import SplitSettings
 from .corpus import FilesAndPremises, Owners, corpus_line, premises_from_annotations, read_traced
 from .fields import declared_repos
@@ -301,7 +302,9 @@ def stream_export(
     mine = Path(tempfile.mkdtemp(prefix="export-", dir=workdir))
     try:
         with gc_paused():  # as `read_export`: the cycle collector's passes over the theorems' keys
-            return _Import(root, settings, mine, memory_mb).run()
+            staged = _Import(root, settings, mine, memory_mb).run()
+        release_arrow_memory()  # the batches' pages, freed, before the repositories are hashed and moved
+        return staged
     except (InputError, NotStreamable):
         shutil.rmtree(mine, ignore_errors=True)
     mine.mkdir()
