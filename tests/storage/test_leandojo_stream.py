@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import storage.leandojo.stream as stream
+from storage.errors import InputError
 from storage.leandojo import import_export, import_exports, read_exports, staged_exports
 from storage.sample import SAMPLE_ROOT
 from storage.store import Store
@@ -129,6 +130,41 @@ def test_a_refused_export_leaves_no_staging_behind(tmp_path, monkeypatch):
         import_export(store, exp)
     assert store.repo_ids() == []
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def _spoil(exp: Path, case: str) -> None:
+    """One defect far into a file (past the first batch at a 1 MiB bound)."""
+    path = exp / ("random/train.json" if case in ("field", "missing") else "novel_premises/train.json")
+    recs = load_split(path)
+    if case == "field":
+        recs[-3]["start"] = "line 1"
+    elif case == "twice":
+        recs.append(dict(recs[-5]))
+    elif case == "unknown":
+        recs[-2] = {**recs[-2], "full_name": "Nowhere.thm"}
+    path.write_text(json.dumps(recs))
+    if case == "missing":
+        (exp / "novel_premises" / "val.json").unlink()
+
+
+@pytest.mark.parametrize("case", ["field", "twice", "unknown", "missing"])
+def test_a_refusal_is_the_whole_file_readers_without_reading_the_export_again(tmp_path, monkeypatch, case):
+    """The streaming path names a bad record as the whole-file reader does (its index in the
+    file, not in its batch; its own wording for a duplicate or a theorem one split kind
+    lacks) and never reads the export again to say so (issue 24: that cost the old reader's
+    memory)."""
+    exp = write_synthetic_export(tmp_path / "e", "alpha", 600, 3, seed=4)
+    _spoil(exp, case)
+    with pytest.raises(InputError) as whole:
+        read_exports([exp])
+    _no_fallback(monkeypatch)
+    batches = []
+    real = stream.array_batches
+    monkeypatch.setattr(stream, "array_batches", lambda *a: (batches.append(1) or b for b in real(*a)))
+    with pytest.raises(InputError) as streamed, staged_exports([exp], memory_mb=1):
+        pass
+    assert str(streamed.value) == str(whole.value)
+    assert len(batches) > 6 or case == "missing"
 
 
 _CHILD = """
