@@ -188,9 +188,13 @@ class _Import:
     def _canon(self, key: TheoremKey) -> TheoremKey:
         """`key` made of strings shared with the keys read before: a theorem is remembered once
         per split kind, and its strings once."""
-        shared = self.shared
-        url, commit, path = (shared.setdefault(x, x) for x in (key.url, key.commit, key.file_path))
-        return TheoremKey(url, commit, path, sys.intern(key.full_name))
+        shared = self.shared.setdefault  # no generator: this runs once per record of each split kind
+        return TheoremKey(
+            shared(key.url, key.url),
+            shared(key.commit, key.commit),
+            shared(key.file_path, key.file_path),
+            sys.intern(key.full_name),
+        )
 
     def _kept_tactics(self, thm) -> list:
         """What a theorem keeps of its tactics once written: nothing, or (no corpus.jsonl) the
