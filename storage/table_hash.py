@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from .memory import release_arrow_memory
 
 _EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+_MAX_CHUNKS = 256  # chunk files open at once, at most
 _SPOOL = 1 << 16  # a buffer up to this size stays in memory (a table has dozens)
 
 
@@ -82,7 +83,8 @@ def _scatter(pf: pq.ParquetFile, schema: pa.Schema, keys: list[str], tmp: Path) 
     rank[order] = np.arange(n, dtype=np.int64)
     del order
     meta = pf.metadata
-    per = max(8, max(meta.row_group(i).num_rows for i in range(pf.num_row_groups)) // 8 * 8)
+    largest = max(meta.row_group(i).num_rows for i in range(pf.num_row_groups))
+    per = max(8, largest, -(-n // _MAX_CHUNKS))  # rows per chunk: about a row group
     files = [tmp / f"chunk-{k}.arrow" for k in range(-(-n // per))]
     writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
     ranks: list[list[np.ndarray]] = [[] for _ in files]

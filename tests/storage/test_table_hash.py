@@ -63,3 +63,21 @@ def test_a_table_hashed_a_chunk_at_a_time_gives_the_whole_tables_bytes(tmp_path,
         hash_parquet(chunked, path, schemas.TABLES[name], _SORT_KEYS[name])
         assert pq.ParquetFile(path).num_row_groups > 1
         assert chunked.data == whole.data
+
+
+def test_many_small_row_groups_share_a_few_hundred_chunk_files(tmp_path, monkeypatch):
+    """Row groups far smaller than the table (a tiny bound): chunks grow so that at most
+    `_MAX_CHUNKS` files are open at once; the bytes are the whole table's."""
+    import storage.table_hash as table_hash
+
+    monkeypatch.setattr(table_hash, "_MAX_CHUNKS", 16)
+    path = tmp_path / "tactics.parquet"
+    pq.write_table(_table("tactics", 400, 9, False), path, row_group_size=5, compression="zstd")
+    opened = []
+    real = pa.ipc.new_file
+    monkeypatch.setattr(pa.ipc, "new_file", lambda *a, **k: opened.append(1) or real(*a, **k))
+    whole, chunked = _Bytes(), _Bytes()
+    hash_whole(whole, pq.read_table(path).cast(schemas.TACTICS), _SORT_KEYS["tactics"])
+    hash_parquet(chunked, path, schemas.TACTICS, _SORT_KEYS["tactics"])
+    assert 1 < len(opened) <= 16
+    assert chunked.data == whole.data
