@@ -58,12 +58,18 @@ class RepoData:
 
 def content_hash(repository: dict, tables: dict) -> str:
     """The content hash of a repository row and its tables (`tables`: name -> a function that
-    loads the table, so that only one is held at a time): each table sorted by its key and
-    written as one Arrow IPC stream."""
+    loads the table, so that only one is held at a time, or the table's Parquet file): each
+    table sorted by its key and written as one Arrow IPC stream."""
     h = hashlib.sha256()
     for key in ("url", "commit", "lean_version", "split_settings"):
         h.update(f"{key}={repository.get(key)}\x1f".encode())
     for name in ("files", "theorems", "tactics", "premises"):
+        if not callable(tables[name]):  # a Parquet file's path: hashed a part at a time, the same bytes
+            from .table_hash import hash_parquet
+
+            h.update(name.encode())
+            hash_parquet(h, tables[name], schemas.TABLES[name], _SORT_KEYS[name])
+            continue
         table = tables[name]().cast(schemas.TABLES[name])
         table = table.sort_by([(k, "ascending") for k in _SORT_KEYS[name]]).combine_chunks()
         h.update(name.encode())

@@ -45,7 +45,6 @@ from .memory import release_arrow_memory
 from .repo_folder import read_repository
 from .repo_urls import normalize_url
 from .snapshot_ref import SnapshotRef, has_manifests
-from .tactic_text import finished_mask, sorry_mask
 
 
 class SnapshotSettings(BaseModel):
@@ -135,42 +134,34 @@ def build_parts(
         return summary
     part = store.root / rel
     rid = repo["repo_id"]
-    if theorems is None or tactics is None:
+    from .snapshot_parts import tactic_pieces, write_tactic_parts
+
+    if theorems is None:
         theorems = pq.read_table(store.table_path(rid, "theorems"))
-        tactics = pq.read_table(store.table_path(rid, "tactics"))
-    if settings.drop_sorry:
-        tactics = tactics.filter(pc.invert(sorry_mask(tactics["tactic"])))
-    if settings.drop_no_goals:
-        tactics = tactics.filter(pc.invert(finished_mask(tactics["state_before"])))
-    # Each tactic row carries its theorem's proof length; each theorem, its rows kept.
-    at = pc.index_in(tactics["theorem_id"], value_set=theorems["theorem_id"])
-    tactics = tactics.append_column("num_tactics", pc.take(theorems["num_tactics"], at).cast(pa.int64()))
-    per = pc.value_counts(tactics["theorem_id"])
-    rows = pc.take(per.field("counts"), pc.index_in(theorems["theorem_id"], value_set=per.field("values")))
-    index = theorems.select(["repo_id", "theorem_id", "file_path", "full_name", "split_random", "split_novel_premises"])
-    index = index.append_column("rows", pc.fill_null(rows, 0).cast(pa.int64()))
-    index = index.append_column(
-        "key", theorem_keys(theorems["file_path"].to_pylist(), theorems["full_name"].to_pylist())
-    )
+    # The tactics a row group at a time when the stored file has several (storage/snapshot_parts.py).
+    pieces, streamed = tactic_pieces(tactics, store, rid)
     counts = {}
     with atomic.atomic_path(part) as tmp:
         tmp.mkdir(parents=True)
+        for kind in schemas.SPLIT_KINDS:
+            for split in schemas.SPLITS:
+                (tmp / kind / split).mkdir(parents=True)
+        rows, tactic_counts = write_tactic_parts(tmp, theorems, pieces, streamed, settings)
+        index = theorems.select(
+            ["repo_id", "theorem_id", "file_path", "full_name", "split_random", "split_novel_premises"]
+        )
+        index = index.append_column("rows", rows)
+        index = index.append_column(
+            "key", theorem_keys(theorems["file_path"].to_pylist(), theorems["full_name"].to_pylist())
+        )
         pq.write_table(index, tmp / "index.parquet", compression="zstd")
         for kind in schemas.SPLIT_KINDS:
             col = theorems[f"split_{kind}"]
             counts[kind] = {}
             for split in schemas.SPLITS:
-                d = tmp / kind / split
-                d.mkdir(parents=True)
                 th = theorems.filter(pc.equal(col, split))
-                tac = tactics.filter(pc.is_in(tactics["theorem_id"], value_set=th["theorem_id"]))
-                pq.write_table(th, d / "theorems.parquet", compression="zstd")
-                pq.write_table(
-                    tac.select(schemas.SNAPSHOT_TACTICS.names).cast(schemas.SNAPSHOT_TACTICS),
-                    d / "tactics.parquet",
-                    compression="zstd",
-                )
-                counts[kind][split] = {"theorems": th.num_rows, "tactics": tac.num_rows}
+                pq.write_table(th, tmp / kind / split / "theorems.parquet", compression="zstd")
+                counts[kind][split] = {"theorems": th.num_rows, "tactics": tactic_counts[kind][split]}
         summary = {**counts, "file_paths": sorted(pc.unique(theorems["file_path"]).to_pylist())}
         (tmp / "_SUCCESS").write_text(json.dumps(summary))
     return summary

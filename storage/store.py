@@ -305,13 +305,14 @@ class Store:
         for rid in staged:
             theorems, tactics = tables[rid].held_tables()
             if theorems is None:  # a streamed import holds none: read back (cast: Parquet names list items `element`)
-                theorems, tactics = self.read_table("theorems", [rid]), self.read_table("tactics", [rid])
+                theorems = self.read_table("theorems", [rid])
+                tactics = self.table_path(rid, "tactics")  # read by build_parts, a row group at a time
             build_parts(
                 self,
                 self.repository(rid),
                 SnapshotSettings(),
                 theorems=theorems.cast(schemas.THEOREMS),
-                tactics=tactics.cast(schemas.TACTICS),
+                tactics=tactics if isinstance(tactics, Path) else tactics.cast(schemas.TACTICS),
             )
         return [AddResult(d.repo_id, status, d.row_counts()) for d, _, status in plan]
 

@@ -122,8 +122,8 @@ class StagedRepo:
 
     def content_hash(self) -> str:
         if self._hash is None:
-            loaders = {name: (lambda n=name: pq.read_table(self.folder / f"{n}.parquet")) for name in TABLE_NAMES}
-            self._hash = content_hash(self.repository, loaders)
+            files = {name: self.folder / f"{name}.parquet" for name in TABLE_NAMES}
+            self._hash = content_hash(self.repository, files)  # a part at a time (storage/table_hash.py)
         return self._hash
 
     def write_tables(self, folder: Path) -> None:

@@ -3,10 +3,11 @@ as it goes, so memory stays near a setting whatever the repository's size (issue
 docs/leandojo-export.md, "Import: streamed in bounded memory").
 
 The checks are the in-memory reader's own (`theorems.split_fast`/`split_checked` on each
-batch, `corpus.corpus_line` on each line): the streaming path decides whether an export is
-valid, and when it is not, the export is read again by `read.read_export`, whose error names
-the file, record and field as it always did (a bad export may then cost the memory the old
-reader needed; a valid one never does). The tables written are the in-memory reader's,
+batch, `corpus.corpus_line` on each line), in the same order, and a record is named by its
+index in the file: a bad export gets the whole-file reader's message without being read whole
+again. Only a file the streaming reader cannot cut (not UTF-8, malformed JSON, a line break
+`str.splitlines` sees) is read again by `read.read_export`, which names what is wrong (and may
+then cost the memory the old reader needed). The tables written are the in-memory reader's,
 in the same order, and so is the content hash: a repository imported either way is the
 same repository in the store (tests/storage/test_leandojo_stream.py compares the bytes).
 
@@ -32,6 +33,7 @@ import pyarrow as pa
 from .. import schemas
 from ..errors import InputError
 from ..ids import repo_id as make_repo_id
+from ..memory import release_arrow_memory
 from ..splits import SplitSettings
 from .corpus import FilesAndPremises, Owners, corpus_line, premises_from_annotations, read_traced
 from .fields import declared_repos
@@ -50,7 +52,7 @@ from .read import (
 from .records import Tactic, TheoremKey
 from .staging import StagedRepo, TableWriter, WriterPool
 from .tables import theorem_tables
-from .theorems import SplitsRead, split_checked, split_fast
+from .theorems import SplitsRead, read_splits, split_checked, split_fast
 
 DEFAULT_MEMORY_MB = 256
 
@@ -114,15 +116,18 @@ class _Import:
 
     def run(self) -> list[StagedRepo]:
         if not self.kinds:
-            raise NotStreamable("no split folder")
+            read_splits(self.root)  # raises what the whole-file reader says of no split folder
         for n, kind in enumerate(self.kinds):
             self.read.split_of[kind] = {}
             for split in schemas.SPLITS:
                 source = self.root / kind / f"{split}.json"
                 if not present(source):
-                    raise NotStreamable("a split file is missing")
+                    raise InputError(
+                        source, "file is missing", f"a LeanDojo export has {kind}/train.json, val.json and test.json"
+                    )
+                first = 0  # the file's index of the batch's first record, as the whole-file reader names it
                 for batch in array_batches(source, self.root, self.batch_bytes):
-                    (self._bodies if n == 0 else self._identities)(source, kind, split, batch)
+                    first += (self._bodies if n == 0 else self._identities)(source, kind, split, batch, first)
         check_split_kinds_agree(self.root, self.read)
         by_repo = {repo: rows.keys for repo, rows in self.repos.items()}
         main = main_repo(self.metadata, by_repo)
@@ -132,18 +137,30 @@ class _Import:
         out.sort(key=lambda d: (d.repository["url"], d.repository["commit"]) != main)
         return out
 
-    def _items(self, source: Path, batch: bytes, bodies: bool) -> list:
+    def _items(self, source: Path, batch: bytes, bodies: bool, first: int):
+        """(index in the file, identity, record) of each record of a batch: checked one by one,
+        lazily, where the fast path fails (errors come in the whole-file reader's order)."""
         items = split_fast(batch, bodies, self.read.valid_repos, self.read.theorems, self.read.declared)
-        return items if items is not None else list(split_checked(source, batch, self.read))
+        return enumerate(items if items is not None else split_checked(source, batch, self.read, first), first)
 
-    def _bodies(self, source: Path, kind: str, split: str, batch: bytes) -> None:
-        """A batch of the first split kind: whole records, their rows written."""
+    @staticmethod
+    def _twice(source: Path, kind: str, key: TheoremKey, i: int) -> InputError:
+        return InputError(
+            source,
+            f"theorem {key.full_name} in {key.file_path} appears twice in {kind}/",
+            "remove the duplicate record",
+            where=f"record {i} ({key.full_name})",
+        )
+
+    def _bodies(self, source: Path, kind: str, split: str, batch: bytes, first: int) -> int:
+        """A batch of the first split kind: whole records, their rows written; how many."""
         seen, theorems = self.read.split_of[kind], self.read.theorems
         groups: dict[Repo, dict] = {}
-        for key, thm in self._items(source, batch, True):
+        i = first - 1
+        for i, (key, thm) in self._items(source, batch, True, first):
             key = self._canon(key)
-            if key in seen or thm is None:
-                raise InputError(source, f"theorem {key.full_name} appears twice", "remove the duplicate record")
+            if key in seen or thm is None:  # None: read in another split file of this kind
+                raise self._twice(source, kind, key, i)
             seen[key] = split
             groups.setdefault(key.repo, {})[key] = thm
             theorems[key] = msgspec.structs.replace(
@@ -166,13 +183,18 @@ class _Import:
                 rows.used += [
                     {a.full_name for t in group[k].traced_tactics for a in t.annotated_tactic[1]} for k in keys
                 ]
+        return i + 1 - first
 
     def _canon(self, key: TheoremKey) -> TheoremKey:
         """`key` made of strings shared with the keys read before: a theorem is remembered once
         per split kind, and its strings once."""
-        shared = self.shared
-        url, commit, path = (shared.setdefault(x, x) for x in (key.url, key.commit, key.file_path))
-        return TheoremKey(url, commit, path, sys.intern(key.full_name))
+        shared = self.shared.setdefault  # no generator: this runs once per record of each split kind
+        return TheoremKey(
+            shared(key.url, key.url),
+            shared(key.commit, key.commit),
+            shared(key.file_path, key.file_path),
+            sys.intern(key.full_name),
+        )
 
     def _kept_tactics(self, thm) -> list:
         """What a theorem keeps of its tactics once written: nothing, or (no corpus.jsonl) the
@@ -192,14 +214,22 @@ class _Import:
         folder.mkdir()
         return _RepoRows(repo, folder, self.pool)
 
-    def _identities(self, source: Path, kind: str, split: str, batch: bytes) -> None:
-        """A batch of another split kind: identities only, each a theorem read already."""
+    def _identities(self, source: Path, kind: str, split: str, batch: bytes, first: int) -> int:
+        """A batch of another split kind: identities only, each a theorem read already; how many.
+        A theorem the first kind lacks is kept, as the whole-file reader keeps it, and named by
+        `check_split_kinds_agree` once every file is read."""
         seen = self.read.split_of[kind]
-        for key, thm in self._items(source, batch, False):
+        i = first - 1
+        for i, (key, thm) in self._items(source, batch, False, first):
             key = self._canon(key)
-            if key in seen or thm is not None:
-                raise InputError(source, f"theorem {key.full_name} is not as in the first split kind", "re-create it")
+            if key in seen:
+                raise self._twice(source, kind, key, i)
             seen[key] = split
+            if thm is not None:
+                self.read.theorems[key] = msgspec.structs.replace(
+                    thm, theorem_statement=_Digest.of(thm.theorem_statement), traced_tactics=[]
+                )
+        return i + 1 - first
 
     def _corpus(self, owner: Owners) -> FilesAndPremises:
         """corpus.jsonl a line at a time (premises written as they come), then the files it
@@ -294,15 +324,21 @@ def stream_export(
     path: str | Path, workdir: Path, settings: SplitSettings | None = None, memory_mb: int = DEFAULT_MEMORY_MB
 ) -> list[StagedRepo]:
     """Each repository of the export at `path`, staged as Parquet files under `workdir`.
-    An export the streaming reader refuses or cannot cut is read again by `read_export`,
-    which names what is wrong (or, for a layout it reads and this does not, returns it)."""
+    An export the streaming reader refuses raises the whole-file reader's error; one it cannot
+    cut is read again by `read_export`, which names what is wrong (or, for a layout it reads
+    and this does not, returns it)."""
     root = check_root(Path(path))
     settings = settings or SplitSettings()
     mine = Path(tempfile.mkdtemp(prefix="export-", dir=workdir))
     try:
         with gc_paused():  # as `read_export`: the cycle collector's passes over the theorems' keys
-            return _Import(root, settings, mine, memory_mb).run()
-    except (InputError, NotStreamable):
+            staged = _Import(root, settings, mine, memory_mb).run()
+        release_arrow_memory()  # the batches' pages, freed, before the repositories are hashed and moved
+        return staged
+    except InputError:  # named as the whole-file reader names it (tests/storage/test_leandojo*.py)
+        shutil.rmtree(mine, ignore_errors=True)
+        raise
+    except NotStreamable:
         shutil.rmtree(mine, ignore_errors=True)
     mine.mkdir()
     return [StagedRepo.from_repo_data(data, mine / f"repo-{i}") for i, data in enumerate(read_export(root, settings))]

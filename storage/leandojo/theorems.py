@@ -106,7 +106,7 @@ def split_fast(data: bytes, bodies: bool, valid_repos: set, theorems: dict, decl
     return items
 
 
-def split_checked(source: Path, data: bytes, read: SplitsRead):
+def split_checked(source: Path, data: bytes, read: SplitsRead, first: int = 0):
     """(identity, record) of each record of a split file, checked one by one: the first bad
     one raises an InputError naming it. A record whose identity was read already is not
     parsed further (None). Keys the records carry beyond LeanDojo's go to `read.extras`."""
@@ -115,7 +115,7 @@ def split_checked(source: Path, data: bytes, read: SplitsRead):
         raise InputError(
             source, f"expected a JSON list of theorems, found {type(records).__name__}", "re-create the export"
         )
-    for i, rec in enumerate(records):
+    for i, rec in enumerate(records, first):
         key = _identity_fast(rec, read.valid_repos)
         if key is None:
             key = fields.identity(rec, source, i)

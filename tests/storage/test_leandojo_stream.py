@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import storage.leandojo.stream as stream
+from storage.errors import InputError
 from storage.leandojo import import_export, import_exports, read_exports, staged_exports
 from storage.sample import SAMPLE_ROOT
 from storage.store import Store
@@ -109,6 +110,11 @@ def test_batches_far_below_the_repository_give_the_same_repository(tmp_path, mon
     assert pq.ParquetFile(after.table_path(rid, "tactics")).num_row_groups > 1
     for table in ("files", "theorems", "tactics", "premises"):
         assert after.read_table(table).equals(before.read_table(table)), table
+    # The snapshot parts, built a row group at a time from the streamed tactics: the same rows.
+    parts = sorted(p.relative_to(before.root) for p in (before.root / "parts").rglob("*.parquet"))
+    assert parts == sorted(p.relative_to(after.root) for p in (after.root / "parts").rglob("*.parquet"))
+    for rel in parts:
+        assert pq.read_table(after.root / rel).equals(pq.read_table(before.root / rel)), rel
 
 
 def test_a_refused_export_leaves_no_staging_behind(tmp_path, monkeypatch):
@@ -124,6 +130,41 @@ def test_a_refused_export_leaves_no_staging_behind(tmp_path, monkeypatch):
         import_export(store, exp)
     assert store.repo_ids() == []
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def _spoil(exp: Path, case: str) -> None:
+    """One defect far into a file (past the first batch at a 1 MiB bound)."""
+    path = exp / ("random/train.json" if case in ("field", "missing") else "novel_premises/train.json")
+    recs = load_split(path)
+    if case == "field":
+        recs[-3]["start"] = "line 1"
+    elif case == "twice":
+        recs.append(dict(recs[-5]))
+    elif case == "unknown":
+        recs[-2] = {**recs[-2], "full_name": "Nowhere.thm"}
+    path.write_text(json.dumps(recs))
+    if case == "missing":
+        (exp / "novel_premises" / "val.json").unlink()
+
+
+@pytest.mark.parametrize("case", ["field", "twice", "unknown", "missing"])
+def test_a_refusal_is_the_whole_file_readers_without_reading_the_export_again(tmp_path, monkeypatch, case):
+    """The streaming path names a bad record as the whole-file reader does (its index in the
+    file, not in its batch; its own wording for a duplicate or a theorem one split kind
+    lacks) and never reads the export again to say so (issue 24: that cost the old reader's
+    memory)."""
+    exp = write_synthetic_export(tmp_path / "e", "alpha", 600, 3, seed=4)
+    _spoil(exp, case)
+    with pytest.raises(InputError) as whole:
+        read_exports([exp])
+    _no_fallback(monkeypatch)
+    batches = []
+    real = stream.array_batches
+    monkeypatch.setattr(stream, "array_batches", lambda *a: (batches.append(1) or b for b in real(*a)))
+    with pytest.raises(InputError) as streamed, staged_exports([exp], memory_mb=1):
+        pass
+    assert str(streamed.value) == str(whole.value)
+    assert len(batches) > 6 or case == "missing"
 
 
 _CHILD = """
@@ -170,6 +211,63 @@ def test_a_repository_larger_than_the_bound_is_read_under_it(tmp_path):
     base, peak, tactics = (int(x) for x in out.stdout.split())
     assert tactics > 3_000
     assert peak - base < bound + WRITERS_MIB, (base, peak, size)
+
+
+_IMPORT_CHILD = """
+import sys
+from pathlib import Path
+from storage.store import Store
+from storage.leandojo import import_exports
+def hwm():
+    return int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1]) // 1024
+warm, big, home, bound = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+import_exports(Store.open(home / 'warm'), [warm], memory_mb=1)  # every path of a streamed import, once
+open('/proc/self/clear_refs', 'w').write('5')  # VmHWM from here
+base = hwm()
+(added,) = import_exports(Store.open(home / 'big'), [big], memory_mb=bound)
+print(base, hwm(), added.counts['tactics'])
+"""
+
+
+def _long_states(tmp_path: Path) -> Path:
+    """400 theorems whose states before are 40 KB (Mathlib's longest are longer): 116 MB of split
+    files, cheap to write and to read (the text is in few, long strings)."""
+    exp = write_synthetic_export(tmp_path / "big", "big", 400, 4, seed=6)
+    pad = "".join(chr(0x41 + (i * 7) % 26) for i in range(997)) * 40
+    for kind in ("random", "novel_premises"):
+        for split in ("train", "val", "test"):
+            path = exp / kind / f"{split}.json"
+            recs = load_split(path)
+            for rec in recs:
+                for j, tactic in enumerate(rec["traced_tactics"]):
+                    tactic["state_before"] += f"\n{pad}{j}"
+            path.write_text(json.dumps(recs))
+    return exp
+
+
+def test_a_repository_larger_than_the_bound_is_imported_under_it(tmp_path):
+    """The whole import (reading, the content hash, moving in, the snapshot parts) of a
+    repository whose tactics are many times the bound: the child process's own peak from
+    after a first import stays under the bound plus what any import holds (the reading's
+    writers, as above, and the allocators' kept pages): measured 78 MiB at 8 MiB, against
+    243 MiB when the hash and the parts loaded the tactics whole (main before issue 24's
+    second pass)."""
+    warm = write_synthetic_export(tmp_path / "warm", "warm", 100, 3, seed=1)
+    big = _long_states(tmp_path)
+    size = sum(f.stat().st_size for f in big.rglob("*.json*")) / 2**20
+    bound = 8
+    assert size > 10 * bound, size
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORT_CHILD, str(warm), str(big), str(tmp_path / "home"), str(bound)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    base, peak, tactics = (int(x) for x in out.stdout.split())
+    assert tactics > 1_500
+    assert peak - base < bound + 2 * WRITERS_MIB, (base, peak, size)  # main before: 243 MiB
 
 
 def test_records_laid_out_otherwise_are_cut_one_by_one(tmp_path, monkeypatch):
