@@ -42,6 +42,7 @@ from storage import atomic
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.log_progress import lightning_progress
 from tasks.trainers.time_checkpoints import lightning_time_checkpoint
 
 from .backbone import hidden_size, load_config, load_encoder, resolve_backbone, weights_sha256
@@ -190,6 +191,7 @@ def _lightning_trainer(settings: RetrieverSettings, arguments: dict, order: Epoc
         checkpointing,
         ExactResume(order),
         lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),  # after ExactResume
+        lightning_progress(),
     ]
     arguments = {"enable_model_summary": False, "num_sanity_val_steps": 0, **arguments, **ddp_arguments(settings)}
     return pl.Trainer(
