@@ -109,6 +109,18 @@ def show(
         _display.show(phase, step, total, trainer, repo)
 
 
+def note(line: str | None) -> None:
+    """A warning the user must see: in the run's logs (the Prefect UI, the log file) and, under
+    `dojoflow run`, as a line of its own on the terminal. None: nothing to say."""
+    if not line:
+        return
+    from prefect.logging import get_run_logger
+
+    get_run_logger().warning("%s", line)
+    if _display is not None:
+        _display.note(line)
+
+
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-") or "run"
 

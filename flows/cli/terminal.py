@@ -170,6 +170,14 @@ class RunDisplay:
             elapsed = int(now - self.started)
             self.console.print(f"{elapsed // 60:02d}:{elapsed % 60:02d}  {escape(text)}", soft_wrap=True)
 
+    def note(self, text: str) -> None:
+        """One line that stays (a warning the user must see), above the live line or between the plain ones."""
+        if self.progress is not None:
+            self.progress.console.print(escape(text), soft_wrap=True)
+        else:
+            elapsed = int(time.monotonic() - self.started)
+            self.console.print(f"{elapsed // 60:02d}:{elapsed % 60:02d}  {escape(text)}", soft_wrap=True)
+
     def waiting(self, why: str) -> None:
         """The current phase, and why it is not moving (another run holds its lock)."""
         text = " · ".join(p for p in (self.last, why) if p)
