@@ -113,7 +113,8 @@ def test_a_piped_run_prints_plain_progress_and_a_summary_and_the_library_output_
     assert "step 1/1 NatBasics · sft · train" in out and "step 1/1 NatBasics · sft · evaluate" in out
     # the trainer's optimizer steps, latest loss and time left (tasks/trainers/log_progress.py)
     train = r"^\d\d:\d\d  step 1/1 NatBasics · sft · train · optimizer step"
-    assert re.search(rf"{train} 1/2 · loss [0-9.e+-]+ · about \d+s left$", out, re.M), out
+    # (without a loss only when step 1 took over 30 s and a quiet record came before its log line)
+    assert re.search(rf"{train} 1/2( · loss [0-9.e+-]+)? · about [0-9hms]+ left$", out, re.M), out
     assert re.search(rf"{train} 2/2 · loss [0-9.e+-]+ · about 0s left$", out, re.M), out
     assert re.search(r"^1 NatBasics +sft +[0-9.]+ +NatBasics/test +completion_loss +[0-9.]+ \(n=\d+\)$", out, re.M), out
     assert re.search(r"^ +top1_accuracy +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=\d+\)$", out, re.M), out
