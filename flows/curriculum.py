@@ -20,7 +20,7 @@ from prefect.transactions import transaction
 
 from storage.snapshot_ref import SnapshotRef
 from storage.store import dojoflow_home
-from tasks import events
+from tasks import benchmark_overlap, events
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
@@ -77,6 +77,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         started = time.perf_counter()
         ui.show("snapshot", step.step, len(steps), repo=step.name)
         snapshot = t.snapshot(home, step.seen, snapshot_settings, step=step.step, repo_name=step.name)
+        ui.note(benchmark_overlap.overlap_warning(snapshot))  # a benchmark removing most of a split
         at = _Step(t, home, config, run_id, step, len(steps), snapshot)
         this_step, done = _train_step_trainers(at, trainers, previous, untried)
         previous = {**previous, **this_step}

@@ -53,6 +53,24 @@ _display = None  # the terminal's RunDisplay while `dojoflow run` runs a flow in
 _current_run: str | None = None
 
 
+class _TrainingProgressToDisplay(logging.Handler):
+    """The trainers' progress records (tasks/trainers/log_progress.py), in this process or
+    relayed from a launched child (tasks/trainers/supervise.py), to the terminal display."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from tasks.trainers.log_progress import PROGRESS_FIELD, TrainingProgress
+
+        figures = getattr(record, PROGRESS_FIELD, None)
+        if _display is not None and isinstance(figures, dict):
+            try:
+                _display.training(TrainingProgress.model_validate(figures))
+            except Exception:  # noqa: BLE001  (the display must not stop training)
+                self.handleError(record)
+
+
+_training_handler = _TrainingProgressToDisplay()
+
+
 def set_display(display) -> None:
     """Set by `dojoflow run` around a flow it runs in this process (None after it)."""
     global _display, _current_run
@@ -60,6 +78,12 @@ def set_display(display) -> None:
         _current_run = None
     _display = display
     prefect_locking.on_wait(_show_waiting if display is not None else None)
+    progress_log = logging.getLogger("tasks.trainers.progress")
+    if display is not None:
+        if _training_handler not in progress_log.handlers:
+            progress_log.addHandler(_training_handler)
+    else:
+        progress_log.removeHandler(_training_handler)
 
 
 def _show_waiting(key: str) -> None:
@@ -83,6 +107,18 @@ def show(
         _current_run = str(flow_run.id) if flow_run.id else None
     if _display is not None:
         _display.show(phase, step, total, trainer, repo)
+
+
+def note(line: str | None) -> None:
+    """A warning the user must see: in the run's logs (the Prefect UI, the log file) and, under
+    `dojoflow run`, as a line of its own on the terminal. None: nothing to say."""
+    if not line:
+        return
+    from prefect.logging import get_run_logger
+
+    get_run_logger().warning("%s", line)
+    if _display is not None:
+        _display.note(line)
 
 
 def _slug(name: str) -> str:

@@ -95,6 +95,9 @@ def _prefects_temporary_servers() -> set:
     return set(server_module.SubprocessASGIServer._instances.values())
 
 
+PLAIN_TRAINING_EVERY_S = 30.0  # piped output: a trainer's progress line at most this often (first and last always)
+
+
 class RunDisplay:
     """One progress display per run: step k of n, trainer, phase, elapsed time."""
 
@@ -103,6 +106,7 @@ class RunDisplay:
         self.started = time.monotonic()
         self.live = console.is_terminal
         self.last = ""
+        self._trained_at: float | None = None  # when plain output last printed a trainer's progress
         self.progress = None
         if self.live:
             self.progress = Progress(
@@ -138,9 +142,41 @@ class RunDisplay:
                 done = self.progress.tasks[0].total
             self.progress.update(self.task, description=escape(text), completed=done, total=total)
         elif text != self.last:
+            self._trained_at = None  # a new phase: its first training progress is printed
             elapsed = int(time.monotonic() - self.started)
             self.console.print(f"{elapsed // 60:02d}:{elapsed % 60:02d}  {escape(text)}", soft_wrap=True)
         self.last = text
+
+    def training(self, progress) -> None:
+        """A trainer's progress (tasks/trainers/log_progress.py's `TrainingProgress`) after the
+        current phase: optimizer steps done of the total, the latest loss, the time left. Plain
+        output prints the first and last of a phase and one every `PLAIN_TRAINING_EVERY_S`."""
+        from tasks.trainers.log_progress import duration
+
+        total = f"/{progress.total}" if progress.total else ""
+        parts = [self.last, f"optimizer step {progress.step}{total}"]
+        if progress.loss is not None:
+            parts.append(f"loss {progress.loss:.4g}")
+        if progress.seconds_left is not None:
+            parts.append(f"about {duration(progress.seconds_left)} left")
+        text = " · ".join(p for p in parts if p)
+        if self.progress is not None:
+            self.progress.update(self.task, description=escape(text))
+            return
+        now = time.monotonic()
+        last_step = progress.total is not None and progress.step >= progress.total
+        if self._trained_at is None or last_step or now - self._trained_at >= PLAIN_TRAINING_EVERY_S:
+            self._trained_at = now
+            elapsed = int(now - self.started)
+            self.console.print(f"{elapsed // 60:02d}:{elapsed % 60:02d}  {escape(text)}", soft_wrap=True)
+
+    def note(self, text: str) -> None:
+        """One line that stays (a warning the user must see), above the live line or between the plain ones."""
+        if self.progress is not None:
+            self.progress.console.print(escape(text), soft_wrap=True)
+        else:
+            elapsed = int(time.monotonic() - self.started)
+            self.console.print(f"{elapsed // 60:02d}:{elapsed % 60:02d}  {escape(text)}", soft_wrap=True)
 
     def waiting(self, why: str) -> None:
         """The current phase, and why it is not moving (another run holds its lock)."""

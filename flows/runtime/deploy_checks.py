@@ -3,25 +3,31 @@ on this machine says so when it is created, not at 2 a.m. on its first night.
 
 The nightly traces every watched repository that moved, and tracing needs Lean's toolchain
 (elan, `lean`, `lake`). Deploying from a machine without it is allowed (the worker may be
-another machine), so this warns with the fix instead of failing; `dojoflow doctor` on the
-worker says the same.
+another machine), but the nightly's schedule is then created paused: it schedules no run
+that cannot run here, and one line says so and how to resume it once a worker with Lean
+serves the pool. prefect.yaml's schedule reads `active` from this step's output
+(`{{ lean-check.schedule_active }}`); `dojoflow doctor` on the worker says what it can run.
 """
 
 from __future__ import annotations
 
 import sys
 
+RESUME = "prefect deployment schedule resume nightly/nightly SCHEDULE_ID"  # ids: `prefect deployment schedule ls nightly/nightly`
+
 
 def warn_if_no_lean_toolchain(**_) -> dict:
-    """Prefect build step: {"lean_toolchain": "found" | "missing"}, and a warning on stderr when missing."""
+    """Prefect build step: {"lean_toolchain": "found" | "missing", "schedule_active": bool}, and
+    one warning line on stderr when missing."""
     from tasks.doctor import check_lean_toolchain
 
     missing = [c for c in check_lean_toolchain() if not c.ok]
-    for c in missing:
+    if missing:
+        names = ", ".join(f"{c.name} ({c.found})" for c in missing)
         print(
-            f"warning: nightly: no {c.name} here ({c.found}); the nightly traces watched repositories "
-            f"and needs it on the machine of every worker that runs it. {c.fix}. "
-            "`dojoflow doctor` on a worker says what it can run.",
+            f"warning: nightly: no {names} here, and the nightly traces watched repositories: its schedule is "
+            f"created paused and schedules no run; on a worker with Lean ({missing[0].fix}; `dojoflow doctor` "
+            f"says what it can run), resume it: {RESUME} (ids: prefect deployment schedule ls nightly/nightly)",
             file=sys.stderr,
         )
-    return {"lean_toolchain": "missing" if missing else "found"}
+    return {"lean_toolchain": "missing" if missing else "found", "schedule_active": not missing}

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import tempfile
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -25,8 +24,8 @@ from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, LoraSettings
 from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (
-    capabilities_unless_given,
-    check_training_args,
+    build_training_config,
+    check_by_building,
     device_capabilities,
     non_finite_value,
 )
@@ -399,8 +398,7 @@ def preflight(settings: GRPOSettings, field: str) -> None:
         # (tasks/trainers/preflight.py: check_launch_settings), not in this one.
         rest = {k: v for k, v in settings.training.items() if k != "use_vllm"}
         settings = settings.model_copy(update={"training": rest})
-    with tempfile.TemporaryDirectory() as tmp:
-        build_grpo_config(settings, tmp, field=f"{field}.training")
+    check_by_building(build_grpo_config, settings, field)
 
 
 def build_grpo_config(
@@ -413,20 +411,18 @@ def build_grpo_config(
 ):
     """The `trl.GRPOConfig` for a training step on this machine: Dojoflow's defaults, the user's
     `training` (checked by `tasks.trainers.training_args`), the algorithm's settings, the reward weights."""
-    import warnings
-
-    from trl import GRPOConfig
-
-    cuda, bf16_ok = capabilities_unless_given(cuda, bf16_ok)
-    algo = settings.resolved_algorithm()
-    fixed = {**algo.trl, "reward_weights": list(settings.reward_weights().values())}
-    defaults = {**default_training_args(settings.training, cuda, bf16_ok), **fixed}
-    user = check_training_args(
-        check_training_keys(dict(settings.training), field), "trl:GRPOConfig", field, defaults, machine=(cuda, bf16_ok)
+    check_training_keys(dict(settings.training), field)
+    fixed = {**settings.resolved_algorithm().trl, "reward_weights": list(settings.reward_weights().values())}
+    return build_training_config(
+        "trl:GRPOConfig",
+        settings,
+        output_dir,
+        lambda cuda, bf16_ok: default_training_args(settings.training, cuda, bf16_ok),
+        cuda=cuda,
+        bf16_ok=bf16_ok,
+        field=field,
+        fixed=fixed,
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        return GRPOConfig(output_dir=os.fspath(output_dir), **{**defaults, **user, **fixed})
 
 
 __all__ = [

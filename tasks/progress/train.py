@@ -31,9 +31,15 @@ from pathlib import Path
 from storage.errors import InputError
 from tasks.models.loading import latest_trainer_checkpoint, load_tokenizer
 from tasks.trainers.base import SkipTraining
-from tasks.trainers.lifecycle import TRAINER_SUBDIR, coerce_settings, publish, starts_from_parent, train_or_reload
-from tasks.trainers.log_progress import log_training_progress
-from tasks.trainers.time_checkpoints import save_every_minutes
+from tasks.trainers.lifecycle import (
+    TRAINER_SUBDIR,
+    coerce_settings,
+    hf_callbacks,
+    publish,
+    starts_from_parent,
+    step_dirs,
+    train_or_reload,
+)
 
 from .config import ProgressSettings, training_arguments
 from .data import INPUT_TEMPLATE, TARGET_CONVENTION, ProgressExample, progress_examples
@@ -198,7 +204,7 @@ def _trainer(settings: ProgressSettings, model, tokenizer, args, train_examples,
         processing_class=tokenizer,
         data_collator=DataCollatorWithPadding(tokenizer),
         compute_metrics=_regression_metrics if eval_ds is not None else None,
-        callbacks=[save_every_minutes(settings.checkpoint_every_minutes), log_training_progress()],
+        callbacks=hf_callbacks(settings, None),
     )
     return trainer, truncated
 
@@ -238,7 +244,7 @@ def train_progress(
     import transformers
 
     settings = coerce_settings(settings, ProgressSettings)
-    out_dir, work_dir = Path(out_dir), Path(work_dir)
+    out_dir, work_dir, parent_dir = step_dirs(out_dir, work_dir, parent_dir)
     rows, train_examples, extra_counts = _train_examples(settings, snapshot, split_kind)
 
     work_dir.mkdir(parents=True, exist_ok=True)

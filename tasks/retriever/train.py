@@ -42,6 +42,8 @@ from storage import atomic
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import default_model_cache
 from tasks.trainers.base import SkipTraining
+from tasks.trainers.lifecycle import step_dirs
+from tasks.trainers.log_progress import lightning_progress
 from tasks.trainers.time_checkpoints import lightning_time_checkpoint
 
 from .backbone import hidden_size, load_config, load_encoder, resolve_backbone, weights_sha256
@@ -190,6 +192,7 @@ def _lightning_trainer(settings: RetrieverSettings, arguments: dict, order: Epoc
         checkpointing,
         ExactResume(order),
         lightning_time_checkpoint(ckpt_dir, settings.checkpoint_every_minutes),  # after ExactResume
+        lightning_progress(),
     ]
     arguments = {"enable_model_summary": False, "num_sanity_val_steps": 0, **arguments, **ddp_arguments(settings)}
     return pl.Trainer(
@@ -222,8 +225,7 @@ def train_retriever(
     from .model import Collator, RetrieverModule
 
     settings = as_settings(settings)
-    out_dir, work_dir = Path(out_dir), Path(work_dir)
-    parent_dir = Path(parent_dir) if parent_dir is not None else None
+    out_dir, work_dir, parent_dir = step_dirs(out_dir, work_dir, parent_dir)
     cache_dir = Path(settings.model_cache_dir or model_cache_dir or default_model_cache())
     arguments = resolve_training(settings)  # checked once; a bad argument fails before data is read
     corpus = PremiseCorpus.from_snapshot(snapshot)

@@ -14,8 +14,8 @@ depend on which machine validated the config. Building these settings imports no
 
 from __future__ import annotations
 
+import functools
 import os
-import tempfile
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,7 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (  # noqa: F401  (device_capabilities: GRPO's vLLM check)
+    build_training_config,
     capabilities_unless_given,
+    check_by_building,
     check_training_args,
     device_capabilities,
 )
@@ -169,8 +171,9 @@ def default_training_args(user: dict[str, Any], cuda: bool, bf16_ok: bool) -> di
     return {k: v for k, v in defaults.items() if k not in user}
 
 
-def training_defaults(settings: SFTSettings, cuda: bool, bf16_ok: bool) -> dict[str, Any]:
-    """Dojoflow's values under the user's `training` for this model on this machine."""
+def training_defaults(settings, cuda: bool, bf16_ok: bool) -> dict[str, Any]:
+    """Dojoflow's values under the user's `training` for this model on this machine (settings
+    with `model` and `training`: SFT's and whole-proof SFT's)."""
     user = settings.training
     tiny = {k: v for k, v in TINY_MODEL_TRAINING.items() if k not in user} if settings.model == DEFAULT_MODEL else {}
     return {**default_training_args(user, cuda, bf16_ok), **tiny}
@@ -178,8 +181,7 @@ def training_defaults(settings: SFTSettings, cuda: bool, bf16_ok: bool) -> dict[
 
 def preflight(settings: SFTSettings, field: str) -> None:
     """Before a run: `training` against trl.SFTConfig, and mixed precision against this machine."""
-    with tempfile.TemporaryDirectory() as tmp:
-        build_sft_config(settings, tmp, field=f"{field}.training")
+    check_by_building(build_sft_config, settings, field)
 
 
 def build_sft_config(
@@ -192,13 +194,7 @@ def build_sft_config(
 ):
     """The `trl.SFTConfig` for a training step on this machine (capabilities detected unless given);
     `training` is checked by `tasks.trainers.training_args` (errors name `field`)."""
-    cuda, bf16_ok = capabilities_unless_given(cuda, bf16_ok)
-    defaults = training_defaults(settings, cuda, bf16_ok)
-    user = check_training_args(dict(settings.training), "trl:SFTConfig", field, defaults, machine=(cuda, bf16_ok))
-    import warnings
-
-    from trl import SFTConfig
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # deprecation notices of aliases the user chose
-        return SFTConfig(output_dir=os.fspath(output_dir), **{**defaults, **user})
+    defaults = functools.partial(training_defaults, settings)
+    return build_training_config(
+        "trl:SFTConfig", settings, output_dir, defaults, cuda=cuda, bf16_ok=bf16_ok, field=field
+    )

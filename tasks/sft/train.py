@@ -31,18 +31,8 @@ from pathlib import Path
 
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import latest_trainer_checkpoint
+from tasks.trainers import lifecycle as step
 from tasks.trainers.base import SkipTraining
-from tasks.trainers.lifecycle import (
-    TRAINER_SUBDIR,
-    causal_lm_start,
-    coerce_settings,
-    model_cache,
-    publish,
-    starts_from_parent,
-    train_or_reload,
-)
-from tasks.trainers.log_progress import log_training_progress
-from tasks.trainers.time_checkpoints import save_every_minutes
 
 from .config import SFTSettings, build_sft_config
 from .data import build_examples, read_tactics
@@ -78,48 +68,34 @@ def train_sft(
     reporting). Returns JSON-serialisable figures: train_loss, steps, examples, seconds
     and how the step started. Raises `SkipTraining` when the split has nothing to learn.
     """
-    from trl import SFTTrainer
-
-    settings = coerce_settings(settings, SFTSettings)
+    settings = step.coerce_settings(settings, SFTSettings)
     started = time.monotonic()
-    out_dir, work_dir = Path(out_dir), Path(work_dir)
-    parent = Path(parent_dir) if parent_dir is not None else None
+    out_dir, work_dir, parent = step.step_dirs(out_dir, work_dir, parent_dir)
 
     table = _train_tactics(snapshot, split_kind)
-    start = causal_lm_start(settings, parent, model_cache(model_cache_dir))
+    start = step.causal_lm_start(settings, parent, step.model_cache(model_cache_dir))
     examples = _examples(
         table, settings, start.tokenizer, f"the {split_kind}/train split of snapshot {snapshot.snapshot_id}"
     )
 
-    trainer_dir = work_dir / TRAINER_SUBDIR
+    trainer_dir = work_dir / step.TRAINER_SUBDIR
     args = build_sft_config(settings, trainer_dir)
     resume = latest_trainer_checkpoint(trainer_dir)
     log.info(
         "SFT on %d examples (%s/train of %s), from %s, %s, resume=%s",
         *(len(examples), split_kind, snapshot.snapshot_id, start.started_from, start.kind, resume),
     )
-    trainer = SFTTrainer(
-        model=start.model,
-        args=args,
-        train_dataset=examples.to_dataset(),
-        processing_class=start.tokenizer,
-        peft_config=start.peft_config,
-        callbacks=[*(callbacks or []), save_every_minutes(settings.checkpoint_every_minutes), log_training_progress()],
-    )
-    trained = train_or_reload(trainer, resume)
+    trainer = step.sft_trainer(start, args, examples.to_dataset(), settings, callbacks)
+    trained = step.train_or_reload(trainer, resume)
     figures = _figures(trained, examples, table.num_rows, start, started)
-    publish(
+    step.publish_started(
         trainer,
-        start.tokenizer,
+        start,
         out_dir,
-        kind=start.kind,
-        base_model=start.base_model,
+        settings,
         config_file="sft_config.json",
         trainer="sft",
-        settings=settings.model_dump(mode="json"),
-        snapshot_id=snapshot.snapshot_id,
-        split_kind=split_kind,
-        parent_dir=str(parent) if starts_from_parent(settings, parent) else None,
+        **step.provenance(settings, snapshot, split_kind, parent),
         figures=figures,
     )
     return figures

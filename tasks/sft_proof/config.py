@@ -11,16 +11,14 @@ by the one check every trainer shares) and the starting point follow SFT's rules
 
 from __future__ import annotations
 
-import os
-import tempfile
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.lean.config import BackendSettings
-from tasks.sft.config import DEFAULT_MODEL, TINY_MODEL_TRAINING, LoraSettings, default_training_args
+from tasks.sft.config import DEFAULT_MODEL, LoraSettings, build_sft_config
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
-from tasks.trainers.training_args import capabilities_unless_given, check_training_args
+from tasks.trainers.training_args import check_by_building
 
 PROOF_SYSTEM_PROMPT = (
     "You are a Lean 4 prover. Given a Lean 4 theorem statement ending in `:= by`, reply with the "
@@ -114,34 +112,10 @@ class SFTProofSettings(BaseModel):
     )
 
 
-def training_defaults(settings: SFTProofSettings, cuda: bool, bf16_ok: bool) -> dict[str, Any]:
-    user = settings.training
-    tiny = {k: v for k, v in TINY_MODEL_TRAINING.items() if k not in user} if settings.model == DEFAULT_MODEL else {}
-    return {**default_training_args(user, cuda, bf16_ok), **tiny}
-
-
 def preflight(settings: SFTProofSettings, field: str) -> None:
     """Before a run: `training` against trl.SFTConfig and this machine; the evaluation backend's kind."""
-    with tempfile.TemporaryDirectory() as tmp:
-        build_config(settings, tmp, field=f"{field}.training")
+    check_by_building(build_config, settings, field)
 
 
-def build_config(
-    settings: SFTProofSettings,
-    output_dir: str | os.PathLike,
-    *,
-    cuda: bool | None = None,
-    bf16_ok: bool | None = None,
-    field: str = "training",
-):
-    """The `trl.SFTConfig` of a training step on this machine (as `tasks.sft.config.build_sft_config`)."""
-    cuda, bf16_ok = capabilities_unless_given(cuda, bf16_ok)
-    defaults = training_defaults(settings, cuda, bf16_ok)
-    user = check_training_args(dict(settings.training), "trl:SFTConfig", field, defaults, machine=(cuda, bf16_ok))
-    import warnings
-
-    from trl import SFTConfig
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        return SFTConfig(output_dir=os.fspath(output_dir), **{**defaults, **user})
+# The `trl.SFTConfig` of a training step on this machine: SFT's own (the same defaults and checks).
+build_config = build_sft_config

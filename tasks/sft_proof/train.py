@@ -18,18 +18,8 @@ from pathlib import Path
 from storage.proof_snapshot import extra_proofs
 from storage.snapshot_ref import SnapshotRef
 from tasks.models.loading import latest_trainer_checkpoint
+from tasks.trainers import lifecycle as step
 from tasks.trainers.base import SkipTraining
-from tasks.trainers.lifecycle import (
-    TRAINER_SUBDIR,
-    causal_lm_start,
-    coerce_settings,
-    model_cache,
-    publish,
-    starts_from_parent,
-    train_or_reload,
-)
-from tasks.trainers.log_progress import log_training_progress
-from tasks.trainers.time_checkpoints import save_every_minutes
 
 from .config import SFTProofSettings, build_config
 from .data import build_examples
@@ -67,34 +57,24 @@ def train_sft_proof(
     callbacks: list | None = None,
 ) -> dict:
     """Train on the snapshot's whole proofs; write the model (or adapter) into `out_dir`."""
-    from trl import SFTTrainer
-
-    settings = coerce_settings(settings, SFTProofSettings)
+    settings = step.coerce_settings(settings, SFTProofSettings)
     started = time.monotonic()
-    out_dir, work_dir = Path(out_dir), Path(work_dir)
-    parent = Path(parent_dir) if parent_dir is not None else None
+    out_dir, work_dir, parent = step.step_dirs(out_dir, work_dir, parent_dir)
     rows, counts = proof_rows(settings, snapshot, split_kind)
     if not rows:
         raise SkipTraining(f"snapshot {snapshot.snapshot_id} has no whole proof in its {split_kind}/train split")
-    start = causal_lm_start(settings, parent, model_cache(model_cache_dir))
+    start = step.causal_lm_start(settings, parent, step.model_cache(model_cache_dir))
     examples = build_examples(rows, settings, start.tokenizer)
     if len(examples) == 0:
         raise SkipTraining(f"every whole proof of snapshot {snapshot.snapshot_id} was skipped ({examples.skipped})")
-    trainer_dir = work_dir / TRAINER_SUBDIR
+    trainer_dir = work_dir / step.TRAINER_SUBDIR
     args = build_config(settings, trainer_dir)
     resume = latest_trainer_checkpoint(trainer_dir)
     log.info(
         "whole-proof SFT on %d examples (%s), from %s, resume=%s", len(examples), counts, start.started_from, resume
     )
-    trainer = SFTTrainer(
-        model=start.model,
-        args=args,
-        train_dataset=examples.to_dataset(),
-        processing_class=start.tokenizer,
-        peft_config=start.peft_config,
-        callbacks=[*(callbacks or []), save_every_minutes(settings.checkpoint_every_minutes), log_training_progress()],
-    )
-    trained = train_or_reload(trainer, resume)
+    trainer = step.sft_trainer(start, args, examples.to_dataset(), settings, callbacks)
+    trained = step.train_or_reload(trainer, resume)
     figures = {
         "train_loss": trained.train_loss,
         "steps": trained.steps,
@@ -108,18 +88,14 @@ def train_sft_proof(
         "started_from": start.started_from,
         "resumed_from": trained.resumed_from,
     }
-    publish(
+    step.publish_started(
         trainer,
-        start.tokenizer,
+        start,
         out_dir,
-        kind=start.kind,
-        base_model=start.base_model,
+        settings,
         config_file="sft_proof_config.json",
         trainer=NAME,
-        settings=settings.model_dump(mode="json"),
-        snapshot_id=snapshot.snapshot_id,
-        split_kind=split_kind,
-        parent_dir=str(parent) if starts_from_parent(settings, parent) else None,
+        **step.provenance(settings, snapshot, split_kind, parent),
         figures=figures,
     )
     return figures

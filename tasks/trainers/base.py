@@ -35,6 +35,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from storage.errors import InputError
 from storage.snapshot_ref import SnapshotRef
 
 # Bookkeeping metric: how many examples a (repository, split) had (value = count), so
@@ -85,6 +86,19 @@ class EvaluateFn(Protocol):
         *,
         model_cache_dir: Path,
     ) -> list[Metric]: ...
+
+
+class ParentMismatchError(InputError):
+    """The configured base model cannot continue from the parent checkpoint (its shape differs).
+
+    With a parent checkpoint, training continues from the parent's weights; the configured
+    model only names the base of the curriculum. One of another shape would be ignored there,
+    so it is refused rather than silently not used. Not transient: a retry fails again.
+    """
+
+    def __init__(self, field: str, configured: str, parent_dir, problem: str, fix: str, where: str | None = None):
+        self.configured, self.parent_dir = configured, str(parent_dir)
+        super().__init__(source=f"{field} {configured!r}", problem=problem, fix=fix, where=where)
 
 
 class SkipTraining(Exception):

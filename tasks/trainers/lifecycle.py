@@ -11,7 +11,10 @@ SFT, GRPO and the progress model share these so that they cannot drift apart:
 - `train_or_reload`: resume from the latest complete Trainer checkpoint in the step's work
   folder; a checkpoint saved at the very end is reloaded, not resumed (docs/resume.md).
 - `publish`: the weights (or the adapter), the tokenizer, the resolved Trainer config and
-  the model card (`dojoflow_model.json`), written on the main process only.
+  the model card (`dojoflow_model.json`), written on the main process only;
+  `publish_started` does it for a tactic generator's `Start`.
+- `step_dirs`, `hf_callbacks`, `sft_trainer`: a step's folders as paths, the callbacks every
+  Trainer gets (timed checkpoints, progress records), TRL's SFTTrainer over a `Start`.
 
 Importing this module imports no torch.
 """
@@ -46,6 +49,20 @@ def model_cache(model_cache_dir: Path | None) -> Path:
     from tasks.models.loading import default_model_cache
 
     return Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
+
+
+def step_dirs(out_dir, work_dir, parent_dir) -> tuple[Path, Path, Path | None]:
+    """A step's output, work and parent folders as paths (the parent may be None)."""
+    return Path(out_dir), Path(work_dir), Path(parent_dir) if parent_dir is not None else None
+
+
+def hf_callbacks(settings, callbacks: list | None, *own) -> list:
+    """The callbacks of a transformers Trainer: the caller's, a resumable checkpoint every
+    `settings.checkpoint_every_minutes`, the trainer's `own`, and the progress records."""
+    from .log_progress import log_training_progress
+    from .time_checkpoints import save_every_minutes
+
+    return [*(callbacks or []), save_every_minutes(settings.checkpoint_every_minutes), *own, log_training_progress()]
 
 
 def starts_from_parent(settings, parent_dir: Path | None) -> bool:
@@ -104,6 +121,20 @@ def causal_lm_start(settings, parent_dir: Path | None, cache: Path) -> Start:
         return Start(model, tokenizer, None, "lora", adapter_base(parent), "parent")
     model, tokenizer = load_causal_lm(parent, cache, dtype=dtype)
     return Start(model, tokenizer, new_adapter, kind, str(parent.resolve()) if lora else None, "parent")
+
+
+def sft_trainer(start: Start, args, dataset, settings, callbacks: list | None):
+    """TRL's SFTTrainer training `start`'s model (and new adapter, if any) on `dataset`."""
+    from trl import SFTTrainer
+
+    return SFTTrainer(
+        model=start.model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=start.tokenizer,
+        peft_config=start.peft_config,
+        callbacks=hf_callbacks(settings, callbacks),
+    )
 
 
 # -- resume ---------------------------------------------------------------------------------------------
@@ -200,3 +231,20 @@ def publish(
         atomic.write_text(out_dir / config_file, hf_trainer.args.to_json_string())
     write_model_info(out_dir, kind, base_model, **card)
     return True
+
+
+def provenance(settings, snapshot, split_kind: str, parent_dir: Path | None) -> dict[str, Any]:
+    """The model card's provenance of a curriculum step: snapshot, split kind, and the parent
+    it continued from (None when it started from the base)."""
+    parent = str(parent_dir) if starts_from_parent(settings, parent_dir) else None
+    return {"snapshot_id": snapshot.snapshot_id, "split_kind": split_kind, "parent_dir": parent}
+
+
+def publish_started(
+    hf_trainer, start: Start, out_dir: Path, settings, /, *, config_file: str, trainer: str, **card: Any
+) -> bool:
+    """`publish` for a tactic generator that started from `start` (its kind, base model and
+    tokenizer), with the trainer's name and settings in the model card."""
+    card = {"trainer": trainer, "settings": settings.model_dump(mode="json"), **card}
+    kind, base = start.kind, start.base_model
+    return publish(hf_trainer, start.tokenizer, out_dir, kind=kind, base_model=base, config_file=config_file, **card)

@@ -39,6 +39,7 @@ from storage.errors import DojoflowError, InputError
 
 from .base import SkipTraining
 from .launch import LaunchSettings, child_env, torchrun_command
+from .log_progress import PROGRESS_FIELD
 from .worker import RECORD_MARK, Job
 
 log = logging.getLogger("tasks.trainers.launch")
@@ -129,7 +130,10 @@ def relay(line: str, out: Output) -> None:
             )
             out.add(rank, msg)
             if rank == 0:
-                logging.getLogger(str(record.get("name", "tasks"))).log(level, "%s", msg)
+                extra = (
+                    {PROGRESS_FIELD: record[PROGRESS_FIELD]} if isinstance(record.get(PROGRESS_FIELD), dict) else None
+                )
+                logging.getLogger(str(record.get("name", "tasks"))).log(level, "%s", msg, extra=extra)
             elif level >= logging.WARNING:
                 logging.getLogger(str(record.get("name", "tasks"))).log(level, "rank %d: %s", rank, msg)
             return

@@ -31,6 +31,7 @@ import enum
 import inspect
 import logging
 import math
+import os
 import tempfile
 import typing
 import warnings
@@ -290,3 +291,33 @@ def check_training_args(
         check_precision(out, field, *machine)
     _probe(cls, cls_name, target, out, defaults, field)
     return out
+
+
+def build_training_config(
+    target: str,
+    settings,
+    output_dir: str | os.PathLike,
+    defaults_for,
+    *,
+    cuda: bool | None,
+    bf16_ok: bool | None,
+    field: str,
+    fixed: dict[str, Any] | None = None,
+):
+    """The config object (`target`, a TRL/transformers dataclass such as "trl:SFTConfig") of a
+    training step on this machine (capabilities detected unless given): `defaults_for(cuda,
+    bf16_ok)`, under the user's `settings.training` (checked by `check_training_args`, errors
+    naming `field`), under `fixed` (values the trainer sets whatever the user says)."""
+    cuda, bf16_ok = capabilities_unless_given(cuda, bf16_ok)
+    defaults = {**defaults_for(cuda, bf16_ok), **(fixed or {})}
+    user = check_training_args(dict(settings.training), target, field, defaults, machine=(cuda, bf16_ok))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # deprecation notices of aliases the user chose
+        return load_object(target)(output_dir=os.fspath(output_dir), **{**defaults, **user, **(fixed or {})})
+
+
+def check_by_building(build, settings, field: str) -> None:
+    """A trainer's preflight: build its config once in a throw-away folder (`build(settings,
+    folder, field=...)`), so `training` is checked against the class and this machine."""
+    with tempfile.TemporaryDirectory() as tmp:
+        build(settings, tmp, field=f"{field}.training")

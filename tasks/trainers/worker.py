@@ -26,6 +26,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from tasks.trainers.log_progress import PROGRESS_FIELD
+
 RECORD_MARK = "@@dojoflow-log "  # a worker's log record on stdout: RECORD_MARK + JSON
 EXIT_INPUT_ERROR = 2
 
@@ -72,7 +74,10 @@ class JsonLines(logging.Handler):
             msg = record.getMessage()
             if record.exc_info:
                 msg += "\n" + "".join(traceback.format_exception(*record.exc_info)).rstrip()
-            line = json.dumps({"name": record.name, "level": record.levelno, "rank": rank(), "msg": msg})
+            fields = {"name": record.name, "level": record.levelno, "rank": rank(), "msg": msg}
+            if isinstance(getattr(record, PROGRESS_FIELD, None), dict):  # log_progress's figures, for the display
+                fields[PROGRESS_FIELD] = getattr(record, PROGRESS_FIELD)
+            line = json.dumps(fields)
             sys.stdout.write(RECORD_MARK + line + "\n")
             sys.stdout.flush()
         except Exception:  # noqa: BLE001  (logging must not kill training)

@@ -52,7 +52,9 @@ def test_both_deployments_use_the_one_work_pool_and_an_absolute_project_dir():
     assert doc["pull"] == [
         {"prefect.deployments.steps.set_working_directory": {"directory": "{{ $DOJOFLOW_PROJECT_DIR }}"}}
     ]
-    assert deployment("nightly")["schedules"] == [{"cron": "0 2 * * *", "timezone": "UTC", "active": True}]
+    assert deployment("nightly")["schedules"] == [
+        {"cron": "0 2 * * *", "timezone": "UTC", "active": "{{ lean-check.schedule_active }}"}
+    ]  # paused where the deploying machine has no Lean (flows/runtime/deploy_checks.py)
     assert "schedules" not in deployment("sample") and deployment("sample")["parameters"] == {}
 
 
@@ -279,7 +281,10 @@ def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_p
         assert sample["pull_steps"] == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
         [schedule] = nightly["schedules"]
         assert schedule["schedule"]["cron"] == "0 2 * * *" and schedule["schedule"]["timezone"] == "UTC"
-        assert schedule["active"] and nightly["parameters"]["config"]["watch"][0]["branch"] == "main"
+        from flows.runtime.deploy_checks import warn_if_no_lean_toolchain
+
+        lean_here = warn_if_no_lean_toolchain()["schedule_active"]  # this shell's PATH is the deploy's
+        assert schedule["active"] is lean_here and nightly["parameters"]["config"]["watch"][0]["branch"] == "main"
         assert not sample["schedules"]
 
         # A worker with neither DOJOFLOW_PROJECT_DIR (the deployment carries it) nor DOJOFLOW_HOME

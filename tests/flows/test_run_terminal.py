@@ -111,6 +111,11 @@ def test_a_piped_run_prints_plain_progress_and_a_summary_and_the_library_output_
     for noise in ("TIP", "{'loss'", "Warning", "warn(", "it/s", "Traceback", "INFO", "Loading weights"):
         assert noise not in terminal, f"{noise!r} reached the terminal:\n{terminal}"
     assert "step 1/1 NatBasics · sft · train" in out and "step 1/1 NatBasics · sft · evaluate" in out
+    # the trainer's optimizer steps, latest loss and time left (tasks/trainers/log_progress.py)
+    train = r"^\d\d:\d\d  step 1/1 NatBasics · sft · train · optimizer step"
+    # (without a loss only when step 1 took over 30 s and a quiet record came before its log line)
+    assert re.search(rf"{train} 1/2( · loss [0-9.e+-]+)? · about [0-9hms]+ left$", out, re.M), out
+    assert re.search(rf"{train} 2/2 · loss [0-9.e+-]+ · about 0s left$", out, re.M), out
     assert re.search(r"^1 NatBasics +sft +[0-9.]+ +NatBasics/test +completion_loss +[0-9.]+ \(n=\d+\)$", out, re.M), out
     assert re.search(r"^ +top1_accuracy +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=\d+\)$", out, re.M), out
     checkpoint = re.search(r"^checkpoint step 1 sft: (\S+)$", out, re.M)
@@ -200,6 +205,59 @@ def test_the_display_is_one_live_line_on_a_terminal_and_plain_lines_otherwise():
     assert display.progress.tasks[0].completed == 3  # the report comes after every step
     display.close()
     assert "step 2/3 Lemmas · sft · train" in tty.getvalue() and "1/3" in tty.getvalue()
+
+
+def test_a_launched_workers_training_progress_reaches_the_display_as_in_process(monkeypatch):
+    """The worker's progress record goes to stdout as JSON (worker.JsonLines), the supervisor
+    relays it (supervise.relay) and the display (set by `dojoflow run`) shows its figures;
+    plain output prints the first and the last step and is quiet between."""
+    import io
+    import json
+    import logging
+
+    from rich.console import Console
+
+    from flows import ui
+    from flows.cli.terminal import RunDisplay
+    from tasks.trainers import supervise, worker
+    from tasks.trainers.log_progress import ProgressClock
+
+    lines: list[str] = []
+    monkeypatch.setattr(worker.sys, "stdout", type("Out", (), {"write": lines.append, "flush": lambda self: None})())
+    progress_log = logging.getLogger("tasks.trainers.progress")
+    jsonl = worker.JsonLines()
+    progress_log.addHandler(jsonl)
+    now = [100.0]
+    clock = ProgressClock(clock=lambda: now[0])
+    try:
+        clock.begin(0)
+        for step in (1, 2, 3, 4):
+            now[0] += 10.0
+            clock.emit(step, 4, {"loss": 2.0 / step})
+    finally:
+        progress_log.removeHandler(jsonl)
+    assert json.loads(lines[0].removeprefix(worker.RECORD_MARK))["training_progress"] == {
+        "step": 1,
+        "total": 4,
+        "loss": 2.0,
+        "seconds_left": 30.0,
+    }
+
+    piped = io.StringIO()
+    display = RunDisplay(Console(file=piped, width=200))
+    ui.set_display(display)
+    try:
+        display.show("train", 2, 3, "sft", "Lemmas")
+        for line in lines:
+            supervise.relay(f"[rank 0] {line}", supervise.Output())
+    finally:
+        ui.set_display(None)
+        display.close()
+    assert [line[7:] for line in piped.getvalue().splitlines()] == [
+        "step 2/3 Lemmas · sft · train",
+        "step 2/3 Lemmas · sft · train · optimizer step 1/4 · loss 2 · about 30s left",
+        "step 2/3 Lemmas · sft · train · optimizer step 4/4 · loss 0.5 · about 0s left",
+    ]
 
 
 def test_the_summary_is_a_table_of_100_columns_with_pass_at_k_and_no_repeated_labels():

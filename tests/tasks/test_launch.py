@@ -213,8 +213,17 @@ def test_torchruns_root_cause_names_the_rank_and_exit_code():
 
 
 # -- training in torchrun's processes ---------------------------------------------------------------
-def test_one_child_process_writes_the_checkpoint_of_training_in_process(env, in_process):
-    out, work, figures = _sft(env, "one-child", 1)
+def test_one_child_process_writes_the_checkpoint_of_training_in_process(env, in_process, caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="tasks.trainers.progress"):
+        out, work, figures = _sft(env, "one-child", 1)
+    # the child's progress records come back with their figures, for the terminal display
+    progress = [getattr(r, "training_progress", None) for r in caplog.records if r.name == "tasks.trainers.progress"]
+    assert None not in progress  # every progress line carries its figures
+    # one record per logging step, and quiet ones between when a step is slow (a loaded machine)
+    assert sorted({(p["step"], p["total"]) for p in progress}) == [(s, STEPS) for s in range(1, STEPS + 1)]
+    assert isinstance(progress[-1]["loss"], float) and progress[-1]["seconds_left"] == 0
     assert figures["world_size"] == 1
     assert _losses(work) == _losses(in_process[1])
     ours, theirs = _weights(out), _weights(in_process[0])

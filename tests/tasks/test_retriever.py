@@ -916,13 +916,26 @@ def test_backbone_with_another_hidden_size_is_refused(trained, store_snapshot, t
     )
 
 
-def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp_path):
+def _progress(caplog) -> list[dict]:
+    return [r.training_progress for r in caplog.records if hasattr(r, "training_progress")]
+
+
+def test_training_resumes_from_the_last_lightning_checkpoint(store_snapshot, tmp_path, caplog):
+    import logging
+
     snap, tmp = store_snapshot
     s = settings({"max_steps": 2}, model_cache_dir=str(tmp / "models"), fisher_examples=0, checkpoint_every_n_steps=1)
-    first = train_retriever(s, snap, "random", None, tmp_path / "o1", tmp_path / "work")
+    with caplog.at_level(logging.INFO, logger="tasks.trainers.progress"):
+        first = train_retriever(s, snap, "random", None, tmp_path / "o1", tmp_path / "work")
     assert first["resumed"] is False and (tmp_path / "work" / "checkpoints" / "last.ckpt").exists()
+    # the terminal display's figures (tasks/trainers/log_progress.py): the last step, its loss, no time left
+    last = _progress(caplog)[-1]
+    assert (last["step"], last["total"], last["seconds_left"]) == (2, 2, 0) and isinstance(last["loss"], float)
+    caplog.clear()
     longer = s.model_copy(update={"training": {**s.training, "max_steps": 3}})
-    second = train_retriever(longer, snap, "random", None, tmp_path / "o2", tmp_path / "work")
+    with caplog.at_level(logging.INFO, logger="tasks.trainers.progress"):
+        second = train_retriever(longer, snap, "random", None, tmp_path / "o2", tmp_path / "work")
+    assert [(p["step"], p["total"]) for p in _progress(caplog)] == [(3, 3)]  # the resumed run's own step
     assert second["resumed"] is True and second["global_step"] == 3
     assert not (tmp_path / "o2" / "fisher.safetensors").exists()  # fisher_examples=0
 
