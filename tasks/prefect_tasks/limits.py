@@ -19,13 +19,14 @@ A task waiting for slots stays Running and retries at the server's Retry-After (
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from prefect import get_run_logger
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
-from prefect.exceptions import ObjectNotFound
+from prefect.exceptions import MissingContextError, ObjectNotFound
 
 
 def limit_size(name: str) -> int | None:
@@ -46,7 +47,10 @@ def holding(name: str, slots: int) -> Iterator[int]:
         yield 0
         return
     size = limit_size(name)
-    log = get_run_logger()
+    try:
+        log = get_run_logger()
+    except MissingContextError:  # called outside a task run (a task's .fn in a script)
+        log = logging.getLogger(__name__)
     if size is None:
         log.info("no active %r concurrency limit on this Prefect server: not taking any (docs/scaling.md)", name)
         yield 0
