@@ -95,6 +95,10 @@ def train_cmd(
     ] = None,
     backend: Backend = None,
     home: Home = None,
+    processes: Annotated[
+        Optional[int],
+        typer.Option("--processes", help="Training processes under torchrun (one per GPU; docs/scaling.md)."),
+    ] = None,
 ):
     """GRPO on the theorems of a lean-grpo theorem file (whole proofs, rewards from the backend)."""
     from tasks.grpo.command_line import preflight_inputs, settings_from_fields, train_fields, train_output
@@ -105,6 +109,7 @@ def train_cmd(
         options = dict(algorithm=algorithm, model=model, reward=reward, algo_config=algo_config, lora_rank=lora_rank)
         options.update(backend=backend, num_generations=num_generations, lr=lr, epochs=epochs)
         options.update(batch_size=batch_size, max_steps=max_steps)
+        options.update(processes=processes)
         fields = train_fields(file_fields, options)
         file_theorems = read_theorem_file(theorems)
         settings = settings_from_fields(fields)

@@ -70,6 +70,8 @@ def train_fields(file_fields: dict, options: dict[str, Any]) -> dict:
         flags["lora"] = {"r": options["lora_rank"]}
     if options.get("backend") is not None:
         flags["backend"] = backend_option(options["backend"])
+    if options.get("processes") is not None:
+        flags["launch"] = {"processes": options["processes"]}  # torchrun (tasks/trainers/launch.py)
     fields = merge_fields({"mode": "proof"}, file_fields, flags)
     n = fields.get("training", {}).get("num_generations")
     if n is not None and "per_device_train_batch_size" not in fields.get("training", {}):

@@ -161,10 +161,11 @@ class GRPOSettings(BaseModel):
         description="Base model when there is no parent checkpoint: a builtin name, "
         "a local save_pretrained folder, or a hub id.",
     )
-    init_from: Literal["self", "sft"] = Field(
+    init_from: Literal["self", "sft", "sft_proof"] = Field(
         "self",
         description="Starting point of step k: 'self' continues from this trainer's checkpoint of step k-1; "
-        "'sft' starts from the SFT trainer's checkpoint of the same step (SFT then GRPO per repository).",
+        "'sft' starts from the SFT trainer's checkpoint of the same step (SFT then GRPO per repository); "
+        "'sft_proof' from the whole-proof SFT trainer's (pair it with mode: proof).",
     )
     model_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="dtype the model weights are loaded in."
@@ -292,7 +293,7 @@ class GRPOSettings(BaseModel):
     @property
     def starts_from(self) -> str | None:
         """The trainer whose checkpoint of the same step this one starts from (tasks/trainers/base.py)."""
-        return "sft" if self.init_from == "sft" else None
+        return None if self.init_from == "self" else self.init_from
 
     def reward_weights(self) -> dict[str, float]:
         if self.rewards:

@@ -312,6 +312,60 @@ def train_on_theorem_file(
     return figures
 
 
+TRAIN_JOB = "tasks.grpo.theorem_files:train_theorem_file_job"  # the worker's entry (tasks/trainers/worker.py)
+
+
+def train_theorem_file(
+    settings: GRPOSettings, theorem_file: str, out_dir: Path, work_dir: Path, home: str, *, model_cache_dir=None
+) -> dict:
+    """`dojoflow grpo train`'s training, launched as the curriculum's trainers are
+    (tasks/checkpoints.py): in this process with the default `launch:` (one process, Dojoflow's
+    Python), otherwise in torchrun's processes under `launch`, supervised here
+    (tasks/trainers/supervise.py): each rank runs `train_theorem_file_job`, rank 0 writes the
+    checkpoint."""
+    from tasks.trainers.launch import launch_of
+
+    launch = launch_of(settings)
+    if launch.in_process():
+        from storage.store import Store
+
+        store = Store.open(home)
+        return train_on_theorem_file(
+            settings, read_theorem_file(theorem_file), out_dir, work_dir, store, model_cache_dir=model_cache_dir
+        )
+    from tasks.models.loading import resolve_model
+    from tasks.trainers.lifecycle import model_cache
+    from tasks.trainers.supervise import call_in_child
+
+    model_cache_dir = model_cache(model_cache_dir)
+    resolve_model(settings.model, model_cache_dir)  # a builtin model built once here, not by every rank at once
+    arguments = {
+        "settings": settings.model_dump(mode="json"),
+        "theorem_file": str(Path(theorem_file).resolve()),
+        "out_dir": str(out_dir),
+        "work_dir": str(work_dir),
+        "home": str(home),
+        "model_cache_dir": str(model_cache_dir) if model_cache_dir is not None else None,
+    }
+    return call_in_child("grpo", TRAIN_JOB, arguments, out_dir, work_dir, launch=launch)
+
+
+def train_theorem_file_job(
+    settings: dict, theorem_file: str, out_dir: str, work_dir: str, home: str, model_cache_dir: str | None
+) -> dict:
+    """One rank of a launched `train_theorem_file` (JSON arguments; no Prefect)."""
+    from storage.store import Store
+
+    return train_on_theorem_file(
+        GRPOSettings.model_validate(settings),
+        read_theorem_file(theorem_file),
+        Path(out_dir),
+        Path(work_dir),
+        Store.open(home),
+        model_cache_dir=Path(model_cache_dir) if model_cache_dir else None,
+    )
+
+
 def evaluate_on_theorem_file(
     settings: GRPOSettings, checkpoint: Path, theorems: list[FileTheorem], store, *, model_cache_dir: Path | None = None
 ) -> dict:

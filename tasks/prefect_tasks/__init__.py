@@ -12,6 +12,7 @@ it), built by `<area>_tasks(home)`:
     expert.py       expert_tasks(home)     -> ExpertTasks       (flows/expert.py)
                     whole_proof_tasks(home) -> WholeProofTasks  (flows/expert_whole.py)
     caching.py      the JSON result cache, the retry rule
+    limits.py       holding(name, slots): the gpu/lean/trace concurrency limits (tasks/limits.py)
 """
 
 from __future__ import annotations

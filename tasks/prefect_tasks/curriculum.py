@@ -19,11 +19,12 @@ from storage.snapshot import SnapshotSettings, build_snapshot, snapshot_id
 from storage.snapshot_ref import SnapshotRef
 from storage.splits import SplitSettings
 
-from .. import checkpoints, evaluation, ingest, plan, report, runs
+from .. import checkpoints, evaluation, ingest, limits, plan, report, runs
 from ..benchmarks import register_benchmarks
 from ..config import SourceConfig, TracingConfig
 from .caching import cached_result_exists, cached_under, store_of, transient
 from .checkpoint_storage import fetch_checkpoint
+from .limits import holding
 
 
 # -- cache keys: content ids only ----------------------------------------------------
@@ -73,7 +74,8 @@ def pin_task(source: SourceConfig, label: str) -> SourceConfig:
 def ingest_task(
     home: str, source: SourceConfig, split_settings: SplitSettings, tracing: TracingConfig, label: str
 ) -> dict:
-    return ingest.ingest_source(store_of(home), source, split_settings, Path(home), tracing)
+    with holding(limits.TRACE, limits.trace_slots()):
+        return ingest.ingest_source(store_of(home), source, split_settings, Path(home), tracing)
 
 
 @task(name="build-snapshot", task_run_name="build-snapshot[step {step}: {repo_name}]")
@@ -92,7 +94,8 @@ def train_task(
     step: int,
     repo_name: str,
 ) -> checkpoints.CheckpointRef:
-    ref = checkpoints.train_step(Path(home), store_of(home), trainer, settings, snapshot, split_kind, starts)
+    with holding(limits.GPU, limits.gpu_slots(settings)):
+        ref = checkpoints.train_step(Path(home), store_of(home), trainer, settings, snapshot, split_kind, starts)
     txn = get_transaction()
     if txn is not None:
         txn.set("checkpoint", ref.to_dict())

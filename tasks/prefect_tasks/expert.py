@@ -15,10 +15,12 @@ from prefect.tasks import Task
 from storage.ids import stable_hash
 from storage.snapshot_ref import SnapshotRef
 
+from .. import limits
 from ..expert import steps
 from ..expert import whole_proof as wp
 from ..proving.evaluate import RECORD_VERSION
 from .caching import cached_under, store_of
+from .limits import holding
 
 
 def _search_key(ctx, p) -> str:
@@ -39,7 +41,8 @@ def pool_task(home: str, repo_ids: list[str], split_kind: str, settings, search,
 def search_task(
     home: str, search, checkpoint: dict, theorems: list[dict], step: int, round: int, batch: int
 ) -> list[dict]:
-    return steps.search(store_of(home), search, checkpoint, theorems, home)
+    with holding(limits.LEAN, limits.lean_slots(search)):
+        return steps.search(store_of(home), search, checkpoint, theorems, home)
 
 
 @task(name="expert-store-found", task_run_name="expert-store-found[step {step} round {round}]", cache_policy=NO_CACHE)
@@ -82,7 +85,8 @@ def wp_pool_task(home: str, repo_ids: list[str], split_kind: str, settings, sear
 def wp_search_task(
     home: str, search, checkpoint: dict, theorems: list[dict], samples: int, step: int, round: int, batch: int
 ) -> list[dict]:
-    return wp.search(store_of(home), search, checkpoint, theorems, samples, home)
+    with holding(limits.LEAN, limits.lean_slots(search)):
+        return wp.search(store_of(home), search, checkpoint, theorems, samples, home)
 
 
 @task(name="expert-wp-keep", task_run_name="expert-wp-keep[step {step} round {round}]", cache_policy=NO_CACHE)

@@ -17,10 +17,12 @@ from storage import atomic
 from storage.ids import stable_hash
 from storage.store import Store
 
+from .. import limits
 from ..checkpoints import local_model_fingerprint
 from ..grpo.config import GRPOSettings
-from ..grpo.theorem_files import evaluate_on_theorem_file, read_theorem_file, train_on_theorem_file
+from ..grpo.theorem_files import evaluate_on_theorem_file, read_theorem_file, train_theorem_file
 from .caching import cached_under
+from .limits import holding
 
 
 def file_hash(path: str) -> str:
@@ -52,14 +54,8 @@ def _evaluate_key(ctx, p) -> str:
 @task(name="grpo-train-file", task_run_name="grpo-train[{settings.algorithm}]")
 def train_file_task(home: str, theorem_file: str, settings: GRPOSettings, output: str) -> dict:
     out = Path(output)
-    with atomic.atomic_path(out) as tmp:
-        figures = train_on_theorem_file(
-            settings,
-            read_theorem_file(theorem_file),
-            tmp,
-            out.with_name(f".{out.name}.work"),
-            Store.open(home),
-        )
+    with holding(limits.GPU, limits.gpu_slots(settings)), atomic.atomic_path(out) as tmp:
+        figures = train_theorem_file(settings, theorem_file, tmp, out.with_name(f".{out.name}.work"), home)
     return {"output": str(out), **figures}
 
 

@@ -16,10 +16,12 @@ from prefect.tasks import Task
 from storage.ids import stable_hash
 from storage.store import Store
 
+from .. import limits
 from ..proving import evaluate, patches, preflight, sorry
 from ..proving.config import ProvingSettings
 from ..proving.generator_ref import GeneratorRef
 from .caching import cached_under
+from .limits import holding
 
 
 def _prove_key(ctx, p) -> str:
@@ -66,9 +68,10 @@ def prove_batch_task(
     batch: int,
     baseline: bool = False,
 ) -> list[dict]:
-    return evaluate.prove_theorems(
-        Store.open(home), settings, generator.path, theorems, Path(home) / "models", baseline
-    )
+    with holding(limits.LEAN, limits.lean_slots(settings)):
+        return evaluate.prove_theorems(
+            Store.open(home), settings, generator.path, theorems, Path(home) / "models", baseline
+        )
 
 
 @task(name="proving-metrics", task_run_name="proving-metrics", cache_policy=NO_CACHE)  # no hash suffix in the UI

@@ -215,13 +215,37 @@ def train_in_child(
         model_cache_dir=str(model_cache_dir) if model_cache_dir is not None else None,
         result_file=str(launch_dir / "result.json"),
     )
+    return run_job(job, launch_dir, launch)
+
+
+def run_job(job: Job, launch_dir: Path, launch: LaunchSettings) -> dict:
+    """Write `job` under `launch_dir`, run it under torchrun, supervised; the figures."""
     job_file = launch_dir / "job.json"
     write_job(job, job_file)
     cmd = torchrun_command(launch, job_file)
-    log.info("launching %s: %d process(es) x %d node(s): %s", trainer, launch.processes, launch.nodes, " ".join(cmd))
+    name = job.trainer
+    log.info("launching %s: %d process(es) x %d node(s): %s", name, launch.processes, launch.nodes, " ".join(cmd))
     out = Output()
     code = run_child(cmd, child_env(launch), out)
-    return outcome(trainer, code, Path(job.result_file), out)
+    return outcome(name, code, Path(job.result_file), out)
+
+
+def call_in_child(
+    name: str, entry: str, arguments: dict, out_dir: Path, work_dir: Path, *, launch: LaunchSettings
+) -> dict:
+    """Run the training function `entry` (`module:function`, keywords `arguments`: JSON) in
+    torchrun's processes, as `train_in_child` runs a curriculum trainer; `name` names it in logs
+    and errors."""
+    launch_dir = Path(work_dir) / "launch"
+    job = Job(
+        trainer=name,
+        out_dir=str(out_dir),
+        work_dir=str(work_dir),
+        result_file=str(launch_dir / "result.json"),
+        entry=entry,
+        arguments=arguments,
+    )
+    return run_job(job, launch_dir, launch)
 
 
 def outcome(trainer: str, code: int, result_file: Path, out: Output) -> dict:

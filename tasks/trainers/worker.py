@@ -33,17 +33,24 @@ EXIT_INPUT_ERROR = 2
 
 
 class Job(BaseModel):
-    """What every rank of a launched step needs (JSON, written by the supervisor)."""
+    """What every rank of a launched step needs (JSON, written by the supervisor).
+
+    A curriculum step names its `trainer` (the registered trainer's `train`, with the snapshot,
+    split and parent); any other training names an `entry` instead, `module:function` called
+    with `arguments` (JSON) as keywords, e.g. `dojoflow grpo train`'s theorem-file training
+    (tasks/grpo/theorem_files.py `train_theorem_file_job`)."""
 
     trainer: str
-    settings: dict
-    snapshot: dict
-    split_kind: str
-    parent_dir: str | None
+    settings: dict = {}
+    snapshot: dict = {}
+    split_kind: str = ""
+    parent_dir: str | None = None
     out_dir: str
     work_dir: str
-    model_cache_dir: str | None
+    model_cache_dir: str | None = None
     result_file: str
+    entry: str | None = None
+    arguments: dict = {}
 
 
 def rank() -> int:
@@ -109,18 +116,22 @@ def run(job: Job) -> int:
     from .registry import get
 
     result_file = Path(job.result_file)
-    definition = get(job.trainer)
-    settings = definition.settings.model_validate(job.settings)
     try:
-        figures = definition.train_fn()(
-            settings,
-            SnapshotRef.from_dict(job.snapshot),
-            job.split_kind,
-            Path(job.parent_dir) if job.parent_dir else None,
-            Path(job.out_dir),
-            Path(job.work_dir),
-            model_cache_dir=Path(job.model_cache_dir) if job.model_cache_dir else None,
-        )
+        if job.entry is not None:
+            from .base import load_object
+
+            figures = load_object(job.entry)(**job.arguments)
+        else:
+            definition = get(job.trainer)
+            figures = definition.train_fn()(
+                definition.settings.model_validate(job.settings),
+                SnapshotRef.from_dict(job.snapshot),
+                job.split_kind,
+                Path(job.parent_dir) if job.parent_dir else None,
+                Path(job.out_dir),
+                Path(job.work_dir),
+                model_cache_dir=Path(job.model_cache_dir) if job.model_cache_dir else None,
+            )
     except SkipTraining as e:
         _write_result(result_file, {"skipped": e.reason})
         return 0

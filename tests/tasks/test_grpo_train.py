@@ -223,3 +223,24 @@ def test_grpo_writes_a_timed_checkpoint_and_resumes_from_it(env, tmp_path):
     assert (tmp_path / "work" / "trainer" / "checkpoint-1" / "trainer_state.json").is_file()
     resumed = train_grpo(*run, model_cache_dir=env["cache"])
     assert resumed["resumed_from"] == "checkpoint-1" and resumed["steps"] == 3
+
+
+def test_init_from_sft_proof_starts_from_the_whole_proof_sft_checkpoint_of_the_step():
+    """Issue 22: GRPO could not start from an `sft_proof` checkpoint (init_from allowed self and sft only)."""
+    from tasks.checkpoints import CheckpointRef, StartingPoints, plan_step
+    from tasks.trainers import registry
+
+    settings = GRPOSettings(init_from="sft_proof", mode="proof")
+    assert registry.get("grpo").start_of(settings) == "sft_proof"
+    assert registry.training_order({"grpo": settings, "sft_proof": object()}) == ["sft_proof", "grpo"]
+    parent = CheckpointRef(
+        checkpoint_id="sftp1",
+        trainer="sft_proof",
+        path="/x",
+        snapshot_id="snap",
+        parent_id=None,
+        settings_hash="h",
+        figures={},
+    )
+    plan = plan_step("grpo", settings, "snap", StartingPoints(this_step={"sft_proof": parent}))
+    assert plan.parent == parent and plan.starts_from == "sft_proof"

@@ -44,6 +44,13 @@ def no_dropout(builtin: str, cache: Path, dest: Path) -> str:
     return str(dest)
 
 
+def _assert_identical(a: Path, b: Path) -> None:
+    """The weights in two checkpoint folders equal to the bit."""
+    ours, theirs = _weights(a), _weights(b)
+    assert ours.keys() == theirs.keys()
+    assert all(bool((ours[k] == theirs[k]).all()) for k in ours)
+
+
 def _train(trainer: str, settings, snapshot, root: Path, name: str, processes: int | None, cache=None) -> tuple:
     """(out, work, figures) of one step of `trainer`; processes None: inside this process."""
     out, work = root / name, root / f"work-{name}"
@@ -66,6 +73,8 @@ def _train(trainer: str, settings, snapshot, root: Path, name: str, processes: i
 
 # -- the progress model --------------------------------------------------------------------------
 def test_the_progress_model_in_two_processes_trains_what_one_process_trains(tmp_path):
+    """And in one child process it trains, to the bit, what it trains in this process (the
+    in-process default, tasks/trainers/launch.py `in_process`)."""
     snapshot = write_snapshot(tmp_path / "store", {"train": training_proofs("repoA", 8)})  # 40 rows: 5 batches of 8
 
     model = no_dropout("builtin:tiny-encoder", tmp_path / "models", tmp_path / "encoder")
@@ -76,6 +85,9 @@ def test_the_progress_model_in_two_processes_trains_what_one_process_trains(tmp_
         ).model_copy(update={"model": model})
 
     one = _train("progress", settings(8), snapshot, tmp_path, "one", None)
+    child = _train("progress", settings(8), snapshot, tmp_path, "child", 1)
+    assert child[2]["world_size"] == 1 and _losses(child[1]) == _losses(one[1])
+    _assert_identical(child[0], one[0])
     two = _train("progress", settings(4), snapshot, tmp_path, "two", 2)
     assert two[2]["world_size"] == 2  # a silent fall back to one process cannot pass
     assert _losses(two[1]) == pytest.approx(_losses(one[1]), abs=ATOL, rel=RTOL)
@@ -86,7 +98,8 @@ def test_the_progress_model_in_two_processes_trains_what_one_process_trains(tmp_
 def test_the_retriever_in_two_processes_equals_one_process_accumulating_two_batches(store_snapshot, tmp_path):  # noqa: F811
     """Rank r trains batches r, r+2, ... (`EpochOrder`), so one DDP step of 2 x 4 is one step of a
     single process accumulating batches 2k and 2k+1: the same examples, the same in-batch
-    negatives. The Fisher for the next step's EWC is computed on rank 0 from the final weights."""
+    negatives. The Fisher for the next step's EWC is computed on rank 0 from the final weights.
+    One child process trains, to the bit, what this process trains (the in-process default)."""
     snap, tmp = store_snapshot
 
     def settings(accumulate: int):
@@ -99,7 +112,11 @@ def test_the_retriever_in_two_processes_equals_one_process_accumulating_two_batc
             checkpoint_every_n_steps=3,
         )
 
-    one = _train("retriever", settings(2), snap, tmp_path, "one", None)
+    accumulating = settings(2)
+    one = _train("retriever", accumulating, snap, tmp_path, "one", None)
+    child = _train("retriever", accumulating, snap, tmp_path, "child", 1)
+    assert child[2]["world_size"] == 1 and child[2]["global_step"] == 3
+    _assert_identical(child[0], one[0])
     two = _train("retriever", settings(1), snap, tmp_path, "two", 2)
     assert two[2]["world_size"] == 2 and two[2]["global_step"] == one[2]["global_step"] == 3
     _assert_close(_weights(two[0]), _weights(one[0]))
