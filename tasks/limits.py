@@ -21,10 +21,10 @@ GPU, LEAN, TRACE = "gpu", "lean", "trace"
 
 def gpu_slots(settings, devices: tuple[int, int] | None = None) -> int:
     """Slots of `gpu` a training step with trainer settings `settings` takes on this node.
-    `devices`: (CUDA GPUs, CPUs), by default counted here (tasks/trainers/launch.py `_devices`)."""
-    from tasks.trainers.launch import _devices, launch_of
+    `devices`: (CUDA GPUs, CPUs), by default counted here (tasks/trainers/launch.py `devices_here`)."""
+    from tasks.trainers.launch import devices_here, launch_of
 
-    gpus, _ = devices or _devices()
+    gpus, _ = devices or devices_here()
     return launch_of(settings).processes if gpus else 0
 
 

@@ -137,7 +137,7 @@ def child_env(launch: LaunchSettings) -> dict[str, str]:
 
 
 # -- checks before any work ----------------------------------------------------------------------------
-def _devices() -> tuple[int, int]:
+def devices_here() -> tuple[int, int]:
     """(CUDA GPUs, CPUs usable by this process); GPUs counted without importing torch when nvidia-smi exists."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -155,7 +155,7 @@ def _devices() -> tuple[int, int]:
 
 def check_processes(launch: LaunchSettings, field: str, devices: tuple[int, int] | None = None) -> None:
     """More processes than this node has GPUs (or, without GPUs, CPUs) is refused."""
-    gpus, cpus = devices or _devices()
+    gpus, cpus = devices or devices_here()
     have, what = (gpus, "GPUs") if gpus else (cpus, "CPUs (no GPU)")
     if launch.processes > have:
         raise InputError(
