@@ -17,13 +17,13 @@ from pathlib import Path
 
 from storage import atomic, catalog, forgetting, metrics
 from storage.ids import stable_hash
-from storage.metrics import COUNT_METRICS
 from storage.proofs import read_proofs
 from storage.theorem_results import read_results
 
 from .card import contamination_section
 from .expert import report as expert_report
 from .forgetting import forgetting_section
+from .metric_registry import is_size, read_meaning
 from .formatting import SIGNIFICANT_DIGITS, markdown_table
 from .formatting import row_interval as interval_text
 from .proving.summary import group_label, proving_section
@@ -40,7 +40,7 @@ def rounded(value):
 def metrics_rows(store, run_id: str) -> list[dict]:
     """Every metric row the run recorded (fresh or from a cached evaluation), `repo` naming
     the repository, ordered by trainer, metric, step, repository and split."""
-    rows = [{**r, "repo": r["repository"]} for r in metrics.of_run(store, run_id)]
+    rows = [{**r, "repo": r["repository"]} for r in read_meaning(metrics.of_run(store, run_id))]
     return sorted(rows, key=lambda r: (r["trainer"], r["metric"], r["step"], r["repo_id"], r["split"]))
 
 
@@ -52,7 +52,7 @@ def plot_metrics(rows: list[dict], path: Path, cache: Path | None = None) -> Pat
         [
             [r["trainer"], r["metric"], r["split"], r["repo"] or r["repo_id"], r["step"], r["value"]]
             for r in rows
-            if r["metric"] not in COUNT_METRICS
+            if not is_size(r)
         ],
         20,
     )
@@ -87,7 +87,7 @@ def metrics_figure(rows: list[dict]):
 
     panels = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        if r["metric"] in COUNT_METRICS:
+        if is_size(r):
             continue  # sizes, not scores: in the table, not the plot
         panels[(r["trainer"], r["metric"], r["split"])][r["repo"] or r["repo_id"]].append((r["step"], r["value"]))
     keys = sorted(panels)

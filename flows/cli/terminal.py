@@ -25,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 
 from tasks.proving.summary import fmt_aggregate, proving_lines
-from tasks.report import COUNT_METRICS
+from tasks.metric_registry import is_size
 
 
 def log_path(home: Path, name: str) -> Path:
@@ -181,7 +181,7 @@ def summary_rows(result: dict, metric_rows: list[dict]) -> list[dict]:
     (each repository's own figure: intervals are not averaged across repositories)."""
     by_split: dict[tuple[int, str], dict[str, dict[str, dict]]] = {}
     for r in metric_rows:
-        if r["metric"] not in COUNT_METRICS and r["value"] is not None:
+        if not is_size(r) and r["value"] is not None:
             metrics = by_split.setdefault((r["step"], r["trainer"]), {}).setdefault(_evaluated_on(r), {})
             metrics[_metric_label(r["split"], r["metric"])] = r
     rows = []

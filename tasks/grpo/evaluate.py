@@ -23,6 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from storage.snapshot_ref import SnapshotRef
+from tasks.metric_registry import register_metric
 from tasks.models.loading import default_model_cache, load_causal_lm
 from tasks.search.pass_at_k import pass_at_k as unbiased_pass_at_k  # Chen et al. 2021, one estimator
 from tasks.stats import interval_fields
@@ -31,6 +32,15 @@ from tasks.trainers.base import Metric
 from .config import PROOF_SYSTEM_PROMPT, GRPOSettings
 from .data import proof_prompt
 from .rewards import completion_text, proof_of, refusal
+
+# The step's training figures (split `train`); pass@k is declared beside its estimator
+# (tasks/search/pass_at_k.py). See tasks/metric_registry.py.
+register_metric("train_reward", direction="higher", kind="score", unit="reward", description="mean GRPO reward")
+register_metric("train_accepted", direction="higher", kind="score", unit="share", description="share Lean accepted")
+register_metric(
+    "train_frac_reward_zero_std", direction=None, kind="diagnostic", unit="share",
+    description="share of groups whose rewards were all equal (no learning signal)",
+)  # fmt: skip
 
 
 def sample_proofs(

@@ -24,10 +24,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from storage.ids import stable_hash
+from tasks.metric_registry import register_metric
 from tasks.trainers.base import EXAMPLES, Metric
 
 from .config import ProgressSettings
 from .data import ProgressExample, progress_examples
+
+# What each figure means (tasks/metric_registry.py).
+register_metric("MAE", direction="lower", kind="score", unit="steps", question="learning")
+register_metric("MSE", direction="lower", kind="score", unit="steps^2", question="learning")
+register_metric("spearman", direction="higher", kind="score", unit="correlation", question="learning")
 
 
 def average_ranks(values: Sequence[float]) -> list[float]:

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from storage.snapshot_ref import SnapshotRef
+from tasks.metric_registry import register_metric
 from tasks.stats import interval_fields
 from tasks.trainers.base import EXAMPLES, Metric
 
@@ -46,6 +47,12 @@ logger = logging.getLogger(__name__)
 
 QUERY_CHUNK = 64  # goal states scored against the whole corpus per matrix product
 GOLD_MISSING = "gold_missing"
+# What each figure means (tasks/metric_registry.py); R@k and MRR are ×100.
+register_metric(
+    GOLD_MISSING, direction=None, kind="count", unit="premises", description="gold premises not in the corpus"
+)
+register_metric("R@{k}", direction="higher", kind="score", unit="percent", question="learning")
+register_metric("MRR", direction="higher", kind="score", unit="percent", question="learning")
 
 
 def retrieval_metrics(

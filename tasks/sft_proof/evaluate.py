@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage.snapshot_ref import SnapshotRef
+from tasks.metric_registry import register_alias
 from tasks.trainers.base import Metric
 
 from .config import SFTProofSettings
@@ -42,6 +43,7 @@ def proving_settings(settings: SFTProofSettings, splits: list[str]):
 
 
 PREFIX = "sampled_"  # the proving evaluation's rows of the same checkpoint are named as it names them
+register_alias(PREFIX + "{metric}")  # and mean what they mean (tasks/metric_registry.py)
 
 
 def _metrics(rows: list[dict]) -> list[Metric]:

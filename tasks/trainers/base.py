@@ -36,10 +36,12 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from storage.snapshot_ref import SnapshotRef
+from tasks.metric_registry import meaning, register_metric
 
 # Bookkeeping metric: how many examples a (repository, split) had (value = count), so
 # that an empty split is recorded as 0 rather than absent (`tasks.report` shows it as a count).
 EXAMPLES = "examples"
+register_metric(EXAMPLES, direction=None, kind="count", unit="examples", description="examples evaluated")
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,12 @@ class Metric:
     ci_high: float | None = None
     interval: str | None = None  # how: "wilson" or "bootstrap(...)"
 
+    def __post_init__(self):
+        meaning(self.metric)  # an undeclared name fails here, where it is produced (tasks/metric_registry.py)
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The row for the catalog, with the metric's declared meaning (direction, kind, ...)."""
+        return {**asdict(self), **meaning(self.metric)}
 
 
 class TrainFn(Protocol):
