@@ -23,9 +23,9 @@ from storage.theorem_results import read_results
 from .card import contamination_section
 from .expert import report as expert_report
 from .forgetting import forgetting_section
-from .metric_registry import is_size, read_meaning
 from .formatting import SIGNIFICANT_DIGITS, markdown_table
 from .formatting import row_interval as interval_text
+from .metric_registry import is_size, read_meaning
 from .proving.summary import group_label, proving_section
 
 PLOT_FILE = "metrics.png"

@@ -24,6 +24,7 @@ def _pass_rates(m: dict[str, dict]) -> list[tuple[str, dict, dict | None]]:
     scores = sorted(k for k, r in m.items() if r.get("question") == "proving" and r.get("kind") == "score")
     return [(k, m[k], m.get(m[k].get("baseline_metric") or "")) for k in scores]
 
+
 # What a pass rate measured by each checker can be compared to (issue 17, §4). Keyed by the
 # checker prefix of the metric's name (tasks/proving/evaluate.py: `pass_metric`).
 COMPARABLE_TO = {
