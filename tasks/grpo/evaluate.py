@@ -95,8 +95,6 @@ def prove_theorems(
     batch_size: int = 4,
 ) -> list[dict]:
     """For each theorem: how many of `k` sampled proofs were proved (guard included), and one proof if any."""
-    from tasks.lean.verdict import judge
-
     contexts = contexts or {}
     results = []
     for start in range(0, len(specs), batch_size):
@@ -112,27 +110,41 @@ def prove_theorems(
             system_prompt=system_prompt,
         )
         for spec, attempts in zip(chunk, proofs):
-            proved, unverified, example = 0, 0, None
-            for text in attempts:
-                proof = proof_of(completion_text(text))
-                if not proof.strip() or refusal(proof):
-                    continue
-                verdict = judge(backend.check_proof(spec, proof), proof)
-                unverified += verdict.status == "unverified"
-                if verdict.proved:
-                    proved += 1
-                    example = example or proof
-            results.append(
-                {
-                    "repo_id": spec.repo_id,
-                    "full_name": spec.full_name,
-                    "n": len(attempts),
-                    "proved": proved,
-                    "unverified": unverified,  # finished, but the backend cannot verify (the Dojo)
-                    "proof": example,
-                }
-            )
+            results.append(judged(spec, [proof_of(completion_text(text)) for text in attempts], backend))
     return results
+
+
+def judged(spec, proofs: list[str], backend) -> dict:
+    """One theorem's result: how many of `proofs` (tactic blocks) the backend and the verdict
+    rule accept (tasks/lean/verdict.py), and one accepted proof if any."""
+    from tasks.lean.verdict import judge
+
+    proved, unverified, example = 0, 0, None
+    for proof in proofs:
+        if not proof.strip() or refusal(proof):
+            continue
+        verdict = judge(backend.check_proof(spec, proof), proof)
+        unverified += verdict.status == "unverified"
+        if verdict.proved:
+            proved += 1
+            example = example or proof
+    return {
+        "repo_id": spec.repo_id,
+        "full_name": spec.full_name,
+        "n": len(proofs),
+        "proved": proved,
+        "unverified": unverified,  # finished, but the backend cannot verify (the Dojo)
+        "proof": example,
+    }
+
+
+def baseline_results(specs: list, backend, k: int) -> list[dict]:
+    """The closing-tactics baseline (tasks/generate/baseline.py) held to the model's k: each of its
+    first k tactics tried as a whole proof, checked by the same backend and verdict rule."""
+    from tasks.generate.baseline import ClosingTacticsGenerator
+
+    tactics = [tactic for tactic, _ in ClosingTacticsGenerator().generate_proofs([None], k)[0]]
+    return [judged(spec, tactics, backend) for spec in specs]
 
 
 def prove_under_seed(model, tokenizer, specs: list, backend, evaluation, **options) -> list[dict]:
