@@ -22,12 +22,11 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from storage.snapshot_ref import SnapshotRef
 from tasks.metric_registry import register_metric
 from tasks.models.loading import default_model_cache, load_causal_lm
 from tasks.search.pass_at_k import pass_at_k as unbiased_pass_at_k  # Chen et al. 2021, one estimator
 from tasks.stats import interval_fields
-from tasks.trainers.base import Metric
+from tasks.trainers.base import EvaluationJob, Metric, evaluation
 
 from .config import PROOF_SYSTEM_PROMPT, GRPOSettings
 from .data import proof_prompt
@@ -190,17 +189,10 @@ def pass_metrics(results: list[dict], ks, repo: str, split: str, checker: str) -
     return rows
 
 
-def evaluate_grpo(
-    settings: GRPOSettings | dict,
-    checkpoint_dir: Path,
-    snapshot: SnapshotRef,
-    split_kind: str,
-    splits: list[str],
-    repo_ids: list[str],
-    *,
-    model_cache_dir: Path | None = None,
-) -> list[Metric]:
+@evaluation
+def evaluate_grpo(settings: GRPOSettings | dict, job: EvaluationJob) -> list[Metric]:
     """pass@1 and pass@k of whole-proof sampling per (repository, split), named by the checker."""
+    checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir = job.fields()
 
     from storage.ids import unit_interval
     from storage.store import Store

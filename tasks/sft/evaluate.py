@@ -33,11 +33,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from storage.ids import unit_interval
-from storage.snapshot_ref import SnapshotRef
 from tasks.metric_registry import register_metric
 from tasks.models.loading import default_model_cache, load_causal_lm
 from tasks.stats import proportion_fields
-from tasks.trainers.base import Metric
+from tasks.trainers.base import EvaluationJob, Metric, evaluation
 from tasks.trainers.lifecycle import coerce_settings
 
 from .config import SFTSettings
@@ -158,17 +157,10 @@ def _repo_metrics(model, tokenizer, sub, settings: SFTSettings, majority: str | 
     return metrics
 
 
-def evaluate_sft(
-    settings: SFTSettings | dict,
-    checkpoint_dir: Path,
-    snapshot: SnapshotRef,
-    split_kind: str,
-    splits: list[str],
-    repo_ids: list[str],
-    *,
-    model_cache_dir: Path | None = None,
-) -> list[Metric]:
+@evaluation
+def evaluate_sft(settings: SFTSettings | dict, job: EvaluationJob) -> list[Metric]:
     """Metric rows for each (repository, split) of `snapshot` that has examples."""
+    checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir = job.fields()
     settings = coerce_settings(settings, SFTSettings)
     cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
     model = tokenizer = None

@@ -93,6 +93,44 @@ class EvaluateFn(Protocol):
     ) -> list[Metric]: ...
 
 
+@dataclass(frozen=True)
+class EvaluationJob:
+    """What one evaluation is asked (the EvaluateFn arguments after the settings), as one object."""
+
+    checkpoint_dir: Path
+    snapshot: SnapshotRef
+    split_kind: str
+    splits: list[str]
+    repo_ids: list[str]
+    model_cache_dir: Path | None = None
+
+    def fields(self) -> tuple:
+        """(checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir)."""
+        return self.checkpoint_dir, self.snapshot, self.split_kind, self.splits, self.repo_ids, self.model_cache_dir
+
+
+def evaluation(fn):
+    """`fn(settings, job: EvaluationJob) -> list[Metric]` as an EvaluateFn: the interface's
+    signature written once, here, not in every trainer's evaluation module.
+
+    >>> @evaluation
+    ... def count(settings, job):
+    ...     return [(r, s) for r in job.repo_ids for s in job.splits]
+    >>> count(None, "ckpt", None, "random", ["test"], ["a", "b"], model_cache_dir=None)
+    [('a', 'test'), ('b', 'test')]
+    >>> signature_mismatch(count, EvaluateFn) is None
+    True
+    """
+
+    def evaluate(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, *, model_cache_dir=None):
+        job = EvaluationJob(Path(checkpoint_dir), snapshot, split_kind, list(splits), list(repo_ids), model_cache_dir)
+        return fn(settings, job)
+
+    evaluate.__name__, evaluate.__qualname__, evaluate.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    evaluate.__module__ = fn.__module__
+    return evaluate
+
+
 class SkipTraining(Exception):
     """Raised by a trainer when a step has nothing to learn from; `reason` is recorded.
 
