@@ -139,10 +139,11 @@ def metrics_figure(rows: list[dict]):
         for i, (label, points) in enumerate(sorted(series.items())):
             points.sort(key=lambda r: r["step"])
             colour = palette(i % palette.N)
-            _draw(ax, points, " / ".join(label), colour)
+            dodge = (i - (len(series) - 1) / 2) * 0.04  # equal figures side by side, not hidden behind each other
+            _draw(ax, points, " / ".join(label), colour, dodge)
             bases = [{**p["baseline"], "step": p["step"]} for p in points if p.get("baseline")]
             if bases:
-                _draw(ax, bases, f"{bases[0]['metric']} (baseline)", colour, dashed=True)
+                _draw(ax, bases, f"{bases[0]['metric']} (baseline)", colour, dodge, dashed=True)
         if question == "forgetting":
             ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set_title(PANEL_TITLES[question], fontsize=10)
@@ -160,7 +161,7 @@ PANEL_TITLES = {
 }
 
 
-def _draw(ax, points: list[dict], label: str, colour, dashed: bool = False) -> None:
+def _draw(ax, points: list[dict], label: str, colour, dodge: float = 0.0, dashed: bool = False) -> None:
     """A line with its 95% interval as error bars, in the plotted scale (PLOTTED_UNITS)."""
     scale = [PLOTTED_UNITS.get(p.get("unit"), 1.0) for p in points]
     ys = [p["value"] * s for p, s in zip(points, scale)]
@@ -169,7 +170,7 @@ def _draw(ax, points: list[dict], label: str, colour, dashed: bool = False) -> N
         max(0.0, p["ci_high"] * s - y) if p.get("ci_high") is not None else 0.0 for p, y, s in zip(points, ys, scale)
     ]
     ax.errorbar(
-        [p["step"] for p in points], ys, yerr=[low, high], marker="o", capsize=3, label=label, color=colour,
+        [p["step"] + dodge for p in points], ys, yerr=[low, high], marker="o", capsize=3, label=label, color=colour,
         linestyle="--" if dashed else "-", alpha=0.7 if dashed else 1.0,
     )  # fmt: skip
 
