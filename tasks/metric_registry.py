@@ -136,6 +136,16 @@ def _match(name: str) -> tuple[MetricDef, dict[str, str]] | None:
     return None
 
 
+def parameters(name: str) -> dict[str, str]:
+    """The parameters a metric's name fills in its declaration (`repl_pass@4` -> checker repl,
+    k 4), through aliases; {} for a name no module declares."""
+    try:
+        d, params = declared(name)
+    except UndeclaredMetric:
+        return {}
+    return parameters(d.alias_of.format(**params)) if d.alias_of is not None else params
+
+
 def meaning(name: str) -> dict:
     """The columns a metric row carries for `name` (raises UndeclaredMetric)."""
     d, params = declared(name)

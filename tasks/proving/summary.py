@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from ..formatting import interval, number
 from ..formatting import markdown_table as _md_table
-from ..metric_registry import below_baseline
+from ..metric_registry import below_baseline, meaning, parameters
 
 BELOW = "below baseline"  # the mark of a pass rate whose whole interval is under the baseline's figure
 
@@ -68,10 +68,9 @@ def group_label(repo: str, row: dict) -> str:
 
 
 def checker_of(metric: str) -> str | None:
-    """The checker a pass metric was decided by (`baseline_repl_pass@4` -> `repl`), else None."""
-    if "_pass@" not in metric:
-        return None
-    return metric.removeprefix("baseline_").split("_pass@")[0]
+    """The checker a pass metric was decided by (`baseline_repl_pass@4` -> `repl`), else None:
+    the `{checker}` its declaration's name holds (tasks/search/pass_at_k.py)."""
+    return parameters(metric).get("checker")
 
 
 LEVEL_NOTES = {
@@ -92,7 +91,7 @@ def comparability_notes(metrics: list[str]) -> list[str]:
     """One note per checker (and the baseline) among `metrics`."""
     checkers = sorted({c for c in map(checker_of, metrics) if c})
     notes = [_note(c) for c in checkers]
-    if any(m.startswith("baseline_") for m in metrics):
+    if any(parameters(m) and meaning(m)["kind"] == "baseline" for m in metrics):
         notes.append(BASELINE_NOTE)
     return notes
 
