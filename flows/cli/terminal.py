@@ -294,7 +294,10 @@ def print_summary(console: Console, result: dict, metric_rows: list[dict], log: 
         say(proving_lines([], result["untried"], names_shown=3)[-1])
     for f in (result.get("failures") or [])[:3]:
         say(f"  source {f['source']} failed: {f['error']}")
-    say(f"report: {result['report']}  checkpoints: dojoflow checkpoints")
+    for s in result["steps"][-1:]:  # the checkpoints a next run starts from (every step's: dojoflow checkpoints)
+        for trainer, t in s["trainers"].items():
+            say(f"checkpoint step {s['step']} {trainer}: {t['checkpoint']['path']}")
+    say(f"report: {result['report']}")
     if log is not None:
         say(f"log: {log}")
-    say(f"every figure: dojoflow metrics --run {result['run_id']}")
+    say(f"every figure: dojoflow metrics --run {result['run_id']}; checkpoints: dojoflow checkpoints")
