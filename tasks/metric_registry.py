@@ -96,19 +96,23 @@ def declarations() -> dict[str, MetricDef]:
     return dict(_METRICS)
 
 
-# Modules that declare metrics besides each registered trainer's evaluation module: a reader
-# (a cached evaluation's rows, the report of an older run) finds every declaration after `load_all`.
-DECLARING_MODULES = ("tasks.search.pass_at_k", "tasks.proving.evaluate", "tasks.expert.rounds")
+# Modules that declare metrics: these, and each registered trainer's evaluation module (the
+# trainer registry names it with `declared_in`). A reader (a cached evaluation's rows, the report
+# of an older run) finds every declaration after `load_all`; nothing here imports a trainer.
+DECLARING_MODULES = ["tasks.search.pass_at_k", "tasks.proving.evaluate", "tasks.expert.rounds"]
+
+
+def declared_in(module: str) -> None:
+    """Say that `module` declares metrics (imported by `load_all` before a name is called undeclared)."""
+    if module not in DECLARING_MODULES:
+        DECLARING_MODULES.append(module)
 
 
 def load_all() -> None:
-    """Import every module that declares metrics (each trainer's `evaluate` module and DECLARING_MODULES)."""
+    """Import every module that declares metrics (DECLARING_MODULES)."""
     import importlib
 
-    from tasks.trainers import registry
-
-    modules = [d.evaluate.partition(":")[0] for d in registry.trainers().values()]
-    for module in [*DECLARING_MODULES, *modules]:
+    for module in list(DECLARING_MODULES):
         importlib.import_module(module)
 
 
