@@ -181,6 +181,8 @@ ADDED_COLUMNS["theorem_results"].update({"tokens": "DOUBLE", "gpu_seconds": "DOU
 ADDED_COLUMNS["checkpoints"] = {"resolved_settings": "JSON"}
 # Whether the source tree differed from `git_commit` (uncommitted changes to tracked files).
 ADDED_COLUMNS["run_provenance"] = {"git_dirty": "BOOLEAN"}
+# What a metric means, as declared where it is computed (tasks/metric_registry.py; storage/metrics.py).
+ADDED_COLUMNS["metrics"].update(dict.fromkeys(("direction", "kind", "unit", "question", "baseline_metric"), "VARCHAR"))
 
 
 def add_columns(con) -> None:

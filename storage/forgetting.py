@@ -9,9 +9,10 @@ for every trainer, not only the retriever (docs/evaluation.md).
   (Lopez-Paz & Ranzato 2017, "Gradient Episodic Memory", arXiv 1706.08840, eq. 3).
   Both in the metric's units, signed so that forgetting > 0 is worse and backward
   transfer > 0 is better, also for metrics where lower is better (losses, MAE, MSE): each
-  metric's direction is declared once, in storage/metrics.py DIRECTIONS. Counts, costs
-  (seconds, expansions) and properties of the data (the majority baseline) are not skills
-  and are left out, as is any metric without a declared direction.
+  metric's direction is declared once, where it is computed (tasks/metric_registry.py), and
+  travels with its row (the `direction` and `kind` columns). Only skills (`kind = 'score'`)
+  count: counts, costs (seconds, expansions), diagnostics and baselines are left out, and
+  so are rows recorded before the meaning columns existed (a cached rerun records them again).
 - `forgetting_summary`: average forgetting and backward transfer over the repositories
   learned before the run's last step (the last one has had no chance to be forgotten).
 
@@ -22,16 +23,15 @@ from __future__ import annotations
 
 from . import catalog
 from .catalog import Views
-from .metrics import direction_sql
 
 VIEWS = {
-    "forgetting": f"""
+    "forgetting": """
         CREATE OR REPLACE VIEW forgetting AS
         WITH m AS (
             SELECT * FROM (
                 SELECT run_id, trainer, repo_id, split_kind, split, metric, step, step_repo_id, value,
-                       CASE {direction_sql()} WHEN 'lower' THEN -1 WHEN 'higher' THEN 1 END AS sign
-                FROM metrics WHERE value IS NOT NULL)
+                       CASE direction WHEN 'lower' THEN -1 WHEN 'higher' THEN 1 END AS sign
+                FROM metrics WHERE value IS NOT NULL AND kind = 'score')
             WHERE sign IS NOT NULL),
         learned AS (
             SELECT run_id, trainer, repo_id, split_kind, split, metric, min(step) AS learned_step
@@ -63,6 +63,7 @@ VIEWS = {
 def create_views(store, con, kind: str = "") -> None:
     """(Re)create the views on a writable connection whose catalog has the metrics table
     (views over a record table live in the catalog file: `kind` is always "")."""
+    catalog.add_columns(con)  # the declared-meaning columns the views read
     for ddl in VIEWS.values():
         con.execute(ddl)
 

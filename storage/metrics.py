@@ -5,60 +5,12 @@ interval where one is computed, and `interval` how (docs/evaluation.md)."""
 
 from __future__ import annotations
 
-import re
-
 from . import catalog
 
-# Metrics that are sizes, not scores: shown in tables, never plotted, averaged or forgotten.
-COUNT_METRICS = frozenset(
-    {"examples", "gold_missing"}
-    | {
-        f"{prefix}proving_{name}"
-        for prefix in ("", "baseline_")
-        for name in ("errors", "theorems", "not_started", "untried", "unverified", "tokens")
-    }
-)
-# Which way each metric the trainers emit is better: the one definition the forgetting view
-# reads (it flips the sign of "lower"). Keys are SQL LIKE patterns of names (`%`: any text),
-# first match wins; None: a size, cost or property of the data, not a skill, never forgotten.
-# A metric matching no pattern is left out of forgetting too (docs/evaluation.md).
-DIRECTIONS: dict[str, str | None] = {
-    "top1_majority_baseline": None,  # sft: a property of the split, not of the model
-    "completion_loss": "lower",  # sft
-    "top%_accuracy": "higher",  # sft
-    "MAE": "lower",  # progress
-    "MSE": "lower",  # progress
-    "spearman": "higher",  # progress
-    "R@%": "higher",  # retriever
-    "MRR": "higher",  # retriever
-    "train_frac_reward_zero_std": None,  # grpo: a training diagnostic
-    "train_reward": "higher",  # grpo
-    "train_accepted": "higher",  # grpo
-    "%proving_%": None,  # proving: counts and costs (theorems, errors, seconds, tokens, ...)
-    "%pass@%": "higher",  # grpo and proving
-}
-
-
-def _regex(pattern: str) -> str:
-    return ".*".join(re.escape(part) for part in pattern.split("%"))
-
-
-def direction(metric: str) -> str | None:
-    """'higher' or 'lower' (is better) for a skill, None for anything else (DIRECTIONS).
-
-    >>> direction("MAE"), direction("top5_accuracy"), direction("baseline_lean_pass@8"), direction("examples")
-    ('lower', 'higher', 'higher', None)
-    """
-    return next((way for p, way in DIRECTIONS.items() if re.fullmatch(_regex(p), metric)), None)
-
-
-def direction_sql(column: str = "metric") -> str:
-    """A SQL CASE giving DIRECTIONS' 'higher'/'lower'/NULL for the metric name in `column`."""
-    cases = []
-    for pattern, way in DIRECTIONS.items():
-        regex = _regex(pattern).replace("'", "''")
-        cases.append(f"WHEN regexp_full_match({column}, '{regex}') THEN {repr(way) if way else 'NULL'}")
-    return f"CASE {' '.join(cases)} ELSE NULL END"
+# What a metric means travels with its row, as declared where it is computed
+# (tasks/metric_registry.py): the forgetting views and every reader take it from these columns,
+# never from the metric's name. NULL in rows recorded before the columns existed.
+MEANING_COLUMNS = ("direction", "kind", "unit", "question", "baseline_metric")
 
 
 def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
@@ -70,8 +22,8 @@ def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -
         catalog.create_views_over_records(store, con)  # and the views over this table (storage/forgetting.py)
         con.executemany(
             "INSERT OR REPLACE INTO metrics (run_id, step, step_repo_id, repo_id, trainer, split_kind, split, metric,"
-            " value, count, checkpoint_id, ci_low, ci_high, interval, benchmark)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f" value, count, checkpoint_id, ci_low, ci_high, interval, benchmark, {', '.join(MEANING_COLUMNS)})"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{', ?' * len(MEANING_COLUMNS)})",
             [
                 [
                     run_id,
@@ -89,6 +41,7 @@ def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -
                     r.get("ci_high"),
                     r.get("interval"),
                     r.get("benchmark"),  # the fingerprint of the benchmark it is computed on, if any
+                    *(r.get(c) for c in MEANING_COLUMNS),
                 ]
                 for r in rows
             ],
@@ -103,6 +56,8 @@ def of_run(
     repository's name, ordered by trainer, step, repository, split and metric."""
     intervals = "m.ci_low, m.ci_high, m.interval" if _has_intervals(store) else _NO_INTERVALS
     intervals += ", m.benchmark" if _has_column(store, "benchmark") else ", NULL::VARCHAR AS benchmark"
+    has_meaning = _has_column(store, "baseline_metric")
+    intervals += "".join(f", {'m.' if has_meaning else 'NULL::VARCHAR AS '}{c}" for c in MEANING_COLUMNS)
     return catalog.query(
         store,
         f"""

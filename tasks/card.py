@@ -14,33 +14,40 @@ from pathlib import Path
 
 from storage import atomic, metrics
 from storage.ids import stable_hash
-from storage.metrics import COUNT_METRICS
 from storage.theorem_results import read_results
 
 from .formatting import markdown_table as _table
 from .lean.registry import is_lower_bound
 from .ledger import backend_version, run_ledger, trainer_settings
+from .metric_registry import baselines_of, below_baseline, is_size, read_meaning
 from .proving.summary import fmt_aggregate, proving_section
 
 CARD_FILE = "card.md"
 
 
+BELOW = "**below baseline**"  # the mark of a figure worse than its baseline (tasks/metric_registry.py)
+
+
 def _headline(rows: list[dict]) -> list[str]:
-    """Each trainer's metrics at its last step (proving has its own section)."""
+    """Each trainer's metrics at its last step (proving has its own section), each beside the
+    baseline its declaration names, marked where it is below it."""
     last = {}
     for r in rows:
         last[r["trainer"]] = max(last.get(r["trainer"], r["step"]), r["step"])
-    shown = [
-        r
-        for r in rows
-        if r["trainer"] != "proving" and r["step"] == last[r["trainer"]] and r["metric"] not in COUNT_METRICS
-    ]
+    rows = [r for r in rows if r["trainer"] != "proving" and r["step"] == last[r["trainer"]] and not is_size(r)]
+    bases = baselines_of(rows)
+    beside = {id(b) for b in bases.values()}
+    shown = [(r, bases.get(i)) for i, r in enumerate(rows) if id(r) not in beside]
     if not shown:
         return []
     out = ["## Headline metrics (each trainer's last step)", ""]
     out += _table(
-        ["trainer", "step", "repository", "split", "metric", "value [95% CI] (n)"],
-        [[r["trainer"], r["step"], r["repository"], r["split"], r["metric"], fmt_aggregate(r)] for r in shown],
+        ["trainer", "step", "repository", "split", "metric", "value [95% CI] (n)", "baseline", ""],
+        [
+            [r["trainer"], r["step"], r["repository"], r["split"], r["metric"], fmt_aggregate(r)]
+            + [f"{b['metric']} {fmt_aggregate(b)}" if b else "", BELOW if below_baseline(r, b) else ""]
+            for r, b in shown
+        ],
     )
     return out + [""]
 
@@ -251,7 +258,7 @@ def _trainer_settings_section(led: dict) -> list[str]:
 
 def card_markdown(store, run_id: str) -> str:
     led = run_ledger(store, run_id)
-    rows = metrics.of_run(store, run_id)
+    rows = read_meaning(metrics.of_run(store, run_id))
     name = led["run"]["config"].get("name", led["run"]["flow"])
     parts = [f"# Results card: `{name}`, run `{run_id}`", ""]
     parts += _headline(rows)

@@ -14,6 +14,7 @@ from storage import metrics
 from storage.snapshot_ref import SnapshotRef
 
 from .checkpoints import CheckpointRef
+from .metric_registry import with_meaning
 from .models.loading import default_model_cache
 from .trainers import registry
 
@@ -47,5 +48,7 @@ def evaluate_step(
 
 
 def record_metrics(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
-    """Write metric rows; a re-evaluated checkpoint replaces its earlier rows."""
-    return metrics.record(store, rows, run_id, step, step_repo_id)
+    """Write metric rows, each with its metric's declared meaning (a cached evaluation's rows from
+    before the declarations gain it here); a re-evaluated checkpoint replaces its earlier rows.
+    A row whose metric no module declares is refused (tasks/metric_registry.py)."""
+    return metrics.record(store, [with_meaning(r) for r in rows], run_id, step, step_repo_id)

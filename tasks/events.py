@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from storage.metrics import direction
-
 NEW_COMMIT = "dojoflow.repo.new-commit"
 TRACE_FAILED = "dojoflow.trace.failed"
 CHECKPOINT_PUBLISHED = "dojoflow.checkpoint.published"
@@ -157,15 +155,18 @@ def regressions(rows: list[dict], step: int, margin: float) -> list[dict]:
 
     `rows`: a run's metric rows (storage.metrics.of_run). A repository is learned at the first
     step whose `step_repo_id` is it; its value then is the reference. With the metric's declared
-    direction (storage/metrics.py DIRECTIONS), "higher is better" regresses below
-    `ci_low - margin` (the value itself where no interval was computed), "lower is better"
-    above `ci_high + margin`. Metrics without a direction (counts, costs) never regress.
+    direction (the row's `direction`, declared where the metric is computed:
+    tasks/metric_registry.py), "higher is better" regresses below `ci_low - margin` (the
+    value itself where no interval was computed), "lower is better" above `ci_high + margin`.
+    Only skills (`kind` score) regress: counts, costs, diagnostics and baselines never do.
 
     >>> rows = [
     ...     dict(step=1, step_repo_id="a", repo_id="a", repository="A", trainer="sft", split_kind="random",
-    ...          split="test", metric="top1_accuracy", value=0.8, count=50, ci_low=0.7, ci_high=0.88),
+    ...          split="test", metric="top1_accuracy", value=0.8, count=50, ci_low=0.7, ci_high=0.88,
+    ...          direction="higher", kind="score"),
     ...     dict(step=2, step_repo_id="b", repo_id="a", repository="A", trainer="sft", split_kind="random",
-    ...          split="test", metric="top1_accuracy", value=0.6, count=50, ci_low=0.5, ci_high=0.7),
+    ...          split="test", metric="top1_accuracy", value=0.6, count=50, ci_low=0.5, ci_high=0.7,
+    ...          direction="higher", kind="score"),
     ... ]
     >>> [(r["repository"], r["value_when_learned"], r["value"], r["threshold"]) for r in regressions(rows, 2, 0.05)]
     [('A', 0.8, 0.6, 0.65)]
@@ -179,7 +180,7 @@ def regressions(rows: list[dict], step: int, margin: float) -> list[dict]:
     out = []
     for r in rows:
         ref = learned.get(_key(r))
-        way = direction(r["metric"])
+        way = r.get("direction") if r.get("kind") == "score" else None
         if r["step"] != step or ref is None or ref["step"] >= step or way is None or r["value"] is None:
             continue
         if way == "higher":

@@ -1,5 +1,5 @@
 """The run report: repositories in order, step durations, metrics, checkpoints, and a
-plot of every metric across steps and repositories.
+plot with one panel per question a reader asks (learning, forgetting, proving).
 
 Written to `<home>/reports/<run_id>/report.md` with `metrics.png` beside it (linked
 relatively, so the folder can be moved or shared). The flow publishes the markdown as a
@@ -17,7 +17,6 @@ from pathlib import Path
 
 from storage import atomic, catalog, forgetting, metrics
 from storage.ids import stable_hash
-from storage.metrics import COUNT_METRICS
 from storage.proofs import read_proofs
 from storage.theorem_results import read_results
 
@@ -26,6 +25,7 @@ from .expert import report as expert_report
 from .forgetting import forgetting_section
 from .formatting import SIGNIFICANT_DIGITS, markdown_table
 from .formatting import row_interval as interval_text
+from .metric_registry import QUESTIONS, is_size, read_meaning
 from .proving.summary import group_label, proving_section
 
 PLOT_FILE = "metrics.png"
@@ -40,7 +40,7 @@ def rounded(value):
 def metrics_rows(store, run_id: str) -> list[dict]:
     """Every metric row the run recorded (fresh or from a cached evaluation), `repo` naming
     the repository, ordered by trainer, metric, step, repository and split."""
-    rows = [{**r, "repo": r["repository"]} for r in metrics.of_run(store, run_id)]
+    rows = [{**r, "repo": r["repository"]} for r in read_meaning(metrics.of_run(store, run_id))]
     return sorted(rows, key=lambda r: (r["trainer"], r["metric"], r["step"], r["repo_id"], r["split"]))
 
 
@@ -51,8 +51,9 @@ def plot_metrics(rows: list[dict], path: Path, cache: Path | None = None) -> Pat
     key = stable_hash(
         [
             [r["trainer"], r["metric"], r["split"], r["repo"] or r["repo_id"], r["step"], r["value"]]
+            + [r.get("ci_low"), r.get("ci_high"), r.get("question"), r.get("step_repo_id")]
             for r in rows
-            if r["metric"] not in COUNT_METRICS
+            if not is_size(r)
         ],
         20,
     )
@@ -75,42 +76,103 @@ def plot_metrics(rows: list[dict], path: Path, cache: Path | None = None) -> Pat
     return path
 
 
+# Units the panels share one axis in (a figure in another unit, a loss or MAE, is in the tables).
+PLOTTED_UNITS = {"share": 1.0, "percent": 0.01, "correlation": 1.0}
+SPLIT_ORDER = ("test", "val", "train")
+
+
+def plot_series(rows: list[dict]) -> dict[str, dict[tuple, list[dict]]]:
+    """The points of each panel, by the question a reader asks (tasks/metric_registry.py QUESTIONS):
+    `learning` (each declared learning figure on the repository its step learned, and its
+    baseline beside it), `forgetting` (the same figures on repositories learned at earlier steps,
+    as the change since learned: below 0 is forgotten) and `proving` (pass rates on the step's
+    repository and their baseline; other repositories and benchmarks are in the tables). One split per series, the held-out one first. Points are rows, scaled to 0..1."""
+    rows = [r for r in rows if r.get("unit") in PLOTTED_UNITS and r["value"] is not None]
+    by_key = {(r["step"], r["trainer"], r["repo_id"], r["split"], r["metric"]): r for r in rows}
+    split = {}
+    for r in rows:
+        key = (r["trainer"], r["metric"])
+        order = SPLIT_ORDER.index(r["split"]) if r["split"] in SPLIT_ORDER else len(SPLIT_ORDER)
+        split[key] = min(split.get(key, (order, r["split"])), (order, r["split"]))
+    learned = {}
+    for r in sorted(rows, key=lambda r: r["step"]):
+        if r.get("step_repo_id", r["repo_id"]) == r["repo_id"]:
+            learned.setdefault((r["trainer"], r["repo_id"], r["split"], r["metric"]), r)
+    panels: dict[str, dict[tuple, list[dict]]] = {q: defaultdict(list) for q in QUESTIONS}
+    for r in rows:
+        if (
+            r.get("kind") != "score"
+            or r.get("question") not in QUESTIONS
+            or r["split"] != split[(r["trainer"], r["metric"])][1]
+        ):
+            continue
+        base = by_key.get((r["step"], r["trainer"], r["repo_id"], r["split"], r.get("baseline_metric")))
+        own = r.get("step_repo_id", r["repo_id"]) == r["repo_id"]
+        if own:  # the step's own repository: what it learned, what it proves
+            panels[r["question"]][(r["trainer"], r["metric"], r["split"])].append({**r, "baseline": base})
+        ref = learned.get((r["trainer"], r["repo_id"], r["split"], r["metric"]))
+        if not own and r["question"] == "learning" and ref is not None and ref["step"] < r["step"]:
+            sign = -1.0 if r.get("direction") == "lower" else 1.0
+            change = {"value": sign * (r["value"] - ref["value"]), "baseline": None}
+            for end, other in (("ci_low", "ci_high"), ("ci_high", "ci_low")):
+                bound = r.get(end if sign > 0 else other)
+                change[end] = None if bound is None else sign * (bound - ref["value"])
+            key = (r["trainer"], r["metric"], r["split"], r["repo"] or r["repo_id"])
+            panels["forgetting"][key].append({**r, **change})
+    return {q: dict(p) for q, p in panels.items() if p}
+
+
 def metrics_figure(rows: list[dict]):
-    """One panel per (trainer, metric, split); x = step, one line per repository, each
-    repository in the same colour in every panel."""
-    if not rows:
+    """One panel per question a reader asks (learning, forgetting, proving; plot_series): x = step,
+    one line per figure with its 95% interval drawn, its baseline dashed beside it in the same colour."""
+    panels = plot_series(rows)
+    if not panels:
         return None
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        if r["metric"] in COUNT_METRICS:
-            continue  # sizes, not scores: in the table, not the plot
-        panels[(r["trainer"], r["metric"], r["split"])][r["repo"] or r["repo_id"]].append((r["step"], r["value"]))
-    keys = sorted(panels)
-    if not keys:
-        return None
-    repos = sorted({repo for lines in panels.values() for repo in lines})
-    palette = plt.get_cmap("tab10" if len(repos) <= 10 else "tab20")
-    colour = {repo: palette(i % palette.N) for i, repo in enumerate(repos)}
-    cols = min(3, len(keys))
-    nrows = (len(keys) + cols - 1) // cols
-    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.4 * nrows), squeeze=False)
-    for ax, key in zip(axes.flat, keys):
-        for repo, points in sorted(panels[key].items()):
-            points.sort()
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=repo, color=colour[repo])
-        ax.set_title(" / ".join(key), fontsize=10)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    palette = plt.get_cmap("tab10")
+    for ax, (question, series) in zip(axes.flat, panels.items()):
+        for i, (label, points) in enumerate(sorted(series.items())):
+            points.sort(key=lambda r: r["step"])
+            colour = palette(i % palette.N)
+            dodge = (i - (len(series) - 1) / 2) * 0.04  # equal figures side by side, not hidden behind each other
+            _draw(ax, points, " / ".join(label), colour, dodge)
+            bases = [{**p["baseline"], "step": p["step"]} for p in points if p.get("baseline")]
+            if bases:
+                _draw(ax, bases, f"{bases[0]['metric']} (baseline)", colour, dodge, dashed=True)
+        if question == "forgetting":
+            ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.set_title(PANEL_TITLES[question], fontsize=10)
         ax.set_xlabel("curriculum step")
-        ax.set_xticks(sorted({p[0] for points in panels[key].values() for p in points}))  # steps, not 0.96
-        ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(keys) :]:
-        ax.axis("off")
+        ax.set_xticks(sorted({p["step"] for points in series.values() for p in points}))  # steps, not 0.96
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     fig.tight_layout()
     return fig
+
+
+PANEL_TITLES = {
+    "learning": "learning: each trainer on the repository it learned",
+    "forgetting": "forgetting: change on earlier repositories since learned",
+    "proving": "proving: pass rates beside the baseline",
+}
+
+
+def _draw(ax, points: list[dict], label: str, colour, dodge: float = 0.0, dashed: bool = False) -> None:
+    """A line with its 95% interval as error bars, in the plotted scale (PLOTTED_UNITS)."""
+    scale = [PLOTTED_UNITS.get(p.get("unit"), 1.0) for p in points]
+    ys = [p["value"] * s for p, s in zip(points, scale)]
+    low = [max(0.0, y - p["ci_low"] * s) if p.get("ci_low") is not None else 0.0 for p, y, s in zip(points, ys, scale)]
+    high = [
+        max(0.0, p["ci_high"] * s - y) if p.get("ci_high") is not None else 0.0 for p, y, s in zip(points, ys, scale)
+    ]
+    ax.errorbar(
+        [p["step"] + dodge for p in points], ys, yerr=[low, high], marker="o", capsize=3, label=label, color=colour,
+        linestyle="--" if dashed else "-", alpha=0.7 if dashed else 1.0,
+    )  # fmt: skip
 
 
 def inline_plot(markdown: str, plot: str | Path | None) -> str:

@@ -6,7 +6,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from storage.errors import InputError
+from tasks.metric_registry import register_metric
 from tasks.trainers.base import TrainerDef
+
+register_metric("echo", direction=None, kind="diagnostic", unit="scale", description="the settings' scale, echoed")
 
 
 class EchoSettings(BaseModel):

@@ -199,10 +199,34 @@ def evaluate_cmd(
         result["k"],
         _with_interval(result, f"{checker}_pass@{k}"),
     )
+    say_line(_baseline_line(result, checker, k))
     for r in result["results"]:
         if r["proved"]:
             say("  proved {} ({}/{})", r["full_name"], r["proved"], r["n"])
     say_line(f"log: {log}")
+
+
+def _baseline_line(result: dict, checker: str, k: int) -> str:
+    """The closing-tactics baseline beside the figures, and which of the model's are below it."""
+    from tasks.metric_registry import below_baseline
+
+    if f"baseline_{checker}_pass@1" not in result:  # a result cached before the baseline was measured
+        return "baseline: not measured (a cached result from before; evaluate a new checkpoint to measure it)"
+    below = [
+        f"pass@{n}"
+        for n in (1, k)
+        if below_baseline(_row(result, f"{checker}_pass@{n}"), _row(result, f"baseline_{checker}_pass@{n}"))
+    ]
+    return (
+        f"baseline (the closing tactics, same backend and k): pass@1 {_with_interval(result, f'baseline_{checker}_pass@1')}"
+        f", pass@{k} {_with_interval(result, f'baseline_{checker}_pass@{k}')}"
+        + (f"; the model is BELOW it on {' and '.join(dict.fromkeys(below))}" if below else "")
+    )
+
+
+def _row(result: dict, metric: str) -> dict:
+    low, high = (result.get("intervals") or {}).get(metric) or (None, None)
+    return {"value": result[metric], "ci_low": low, "ci_high": high, "direction": "higher"}
 
 
 def _with_interval(result: dict, metric: str) -> str:

@@ -25,6 +25,9 @@ console = Console(soft_wrap=True)  # messages never gain line breaks inside a pa
 err = Console(stderr=True, soft_wrap=True)
 
 
+LONGEST_WORD = 24  # a table cell's word longer than this may be folded (a path, a hash)
+
+
 class Format(str, Enum):
     table = "table"
     csv = "csv"
@@ -88,14 +91,51 @@ def emit(
     else:
         columns = table_columns or {n: (lambda r, n=n: r[n]) for n in (rows[0] if rows else [])}
         table = Table(title=escape(title) if title else None, box=box.SIMPLE_HEAD, pad_edge=False)
-        for name in columns:
-            table.add_column(name, overflow="fold")
-        for r in shown:
-            table.add_row(*(Text(_cell(get(r))) for get in columns.values()))
+        cells = [[_cell(get(r)) for get in columns.values()] for r in shown]
+        # a cell wraps between words (`[0.05, 0.7]`) or after a `_`, never inside a word
+        # (`top1_majority_ba`/`seline`); only what cannot fit so is folded
+        widths = _fitted([list(columns), *cells], console.width)
+        if widths is not None:  # too wide as it is: each cell in lines of its column's width
+            cells = [[_wrap(c, w) for c, w in zip(row, widths)] for row in cells]
+        for i, name in enumerate(columns):
+            table.add_column(name, overflow="fold", width=widths[i] if widths else None)
+        for row in cells:
+            table.add_row(*(Text(c) for c in row))
         console.print(table)
     sys.stdout.flush()
     if len(shown) < len(rows):
         err.print(f"... {len(rows) - len(shown)} more rows (raise --max-rows to see them)")
+
+
+def _fitted(rows: list[list[str]], width: int) -> list[int] | None:
+    """Column widths that fit `width` breaking cells only between words or after a `_`, None
+    when the table fits as it is (or cannot fit even so: then rich folds what it must)."""
+    room = width - 3 * (len(rows[0]) - 1) - 2  # padding and the separator between columns, the edges
+    if sum(max(len(line) for r in rows for line in r[i].splitlines() or [""]) for i in range(len(rows[0]))) <= room:
+        return None
+    widths = [_longest([r[i] for r in rows]) for i in range(len(rows[0]))]
+    for i in sorted(range(len(widths)), key=lambda i: -widths[i]):
+        if sum(widths) <= room:
+            break
+        widths[i] = max(_longest([r[i] for r in rows], split=True), room - sum(widths) + widths[i])
+    return widths if sum(widths) <= room else None
+
+
+def _longest(texts: list[str], split: bool = False) -> int:
+    """The longest word of `texts` (at most LONGEST_WORD); with `split`, words also end after `_`."""
+    words = [w for t in texts for w in (t.replace("_", "_ ") if split else t).split()]
+    return min(max((len(w) for w in words), default=0), LONGEST_WORD)
+
+
+def _wrap(text: str, width: int) -> str:
+    """`text` in lines of at most `width`, broken between words or after a `_`."""
+    lines, line = [], ""
+    for word in text.replace("_", "_\0").replace(" ", " \0").split("\0"):
+        if line and len(line + word.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += word
+    return "\n".join([*lines, line.rstrip()])
 
 
 def say(message: str, *values) -> None:

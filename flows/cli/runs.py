@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from storage.errors import DojoflowError, InputError
+from tasks.formatting import row_interval
 
 from .common import FormatOption, Home, app, command, fail_exit, home_of, store_of
 from .output import Format, console, emit, plain, say, say_line
@@ -130,6 +131,7 @@ METRICS_TABLE = {
     "split": lambda r: r["split"],
     "metric": lambda r: r["metric"],
     "value": lambda r: r["value"],
+    "95% CI": lambda r: row_interval(r),  # the CSV's ci_low and ci_high (tasks/formatting.py)
     "n": lambda r: r["count"],
 }
 

@@ -18,14 +18,12 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+from tasks.metric_registry import is_size
 from tasks.proving.summary import fmt_aggregate, proving_lines
-from tasks.report import COUNT_METRICS
 
 
 def log_path(home: Path, name: str) -> Path:
@@ -193,7 +191,7 @@ class RunDisplay:
             self.progress = None
 
 
-SUMMARY_WIDTH = 100  # the end-of-run table fits a 100-column terminal
+SUMMARY_WIDTH = 80  # the end-of-run summary fits an 80-column terminal
 
 
 def _fmt(value) -> str:
@@ -211,33 +209,57 @@ def _evaluated_on(r: dict) -> str:
     return f"{repo}/{r['split']}" if repo else r["split"]
 
 
-def summary_rows(result: dict, metric_rows: list[dict]) -> list[dict]:
-    """One row per step, trainer, repository and split evaluated, and metric: trained or cached,
-    the run's mean training loss, and the metric as recorded, `value [low, high] (n=count)`
-    (each repository's own figure: intervals are not averaged across repositories)."""
-    by_split: dict[tuple[int, str], dict[str, dict[str, dict]]] = {}
-    for r in metric_rows:
-        if r["metric"] not in COUNT_METRICS and r["value"] is not None:
-            metrics = by_split.setdefault((r["step"], r["trainer"]), {}).setdefault(_evaluated_on(r), {})
-            metrics[_metric_label(r["split"], r["metric"])] = r
-    rows = []
-    for s in result["steps"]:
-        for trainer, t in s["trainers"].items():
+SUMMARY_ROWS = 14  # the compact summary's table: the last steps' rows (the whole table: `dojoflow metrics`)
+SPLITS_PREFERRED = ("test", "val", "train")
+
+
+def _headline(rows: list[dict], repository: str) -> dict | None:
+    """The figure a reader looks at first for one step and trainer: a skill (its declared kind) on
+    the repository the step learned, on the held-out split first, one with a baseline first."""
+    skills = [r for r in rows if r.get("kind") in ("score", None) and not is_size(r) and r["value"] is not None]
+    if not skills:
+        return None
+
+    def rank(r):
+        split = SPLITS_PREFERRED.index(r["split"]) if r["split"] in SPLITS_PREFERRED else len(SPLITS_PREFERRED)
+        own = r.get("repository") == repository or r.get("repo_id") == r.get("step_repo_id")
+        return (not own, split, not r.get("baseline_metric"), r.get("question") is None, r["metric"])
+
+    return min(skills, key=rank)
+
+
+def compact_rows(result: dict, metric_rows: list[dict], rounds: set[str] = frozenset()) -> list[list[str]]:
+    """One row per step and trainer (proving among them): state, loss, its headline figure with its
+    interval and n, and the baseline beside it, marked where the figure is below it
+    (tasks/metric_registry.py). Rows of `rounds` (checkpoints of expert iteration's rounds) have
+    their own lines."""
+    from tasks.metric_registry import baselines_of, below_baseline
+
+    metric_rows = [r for r in metric_rows if r.get("checkpoint_id") not in rounds]
+    bases = {id(metric_rows[i]): b for i, b in baselines_of(metric_rows).items()}
+    out = []
+    proving = {r["step"] for r in metric_rows if r["trainer"] == "proving"}
+    for s in result["steps"] or [{"step": step, "name": "", "trainers": {}} for step in sorted(proving)]:
+        trainers = {**s["trainers"], **({"proving": {"checkpoint": {}}} if s["step"] in proving else {})}
+        for trainer, t in trainers.items():
             checkpoint = t["checkpoint"]
             figures = checkpoint.get("figures") or {}
             loss = next((figures[k] for k in ("train_loss", "loss") if figures.get(k) is not None), None)
-            state = "cached" if t.get("train_state") == "Cached" else "trained"
+            state = "" if t.get("train_state") != "Cached" else "*"  # * cached, - skipped (a footnote says)
             if checkpoint.get("skipped"):
-                state = f"skipped ({checkpoint['skipped']})"
-            head = {"step": s["step"], "repository": s["name"], "trainer": trainer, "state": state}
-            head["loss"] = "" if loss is None else _fmt(float(loss))
-            splits = by_split.get((s["step"], trainer)) or {"": {}}
-            for on, metrics in sorted(splits.items()):
-                for metric, r in sorted(metrics.items()) or [("", None)]:
-                    rows.append({**head, "split": on, "metric": metric, "value": _aggregate(r)})
-                    head = {k: "" for k in head}  # the step's cells once, then only the metrics
-                    on = ""
-    return rows
+                state = "-"
+            mine = [r for r in metric_rows if r["step"] == s["step"] and r["trainer"] == trainer]
+            r = _headline(mine, s["name"])
+            base = bases.get(id(r)) if r is not None else None
+            own = r and r.get("repository", r.get("repo_id")) == s["name"]
+            where = "" if own and r["split"] == "test" else (r["split"] if own else _evaluated_on(r)) if r else ""
+            figure = f"{_metric_label(r['split'], r['metric'])} {where}".strip() if r else ""
+            mark = ("BELOW " if below_baseline(r, base) else "") + _fmt(float(base["value"])) if base else ""
+            out.append(
+                [f"{s['step']} {s['name']}", trainer + state, "" if loss is None else _fmt(float(loss)), figure]
+                + [_aggregate(r), mark]
+            )
+    return out
 
 
 def _aggregate(r: dict | None) -> str:
@@ -249,62 +271,69 @@ def _aggregate(r: dict | None) -> str:
     return fmt_aggregate(r)
 
 
-def summary_table(result: dict, metric_rows: list[dict]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, width=SUMMARY_WIDTH, pad_edge=False, show_edge=False)
-    for name, kwargs in (
-        ("step: learned", {"overflow": "fold", "max_width": 15}),
-        ("trainer", {"overflow": "fold", "max_width": 10}),
-        ("loss", {"justify": "right", "no_wrap": True}),
-        ("evaluated on", {"overflow": "fold", "max_width": 17}),
-        ("metric", {"overflow": "fold"}),
-        ("value [95% CI] (n)", {"justify": "right", "no_wrap": True}),
-    ):
-        table.add_column(name, **kwargs)
-    for r in summary_rows(result, metric_rows):
-        trainer = r["trainer"] if r["state"] in ("trained", "") else f"{r['trainer']} ({r['state']})"
-        step = f"{r['step']} {r['repository']}" if r["step"] != "" else ""
-        cells = (step, trainer, r["loss"], r["split"], r["metric"], r["value"])
-        table.add_row(*(escape(str(c)) for c in cells))
-    return table
+COMPACT_HEADERS = ("step", "trainer", "loss", "figure", "value [95% CI] (n)", "baseline")
 
 
-def proving_summary_lines(metric_rows: list[dict], rounds: set[str] = frozenset()) -> list[str]:
-    """Per step, repository and split: each proving pass rate with its 95% interval and the
-    number of theorems, beside the closing-tactics baseline's (tasks/proving/summary.py). Rows of
-    `rounds` (checkpoints expert iteration's rounds trained) have their own lines."""
-    metric_rows = [r for r in metric_rows if r.get("checkpoint_id") not in rounds]
-    steps = sorted({r["step"] for r in metric_rows if r["trainer"] == "proving"})
+def compact_lines(rows: list[list[str]], width: int) -> list[str]:
+    """The compact table as lines of at most `width`: every column as wide as its widest cell,
+    the figure's and the step's names shortened with `…` (at a word where they can) if need be."""
+    table = [list(COMPACT_HEADERS), *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(COMPACT_HEADERS))]
+    for i, least in ((3, 12), (0, 8)):  # the figure's name first, then the step's repository
+        over = sum(widths) + 2 * (len(widths) - 1) - width
+        if over > 0:
+            widths[i] = max(least, widths[i] - over)
+    right = (2, 4, 5)
     return [
-        f"proving step {step} {line}"
-        for step in steps
-        for line in proving_lines([r for r in metric_rows if r["trainer"] == "proving" and r["step"] == step])
+        "  ".join(
+            (_shorten(c, w).rjust(w) if i in right else _shorten(c, w).ljust(w))
+            for i, (c, w) in enumerate(zip(r, widths))
+        ).rstrip()
+        for r in table
     ]
 
 
-def print_summary(console: Console, result: dict, metric_rows: list[dict], log: Path | None) -> None:
-    console.print(f"done: {len(result['steps'])} steps, run {result['run_id']}", soft_wrap=True, markup=False)
-    console.print(summary_table(result, metric_rows))
-    console.print(
-        "loss: the trainer's mean training loss over the step's training run; value: the step's evaluation on that "
-        "repository and split, with its 95% interval where one is computed and n, the items it is over",
-        soft_wrap=True,
-        markup=False,
-    )
-    from tasks.expert import report as expert
+def _shorten(text: str, width: int) -> str:
+    """`text` cut to `width` with `…`, at the last space or `_` where one is near the end."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    at = max(cut.rfind(" "), cut.rfind("_"))
+    return (cut[: at + 1] if at >= width // 2 else cut) + "…"
 
-    for line in proving_summary_lines(metric_rows, expert.round_checkpoints(result["steps"])):
-        console.print(line, soft_wrap=True, markup=False)
-    for line in expert.summary_lines(result["steps"], metric_rows):  # per round: proofs found, pass@k
-        console.print(line, soft_wrap=True, markup=False)
+
+def print_summary(console: Console, result: dict, metric_rows: list[dict], log: Path | None) -> None:
+    """The end of a run on one screen (at most ~24 lines at 80 columns): per step and trainer one
+    headline figure beside its baseline, figures below their baseline marked, the last step's
+    proving figures, where the report and log are, and the command that prints every figure."""
+    from tasks.expert import report as expert
+    from tasks.metric_registry import read_meaning
+
+    metric_rows = read_meaning(metric_rows)
+    say = lambda text: console.print(text, soft_wrap=True, markup=False)  # noqa: E731
+    say(f"done: {len(result['steps'])} steps, run {result['run_id']}")
+    rows = compact_rows(result, metric_rows, expert.round_checkpoints(result["steps"]))
+    if rows:
+        if len(rows) > SUMMARY_ROWS:
+            say(f"... {len(rows) - SUMMARY_ROWS} earlier rows: dojoflow metrics --run {result['run_id']}")
+        for line in compact_lines(rows[-SUMMARY_ROWS:], min(console.width, SUMMARY_WIDTH)):
+            say(line)
+        notes = ["* cached"] if any(r[1].endswith("*") for r in rows) else []
+        notes += ["- skipped"] if any(r[1].endswith("-") for r in rows) else []
+        say("; ".join([*notes, "figures on the step's repository, test split, unless named"]))
+        below = sum(1 for r in rows if r[-1].startswith("BELOW"))
+        if below:
+            say(f"BELOW: {below} figure(s) under their baseline: not worth citing")
+    for line in expert.summary_lines(result["steps"], metric_rows)[-3:]:  # per round: proofs found, pass@k
+        say(line)
     if result.get("untried"):  # named, with the reason (tasks/proving/summary.py)
-        console.print(proving_lines([], result["untried"])[-1], soft_wrap=True, markup=False)
-    for s in result["steps"]:
+        say(proving_lines([], result["untried"], names_shown=3)[-1])
+    for f in (result.get("failures") or [])[:3]:
+        say(f"  source {f['source']} failed: {f['error']}")
+    for s in result["steps"][-1:]:  # the checkpoints a next run starts from (every step's: dojoflow checkpoints)
         for trainer, t in s["trainers"].items():
-            console.print(
-                f"checkpoint step {s['step']} {trainer}: {t['checkpoint']['path']}", soft_wrap=True, markup=False
-            )
-    for f in result.get("failures") or []:
-        console.print(f"  source {f['source']} failed: {f['error']}", soft_wrap=True, markup=False)
-    console.print(f"report: {result['report']}", soft_wrap=True, markup=False)
+            say(f"checkpoint step {s['step']} {trainer}: {t['checkpoint']['path']}")
+    say(f"report: {result['report']}")
     if log is not None:
-        console.print(f"log: {log}", soft_wrap=True, markup=False)
+        say(f"log: {log}")
+    say(f"every figure: dojoflow metrics --run {result['run_id']}; checkpoints: dojoflow checkpoints")

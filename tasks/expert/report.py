@@ -26,7 +26,7 @@ def round_rows(step_results: list[dict], metric_rows: list[dict]) -> list[dict]:
         return []
     passes: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for r in metric_rows:
-        if r["trainer"] == "proving" and "_pass@" in r["metric"] and not r["metric"].startswith("baseline_"):
+        if r["trainer"] == "proving" and r.get("question") == "proving" and r.get("kind") == "score":  # declared
             passes[r.get("checkpoint_id")][r["split"]][r["metric"]].append(float(r["value"]))
     out = []
     for s in step_results:

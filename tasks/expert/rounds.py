@@ -18,9 +18,19 @@ pass@k on val and test is the proving evaluation's, under the round's trained ch
 from __future__ import annotations
 
 from storage.found_proofs import read_found
+from tasks.metric_registry import register_metric, with_meaning
 
 TRAINER = "expert_iteration"  # the `trainer` column of round metrics
 COUNTS = ("round", "attempted", "newly_proved", "proved_so_far", "found_pairs")
+# What a round's figures mean (tasks/metric_registry.py): bookkeeping, none a skill to forget.
+for _name in COUNTS:
+    register_metric(_name, direction=None, kind="count", unit="round" if _name == "round" else "theorems")
+register_metric(
+    "own_share", direction=None, kind="diagnostic", unit="share", description="newly proved / proved so far"
+)
+register_metric(
+    "train_loss", direction=None, kind="diagnostic", unit="nats/token", description="the round's training loss"
+)
 
 
 def found_up_to(store, repo_ids: list[str], step: int, round: int, inclusive: bool) -> list[dict]:
@@ -57,15 +67,17 @@ def round_metrics(
 def metric_rows(figures: dict[str, float], repo_id: str, split_kind: str, checkpoint_id: str) -> list[dict]:
     """Rows for storage/metrics.py: keyed by the checkpoint that searched in the round (one per round)."""
     return [
-        {
-            "repo_id": repo_id,
-            "trainer": TRAINER,
-            "split_kind": split_kind,
-            "split": "train",
-            "metric": name,
-            "value": value,
-            "count": int(figures["attempted"]),
-            "checkpoint_id": checkpoint_id,
-        }
+        with_meaning(
+            {
+                "repo_id": repo_id,
+                "trainer": TRAINER,
+                "split_kind": split_kind,
+                "split": "train",
+                "metric": name,
+                "value": value,
+                "count": int(figures["attempted"]),
+                "checkpoint_id": checkpoint_id,
+            }
+        )  # fmt: skip
         for name, value in figures.items()
     ]

@@ -22,15 +22,24 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from storage.snapshot_ref import SnapshotRef
+from tasks.metric_registry import register_metric
 from tasks.models.loading import default_model_cache, load_causal_lm
 from tasks.search.pass_at_k import pass_at_k as unbiased_pass_at_k  # Chen et al. 2021, one estimator
 from tasks.stats import interval_fields
-from tasks.trainers.base import Metric
+from tasks.trainers.base import EvaluationJob, Metric, evaluation
 
 from .config import PROOF_SYSTEM_PROMPT, GRPOSettings
 from .data import proof_prompt
 from .rewards import completion_text, proof_of, refusal
+
+# The step's training figures (split `train`); pass@k is declared beside its estimator
+# (tasks/search/pass_at_k.py). See tasks/metric_registry.py.
+register_metric("train_reward", direction="higher", kind="score", unit="reward", description="mean GRPO reward")
+register_metric("train_accepted", direction="higher", kind="score", unit="share", description="share Lean accepted")
+register_metric(
+    "train_frac_reward_zero_std", direction=None, kind="diagnostic", unit="share",
+    description="share of groups whose rewards were all equal (no learning signal)",
+)  # fmt: skip
 
 
 def sample_proofs(
@@ -85,8 +94,6 @@ def prove_theorems(
     batch_size: int = 4,
 ) -> list[dict]:
     """For each theorem: how many of `k` sampled proofs were proved (guard included), and one proof if any."""
-    from tasks.lean.verdict import judge
-
     contexts = contexts or {}
     results = []
     for start in range(0, len(specs), batch_size):
@@ -102,27 +109,41 @@ def prove_theorems(
             system_prompt=system_prompt,
         )
         for spec, attempts in zip(chunk, proofs):
-            proved, unverified, example = 0, 0, None
-            for text in attempts:
-                proof = proof_of(completion_text(text))
-                if not proof.strip() or refusal(proof):
-                    continue
-                verdict = judge(backend.check_proof(spec, proof), proof)
-                unverified += verdict.status == "unverified"
-                if verdict.proved:
-                    proved += 1
-                    example = example or proof
-            results.append(
-                {
-                    "repo_id": spec.repo_id,
-                    "full_name": spec.full_name,
-                    "n": len(attempts),
-                    "proved": proved,
-                    "unverified": unverified,  # finished, but the backend cannot verify (the Dojo)
-                    "proof": example,
-                }
-            )
+            results.append(judged(spec, [proof_of(completion_text(text)) for text in attempts], backend))
     return results
+
+
+def judged(spec, proofs: list[str], backend) -> dict:
+    """One theorem's result: how many of `proofs` (tactic blocks) the backend and the verdict
+    rule accept (tasks/lean/verdict.py), and one accepted proof if any."""
+    from tasks.lean.verdict import judge
+
+    proved, unverified, example = 0, 0, None
+    for proof in proofs:
+        if not proof.strip() or refusal(proof):
+            continue
+        verdict = judge(backend.check_proof(spec, proof), proof)
+        unverified += verdict.status == "unverified"
+        if verdict.proved:
+            proved += 1
+            example = example or proof
+    return {
+        "repo_id": spec.repo_id,
+        "full_name": spec.full_name,
+        "n": len(proofs),
+        "proved": proved,
+        "unverified": unverified,  # finished, but the backend cannot verify (the Dojo)
+        "proof": example,
+    }
+
+
+def baseline_results(specs: list, backend, k: int) -> list[dict]:
+    """The closing-tactics baseline (tasks/generate/baseline.py) held to the model's k: each of its
+    first k tactics tried as a whole proof, checked by the same backend and verdict rule."""
+    from tasks.generate.baseline import ClosingTacticsGenerator
+
+    tactics = [tactic for tactic, _ in ClosingTacticsGenerator().generate_proofs([None], k)[0]]
+    return [judged(spec, tactics, backend) for spec in specs]
 
 
 def prove_under_seed(model, tokenizer, specs: list, backend, evaluation, **options) -> list[dict]:
@@ -168,17 +189,10 @@ def pass_metrics(results: list[dict], ks, repo: str, split: str, checker: str) -
     return rows
 
 
-def evaluate_grpo(
-    settings: GRPOSettings | dict,
-    checkpoint_dir: Path,
-    snapshot: SnapshotRef,
-    split_kind: str,
-    splits: list[str],
-    repo_ids: list[str],
-    *,
-    model_cache_dir: Path | None = None,
-) -> list[Metric]:
+@evaluation
+def evaluate_grpo(settings: GRPOSettings | dict, job: EvaluationJob) -> list[Metric]:
     """pass@1 and pass@k of whole-proof sampling per (repository, split), named by the checker."""
+    checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir = job.fields()
 
     from storage.ids import unit_interval
     from storage.store import Store

@@ -373,7 +373,7 @@ def evaluate_on_theorem_file(
 
     from tasks.models.loading import default_model_cache, load_causal_lm
 
-    from .evaluate import pass_at, pass_metrics, prove_under_seed
+    from .evaluate import baseline_results, pass_at, pass_metrics, prove_under_seed
     from .train import open_reward_backend
 
     ev = settings.evaluation
@@ -386,16 +386,14 @@ def evaluate_on_theorem_file(
         results = prove_under_seed(
             model, tokenizer, specs, backend, ev, contexts=contexts, system_prompt=settings.prompt()
         )
+        baseline = baseline_results(specs, backend, ev.k)  # beside every figure, as the curriculum's tables
     finally:
         backend.close()
     checker = backend.name
-    return {
-        "checker": checker,
-        "k": ev.k,
-        "theorems": len(results),
-        f"{checker}_pass@1": pass_at(results, 1),
-        f"{checker}_pass@{ev.k}": pass_at(results, ev.k),
+    out = {"checker": checker, "k": ev.k, "theorems": len(results), "results": results, "intervals": {}}
+    for prefix, found in (("", results), ("baseline_", baseline)):
+        out |= {f"{prefix}{checker}_pass@{k}": pass_at(found, k) for k in (1, ev.k)}
         # each figure's 95% interval over the decided theorems (tasks/stats.py), as the curriculum reports it
-        "intervals": {m.metric: [m.ci_low, m.ci_high] for m in pass_metrics(results, (1, ev.k), "", "", checker)},
-        "results": results,
-    }
+        metrics = pass_metrics(found, (1, ev.k), "", "", prefix + checker)
+        out["intervals"] |= {m.metric: [m.ci_low, m.ci_high] for m in metrics}
+    return out

@@ -21,13 +21,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 
 from storage.ids import stable_hash
-from tasks.trainers.base import EXAMPLES, Metric
+from tasks.metric_registry import register_metric
+from tasks.trainers.base import EXAMPLES, EvaluationJob, Metric, evaluation
 
 from .config import ProgressSettings
 from .data import ProgressExample, progress_examples
+
+# What each figure means (tasks/metric_registry.py).
+register_metric("MAE", direction="lower", kind="score", unit="steps", question="learning")
+register_metric("MSE", direction="lower", kind="score", unit="steps^2", question="learning")
+register_metric("spearman", direction="higher", kind="score", unit="correlation", question="learning")
 
 
 def average_ranks(values: Sequence[float]) -> list[float]:
@@ -116,18 +121,11 @@ def sample_examples(examples: list[ProgressExample], limit: int | None) -> list[
     return sorted(examples, key=key)[:limit]
 
 
-def evaluate_progress(
-    settings: ProgressSettings,
-    checkpoint_dir: Path,
-    snapshot,
-    split_kind: str,
-    splits: list[str],
-    repo_ids: list[str],
-    *,
-    model_cache_dir: Path | None = None,
-) -> list[Metric]:
+@evaluation
+def evaluate_progress(settings: ProgressSettings, job: EvaluationJob) -> list[Metric]:
     """Metric rows (examples, MAE, MSE, spearman) per repository in `repo_ids` and split in `splits`.
     (`model_cache_dir` is unused: a progress checkpoint is a whole model folder.)"""
+    checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir = job.fields()
     from .scorer import ProgressScorer
 
     scorer = None

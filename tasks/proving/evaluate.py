@@ -37,11 +37,23 @@ from storage.errors import InputError
 from storage.ids import theorem_id, unit_interval
 from tasks.lean.backend import TheoremSpec
 from tasks.ledger import gpu_seconds, tokens_generated
+from tasks.metric_registry import register_metric, with_meaning
 from tasks.search import SearchBudget, best_first_search_many, whole_proof_search
 from tasks.search.pass_at_k import pass_at_k
 from tasks.stats import interval
 
 from .config import ProvingSettings
+
+# The search's sizes and costs beside pass@k (declared in tasks/search/pass_at_k.py), for the
+# model and the baseline (tasks/metric_registry.py). None has a direction: no skill, never forgotten.
+for _prefix in ("", "baseline_"):
+    for _name, _kind, _unit in (
+        ("errors", "count", "theorems"), ("not_started", "count", "theorems"), ("unverified", "count", "theorems"),
+        ("theorems", "count", "theorems"), ("untried", "count", "theorems"), ("tokens", "cost", "tokens"),
+        ("gpu_seconds", "cost", "seconds"), ("mean_seconds", "cost", "seconds"),
+        ("mean_expansions", "cost", "expansions"),
+    ):  # fmt: skip
+        register_metric(f"{_prefix}proving_{_name}", direction=None, kind=_kind, unit=_unit)
 
 RECORD_VERSION = 4  # of the records `prove_theorems` returns: part of their cache key (tasks/prefect_tasks/proving.py)
 PROVING = "proving"  # the `trainer` column of proving metrics: they score the generator's checkpoint by search
@@ -344,17 +356,19 @@ def proving_metrics(
         for metric, (value, count, *ci) in figures.items():
             low, high, method = ci[0] if ci else (None, None, None)
             rows.append(
-                {
-                    "repo_id": repo,
-                    "split": split,
-                    "metric": metric,
-                    "value": float(value),
-                    "count": count,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "interval": method,
-                    "benchmark": benchmark.get((repo, split)),  # the fingerprint of the benchmark it is computed on
-                }
+                with_meaning(
+                    {
+                        "repo_id": repo,
+                        "split": split,
+                        "metric": metric,
+                        "value": float(value),
+                        "count": count,
+                        "ci_low": low,
+                        "ci_high": high,
+                        "interval": method,
+                        "benchmark": benchmark.get((repo, split)),  # the fingerprint of the benchmark it is computed on
+                    }
+                )  # fmt: skip
             )
     return rows
 

@@ -13,6 +13,17 @@ from collections import defaultdict
 
 from ..formatting import interval, number
 from ..formatting import markdown_table as _md_table
+from ..metric_registry import below_baseline, meaning, parameters
+
+BELOW = "below baseline"  # the mark of a pass rate whose whole interval is under the baseline's figure
+
+
+def _pass_rates(m: dict[str, dict]) -> list[tuple[str, dict, dict | None]]:
+    """(name, row, its baseline's row) of each proving score among one group's rows, by the
+    declaration each row carries (tasks/metric_registry.py), not by its name."""
+    scores = sorted(k for k, r in m.items() if r.get("question") == "proving" and r.get("kind") == "score")
+    return [(k, m[k], m.get(m[k].get("baseline_metric") or "")) for k in scores]
+
 
 
 def comparable_to(checker: str) -> str:
@@ -45,10 +56,9 @@ def group_label(repo: str, row: dict) -> str:
 
 
 def checker_of(metric: str) -> str | None:
-    """The checker a pass metric was decided by (`baseline_repl_pass@4` -> `repl`), else None."""
-    if "_pass@" not in metric:
-        return None
-    return metric.removeprefix("baseline_").split("_pass@")[0]
+    """The checker a pass metric was decided by (`baseline_repl_pass@4` -> `repl`), else None:
+    the `{checker}` its declaration's name holds (tasks/search/pass_at_k.py)."""
+    return parameters(metric).get("checker")
 
 
 LEVEL_NOTES = {
@@ -69,7 +79,7 @@ def comparability_notes(metrics: list[str]) -> list[str]:
     """One note per checker (and the baseline) among `metrics`."""
     checkers = sorted({c for c in map(checker_of, metrics) if c})
     notes = [_note(c) for c in checkers]
-    if any(m.startswith("baseline_") for m in metrics):
+    if any(parameters(m) and meaning(m)["kind"] == "baseline" for m in metrics):
         notes.append(BASELINE_NOTE)
     return notes
 
@@ -89,9 +99,12 @@ def proving_lines(rows: list[dict], untried: list[dict] = (), names_shown: int =
     lines = []
     for (repo, split), m in sorted(by.items()):
         parts = []
-        for name in sorted(k for k in m if "_pass@" in k and not k.startswith("baseline_")):
-            base = m.get(f"baseline_{name}")
-            parts.append(f"{name}={fmt_aggregate(m[name])}" + (f" vs baseline {fmt_aggregate(base)}" if base else ""))
+        for name, row, base in _pass_rates(m):
+            parts.append(
+                f"{name}={fmt_aggregate(row)}"
+                + (f" vs baseline {fmt_aggregate(base)}" if base else "")
+                + (f" ({BELOW})" if below_baseline(row, base) else "")
+            )
         if not parts:
             parts.append("no theorem started")
         for count in ("proving_errors", "proving_not_started", "proving_untried"):
@@ -130,8 +143,7 @@ def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50
         by[(r["step"], repo, r["split"])][r["metric"]] = r
     table = []
     for (step, repo, split), m in sorted(by.items()):
-        for name in sorted(k for k in m if "_pass@" in k and not k.startswith("baseline_")):
-            base = m.get(f"baseline_{name}")
+        for name, row, base in _pass_rates(m):
             counts = [
                 int(m[c]["value"]) if c in m else 0
                 for c in ("proving_errors", "proving_not_started", "proving_untried")
@@ -142,7 +154,7 @@ def proving_section(rows: list[dict], untried: list[dict], names_shown: int = 50
                     repo,
                     split,
                     name,
-                    fmt_aggregate(m[name]),
+                    fmt_aggregate(row) + (f" **{BELOW}**" if below_baseline(row, base) else ""),
                     fmt_aggregate(base) if base else "not measured",
                     *counts,
                 ]

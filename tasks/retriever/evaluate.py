@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Hashable, Sequence
-from pathlib import Path
 
 import numpy as np
 
 from storage.snapshot_ref import SnapshotRef
+from tasks.metric_registry import register_metric
 from tasks.stats import interval_fields
-from tasks.trainers.base import EXAMPLES, Metric
+from tasks.trainers.base import EXAMPLES, EvaluationJob, Metric, evaluation
 
 from .data import PremiseCorpus, examples_from_rows, theorem_starts
 from .index import Retriever, first_rank, top_k
@@ -46,6 +46,12 @@ logger = logging.getLogger(__name__)
 
 QUERY_CHUNK = 64  # goal states scored against the whole corpus per matrix product
 GOLD_MISSING = "gold_missing"
+# What each figure means (tasks/metric_registry.py); R@k and MRR are ×100.
+register_metric(
+    GOLD_MISSING, direction=None, kind="count", unit="premises", description="gold premises not in the corpus"
+)
+register_metric("R@{k}", direction="higher", kind="score", unit="percent", question="learning")
+register_metric("MRR", direction="higher", kind="score", unit="percent", question="learning")
 
 
 def retrieval_metrics(
@@ -136,20 +142,13 @@ def _split_groups(
     return groups
 
 
-def evaluate_retriever(
-    settings,
-    checkpoint_dir: Path,
-    snapshot: SnapshotRef,
-    split_kind: str,
-    splits: list[str],
-    repo_ids: list[str],
-    *,
-    model_cache_dir: Path | None = None,
-) -> list[Metric]:
+@evaluation
+def evaluate_retriever(settings, job: EvaluationJob) -> list[Metric]:
     """Metric rows (examples, gold_missing, R@k…, MRR) per repository and split; see module doc.
 
     The checkpoint is loaded only if some (repository, split) has a tactic to evaluate.
     """
+    checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir = job.fields()
     settings = as_settings(settings)
     corpus = PremiseCorpus.from_snapshot(snapshot)
     groups = _split_groups(snapshot, split_kind, splits, repo_ids, corpus)

@@ -16,6 +16,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from storage.errors import InputError
+from tasks.metric_registry import register_metric
+
+# The figure this estimator gives, as the proving evaluation and GRPO's evaluation name it
+# (`<checker>_pass@<k>`, tasks/proving/evaluate.py pass_metric), and the closing-tactics
+# baseline's beside it (tasks/generate/baseline.py): tasks/metric_registry.py.
+register_metric(
+    "{checker}_pass@{k}", direction="higher", kind="score", unit="share", question="proving",
+    baseline="baseline_{checker}_pass@{k}", description="share of theorems proved within k attempts (Chen et al.)",
+)  # fmt: skip
+register_metric(
+    "baseline_{checker}_pass@{k}", direction="higher", kind="baseline", unit="share",
+    description="pass@k of the closing-tactics baseline, same search, backend and budgets",
+)  # fmt: skip
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

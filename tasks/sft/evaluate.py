@@ -33,10 +33,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from storage.ids import unit_interval
-from storage.snapshot_ref import SnapshotRef
+from tasks.metric_registry import register_metric
 from tasks.models.loading import default_model_cache, load_causal_lm
 from tasks.stats import proportion_fields
-from tasks.trainers.base import Metric
+from tasks.trainers.base import EvaluationJob, Metric, evaluation
 from tasks.trainers.lifecycle import coerce_settings
 
 from .config import SFTSettings
@@ -44,6 +44,24 @@ from .data import SFTExamples, build_examples, is_sorry, normalize_tactic, read_
 from .generate import completion_token_losses, generate_tactics, generate_tactics_batch
 
 log = logging.getLogger(__name__)
+
+# What each figure means (tasks/metric_registry.py); exact names win over the `top{k}` family.
+register_metric(
+    "completion_loss", direction="lower", kind="score", unit="nats/token", question="learning",
+    description="mean negative log-likelihood per tactic token",
+)  # fmt: skip
+register_metric(
+    "top1_accuracy", direction="higher", kind="score", unit="share", question="learning",
+    baseline="top1_majority_baseline", description="share of states whose best tactic is the traced one",
+)  # fmt: skip
+register_metric(
+    "top{k}_accuracy", direction="higher", kind="score", unit="share", question="learning",
+    description="share of states where one of k generated tactics is the traced one",
+)  # fmt: skip
+register_metric(
+    "top1_majority_baseline", direction="higher", kind="baseline", unit="share",
+    description="top-1 of always saying the train split's most common tactic: a property of the split",
+)  # fmt: skip
 
 __all__ = ["evaluate_sft", "generate_tactics", "generate_tactics_batch", "score_examples"]
 
@@ -139,17 +157,10 @@ def _repo_metrics(model, tokenizer, sub, settings: SFTSettings, majority: str | 
     return metrics
 
 
-def evaluate_sft(
-    settings: SFTSettings | dict,
-    checkpoint_dir: Path,
-    snapshot: SnapshotRef,
-    split_kind: str,
-    splits: list[str],
-    repo_ids: list[str],
-    *,
-    model_cache_dir: Path | None = None,
-) -> list[Metric]:
+@evaluation
+def evaluate_sft(settings: SFTSettings | dict, job: EvaluationJob) -> list[Metric]:
     """Metric rows for each (repository, split) of `snapshot` that has examples."""
+    checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir = job.fields()
     settings = coerce_settings(settings, SFTSettings)
     cache = Path(model_cache_dir) if model_cache_dir is not None else default_model_cache()
     model = tokenizer = None

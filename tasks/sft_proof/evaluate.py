@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage.snapshot_ref import SnapshotRef
-from tasks.trainers.base import Metric
+from tasks.metric_registry import register_alias
+from tasks.trainers.base import EvaluationJob, Metric, evaluation
 
 from .config import SFTProofSettings
 
@@ -42,6 +42,7 @@ def proving_settings(settings: SFTProofSettings, splits: list[str]):
 
 
 PREFIX = "sampled_"  # the proving evaluation's rows of the same checkpoint are named as it names them
+register_alias(PREFIX + "{metric}")  # and mean what they mean (tasks/metric_registry.py)
 
 
 def _metrics(rows: list[dict]) -> list[Metric]:
@@ -62,17 +63,10 @@ def _metrics(rows: list[dict]) -> list[Metric]:
     ]
 
 
-def evaluate_sft_proof(
-    settings: SFTProofSettings | dict,
-    checkpoint_dir: Path,
-    snapshot: SnapshotRef,
-    split_kind: str,
-    splits: list[str],
-    repo_ids: list[str],
-    *,
-    model_cache_dir: Path | None = None,
-) -> list[Metric]:
+@evaluation
+def evaluate_sft_proof(settings: SFTProofSettings | dict, job: EvaluationJob) -> list[Metric]:
     """pass@1 and pass@k of whole-proof sampling per (repository, split), and the baseline's."""
+    checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir = job.fields()
     from storage.store import Store
     from tasks.proving.evaluate import prove_theorems, proving_metrics, select_theorems
     from tasks.trainers.lifecycle import coerce_settings

@@ -37,10 +37,12 @@ from pydantic import BaseModel
 
 from storage.errors import InputError
 from storage.snapshot_ref import SnapshotRef
+from tasks.metric_registry import meaning, register_metric
 
 # Bookkeeping metric: how many examples a (repository, split) had (value = count), so
 # that an empty split is recorded as 0 rather than absent (`tasks.report` shows it as a count).
 EXAMPLES = "examples"
+register_metric(EXAMPLES, direction=None, kind="count", unit="examples", description="examples evaluated")
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,12 @@ class Metric:
     ci_high: float | None = None
     interval: str | None = None  # how: "wilson" or "bootstrap(...)"
 
+    def __post_init__(self):
+        meaning(self.metric)  # an undeclared name fails here, where it is produced (tasks/metric_registry.py)
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The row for the catalog, with the metric's declared meaning (direction, kind, ...)."""
+        return {**asdict(self), **meaning(self.metric)}
 
 
 class TrainFn(Protocol):
@@ -99,6 +105,44 @@ class ParentMismatchError(InputError):
     def __init__(self, field: str, configured: str, parent_dir, problem: str, fix: str, where: str | None = None):
         self.configured, self.parent_dir = configured, str(parent_dir)
         super().__init__(source=f"{field} {configured!r}", problem=problem, fix=fix, where=where)
+
+
+@dataclass(frozen=True)
+class EvaluationJob:
+    """What one evaluation is asked (the EvaluateFn arguments after the settings), as one object."""
+
+    checkpoint_dir: Path
+    snapshot: SnapshotRef
+    split_kind: str
+    splits: list[str]
+    repo_ids: list[str]
+    model_cache_dir: Path | None = None
+
+    def fields(self) -> tuple:
+        """(checkpoint_dir, snapshot, split_kind, splits, repo_ids, model_cache_dir)."""
+        return self.checkpoint_dir, self.snapshot, self.split_kind, self.splits, self.repo_ids, self.model_cache_dir
+
+
+def evaluation(fn):
+    """`fn(settings, job: EvaluationJob) -> list[Metric]` as an EvaluateFn: the interface's
+    signature written once, here, not in every trainer's evaluation module.
+
+    >>> @evaluation
+    ... def count(settings, job):
+    ...     return [(r, s) for r in job.repo_ids for s in job.splits]
+    >>> count(None, "ckpt", None, "random", ["test"], ["a", "b"], model_cache_dir=None)
+    [('a', 'test'), ('b', 'test')]
+    >>> signature_mismatch(count, EvaluateFn) is None
+    True
+    """
+
+    def evaluate(settings, checkpoint_dir, snapshot, split_kind, splits, repo_ids, *, model_cache_dir=None):
+        job = EvaluationJob(Path(checkpoint_dir), snapshot, split_kind, list(splits), list(repo_ids), model_cache_dir)
+        return fn(settings, job)
+
+    evaluate.__name__, evaluate.__qualname__, evaluate.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    evaluate.__module__ = fn.__module__
+    return evaluate
 
 
 class SkipTraining(Exception):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from storage.errors import InputError
+from tasks.metric_registry import declared_in
 
 from .base import TrainerDef
 
@@ -22,6 +23,7 @@ def register(trainer: TrainerDef) -> TrainerDef:
     if not trainer.name.isidentifier():
         raise ValueError(f"trainer name {trainer.name!r} must be an identifier (it is a config key)")
     _TRAINERS[trainer.name] = trainer
+    declared_in(trainer.evaluate.partition(":")[0])  # its evaluation declares its metrics (tasks/metric_registry.py)
     for listener in _listeners:
         listener()
     return trainer

@@ -10,6 +10,7 @@ from storage import checkpoint_registry, metrics
 from storage import runs as run_records
 from storage.store import Store
 from storage.synthetic import write_synthetic_export
+from tasks.metric_registry import with_meaning
 
 RUN_ID = "3f2a9c1e-0000-4000-8000-000000000001"
 runner = CliRunner()
@@ -38,7 +39,7 @@ def store_with_a_run(tmp_path: Path, names=("alpha", "beta")) -> Path:
                     "trainer": trainer,
                     "split_kind": "random",
                     "split": split,
-                    "metric": "top1",
+                    "metric": "top1_accuracy",
                     "value": 0.25 * step,
                     "count": 4,
                     "checkpoint_id": cid,
@@ -46,6 +47,6 @@ def store_with_a_run(tmp_path: Path, names=("alpha", "beta")) -> Path:
                 for r in repos[:step]
                 for split in ("val", "test")
             ]
-            metrics.record(store, rows, RUN_ID, step, repo["repo_id"])
+            metrics.record(store, [with_meaning(r) for r in rows], RUN_ID, step, repo["repo_id"])
     run_records.record_end(store, RUN_ID, "completed", str(home / "reports" / RUN_ID / "report.md"))
     return home

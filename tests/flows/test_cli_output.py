@@ -4,6 +4,7 @@ columns on a terminal, CSV when piped, JSON on request; data never read as marku
 import csv
 import io
 import json
+import re
 
 import pytest
 
@@ -86,3 +87,36 @@ def test_titles_and_cells_with_markup_are_printed_as_they_are(tmp_path):
     assert r.exit_code == 0 and f"imported {export}" in r.output, r.output
     r = invoke("sql", "SELECT '[red]x[/red] [/]' AS s", "--home", tmp_path / "home", "--format", "table")
     assert r.exit_code == 0 and "[red]x[/red] [/]" in r.output, r.output
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_metrics_table_keeps_whole_words_and_the_interval_its_csv_has(tmp_path, columns):
+    """At the README's widths a metric name is never split over two lines (it was:
+    `top1_majority_ba`/`seline`) and the 95% interval the CSV carries is shown (it was dropped)."""
+    from storage import metrics
+    from storage.store import Store
+
+    home = store_with_a_run(tmp_path)
+    store = Store.open(home)
+    repo = metrics.of_run(store, RUN_ID)[0]["repo_id"]
+    base = {"repo_id": repo, "trainer": "sft", "split_kind": "random", "split": "test", "count": 40}
+    rows = [
+        {**base, "metric": "top1_majority_baseline", "value": 0.3, "checkpoint_id": "sft-step2-000000000000"},
+        {**base, "metric": "proving_mean_expansions", "value": 12.5, "checkpoint_id": "sft-step2-000000000000"},
+        {**base, "metric": "top1_accuracy", "value": 0.25, "ci_low": 0.125, "ci_high": 0.4375, "checkpoint_id": "c"},
+    ]
+    metrics.record(store, rows, RUN_ID, 2, repo)
+    csv_rows = list(csv.DictReader(io.StringIO(invoke("metrics", "--home", home, "--split", "test").stdout)))
+    assert {"ci_low", "ci_high"} <= set(csv_rows[0])
+    r = invoke("metrics", "--home", home, "--split", "test", "--format", "table", columns=columns)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert max(len(line) for line in lines) <= columns, r.output
+    words = {w for line in lines for w in line.split()}
+    for name in ("top1_majority_baseline", "proving_mean_expansions", "top1_accuracy"):
+        segments = re.findall(r"[^_]+_?", name)  # a name may break only after a `_`
+        pieces = {"".join(segments[i:j]) for i in range(len(segments)) for j in range(i + 1, len(segments) + 1)}
+        shown = {w for w in words if w in name and len(w) > 4}  # what of the name is on screen
+        assert shown <= pieces and (name in shown or len(shown) > 1), r.output
+    assert max(len(line.split()) for line in lines) >= 8, r.output  # the columns, none dropped
+    assert "CI" in words and {"0.125", "0.438]"} <= {w.strip("[,") for w in words} | words, r.output

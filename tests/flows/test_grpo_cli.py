@@ -85,6 +85,8 @@ def test_grpo_train_on_a_lean_grpo_file_is_cached_on_rerun_then_evaluate(prefect
     assert ev.exit_code == 0, ev.output
     assert "2 theorems, checked by replay: pass@1" in ev.output and "pass@2" in ev.output
     assert re.search(r"pass@1 [0-9.]+ \[[0-9.]+, [0-9.]+\], pass@2 [0-9.]+ \[[0-9.]+, [0-9.]+\]", ev.output), ev.output
+    figures = r"pass@1 [0-9.]+ \[[0-9.]+, [0-9.]+\], pass@2 [0-9.]+ \[[0-9.]+, [0-9.]+\]"
+    assert re.search(r"^baseline \(the closing tactics, same backend and k\): " + figures, ev.output, re.M), ev.output
     assert (
         "(cached)"
         in invoke("grpo", "evaluate", out, theorem_file, "-k", "2", "--max-new-tokens", "8", "--home", home).output

@@ -116,11 +116,11 @@ def test_a_piped_run_prints_plain_progress_and_a_summary_and_the_library_output_
     # (without a loss only when step 1 took over 30 s and a quiet record came before its log line)
     assert re.search(rf"{train} 1/2( · loss [0-9.e+-]+)? · about [0-9hms]+ left$", out, re.M), out
     assert re.search(rf"{train} 2/2 · loss [0-9.e+-]+ · about 0s left$", out, re.M), out
-    assert re.search(r"^1 NatBasics +sft +[0-9.]+ +NatBasics/test +completion_loss +[0-9.]+ \(n=\d+\)$", out, re.M), out
-    assert re.search(r"^ +top1_accuracy +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=\d+\)$", out, re.M), out
-    checkpoint = re.search(r"^checkpoint step 1 sft: (\S+)$", out, re.M)
-    assert checkpoint, out
-    assert Path(checkpoint.group(1), "dojoflow-checkpoint.json").is_file()
+    # the one-screen summary: the step's headline figure with its interval and n, beside its baseline
+    figure = r"^1 NatBasics +sft +[0-9.]+ +top1_accuracy +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=\d+\) +(BELOW )?[0-9.]+$"
+    assert re.search(figure, out, re.M), out
+    assert out.rstrip().splitlines()[-1].startswith("every figure: dojoflow metrics --run "), out
+    assert [p.parent.parent.name for p in (home / "checkpoints").glob("*/*/dojoflow-checkpoint.json")] == ["sft"]
     report = re.search(r"^report: (\S+)$", out, re.M).group(1)
     assert Path(report).is_file()
     log = the_log(out).read_text()
@@ -260,46 +260,67 @@ def test_a_launched_workers_training_progress_reaches_the_display_as_in_process(
     ]
 
 
-def test_the_summary_is_a_table_of_100_columns_with_pass_at_k_and_no_repeated_labels():
+def _six_step_run() -> tuple[dict, list[dict]]:
+    """Six steps of sft and grpo over six repositories, each evaluated on every repository seen
+    so far on val and test with sft's four figures and a count, and proving on the last step."""
+    names = ["NatBasics", "ListLemmas", "Arith", "Sets", "Graphs", "Orders"]
+    steps, rows = [], []
+    for step, name in enumerate(names, start=1):
+        trainers = {
+            "sft": {"train_state": "Completed", "checkpoint": {"path": f"/c/sft/{step}", "figures": {"loss": 3.5}}},
+            "grpo": {"train_state": "Cached", "checkpoint": {"path": f"/c/grpo/{step}", "figures": {}}},
+        }
+        steps.append({"step": step, "name": name, "trainers": trainers})
+        for seen in names[:step]:
+            for split in ("val", "test"):
+                at = {"step": step, "trainer": "sft", "split": split, "repository": seen, "repo_id": seen}
+                at |= {"split_kind": "random", "checkpoint_id": f"sft{step}", "count": 95}
+                top1 = 0.1 if (seen, split) == ("Orders", "test") else 0.5  # the last step is below its baseline
+                rows += [
+                    {**at, "metric": "completion_loss", "value": 3.88},
+                    {**at, "metric": "top1_accuracy", "value": top1, "ci_low": top1 - 0.05, "ci_high": top1 + 0.1},
+                    {**at, "metric": "top4_accuracy", "value": 0.6},
+                    {**at, "metric": "top1_majority_baseline", "value": 0.3},
+                    {**at, "metric": "examples", "value": 95.0},
+                ]
+        rows.append({"step": step, "trainer": "grpo", "split": "train", "repository": name, "repo_id": name,
+                     "split_kind": "random", "checkpoint_id": f"g{step}", "metric": "train_reward", "value": 0.5,
+                     "count": 6})  # fmt: skip
+    proving = {"step": 6, "trainer": "proving", "split": "test", "repo_id": "Orders", "checkpoint_id": "sft6"}
+    rows += [
+        {
+            **proving,
+            "split_kind": "random",
+            "metric": "repl_pass@4",
+            "value": 0.25,
+            "count": 4,
+            "ci_low": 0.05,
+            "ci_high": 0.4,
+        },
+        {**proving, "split_kind": "random", "metric": "baseline_repl_pass@4", "value": 0.5, "count": 4},
+    ]
+    return {"run_id": "r1", "report": "/x/report.md", "steps": steps}, rows
+
+
+def test_the_end_summary_fits_one_screen_marks_figures_below_their_baseline_and_names_the_full_table():
+    """106 lines before (a row per step, trainer, repository, split and metric, a line per checkpoint);
+    now one row per step and trainer, a mark where a figure is below its baseline, the command
+    for the whole table last."""
     import io
 
     from rich.console import Console
 
     from flows.cli.terminal import print_summary
 
-    checkpoint = "/home/user/.dojoflow/checkpoints/sft/" + "0123456789abcdef0123"
-    result = {
-        "run_id": "r1",
-        "report": "/x/report.md",
-        "steps": [
-            {
-                "step": 1,
-                "name": "NatBasics",
-                "trainers": {
-                    "sft": {"train_state": "Completed", "checkpoint": {"path": checkpoint, "figures": {"loss": 3.5}}},
-                    "grpo": {"train_state": "Cached", "checkpoint": {"path": "/c/grpo", "figures": {}}},
-                },
-            }
-        ],
-    }
-    nat = {"step": 1, "trainer": "sft", "split": "test", "repository": "NatBasics"}
-    rows = [
-        {**nat, "metric": "completion_loss", "value": 3.88, "count": 95},
-        {**nat, "metric": "replay_pass@4", "value": 0.25, "count": 4, "ci_low": 0.05, "ci_high": 0.7},
-        {**nat, "repository": "ListLemmas", "metric": "replay_pass@4", "value": 0.75, "count": 8, "ci_low": 0.4},
-        {**nat, "metric": "proving_theorems", "value": 8, "count": 8},  # a count
-        {"step": 1, "trainer": "grpo", "split": "train", "metric": "train_reward", "value": 0.5, "count": 6},
-    ]
+    result, rows = _six_step_run()
     out = io.StringIO()
-    print_summary(Console(file=out, width=200), result, rows, None)
+    print_summary(Console(file=out, width=80), result, rows, Path("/x/run.log"))
     lines = out.getvalue().splitlines()
-    table = lines[1 : lines.index(next(line for line in lines if line.startswith("loss:")))]
-    assert max(len(line) for line in table) <= 100, table
-    assert re.search(r"^1 NatBasics +sft +3.5 +ListLemmas/test +replay_pass@4 +0.75 \(n=8\)$", lines[3]), lines
-    # each repository's own figure with its interval and n (before: 0.5, the two averaged, no interval, no n)
-    assert any(re.search(r"NatBasics/test +completion_loss +3.88 \(n=95\)$", line) for line in table), table
-    assert any(re.search(r"replay_pass@4 +0.25 \[0.05, 0.7\] \(n=4\)$", line) for line in table), table
-    assert any(re.search(r"grpo .* train +reward +0.5 \(n=6\)$", line) for line in table), table
-    assert "(cached)" in "\n".join(table)
-    assert "train train_reward" not in out.getvalue() and "proving_theorems" not in out.getvalue()
-    assert f"checkpoint step 1 sft: {checkpoint}" in lines
+    assert len(lines) <= 24 and max(len(line) for line in lines) <= 80, "\n".join(lines)
+    assert lines[-1] == "every figure: dojoflow metrics --run r1; checkpoints: dojoflow checkpoints", lines
+    text = "\n".join(lines)
+    assert re.search(r"^1 NatBasics +sft +3.5 +top1_accuracy +0.5 \[0.45, 0.6\] \(n=95\) +0.3$", text, re.M), text
+    assert re.search(r"^6 Orders +sft +3.5 +top1_accuracy .* BELOW 0.3$", text, re.M), text
+    assert re.search(r"^1 NatBasics +grpo\* +reward train +0.5 \(n=6\)$", text, re.M), text
+    assert re.search(r"^6 Orders +proving +repl_pass@4 +0.25 \[0.05, 0.4\] \(n=4\) +BELOW 0.5$", text, re.M), text
+    assert "examples" not in text and "/c/sft/1" not in text

@@ -142,6 +142,8 @@ def test_proof_mode_on_a_lean_grpo_theorem_file(env, tmp_path):
         model_cache_dir=env["cache"],
     )
     assert result["checker"] == "replay" and result["theorems"] == 2 and "replay_pass@2" in result
+    # the closing-tactics baseline beside the figures, with its interval (issue 26: it printed none)
+    assert 0.0 <= result["baseline_replay_pass@2"] <= 1.0 and len(result["intervals"]["baseline_replay_pass@2"]) == 2
 
 
 def test_a_backend_that_cannot_run_stops_the_run_before_training(env, tmp_path):

@@ -4,41 +4,64 @@ from __future__ import annotations
 
 import base64
 
+from tasks.metric_registry import with_meaning
 from tasks.report import PLOT_ALT, PLOT_FILE, inline_plot, metrics_figure, plot_metrics, rounded
 
 
-def row(step, repo, metric, value, split="test", trainer="sft"):
-    return {
-        "step": step,
-        "repo": repo,
-        "repo_id": repo,
-        "trainer": trainer,
-        "metric": metric,
-        "split": split,
-        "value": value,
-    }
+def row(step, repo, metric, value, split="test", trainer="sft", learned=None, **more):
+    """A metric row as the report reads it: with its declared meaning (tasks/metric_registry.py)."""
+    return with_meaning(
+        {"step": step, "repo": repo, "repo_id": repo, "step_repo_id": learned or repo, "trainer": trainer,
+         "metric": metric, "split": split, "value": value, "checkpoint_id": f"{trainer}{step}", **more}
+    )  # fmt: skip
 
 
-def test_each_repository_has_one_colour_in_every_panel():
-    # panel "top1" shows repositories b and c only, panel "loss" a, b and c: by position in
-    # each panel, b would be drawn in different colours
-    rows = [
-        row(1, "b", "top1", 0.1),
-        row(2, "c", "top1", 0.2),
-        row(1, "a", "loss", 3.0),
-        row(1, "b", "loss", 2.0),
-        row(2, "c", "loss", 1.0),
+def _three_steps() -> list[dict]:
+    """sft and the retriever over three repositories (evaluated on every one seen, val and test),
+    a count and a loss, and proving with its baseline: 16-20 panels before."""
+    rows = []
+    for step, learned in enumerate("abc", start=1):
+        for repo in "abc"[:step]:
+            for split in ("val", "test"):
+                at = {"learned": learned, "split": split}
+                top1 = 0.5 if repo == learned else 0.3
+                rows += [
+                    row(step, repo, "top1_accuracy", top1, ci_low=top1 - 0.1, ci_high=top1 + 0.1, **at),
+                    row(step, repo, "top1_majority_baseline", 0.2, **at),
+                    row(step, repo, "top4_accuracy", 0.6, **at),
+                    row(step, repo, "completion_loss", 3.0, **at),
+                    row(step, repo, "examples", 40.0, **at),
+                    row(step, repo, "MRR", 40.0, trainer="retriever", **at),
+                ]
+        rows += [
+            row(step, learned, "repl_pass@4", 0.1 * step, trainer="proving", ci_low=0.0, ci_high=0.3),
+            row(step, learned, "baseline_repl_pass@4", 0.2, trainer="proving", ci_low=0.1, ci_high=0.4),
+            row(step, learned, "proving_mean_seconds", 2.0, trainer="proving"),
+        ]
+    return rows
+
+
+def test_one_panel_per_question_with_the_baseline_beside_and_intervals_drawn():
+    fig = metrics_figure(_three_steps())
+    titles = [ax.get_title() for ax in fig.axes]
+    assert [t.split(":")[0] for t in titles] == ["learning", "forgetting", "proving"], titles
+    learning, forgetting, proving = fig.axes
+    labels = [t.get_text() for t in learning.get_legend().get_texts()]
+    assert "sft / top1_accuracy / test" in labels and "top1_majority_baseline (baseline)" in labels, labels
+    assert "retriever / MRR / test" in labels and not [x for x in labels if "val" in x or "loss" in x], labels
+    assert [t.get_text() for t in proving.get_legend().get_texts()] == [
+        "proving / repl_pass@4 / test",
+        "baseline_repl_pass@4 (baseline)",
     ]
-    fig = metrics_figure(rows)
-    colours: dict[str, set] = {}
-    for ax in fig.axes:
-        for line in ax.get_lines():
-            colours.setdefault(line.get_label(), set()).add(
-                line.get_color() if isinstance(line.get_color(), str) else tuple(line.get_color())
-            )
-    assert set(colours) == {"a", "b", "c"}
-    assert all(len(c) == 1 for c in colours.values()), colours
-    assert len({next(iter(c)) for c in colours.values()}) == 3  # and different repositories differ
+    for ax in fig.axes:  # every line carries its 95% interval as error bars
+        assert ax.containers and all(c.has_yerr and len(c.lines[2]) for c in ax.containers), ax.get_title()
+    top1 = next(c for c in learning.containers if c.get_label() == "sft / top1_accuracy / test")
+    assert list(top1.lines[0].get_ydata()) == [0.5, 0.5, 0.5]  # on the repository each step learned
+    forgot = next(c for c in forgetting.containers if c.get_label() == "sft / top1_accuracy / test / a")
+    assert [round(y, 3) for y in forgot.lines[0].get_ydata()] == [-0.2, -0.2]  # 0.5 when learned, 0.3 after
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
 
 
 def test_a_plot_of_only_counts_is_no_plot(tmp_path):
@@ -51,7 +74,7 @@ def test_metric_values_are_rounded_to_three_significant_digits():
 
 
 def test_the_ui_markdown_carries_the_plot_as_a_data_uri(tmp_path):
-    path = plot_metrics([row(1, "a", "top1", 0.5), row(2, "a", "top1", 0.7)], tmp_path / PLOT_FILE)
+    path = plot_metrics([row(1, "a", "top1_accuracy", 0.5), row(2, "a", "top1_accuracy", 0.7)], tmp_path / PLOT_FILE)
     markdown = f"# r\n\n![{PLOT_ALT}]({PLOT_FILE})\n"
     inlined = inline_plot(markdown, path)
     prefix = f"![{PLOT_ALT}](data:image/png;base64,"
@@ -64,7 +87,7 @@ def test_the_ui_markdown_carries_the_plot_as_a_data_uri(tmp_path):
 def test_a_plot_of_the_same_points_is_copied_from_the_cache_not_drawn_again(tmp_path, monkeypatch):
     import tasks.report as report
 
-    rows = [row(1, "a", "top1", 0.5), row(2, "a", "top1", 0.7), row(1, "a", "examples", 9.0)]
+    rows = [row(1, "a", "top1_accuracy", 0.5), row(2, "a", "top1_accuracy", 0.7), row(1, "a", "examples", 9.0)]
     first = plot_metrics(rows, tmp_path / "run1" / PLOT_FILE, cache=tmp_path / "cache")
 
     def no_drawing(rows):
@@ -73,7 +96,7 @@ def test_a_plot_of_the_same_points_is_copied_from_the_cache_not_drawn_again(tmp_
     monkeypatch.setattr(report, "metrics_figure", no_drawing)
     again = plot_metrics(list(reversed(rows))[:1] + rows[:2], tmp_path / "run2" / PLOT_FILE, cache=tmp_path / "cache")
     assert again.read_bytes() == first.read_bytes()
-    changed = [row(1, "a", "top1", 0.5), row(2, "a", "top1", 0.8)]
+    changed = [row(1, "a", "top1_accuracy", 0.5), row(2, "a", "top1_accuracy", 0.8)]
     try:
         plot_metrics(changed, tmp_path / "run3" / PLOT_FILE, cache=tmp_path / "cache")
     except AssertionError as e:
