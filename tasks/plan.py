@@ -54,3 +54,25 @@ def plan_steps(store, ingested: list[dict], order: str, max_steps: int | None, f
         so_far += s["repo_ids"]
         out.append(Step(step=k, seen=list(so_far), **s))
     return out
+
+
+class StepContext(BaseModel):
+    """Where a step's evaluation (and expert iteration's rounds) run: the home, the run, the step,
+    the split kind and the repositories evaluated, as one object (tasks/evaluations.py's runs take
+    it; flows/step_context.py adds the curriculum's tasks, config and snapshot)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    home: str
+    run_id: str
+    step: Step  # the ordered step (number, name, repositories); step 0 outside a curriculum
+    of: int  # how many steps the run has
+    split_kind: str
+    eval_repos: list[str]  # the repositories a step evaluation tries theorems of
+
+    @classmethod
+    def alone(cls, home: str, run_id: str, repo_ids: list[str], split_kind: str) -> StepContext:
+        """A one-off evaluation outside a curriculum (`evaluate-proving`): step 0 of 1 over `repo_ids`."""
+        first = repo_ids[0] if repo_ids else ""
+        step = Step(step=0, primary=first, name=first, repo_ids=list(repo_ids), seen=list(repo_ids))
+        return cls(home=home, run_id=run_id, step=step, of=1, split_kind=split_kind, eval_repos=list(repo_ids))
