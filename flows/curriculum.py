@@ -22,6 +22,7 @@ from tasks import events
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
+from tasks.plan import SourceFailure
 from tasks.prefect_tasks import cached_checkpoint_gone, curriculum_tasks
 from tasks.prefect_tasks.caching import load_result_storage
 from tasks.prefect_tasks.checkpoint_storage import share_checkpoint_task
@@ -95,14 +96,14 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     return {
         "run_id": run_id,
         "steps": step_results,
-        "failures": failures,
+        "failures": [f.model_dump() for f in failures],
         "report": report["path"],
         "checkpoints": {n: c.path for n, c in previous.items()},
         "untried": list(untried.values()),
     }
 
 
-def _ingest_sources(t, home: str, config: PipelineConfig, log, run_id: str) -> tuple[list, list[dict]]:
+def _ingest_sources(t, home: str, config: PipelineConfig, log, run_id: str) -> tuple[list, list[SourceFailure]]:
     """Every source pinned and ingested: (what was ingested, the sources that failed and were skipped).
     Each failure emits `dojoflow.trace.failed`."""
     ingested, failures = [], []
@@ -117,8 +118,8 @@ def _ingest_sources(t, home: str, config: PipelineConfig, log, run_id: str) -> t
         source_dict = source.model_dump(mode="json")
         emit(events.trace_failed(source.label, source_dict, ui.error_of(state), run_id, config.name))
         if config.continue_on_source_failure:
-            failures.append({"source": source.label, "error": ui.error_of(state)})
-            log.warning("source %s failed and is skipped: %s", source.label, failures[-1]["error"])
+            failures.append(SourceFailure(source=source.label, error=ui.error_of(state)))
+            log.warning("source %s failed and is skipped: %s", source.label, failures[-1].error)
         else:
             state.result()  # raises the source's error
     return ingested, failures
