@@ -39,7 +39,7 @@ class WholeProofRounds:
         at = self.at
         return self.e.search.map(
             unmapped(at.home), unmapped(self.search_settings), unmapped(current), batches,
-            unmapped(self.ei.whole_proof.samples), unmapped(at.step.step), unmapped(r), range(len(batches)),
+            unmapped(at.step.step), unmapped(r), range(len(batches)), samples=unmapped(self.ei.whole_proof.samples),
         )  # fmt: skip
 
     def keep(self, records: list, r: int, searched_with: str) -> int:

@@ -13,7 +13,7 @@ from storage.snapshot_ref import SnapshotRef
 from tasks.checkpoints import CheckpointRef
 from tasks.lean.registry import get as backend_def
 from tasks.proving.config import ProvingSettings
-from tasks.proving.records import Pool, SearchRecord, TheoremToTry
+from tasks.proving.records import Pool, SampleRecord, SearchRecord, TheoremToTry
 
 from . import data, pool, rounds
 from .config import ExpertIterationSettings
@@ -28,7 +28,12 @@ def select(
     step: int,
     round: int,
 ) -> Pool:
-    """The round's pool: train theorems without a proof found before (step, round)."""
+    """The round's pool: train theorems without a proof found before (step, round); in whole-proof
+    mode, statements holding fewer than `stop_after` kept proofs (tasks/expert/whole_proof.py)."""
+    if settings.mode == "whole_proof":
+        from . import whole_proof
+
+        return whole_proof.select(store, repo_ids, split_kind, settings, search, step, round)
     earlier = rounds.found_up_to(store, repo_ids, step, round, inclusive=False)
     found = {(f["theorem_id"], f["toolchain"]) for f in earlier}
     p = settings.pool
@@ -36,8 +41,18 @@ def select(
 
 
 def search(
-    store, search: ProvingSettings, checkpoint: CheckpointRef, theorems: list[TheoremToTry], home: str
-) -> list[SearchRecord]:
+    store,
+    search: ProvingSettings,
+    checkpoint: CheckpointRef,
+    theorems: list[TheoremToTry],
+    home: str,
+    samples: int | None = None,
+) -> list[SearchRecord] | list[SampleRecord]:
+    """One batch: searched by `search`'s mode, or with `samples`, whole proofs sampled and checked."""
+    if samples is not None:
+        from .whole_proof import sample_batch
+
+        return sample_batch(store, search, checkpoint.path, theorems, samples, Path(home) / "models")
     return pool.search_batch(store, search, checkpoint.path, theorems, Path(home) / "models")
 
 

@@ -29,7 +29,6 @@ from pathlib import Path
 from storage.ids import unit_interval
 from storage.snapshot_ref import SnapshotRef
 from storage.whole_proofs import proof_id, read_whole_proofs
-from tasks.checkpoints import CheckpointRef
 from tasks.proving.records import Pool, SampleRecord, TheoremToTry, Untried
 
 from .pool import select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
@@ -278,12 +277,6 @@ def _statement_of(store, found: dict) -> str:
 
 
 # -- the plain functions behind the Prefect tasks (tasks/prefect_tasks/expert.py) ---------------------
-
-
-def search(
-    store, search_settings, checkpoint: CheckpointRef, theorems: list[TheoremToTry], samples: int, home: str
-) -> list[SampleRecord]:
-    return sample_batch(store, search_settings, checkpoint.path, theorems, samples, Path(home) / "models")
 
 
 def store_kept(

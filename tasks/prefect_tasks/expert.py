@@ -25,24 +25,19 @@ from ..proving.records import Pool, SampleRecord, SearchRecord, TheoremToTry
 from .caching import cached_under, store_of
 
 
-def _batch_key(kind: str, p: dict, theorem_key: str, **more) -> str:
-    """A batch's cache key: the store, the searching checkpoint, the batch's theorems, the settings."""
+def _search_key(ctx, p) -> str:
+    """A batch's cache key: the store, the searching checkpoint, the batch's theorems (their ids; a
+    whole-proof batch's statement keys and samples), the settings and the records' version."""
+    whole = p.get("samples") is not None
     what = {
-        "theorems": [getattr(TheoremToTry.of(t), theorem_key) for t in p["theorems"]],
+        "theorems": [getattr(TheoremToTry.of(t), "key" if whole else "theorem_id") for t in p["theorems"]],
         "settings": p["search"].model_dump(mode="json"),
-        **more,
+        **({"samples": p["samples"]} if whole else {}),
         "records": RECORD_VERSION,
     }
+    kind = "expert-wp-search" if whole else "expert-search"
     checkpoint = CheckpointRef.from_dict(p["checkpoint"]).checkpoint_id
     return f"{kind}-{store_of(p['home']).instance_id}-{checkpoint}-{stable_hash(what, 16)}"
-
-
-def _search_key(ctx, p) -> str:
-    return _batch_key("expert-search", p, "theorem_id")
-
-
-def _wp_search_key(ctx, p) -> str:
-    return _batch_key("expert-wp-search", p, "key", samples=p["samples"])
 
 
 @task(name="expert-pool", task_run_name="expert-pool[step {step} round {round}]", cache_policy=NO_CACHE)
@@ -55,6 +50,7 @@ def pool_task(
     step: int,
     round: int,
 ) -> Pool:
+    """The round's pool, in the settings' mode (tactic or whole-proof)."""
     return steps.select(store_of(home), repo_ids, split_kind, settings, search, step, round)
 
 
@@ -67,8 +63,10 @@ def search_task(
     step: int,
     round: int,
     batch: int,
-) -> list[SearchRecord]:
-    return steps.search(store_of(home), search, checkpoint, theorems, home)
+    samples: int | None = None,
+) -> list[SearchRecord] | list[SampleRecord]:
+    """One batch searched (tactic mode), or `samples` whole proofs sampled per statement."""
+    return steps.search(store_of(home), search, checkpoint, theorems, home, samples)
 
 
 @task(name="expert-store-found", task_run_name="expert-store-found[step {step} round {round}]", cache_policy=NO_CACHE)
@@ -94,33 +92,6 @@ def data_task(
 @task(name="expert-continue-from", task_run_name="expert-continue-from[{trainer}]", cache_policy=NO_CACHE)
 def continue_from_task(home: str, trainer: str) -> CheckpointRef | None:
     return steps.last_round_checkpoint(store_of(home), home, trainer)
-
-
-@task(name="expert-wp-pool", task_run_name="expert-wp-pool[step {step} round {round}]", cache_policy=NO_CACHE)
-def wp_pool_task(
-    home: str,
-    repo_ids: list[str],
-    split_kind: str,
-    settings: ExpertIterationSettings,
-    search: ProvingSettings,
-    step: int,
-    round: int,
-) -> Pool:
-    return wp.select(store_of(home), repo_ids, split_kind, settings, search, step, round)
-
-
-@task(name="expert-wp-search", task_run_name="expert-wp-search[step {step} round {round} batch {batch}]")
-def wp_search_task(
-    home: str,
-    search: ProvingSettings,
-    checkpoint: CheckpointRef,
-    theorems: list[TheoremToTry],
-    samples: int,
-    step: int,
-    round: int,
-    batch: int,
-) -> list[SampleRecord]:
-    return wp.search(store_of(home), search, checkpoint, theorems, samples, home)
 
 
 @task(name="expert-wp-keep", task_run_name="expert-wp-keep[step {step} round {round}]", cache_policy=NO_CACHE)
@@ -155,9 +126,14 @@ class WholeProofTasks:
 
 
 def whole_proof_tasks(home) -> WholeProofTasks:
+    """The tasks, named `expert-wp-*` in the UI; pool and search are the tactic mode's, in whole-proof mode."""
+    names = {"pool": "expert-wp-pool[step {step} round {round}]",
+             "search": "expert-wp-search[step {step} round {round} batch {batch}]"}  # fmt: skip
     return WholeProofTasks(
-        pool=wp_pool_task,
-        search=cached_under(home)(wp_search_task, _wp_search_key),
+        pool=pool_task.with_options(name="expert-wp-pool", task_run_name=names["pool"]),
+        search=cached_under(home)(
+            search_task.with_options(name="expert-wp-search", task_run_name=names["search"]), _search_key
+        ),
         keep=wp_keep_task,
         data=wp_data_task,
     )

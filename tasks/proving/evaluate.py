@@ -1,7 +1,7 @@
 """Proving as an evaluation: a tactic generator's checkpoint tries theorems, and pass@k,
 mean expansions, mean seconds and errors are reported per repository and split.
 
-- `select_theorems`: which theorems (JSON records, so Prefect tasks can carry them):
+- `select_theorems`: which theorems (typed records, tasks/proving/records.py, which Prefect stores as JSON):
   every split asked, at most `max_theorems` per repository and split, chosen by a fixed
   hash of the theorem id so that every curriculum step tries the same ones; `sorry`
   theorems are left out (they are what `dojoflow prove` is for), and with the `replay`
