@@ -106,3 +106,19 @@ def test_no_prefect_task_takes_or_returns_a_bare_dict():
     )
     stale = sorted(set(ALLOWED) - set(found))
     assert not stale, f"typed now, so drop them from ALLOWED: {stale}"
+
+
+def _signature(module: str, name: str) -> list[tuple[str, str]]:
+    tree = ast.parse((ROOT / module).read_text())
+    (fn,) = [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == name]
+    return [(a.arg, ast.unparse(a.annotation) if a.annotation else "") for a in fn.args.args]
+
+
+def test_a_step_evaluation_and_expert_rounds_take_the_steps_context_as_one_object():
+    """Room 4: the step's context (home, run, step, split kind, repositories) travels as one object,
+    not as the eight arguments each call passed before (flows/curriculum.py EVALUATION_RUNS)."""
+    assert _signature("flows/prove.py", "proving_step") == [
+        ("at", "StepContext"), ("settings", "ProvingSettings"), ("checkpoint", "CheckpointRef")
+    ]  # fmt: skip
+    assert _signature("flows/expert.py", "expert_rounds") == [("at", "CurriculumStep"), ("start", "CheckpointRef")]
+    assert "EVALUATION_RUNS[evaluation.name](at.context, " in (ROOT / "flows" / "curriculum.py").read_text()
