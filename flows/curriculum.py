@@ -92,7 +92,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         ui.update_progress(progress, config.name, step.step, len(steps))
 
     # 4. Report, and every metric as one table (once: a card per step would leave stale copies)
-    report = _report(t, home, config, run_id, [s.model_dump() for s in steps], step_results, failures, log)
+    report = _report(t, home, config, run_id, steps, step_results, failures, log)
     return {
         "run_id": run_id,
         "steps": step_results,

@@ -22,8 +22,8 @@ ALLOWED = {
     ("curriculum", "record_metrics_task", "rows"): "metric rows, as evaluate_task's return",
     ("proving", "proving_metrics_task", "return"): "metric rows, as evaluate_task's return",
     ("events", "find_regressions_task", "return"): "metric rows with the value when learned (tasks/events.py)",
-    ("curriculum", "report_task", "steps"): "the report's input (tasks/report.py, room 5's area): the steps as JSON",
-    ("curriculum", "report_task", "step_results"): "the report's input: each step's trainer summaries as JSON",
+    ("curriculum", "report_task", "step_results"): "the report's input (tasks/report.py, room 5's area): each "
+    "step's trainer summaries as JSON, as the curriculum flow returns them",
     ("curriculum", "report_task", "return"): "the report's answer (path, markdown) for the UI artifact",
 }
 

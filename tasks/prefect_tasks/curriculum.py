@@ -156,10 +156,16 @@ def record_run_end_task(home: str, run_id: str, status: str, report_path: str | 
 
 @task(name="write-report", task_run_name="write-report[{name}]")
 def report_task(
-    home: str, name: str, run_id: str, steps: list[dict], step_results: list[dict], failures: list[SourceFailure]
+    home: str,
+    name: str,
+    run_id: str,
+    steps: list[plan.Step],
+    step_results: list[dict],
+    failures: list[SourceFailure],
 ) -> dict:
-    failed = [f.model_dump() for f in failures]
-    return report.write_report(store_of(home), Path(home), name, run_id, steps, step_results, failed)
+    """The run's report (tasks/report.py reads the steps and failures as JSON)."""
+    as_json = [s.model_dump() for s in steps], [f.model_dump() for f in failures]
+    return report.write_report(store_of(home), Path(home), name, run_id, as_json[0], step_results, as_json[1])
 
 
 @task(
