@@ -88,15 +88,15 @@ def one_run(tmp: Path, args) -> list[dict]:
         for r in range(1, args.rounds + 1):
             clock["verification"] = 0.0
             t0 = time.perf_counter()
-            pool = steps.select(store, repos, "random", ei, search, 1, r)["theorems"]
+            pool = steps.select(store, repos, "random", ei, search, 1, r).theorems
             records = []
             for i in range(0, len(pool), args.batch):
-                records += steps.search(store, search, current.to_dict(), pool[i : i + args.batch], str(home))
+                records += steps.search(store, search, current, pool[i : i + args.batch], str(home))
             t1 = time.perf_counter()
             steps.store_found(store, records, search, "bench", 1, r, current.checkpoint_id)
             data, counts = steps.training_data(store, snapshot, "random", ei.found_to_traced, repos, 1, r)
             t2 = time.perf_counter()
-            if any(x["proof"] for x in records):
+            if any(x.proof for x in records):
                 from storage.snapshot_ref import SnapshotRef
 
                 starts = checkpoints.StartingPoints(previous={"sft": current})
@@ -108,7 +108,7 @@ def one_run(tmp: Path, args) -> list[dict]:
                 {
                     "round": r,
                     "attempted": len(records),
-                    "newly_proved": sum(1 for x in records if x["proof"]),
+                    "newly_proved": sum(1 for x in records if x.proof),
                     "proved_so_far": counts["proved_so_far"],
                     "search_s": t1 - t0 - clock["verification"],
                     "verification_s": clock["verification"],

@@ -75,15 +75,15 @@ def main(argv=None) -> dict:
             "max_theorems": args.max_theorems,
         }
     )
-    theorems = select_theorems(store, store.repo_ids(), "random", settings)["theorems"]
+    theorems = select_theorems(store, store.repo_ids(), "random", settings).theorems
     started = time.perf_counter()
     records = prove_theorems(store, settings, checkpoint.path, theorems, home / "models")
     search_seconds = time.perf_counter() - started
     names = {r["repo_id"]: r["name"] for r in store.repositories()}
     per_split = {}
     for split in ("train", "test"):
-        recs = [r for r in records if r["split"] == split and not r["errors"]]
-        counts = [(r["n"], r["c"]) for r in recs]
+        recs = [r for r in records if r.split == split and not r.errors]
+        counts = [(r.n, r.c) for r in recs]
         per_split[split] = {
             "theorems": len(recs),
             "replay_pass@1": round(pass_at_k_mean(counts, 1), 4),
@@ -102,7 +102,7 @@ def main(argv=None) -> dict:
         "attempts": args.attempts,
         "per_split": per_split,
         "per_repository": per_repo,
-        "errors": sum(r["errors"] > 0 for r in records),
+        "errors": sum(r.errors > 0 for r in records),
         "machine": describe_machine(("torch", "transformers", "trl")),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -12,20 +12,18 @@ tasks/prefect_tasks/curriculum.py; the step evaluations are declared in tasks/ev
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 from prefect.transactions import transaction
 
-from storage.snapshot_ref import SnapshotRef
 from storage.store import dojoflow_home
 from tasks import benchmark_overlap, events
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
-from tasks.plan import Step
-from tasks.prefect_tasks import CurriculumTasks, cached_checkpoint_gone, curriculum_tasks
+from tasks.plan import SourceFailure
+from tasks.prefect_tasks import cached_checkpoint_gone, curriculum_tasks
 from tasks.prefect_tasks.caching import load_result_storage
 from tasks.prefect_tasks.checkpoint_storage import share_checkpoint_task
 from tasks.prefect_tasks.events import emit, find_regressions_task
@@ -34,6 +32,7 @@ from tasks.trainers.registry import get as trainer_def
 from . import expert, ui
 from .prove import proving_step
 from .runtime import crashed
+from .step_context import CurriculumStep
 
 # The run of each step evaluation declared in tasks/evaluations.py (signature there): a
 # declaration points down only, so the flow registers the flow-level step here.
@@ -78,7 +77,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         ui.show("snapshot", step.step, len(steps), repo=step.name)
         snapshot = t.snapshot(home, step.seen, snapshot_settings, step=step.step, repo_name=step.name)
         ui.note(benchmark_overlap.overlap_warning(snapshot))  # a benchmark removing most of a split
-        at = _Step(t, home, config, run_id, step, len(steps), snapshot)
+        at = CurriculumStep(t, home, config, run_id, step, len(steps), snapshot)
         this_step, done = _train_step_trainers(at, trainers, previous, untried)
         previous = {**previous, **this_step}
         _emit_regressions(home, config, run_id, step.step)  # dojoflow.metric.regressed, per regression
@@ -94,18 +93,18 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         ui.update_progress(progress, config.name, step.step, len(steps))
 
     # 4. Report, and every metric as one table (once: a card per step would leave stale copies)
-    report = _report(t, home, config, run_id, [s.model_dump() for s in steps], step_results, failures, log)
+    report = _report(t, home, config, run_id, steps, step_results, failures, log)
     return {
         "run_id": run_id,
         "steps": step_results,
-        "failures": failures,
+        "failures": [f.model_dump() for f in failures],
         "report": report["path"],
         "checkpoints": {n: c.path for n, c in previous.items()},
         "untried": list(untried.values()),
     }
 
 
-def _ingest_sources(t, home: str, config: PipelineConfig, log, run_id: str) -> tuple[list, list[dict]]:
+def _ingest_sources(t, home: str, config: PipelineConfig, log, run_id: str) -> tuple[list, list[SourceFailure]]:
     """Every source pinned and ingested: (what was ingested, the sources that failed and were skipped).
     Each failure emits `dojoflow.trace.failed`."""
     ingested, failures = [], []
@@ -120,31 +119,14 @@ def _ingest_sources(t, home: str, config: PipelineConfig, log, run_id: str) -> t
         source_dict = source.model_dump(mode="json")
         emit(events.trace_failed(source.label, source_dict, ui.error_of(state), run_id, config.name))
         if config.continue_on_source_failure:
-            failures.append({"source": source.label, "error": ui.error_of(state)})
-            log.warning("source %s failed and is skipped: %s", source.label, failures[-1]["error"])
+            failures.append(SourceFailure(source=source.label, error=ui.error_of(state)))
+            log.warning("source %s failed and is skipped: %s", source.label, failures[-1].error)
         else:
             state.result()  # raises the source's error
     return ingested, failures
 
 
-@dataclass(frozen=True)
-class _Step:
-    """One curriculum step, as its trainers see it."""
-
-    t: CurriculumTasks
-    home: str
-    config: PipelineConfig
-    run_id: str
-    step: Step  # the ordered step (number, name, repositories)
-    of: int  # how many steps the run has
-    snapshot: SnapshotRef
-
-    @property
-    def eval_repos(self) -> list[str]:
-        return self.step.seen if self.config.evaluation.all_repositories_so_far else self.step.repo_ids
-
-
-def _train_step_trainers(at: _Step, trainers: dict, previous: dict, untried: dict) -> tuple[dict, dict]:
+def _train_step_trainers(at: CurriculumStep, trainers: dict, previous: dict, untried: dict) -> tuple[dict, dict]:
     """Train and evaluate every trainer at this step, then its step evaluations; (checkpoints, summaries)."""
     this_step: dict[str, CheckpointRef] = {}
     done = {}
@@ -171,16 +153,14 @@ def _train_step_trainers(at: _Step, trainers: dict, previous: dict, untried: dic
         done[name] = ui.trainer_step_summary(trained, evaluated)
         ei = at.config.expert_iteration
         if ei is not None and name == ei.trainer:  # expert iteration's rounds (flows/expert.py)
-            this_step[name], done[name]["expert_rounds"] = expert.expert_rounds(
-                at.t, at.home, at.config, at.step, at.of, at.snapshot, this_step[name], at.run_id
-            )
+            this_step[name], done[name]["expert_rounds"] = expert.expert_rounds(at, this_step[name])
     return this_step, done
 
 
-def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
+def _train_and_evaluate(at: CurriculumStep, name: str, settings, starts: StartingPoints):
     """Train one trainer and evaluate its checkpoint in one transaction (states, not results)."""
     t, home, step, config = at.t, at.home, at.step, at.config
-    ui.show("train", step.step, at.of, name, step.name)
+    at.show("train", name)
     train = t.train
     snapshot = (
         t.trainer_data(home, name, settings, at.snapshot, config.split_kind) if trainer_def(name).data else at.snapshot
@@ -200,7 +180,7 @@ def _train_and_evaluate(at: _Step, name: str, settings, starts: StartingPoints):
             repo_name=step.name,
             return_state=True,
         )
-        ui.show("evaluate", step.step, at.of, name, step.name)
+        at.show("evaluate", name)
         evaluated = t.evaluate(
             home,
             name,
@@ -235,21 +215,12 @@ def _emit_regressions(home: str, config: PipelineConfig, run_id: str, step: int)
     emit(*(events.metric_regressed(r, run_id, config.name) for r in found))
 
 
-def _step_evaluations(at: _Step, checkpoint: CheckpointRef, untried: dict) -> None:
+def _step_evaluations(at: CurriculumStep, checkpoint: CheckpointRef, untried: dict) -> None:
     """The step evaluations declared in tasks/evaluations.py that apply to `checkpoint`."""
     for evaluation in EVALUATIONS:
         eval_settings = getattr(at.config.evaluation, evaluation.name)
         if eval_settings is not None and evaluation.applies(checkpoint):
-            result = EVALUATION_RUNS[evaluation.name](
-                at.home,
-                eval_settings,
-                checkpoint,
-                at.eval_repos,
-                at.config.split_kind,
-                at.run_id,
-                at.step.step,
-                at.step.primary,
-            )
+            result = EVALUATION_RUNS[evaluation.name](at.context, eval_settings, checkpoint)
             untried.update({(u["repo_id"], u["full_name"]): u for u in result.get("untried", [])})
 
 

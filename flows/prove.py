@@ -20,11 +20,13 @@ from prefect.runtime import flow_run
 from storage.store import dojoflow_home
 from tasks import events
 from tasks.checkpoints import CheckpointRef
+from tasks.plan import StepContext
 from tasks.prefect_tasks import ProvingTasks, curriculum_tasks, proving_tasks
 from tasks.prefect_tasks.events import emit, repository_names
 from tasks.proving.config import ProveConfig, ProvingSettings
 from tasks.proving.generator_ref import GeneratorRef
-from tasks.proving.sorry import SORRY, prove_result, prove_run_name, sorry_rows
+from tasks.proving.records import SearchRecord, TheoremToTry
+from tasks.proving.sorry import SORRY, prove_result, prove_run_name
 
 from . import ui
 
@@ -34,39 +36,31 @@ def search_batches(
     home: str,
     settings: ProvingSettings,
     generator: GeneratorRef,
-    theorems: list[dict],
+    theorems: list[TheoremToTry],
     baseline: bool = False,
-) -> list[dict]:
+) -> list[SearchRecord]:
     """Search `theorems` in batches of `settings.batch_size`, one mapped task each; records in order.
     `baseline`: the closing-tactics baseline generates instead of the generator."""
     batches = [theorems[i : i + settings.batch_size] for i in range(0, len(theorems), settings.batch_size)]
     futures = p.prove_batch.map(
         unmapped(home), unmapped(settings), unmapped(generator), batches, range(len(batches)), unmapped(baseline)
     )
-    return [record for f in futures for record in f.result()]
+    return [SearchRecord.of(record) for f in futures for record in f.result()]  # of: a v4 cached dict too
 
 
-def proving_step(
-    home: str,
-    settings: ProvingSettings,
-    checkpoint: CheckpointRef,
-    repo_ids: list[str],
-    split_kind: str,
-    run_id: str,
-    step: int,
-    step_repo_id: str,
-) -> dict:
-    """The curriculum's proving evaluation of one step's tactic generator: {metrics, searched_by}."""
-    from tasks.proving.evaluate import theorem_rows
+def proving_step(at: StepContext, settings: ProvingSettings, checkpoint: CheckpointRef) -> dict:
+    """The curriculum's proving evaluation of one step's tactic generator on `at.eval_repos`:
+    {metrics, untried, searched_by}."""
     from tasks.proving.summary import proving_lines
 
+    home, split_kind, run_id, step = at.home, at.split_kind, at.run_id, at.step.step
     p, t = proving_tasks(home), curriculum_tasks(home)
     generator = GeneratorRef.of(checkpoint)
     ckpt = generator.checkpoint_id
 
     # Which theorems: none to try fails the step with the reason; those that cannot be tried are named
-    selection = p.select(home, repo_ids, split_kind, settings, checkpoint.snapshot_id)
-    theorems, untried = selection["theorems"], selection["untried"]
+    selection = p.select(home, at.eval_repos, split_kind, settings, checkpoint.snapshot_id)
+    theorems, untried = list(selection.theorems), list(selection.untried)
     p.check(home, settings, generator, theorems)  # bad settings fail here, before any search
 
     # The model, then the closing-tactics baseline, searched the same way on the same theorems
@@ -74,14 +68,14 @@ def proving_step(
     baseline = search_batches(p, home, settings, generator, theorems, baseline=True)
     rows = p.metrics(records, settings, ckpt, split_kind, untried)
     rows += p.metrics(baseline, settings, ckpt, split_kind, baseline=True)
-    t.record_metrics(home, rows, run_id, step, step_repo_id)
-    per_theorem = theorem_rows(records, untried, settings) + theorem_rows(baseline, [], settings, baseline=True)
-    p.record_results(home, per_theorem, run_id, step, ckpt, split_kind)
+    t.record_metrics(home, rows, run_id, step, at.step.primary)
+    p.record_results(home, settings, records, untried, run_id, step, ckpt, split_kind, baseline)
     p.record_proofs(home, records, run_id, ckpt, "evaluation")
     log = get_run_logger()
     for line in proving_lines(rows, untried):
         log.info("proving at step %s: %s", step, line)
-    return {"metrics": rows, "untried": untried, "searched_by": sorted({r["searched_by"] for r in records})}
+    untried_rows = [u.model_dump() for u in untried]  # the flow's result is JSON for the terminal and the report
+    return {"metrics": rows, "untried": untried_rows, "searched_by": sorted({r.searched_by for r in records})}
 
 
 @flow(name="evaluate-proving", persist_result=False)
@@ -102,9 +96,8 @@ def evaluate_proving(
         split_kind: The split kind (random, novel_premises) whose `settings.splits` are tried.
         settings: Backend, generator and budgets.
     """
-    home = str(dojoflow_home(home))
-    first = repo_ids[0] if repo_ids else ""
-    return proving_step(home, settings, checkpoint, repo_ids, split_kind, str(flow_run.id or "local"), 0, first)
+    at = StepContext.alone(str(dojoflow_home(home)), str(flow_run.id or "local"), repo_ids, split_kind)
+    return proving_step(at, settings, checkpoint)
 
 
 def _flow_run_name() -> str:
@@ -129,18 +122,18 @@ def prove(config: ProveConfig = ProveConfig()) -> dict:
     # Search every sorry theorem, in batches spread by the task runner; each theorem's outcome to the catalog
     records = search_batches(p, home, settings, generator, theorems)
     p.record_proofs(home, records, run_id, generator.checkpoint_id, "sorry")
-    p.record_results(home, sorry_rows(records, settings, untried), run_id, 0, generator.checkpoint_id, SORRY)
+    p.record_results(home, settings, records, untried, run_id, 0, generator.checkpoint_id, SORRY)
     for u in untried:
-        log.warning("not tried: %s (%s)", u["full_name"], u["reason"])
+        log.warning("not tried: %s (%s)", u.full_name, u.reason)
 
     # One checked patch per repository with proofs
-    proved = [r for r in records if r["proof"]]
+    proved = [r for r in records if r.proof]
     out = config.out or str(Path(home) / "patches" / run_id)
     written = p.write_patches(home, proved, out) if proved else []
     t.record_run_end(home, run_id, "completed", None)
     emit(events.proof_found(run_id, generator.checkpoint_id, records, untried, repository_names(home)))
     for w in written:
-        log.info("patch for %s (%d proofs): %s", w["name"], len(w["theorems"]), w["path"])
+        log.info("patch for %s (%d proofs): %s", w.name, len(w.theorems), w.path)
     try:  # the run is recorded: a card that cannot be written is said, and `dojoflow card` redoes it
         card = ui.publish_card(home, prove_run_name(config), run_id)
         log.info("results card: %s", card)

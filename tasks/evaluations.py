@@ -11,9 +11,9 @@ read `EVALUATIONS`.
 Its run is flow-level (it starts Prefect tasks), so it lives under flows/ and the flow
 registers it: `flows.curriculum.EVALUATION_RUNS[name]`, with this signature:
 
-    run(home, settings, checkpoint: CheckpointRef, repo_ids, split_kind, run_id, step, step_repo_id) -> dict
-        Evaluate the step's checkpoint on `repo_ids` and record its
-        metrics under `run_id` and `step`.
+    run(at: StepContext, settings, checkpoint: CheckpointRef) -> dict
+        Evaluate the step's checkpoint on `at.eval_repos` and record its metrics under
+        `at.run_id` and `at.step` (tasks/plan.py `StepContext`: the step's context, one object).
 
 A declaration names only what lies below it (tasks/, storage/): import strings in a
 declaration point down (tests/test_layering.py checks it).

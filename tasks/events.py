@@ -124,14 +124,15 @@ def _flag(b: bool) -> str:
     return "true" if b else "false"
 
 
-def proof_found(run_id: str, checkpoint_id: str, records: list[dict], untried: list[dict], names: dict) -> EventSpec:
-    """A prove run's counts: theorems tried, proved and not tried, per repository (`names`: repo id -> name)."""
+def proof_found(run_id: str, checkpoint_id: str, records: list, untried: list, names: dict) -> EventSpec:
+    """A prove run's counts: theorems tried, proved and not tried, per repository (`names`: repo id -> name).
+    `records`: the search's records (tasks/proving/records.py `SearchRecord`)."""
     per: dict[str, dict] = {}
     for r in records:
-        counts = per.setdefault(names.get(r["repo_id"], r["repo_id"]), {"tried": 0, "proved": 0})
+        counts = per.setdefault(names.get(r.repo_id, r.repo_id), {"tried": 0, "proved": 0})
         counts["tried"] += 1
-        counts["proved"] += bool(r["proof"])
-    proved = [r["full_name"] for r in records if r["proof"]]
+        counts["proved"] += bool(r.proof)
+    proved = [r.full_name for r in records if r.proof]
     return EventSpec(
         PROOF_FOUND,
         run(run_id, role=None),

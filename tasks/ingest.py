@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from storage.errors import InputError
 from storage.ids import stable_hash
 from storage.leandojo import import_export
@@ -56,6 +58,21 @@ def source_fingerprint(source) -> str:
     return h.hexdigest()[:20]
 
 
+class Ingested(BaseModel):
+    """What one source's import or trace produced (the ingest task's cached result)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repo_ids: list[str] = Field(description="The repositories it produced, its own first (its dependencies after).")
+    statuses: dict[str, str] = Field(description="Per repository: added, unchanged or replaced.")
+    counts: dict[str, dict[str, int]] = Field(description="Per repository: rows per table.")
+
+    @classmethod
+    def of(cls, value: Ingested | dict) -> Ingested:
+        """`value` as a model: itself, or the dict a cached ingest result of an earlier version holds."""
+        return value if isinstance(value, cls) else cls.model_validate(value)
+
+
 def ingest_source(
     store,
     source,
@@ -64,9 +81,8 @@ def ingest_source(
     tracing=None,
     replace: bool = False,
     lock_timeout: float = 600.0,
-) -> dict:
-    """Import or trace one source (`tracing`: a TracingConfig for `repo` sources).
-    Returns {"repo_ids": [...], "statuses": {...}, "counts": {...}}."""
+) -> Ingested:
+    """Import or trace one source (`tracing`: a TracingConfig for `repo` sources)."""
     if source.export_path is not None:
         results = import_export(store, source.export_path, split_settings, replace=replace, lock_timeout=lock_timeout)
     else:
@@ -80,11 +96,11 @@ def ingest_source(
             lock_timeout=lock_timeout,
             trace_options=tracing.model_dump() if tracing is not None else {},
         )
-    return {
-        "repo_ids": [r.repo_id for r in results],
-        "statuses": {r.repo_id: r.status for r in results},
-        "counts": {r.repo_id: r.counts for r in results},
-    }
+    return Ingested(
+        repo_ids=[r.repo_id for r in results],
+        statuses={r.repo_id: r.status for r in results},
+        counts={r.repo_id: r.counts for r in results},
+    )
 
 
 def trace_and_import(

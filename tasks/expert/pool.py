@@ -21,6 +21,7 @@ from storage.found_proofs import carried_candidates
 from storage.ids import stable_hash, theorem_id, unit_interval
 from storage.tactic_text import NO_GOALS
 from tasks.proving.config import ProvingSettings
+from tasks.proving.records import Pool, SearchRecord, TheoremToTry, Untried
 
 
 def toolchain_of(store, repo_id: str) -> str:
@@ -41,9 +42,9 @@ def select_pool(
     include_sorry: bool,
     max_theorems: int | None,
     found: set[tuple[str, str]],
-) -> dict:
-    """{"theorems": records to search, "proved": theorems of the pool with a proof in `found`
-    ((theorem id, toolchain) pairs), "untried": those without a statement for a Lean backend}."""
+) -> Pool:
+    """The theorems to search, how many of the pool hold a proof in `found` ((theorem id,
+    toolchain) pairs), and those without a statement for a Lean backend (untried)."""
     import pyarrow.compute as pc
 
     from tasks.lean import load_theorems
@@ -84,14 +85,21 @@ def select_pool(
             mine.sort(key=lambda s: unit_interval(theorem_id(s.repo_id, s.file_path, s.full_name)))
             keep += mine[:max_theorems]
         chosen = [s for s in chosen if s in keep]
-    records = [_record(s, "train", goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in chosen]
-    for r in records:
-        r["sorry"] = (r["repo_id"], r["full_name"]) in sorry
-        r["toolchain"] = toolchains[r["repo_id"]]
-    return {"theorems": records, "proved": proved, "untried": [u for u in untried if u.get("split") == "train"]}
+    records = [
+        _record(
+            s,
+            "train",
+            goals.get((s.repo_id, s.file_path, s.full_name), ""),
+            sorry=(s.repo_id, s.full_name) in sorry,
+            toolchain=toolchains[s.repo_id],
+        )  # fmt: skip
+        for s in chosen
+    ]
+    untried = [Untried(**u, theorem_id=theorem_id(u["repo_id"], u["file_path"], u["full_name"])) for u in untried]
+    return Pool(theorems=records, proved=proved, untried=[u for u in untried if u.split == "train"])
 
 
-def _carry_over(store, search: ProvingSettings, theorems: list[dict]) -> dict[str, dict]:
+def _carry_over(store, search: ProvingSettings, theorems: list[TheoremToTry]) -> dict[str, dict]:
     """{theorem_id: record} of `theorems` proved by re-checking a proof found at an earlier commit
     (same url, name, statement and toolchain): the verifier decides again (its cache answers at once
     when the header did not change either), so a proof is carried only if the rule accepts it here."""
@@ -99,15 +107,15 @@ def _carry_over(store, search: ProvingSettings, theorems: list[dict]) -> dict[st
     from tasks.lean.verified import open_verifier
     from tasks.proving.evaluate import spec_of
 
-    by_url: dict[str, list[dict]] = {}
+    by_url: dict[str, list[TheoremToTry]] = {}
     for t in theorems:
-        by_url.setdefault(t["url"], []).append(t)
+        by_url.setdefault(t.url, []).append(t)
     todo = []
     for url, group in by_url.items():
-        known = carried_candidates(store, url, [t["full_name"] for t in group])
+        known = carried_candidates(store, url, [t.full_name for t in group])
         for t in group:
-            old = known.get((t["full_name"], statement_hash(t.get("statement")), t["toolchain"]))
-            if old is not None and old["theorem_id"] != t["theorem_id"]:
+            old = known.get((t.full_name, statement_hash(t.statement), t.toolchain))
+            if old is not None and old["theorem_id"] != t.theorem_id:
                 todo.append((t, old))
     if not todo:
         return {}
@@ -118,83 +126,82 @@ def _carry_over(store, search: ProvingSettings, theorems: list[dict]) -> dict[st
             check = backend.check_proof(spec_of(t), old["proof"])
             verdict = judge(check, old["proof"], tuple(search.backend.allowed_axioms))
             if verdict.proved:
-                out[t["theorem_id"]] = {**old, "axioms": list(verdict.axioms), "checker": backend.name}
+                out[t.theorem_id] = {**old, "axioms": list(verdict.axioms), "checker": backend.name}
     finally:
         backend.close()
     return out
 
 
 def search_batch(
-    store, search: ProvingSettings, checkpoint_dir: str | None, theorems: list[dict], model_cache_dir: str | Path
-) -> list[dict]:
+    store,
+    search: ProvingSettings,
+    checkpoint_dir: str | None,
+    theorems: list[TheoremToTry],
+    model_cache_dir: str | Path,
+) -> list[SearchRecord]:
     """One batch of a round: proofs carried from an earlier commit, then a search of the rest.
-    One record per theorem (`prove_theorems`' records, plus `carried_from`)."""
+    One record per theorem (`prove_theorems`' records; a carried one has `carried_from`)."""
     from tasks.proving.evaluate import prove_theorems
 
+    theorems = TheoremToTry.all(theorems)
     carried = _carry_over(store, search, theorems)
-    rest = [t for t in theorems if t["theorem_id"] not in carried]
+    rest = [t for t in theorems if t.theorem_id not in carried]
     records = prove_theorems(store, search, checkpoint_dir, rest, model_cache_dir) if rest else []
     for t in theorems:
-        old = carried.get(t["theorem_id"])
+        old = carried.get(t.theorem_id)
         if old is not None:
             records.append(
-                {
-                    **t,
-                    "checker": old["checker"],
-                    "proof": old["tactics"],
-                    "proof_states": [s["state_before"] for s in old["steps"]] if old["steps"] else None,
-                    "axioms": old["axioms"],
-                    "proof_expansions": 0,
-                    "n": 0,
-                    "c": 0,
-                    "carried_from": old["theorem_id"],
-                }
+                SearchRecord(
+                    **t.model_dump(),
+                    checker=old["checker"],
+                    proof=old["tactics"],
+                    proof_states=[s["state_before"] for s in old["steps"]] if old["steps"] else None,
+                    axioms=old["axioms"],
+                    proof_expansions=0,
+                    carried_from=old["theorem_id"],
+                )
             )
     return records
 
 
 def found_rows(
-    records: list[dict], *, lower_bound: bool, rule_version: str, run_id: str, step: int, round: int, checkpoint_id: str
-) -> list[dict]:
+    records: list[SearchRecord], *, lower_bound: bool, rule_version: str, run_id: str, step: int, round: int,
+    checkpoint_id: str,
+) -> list[dict]:  # fmt: skip
     """Rows for `found_proofs` from a round's records: proofs only (a record has one only when the
     verdict rule called it proved), none from a lower-bound backend, none outside the train split."""
     if lower_bound:
         return []
     rows = []
-    for r in records:
-        if not r.get("proof") or r.get("split") != "train":
+    for r in SearchRecord.all(records):
+        if not r.proof or r.split != "train":
             continue
-        tactics = list(r["proof"])
-        states = r.get("proof_states")
+        tactics = list(r.proof)
+        states = r.proof_states
         steps = None
         if states and len(states) == len(tactics):
             afters = list(states[1:]) + [NO_GOALS]
             steps = [{"state_before": b, "tactic": t, "state_after": a} for b, t, a in zip(states, tactics, afters)]
-        elif len(tactics) == 1 and r.get("goals"):  # a one-tactic whole proof: the traced initial state
-            steps = [{"state_before": r["goals"], "tactic": tactics[0], "state_after": NO_GOALS}]
+        elif len(tactics) == 1 and r.goals:  # a one-tactic whole proof: the traced initial state
+            steps = [{"state_before": r.goals, "tactic": tactics[0], "state_after": NO_GOALS}]
         rows.append(
             {
-                "theorem_id": r["theorem_id"],
-                "toolchain": r["toolchain"],
-                "repo_id": r["repo_id"],
-                "url": r["url"],
-                "file_path": r["file_path"],
-                "full_name": r["full_name"],
-                "split": r["split"],
-                "statement_hash": statement_hash(r.get("statement")),
+                **r.model_dump(include={"theorem_id", "toolchain", "repo_id", "url", "file_path", "full_name"}),
+                "split": r.split,
+                "statement_hash": statement_hash(r.statement),
                 "run_id": run_id,
                 "step": step,
                 "round": round,
                 "checkpoint_id": checkpoint_id,
-                "checker": r["checker"],
+                "checker": r.checker,
                 "rule_version": rule_version,
                 "verdict": "proved",
                 "tactics": tactics,
                 "proof": "\n".join(tactics),
                 "steps": steps,
-                "axioms": list(r.get("axioms") or []),
-                "expansions": r.get("proof_expansions"),
-                "carried_from": r.get("carried_from"),
+                "axioms": list(r.axioms),
+                "expansions": r.proof_expansions,
+                "carried_from": r.carried_from,
             }
         )
     return rows

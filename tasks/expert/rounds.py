@@ -47,10 +47,10 @@ def found_up_to(store, repo_ids: list[str], step: int, round: int, inclusive: bo
 
 
 def round_metrics(
-    records: list[dict], proved_so_far: int, found_pairs: int, train_loss: float | None, round: int
+    records: list, proved_so_far: int, found_pairs: int, train_loss: float | None, round: int
 ) -> dict[str, float]:
-    """{metric: value} of one round (see the module doc)."""
-    newly = sum(1 for r in records if r.get("proof"))
+    """{metric: value} of one round (see the module doc); `records`: its `SearchRecord`s."""
+    newly = sum(1 for r in records if r.proof)
     out = {
         "round": float(round),
         "attempted": float(len(records)),

@@ -1,7 +1,7 @@
 """The plain functions behind expert iteration's Prefect tasks (tasks/prefect_tasks/expert.py), one per
 stage of a round: choose the pool, search a batch, store what was found, build the round's
-training data, and its metrics. Each takes a store and JSON-able values and returns JSON-able
-values, so a task's result is a JSON record (docs/expert-iteration.md).
+training data, and its metrics. Each takes a store and typed values (tasks/proving/records.py, the
+checkpoint and snapshot refs) and returns typed values Prefect stores as JSON (docs/expert-iteration.md).
 """
 
 from __future__ import annotations
@@ -9,8 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage.found_proofs import record_found
+from storage.snapshot_ref import SnapshotRef
+from tasks.checkpoints import CheckpointRef
 from tasks.lean.registry import get as backend_def
 from tasks.proving.config import ProvingSettings
+from tasks.proving.records import Pool, SampleRecord, SearchRecord, TheoremToTry
 
 from . import data, pool, rounds
 from .config import ExpertIterationSettings
@@ -24,26 +27,43 @@ def select(
     search: ProvingSettings,
     step: int,
     round: int,
-) -> dict:
-    """The round's pool: train theorems without a proof found before (step, round)."""
+) -> Pool:
+    """The round's pool: train theorems without a proof found before (step, round); in whole-proof
+    mode, statements holding fewer than `stop_after` kept proofs (tasks/expert/whole_proof.py)."""
+    if settings.mode == "whole_proof":
+        from . import whole_proof
+
+        return whole_proof.select(store, repo_ids, split_kind, settings, search, step, round)
     earlier = rounds.found_up_to(store, repo_ids, step, round, inclusive=False)
     found = {(f["theorem_id"], f["toolchain"]) for f in earlier}
     p = settings.pool
     return pool.select_pool(store, repo_ids, split_kind, search, p.include_sorry, p.max_theorems, found)
 
 
-def search(store, search: ProvingSettings, checkpoint: dict, theorems: list[dict], home: str) -> list[dict]:
-    return pool.search_batch(store, search, checkpoint.get("path"), theorems, Path(home) / "models")
+def search(
+    store,
+    search: ProvingSettings,
+    checkpoint: CheckpointRef,
+    theorems: list[TheoremToTry],
+    home: str,
+    samples: int | None = None,
+) -> list[SearchRecord] | list[SampleRecord]:
+    """One batch: searched by `search`'s mode, or with `samples`, whole proofs sampled and checked."""
+    if samples is not None:
+        from .whole_proof import sample_batch
+
+        return sample_batch(store, search, checkpoint.path, theorems, samples, Path(home) / "models")
+    return pool.search_batch(store, search, checkpoint.path, theorems, Path(home) / "models")
 
 
 def store_found(
-    store, records: list[dict], search: ProvingSettings, run_id: str, step: int, round: int, checkpoint_id: str
+    store, records: list[SearchRecord], search: ProvingSettings, run_id: str, step: int, round: int, checkpoint_id: str
 ) -> int:
     """Store the round's verified proofs (once per theorem and toolchain); how many were new."""
     from tasks.ledger import VERIFIER_RULE_VERSION
 
     rows = pool.found_rows(
-        records,
+        SearchRecord.all(records),
         lower_bound=backend_def(search.backend.kind).lower_bound,
         rule_version=str(VERIFIER_RULE_VERSION),
         run_id=run_id,
@@ -56,28 +76,34 @@ def store_found(
 
 def training_data(
     store, snapshot, split_kind: str, ratio: float, repo_ids: list[str], step: int, round: int
-) -> tuple[dict, dict]:
-    """(the round's snapshot as a dict, counts): traced data plus proofs found up to this round."""
+) -> tuple[SnapshotRef, dict[str, int]]:
+    """(the round's snapshot, counts): traced data plus proofs found up to this round."""
     found = rounds.found_up_to(store, repo_ids, step, round, inclusive=True)
     ref, counts = data.round_snapshot(store, snapshot, split_kind, found, ratio)
     counts["proved_so_far"] = len({f["theorem_id"] for f in found})
-    return ref.to_dict(), counts
+    return ref, counts
 
 
 def metrics(
-    records: list[dict], counts: dict, train_loss: float | None, round: int, repo_id: str, split_kind: str, ckpt: str
+    records: list[SearchRecord],
+    counts: dict,
+    train_loss: float | None,
+    round: int,
+    repo_id: str,
+    split_kind: str,
+    ckpt: str,
 ) -> list[dict]:
     figures = rounds.round_metrics(records, counts["proved_so_far"], counts.get("pairs", 0), train_loss, round)
     return rounds.metric_rows(figures, repo_id, split_kind, ckpt)
 
 
-def last_round_checkpoint(store, home: str, trainer: str) -> dict | None:
+def last_round_checkpoint(store, home: str, trainer: str) -> CheckpointRef | None:
     """The newest checkpoint of `trainer` an expert-iteration round trained in `home` (its folder
-    still there), as a CheckpointRef dict; None when there is none."""
+    still there); None when there is none."""
     from storage.checkpoint_registry import newest_trained_on
     from storage.mixed_snapshot import ID_PREFIX
     from tasks.checkpoints import load_published
 
     cid = newest_trained_on(store, trainer, ID_PREFIX)
     ref = load_published(Path(home), trainer, cid) if cid else None
-    return ref.to_dict() if ref is not None else None
+    return ref

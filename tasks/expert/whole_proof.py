@@ -27,7 +27,9 @@ import time
 from pathlib import Path
 
 from storage.ids import proof_id, unit_interval
+from storage.snapshot_ref import SnapshotRef
 from storage.whole_proofs import read_whole_proofs
+from tasks.proving.records import Pool, SampleRecord, TheoremToTry, Untried
 
 from .pool import select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
 
@@ -49,7 +51,7 @@ def _statement_records(store, sets: list[str], search, done: dict, stop_after: i
     from storage.statement_sets import training_statements
     from tasks.lean.backend import TheoremSpec
     from tasks.lean.registry import of
-    from tasks.proving.benchmarks import spec_dict, store_matches
+    from tasks.proving.benchmarks import store_matches
     from tasks.proving.evaluate import initial_goals
 
     rows = training_statements(store, sets)
@@ -71,84 +73,80 @@ def _statement_records(store, sets: list[str], search, done: dict, stop_after: i
         }  # fmt: skip
         if as_stated:
             spec = TheoremSpec(base["repo_id"], "", "", "", declared_name(statement) or r["name"], statement)
-            records.append({**base, "goals": "", "via": None, "spec": spec_dict(spec)})
+            records.append(TheoremToTry(**base, goals="", via=None, spec=spec))
         elif fingerprint(statement) in matches:
             s = matches[fingerprint(statement)]
             g = goals.get((s.repo_id, s.file_path, s.full_name), "")
-            records.append({**base, "goals": g, "via": f"{s.repo_id}:{s.full_name}", "spec": spec_dict(s)})
+            records.append(TheoremToTry(**base, goals=g, via=f"{s.repo_id}:{s.full_name}", spec=s))
         else:
-            untried.append(
-                {
-                    **base,
-                    "reason": f"the {search.backend.kind} backend cannot check it as stated (kimina with a header can)",
-                }
-            )
+            why = f"the {search.backend.kind} backend cannot check it as stated (kimina with a header can)"
+            untried.append(Untried(**{k: base[k] for k in ("repo_id", "theorem_id", "full_name", "split")}, reason=why))
     return records, untried
 
 
-def select(store, repo_ids: list[str], split_kind: str, ei, search, step: int, round: int) -> dict:
-    """{"theorems": records to sample for, "proved": statements that left the pool, "untried": [...]}."""
+def select(store, repo_ids: list[str], split_kind: str, ei, search, step: int, round: int) -> Pool:
+    """The statements to sample for, how many left the pool (`proved`), and the untried ones."""
     wp = ei.whole_proof
     done = _counts_before(store, step, round)
     records, untried, proved = [], [], sum(1 for n in done.values() if n >= wp.stop_after)
     if wp.repositories and repo_ids:
         stopped = {key for key, n in done.items() if n >= wp.stop_after}
         chosen = select_pool(store, repo_ids, split_kind, search, ei.pool.include_sorry, None, stopped)
-        records += [
-            {**r, "kind": "repo", "key": r["theorem_id"], "header": "", "informal": None} for r in chosen["theorems"]
-        ]
-        untried += chosen["untried"]
+        records += [r.but(kind="repo", key=r.theorem_id, header="", informal=None) for r in chosen.theorems]
+        untried += chosen.untried
     if wp.statement_sets:
         more, missing = _statement_records(store, wp.statement_sets, search, done, wp.stop_after)
         records, untried = records + more, untried + missing
     if wp.max_statements is not None:
-        records = sorted(records, key=lambda r: unit_interval("whole-proof-pool", r["key"]))[: wp.max_statements]
-    records.sort(key=lambda r: (r["kind"], r["repo_id"], r["full_name"]))
-    return {"theorems": records, "proved": proved, "untried": untried}
+        records = sorted(records, key=lambda r: unit_interval("whole-proof-pool", r.key))[: wp.max_statements]
+    records.sort(key=lambda r: (r.kind, r.repo_id, r.full_name))
+    return Pool(theorems=records, proved=proved, untried=untried)
 
 
 def sample_batch(
-    store, search, checkpoint_dir: str | None, theorems: list[dict], samples: int, cache: Path
-) -> list[dict]:
+    store, search, checkpoint_dir: str | None, theorems: list[TheoremToTry], samples: int, cache: Path
+) -> list[SampleRecord]:
     """Sample and check (see the module doc); one record per statement with its `verified` proofs."""
     from tasks.generate.base import TacticQuery
     from tasks.lean.guard import forbidden_construct
     from tasks.lean.verdict import judge
     from tasks.proving.evaluate import open_search_tools, spec_of
 
+    theorems = TheoremToTry.all(theorems)
     specs = [spec_of(t) for t in theorems]
     repos = sorted({s.repo_id for s in specs if store.has_repository(s.repo_id)})
     backend, generator = open_search_tools(store, search, checkpoint_dir, repos, cache)
     try:
         generator.reseed(search.seed)
         queries = [
-            TacticQuery(goals=t.get("goals") or s.statement, theorem=_with_prompt_fields(s, t))
+            TacticQuery(goals=t.goals or s.statement, theorem=_with_prompt_fields(s, t))
             for s, t in zip(specs, theorems)
         ]
         candidates = generator.generate_proofs(queries, samples)
-        records = [
-            _check(t, s, c, backend, search, judge, forbidden_construct) for t, s, c in zip(theorems, specs, candidates)
+        made_by = {
+            "generator": generator.name,
+            "adapter": (getattr(generator, "adapter_status", None) or [None])[0],  # an endpoint's, in words
+        }
+        return [
+            _check(t, s, c, backend, search, judge, forbidden_construct).but(**made_by)
+            for t, s, c in zip(theorems, specs, candidates)
         ]
-        for r in records:
-            r["generator"] = generator.name
-            r["adapter"] = (getattr(generator, "adapter_status", None) or [None])[0]  # an endpoint's, in words
-        return records
     finally:
         generator.close()
         backend.close()
 
 
-def _with_prompt_fields(spec, record: dict):
+def _with_prompt_fields(spec, record: TheoremToTry):
     """The spec with the statement set's header and informal statement beside it (the prompt's parts)."""
     from types import SimpleNamespace
 
-    if not record.get("header") and not record.get("informal"):
+    if not record.header and not record.informal:
         return spec
     fields = {k: getattr(spec, k) for k in spec.__dataclass_fields__}
-    return SimpleNamespace(**fields, header=record.get("header") or "", informal=record.get("informal"))
+    return SimpleNamespace(**fields, header=record.header, informal=record.informal)
 
 
-def _check(record: dict, spec, candidates, backend, search, judge, forbidden) -> dict:
+def _check(record: TheoremToTry, spec, candidates, backend, search, judge, forbidden) -> SampleRecord:
     started, verified, axioms, rejected, errors, checked = time.perf_counter(), [], {}, 0, [], 0
     for proof, _ in candidates:
         if time.perf_counter() - started >= search.timeout_s:
@@ -170,50 +168,50 @@ def _check(record: dict, spec, candidates, backend, search, judge, forbidden) ->
             errors.append(verdict.reason)
         else:
             rejected += 1
-    return {
-        **record,
-        "checker": backend.name,
-        "sampled": len(candidates),
-        "checked": checked,
-        "verified": verified,
-        "axioms": axioms,
-        "rejected": rejected,
-        "errors": len(errors),
-        "error": errors[0] if errors else None,
-        "seconds": round(time.perf_counter() - started, 4),
-    }
+    return SampleRecord(
+        **record.model_dump(),
+        checker=backend.name,
+        sampled=len(candidates),
+        checked=checked,
+        verified=verified,
+        axioms=axioms,
+        rejected=rejected,
+        errors=len(errors),
+        error=errors[0] if errors else None,
+        seconds=round(time.perf_counter() - started, 4),
+    )
 
 
-def kept_rows(store, records: list[dict], *, keep: int, lower_bound: bool, rule_version: str, run_id: str,
+def kept_rows(store, records: list[SampleRecord], *, keep: int, lower_bound: bool, rule_version: str, run_id: str,
               step: int, round: int, checkpoint_id: str) -> list[dict]:  # fmt: skip
     """Rows for storage/whole_proofs.py: per statement the shortest new verified proofs, up to `keep` in all
     (counting those kept before (step, round), so a rerun of the round keeps the same ones)."""
     if lower_bound:
         return []
     stored: dict[tuple[str, str], set[str]] = {}
-    for r in read_whole_proofs(store, [rec["key"] for rec in records if rec.get("verified")]):
+    for r in read_whole_proofs(store, [rec.key for rec in records if rec.verified]):
         if (r["step"], r["round"]) < (step, round):
             stored.setdefault((r["key"], r["toolchain"]), set()).add(r["proof_id"])
     rows = []
     for rec in records:
-        if rec.get("split") != "train" or not rec.get("verified"):
+        if rec.split != "train" or not rec.verified:
             continue
-        have = stored.get((rec["key"], rec["toolchain"]), set())
+        have = stored.get((rec.key, rec.toolchain), set())
         new, ids = [], set(have)
-        for proof in sorted(rec["verified"], key=lambda p: (len(p), p)):
+        for proof in sorted(rec.verified, key=lambda p: (len(p), p)):
             if proof_id(proof) not in ids:
                 ids.add(proof_id(proof))
                 new.append(proof)
         for proof in new[: max(0, keep - len(have))]:
             rows.append(
                 {
-                    **{k: rec.get(k) for k in ("key", "toolchain", "kind", "repo_id", "theorem_id", "full_name")},
-                    **{k: rec.get(k) for k in ("split", "header", "statement", "informal")},
+                    **rec.model_dump(include={"key", "toolchain", "kind", "repo_id", "theorem_id", "full_name"}),
+                    **rec.model_dump(include={"split", "header", "statement", "informal"}),
                     "proof": proof,
-                    "checker": rec["checker"],
+                    "checker": rec.checker,
                     "rule_version": rule_version,
                     "verdict": "proved",
-                    "axioms": rec["axioms"].get(proof, []),
+                    "axioms": list(rec.axioms.get(proof, ())),
                     "run_id": run_id,
                     "step": step,
                     "round": round,
@@ -281,11 +279,9 @@ def _statement_of(store, found: dict) -> str:
 # -- the plain functions behind the Prefect tasks (tasks/prefect_tasks/expert.py) ---------------------
 
 
-def search(store, search_settings, checkpoint: dict, theorems: list[dict], samples: int, home: str) -> list[dict]:
-    return sample_batch(store, search_settings, checkpoint.get("path"), theorems, samples, Path(home) / "models")
-
-
-def store_kept(store, records: list[dict], ei, search_settings, run_id: str, step: int, round: int, ckpt: str) -> int:
+def store_kept(
+    store, records: list[SampleRecord], ei, search_settings, run_id: str, step: int, round: int, ckpt: str
+) -> int:
     """Keep the round's verified proofs (`kept_rows`); statement-set ones also go to the set's verified
     proofs (storage/statement_sets), with origin `expert_iteration`. How many the round kept (the same
     number when the round runs again: rows kept before (step, round) decide it, not what is stored)."""
@@ -294,12 +290,13 @@ def store_kept(store, records: list[dict], ei, search_settings, run_id: str, ste
     from tasks.lean.registry import get as backend_def
     from tasks.ledger import VERIFIER_RULE_VERSION
 
+    records = SampleRecord.all(records)
     rows = kept_rows(
         store, records, keep=ei.whole_proof.keep, lower_bound=backend_def(search_settings.backend.kind).lower_bound,
         rule_version=str(VERIFIER_RULE_VERSION), run_id=run_id, step=step, round=round, checkpoint_id=ckpt,
     )  # fmt: skip
     record_whole_proofs(store, rows)  # a rerun of the round stores nothing new, and keeps the same rows
-    sets = {r["key"]: r["set"] for r in records if r.get("kind") == "statement"}
+    sets = {r.key: r.set for r in records if r.kind == "statement"}
     mirrored = [
         {
             "statement_id": r["key"],
@@ -322,28 +319,32 @@ def store_kept(store, records: list[dict], ei, search_settings, run_id: str, ste
     return len(rows)
 
 
-def round_data(store, snapshot, split_kind: str, sets: list[str], step: int, round: int) -> tuple[dict, dict]:
-    """(the round's training snapshot as a dict, counts): the step's snapshot plus every verified whole proof."""
+def round_data(
+    store, snapshot, split_kind: str, sets: list[str], step: int, round: int
+) -> tuple[SnapshotRef, dict[str, int]]:
+    """(the round's training snapshot, counts): the step's snapshot plus every verified whole proof."""
     from storage.proof_snapshot import with_extra_train_proofs
 
     rows, counts = training_rows(store, snapshot, split_kind, sets, step, round)
     ref = with_extra_train_proofs(store, snapshot, split_kind, rows, {"by_origin": counts})
     kept = [r for r in read_whole_proofs(store) if (r["step"], r["round"]) <= (step, round)]
     counts = {**counts, "proofs": len(rows), "proved_so_far": len({(r["key"], r["toolchain"]) for r in kept})}
-    return ref.to_dict(), counts
+    return ref, counts
 
 
-def metrics(records: list[dict], counts: dict, new: int, loss, round: int, repo_id: str, split_kind: str, ckpt: str):
+def metrics(
+    records: list[SampleRecord], counts: dict, new: int, loss, round: int, repo_id: str, split_kind: str, ckpt: str
+):
     """Round metrics (trainer `expert_iteration`): as tactic mode's, with `proofs_kept` and `samples_verified`."""
     from .rounds import metric_rows
 
     figures = {
         "round": float(round),
         "attempted": float(len(records)),
-        "newly_proved": float(sum(1 for r in records if r.get("verified"))),
+        "newly_proved": float(sum(1 for r in records if r.verified)),
         "proved_so_far": float(counts.get("proved_so_far", 0)),
         "proofs_kept": float(new),
-        "samples_verified": float(sum(len(r.get("verified") or []) for r in records)),
+        "samples_verified": float(sum(len(r.verified) for r in records)),
         "found_pairs": float(counts.get("proofs", 0)),  # whole proofs in the round's training data
     }
     figures["own_share"] = figures["newly_proved"] / figures["proved_so_far"] if figures["proved_so_far"] else 0.0

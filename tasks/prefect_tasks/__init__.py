@@ -11,8 +11,12 @@ it), built by `<area>_tasks(home)`:
     nightly.py      nightly_tasks(home)    -> NightlyTasks      (flows/nightly.py)
     expert.py       expert_tasks(home)     -> ExpertTasks       (flows/expert.py)
                     whole_proof_tasks(home) -> WholeProofTasks  (flows/expert_whole.py)
+    events.py       emitting events, and find_regressions_task (imported by name)
+    checkpoint_storage.py   share_checkpoint_task (imported by name), fetching checkpoints back
     caching.py      the JSON result cache, the retry rule
     limits.py       holding(name, slots): the gpu/lean/trace concurrency limits (tasks/limits.py)
+
+Every task parameter and return is typed, never a bare dict (tests/test_task_types.py).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from prefect.filesystems import WritableFileSystem
 
 from ..checkpoints import CheckpointRef, checkpoint_dir, load_published
 
@@ -26,7 +27,7 @@ def block_key(trainer: str, checkpoint_id: str) -> str:
 
 
 @task(name="share-checkpoint", task_run_name="share-checkpoint[{ref.trainer} step {step}]", cache_policy=NO_CACHE)
-def share_checkpoint_task(results, ref: CheckpointRef, step: int) -> str | None:
+def share_checkpoint_task(results: WritableFileSystem, ref: CheckpointRef, step: int) -> str | None:
     """Copy the checkpoint folder to the block; its key there, or None (nothing to copy)."""
     src = Path(ref.path)
     if not src.is_dir():

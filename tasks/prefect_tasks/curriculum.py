@@ -12,16 +12,19 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.tasks import Task
 from prefect.transactions import get_transaction
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from storage.ids import stable_hash
 from storage.snapshot import SnapshotSettings, build_snapshot, snapshot_id
 from storage.snapshot_ref import SnapshotRef
 from storage.splits import SplitSettings
+from storage.statement_sets.reader import StatementSetConfig
 
 from .. import checkpoints, evaluation, ingest, limits, plan, report, runs
-from ..benchmarks import register_benchmarks
+from ..benchmarks import BenchmarkConfig, register_benchmarks
 from ..config import SourceConfig, TracingConfig
+from ..ingest import Ingested
+from ..plan import SourceFailure
 from .caching import cached_result_exists, cached_under, store_of, transient
 from .checkpoint_storage import fetch_checkpoint
 from .limits import holding
@@ -73,7 +76,7 @@ def pin_task(source: SourceConfig, label: str) -> SourceConfig:
 @task(name="ingest", task_run_name="ingest[{label}]", retries=2, retry_delay_seconds=10, retry_condition_fn=transient)
 def ingest_task(
     home: str, source: SourceConfig, split_settings: SplitSettings, tracing: TracingConfig, label: str
-) -> dict:
+) -> Ingested:
     with holding(limits.TRACE, limits.trace_slots()):
         return ingest.ingest_source(store_of(home), source, split_settings, Path(home), tracing)
 
@@ -128,7 +131,7 @@ def evaluate_task(
 
 @task(name="order-repositories", task_run_name="order-repositories")
 def order_task(
-    home: str, ingested: list[dict], order: str, max_steps: int | None, failures: list[dict]
+    home: str, ingested: list[Ingested], order: str, max_steps: int | None, failures: list[SourceFailure]
 ) -> list[plan.Step]:
     return plan.plan_steps(store_of(home), ingested, order, max_steps, failures)
 
@@ -139,7 +142,8 @@ def record_metrics_task(home: str, rows: list[dict], run_id: str, step: int, ste
 
 
 @task(name="record-run-start", task_run_name="record-run-start")
-def record_run_start_task(home: str, run_id: str, flow: str, config: dict) -> None:
+def record_run_start_task(home: str, run_id: str, flow: str, config: dict[str, JsonValue]) -> None:
+    """The run's start, with its config as JSON (the runs table keeps the document as given)."""
     runs.record_run_start(store_of(home), run_id, flow, config)
 
 
@@ -155,22 +159,31 @@ def record_run_end_task(home: str, run_id: str, status: str, report_path: str | 
 
 @task(name="write-report", task_run_name="write-report[{name}]")
 def report_task(
-    home: str, name: str, run_id: str, steps: list[dict], step_results: list[dict], failures: list[dict]
+    home: str,
+    name: str,
+    run_id: str,
+    steps: list[plan.Step],
+    step_results: list[dict],
+    failures: list[SourceFailure],
 ) -> dict:
-    return report.write_report(store_of(home), Path(home), name, run_id, steps, step_results, failures)
+    """The run's report (tasks/report.py reads the steps and failures as JSON)."""
+    as_json = [s.model_dump() for s in steps], [f.model_dump() for f in failures]
+    return report.write_report(store_of(home), Path(home), name, run_id, as_json[0], step_results, as_json[1])
 
 
 @task(
     name="register-benchmarks", task_run_name="register-benchmarks", cache_policy=NO_CACHE
 )  # no hash suffix in the UI
-def register_benchmarks_task(home: str, benchmarks: list, snapshot_settings: SnapshotSettings) -> SnapshotSettings:
+def register_benchmarks_task(
+    home: str, benchmarks: list[BenchmarkConfig], snapshot_settings: SnapshotSettings
+) -> SnapshotSettings:
     """Store the pipeline's benchmarks and name their fingerprints in the snapshot settings."""
     return register_benchmarks(store_of(home), list(benchmarks), snapshot_settings)
 
 
 @task(name="import-statement-sets", task_run_name="import-statement-sets", cache_policy=NO_CACHE)
 def import_statement_sets_task(
-    home: str, configs: list, snapshot_settings: SnapshotSettings, splits
+    home: str, configs: list[StatementSetConfig], snapshot_settings: SnapshotSettings, splits: SplitSettings
 ) -> SnapshotSettings:
     """Import the pipeline's statement sets; benchmark sets join the snapshot settings' benchmarks."""
     from ..statement_sets import import_statement_sets

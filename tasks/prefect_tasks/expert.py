@@ -16,38 +16,71 @@ from storage.ids import stable_hash
 from storage.snapshot_ref import SnapshotRef
 
 from .. import limits
+from ..checkpoints import CheckpointRef
 from ..expert import steps
 from ..expert import whole_proof as wp
+from ..expert.config import ExpertIterationSettings
+from ..proving.config import ProvingSettings
 from ..proving.evaluate import RECORD_VERSION
+from ..proving.records import Pool, SampleRecord, SearchRecord, TheoremToTry
 from .caching import cached_under, store_of
 from .limits import holding
 
 
 def _search_key(ctx, p) -> str:
+    """A batch's cache key: the store, the searching checkpoint, the batch's theorems (their ids; a
+    whole-proof batch's statement keys and samples), the settings and the records' version."""
+    whole = p.get("samples") is not None
     what = {
-        "theorems": [t["theorem_id"] for t in p["theorems"]],
+        "theorems": [getattr(TheoremToTry.of(t), "key" if whole else "theorem_id") for t in p["theorems"]],
         "settings": p["search"].model_dump(mode="json"),
+        **({"samples": p["samples"]} if whole else {}),
         "records": RECORD_VERSION,
     }
-    return f"expert-search-{store_of(p['home']).instance_id}-{p['checkpoint']['checkpoint_id']}-{stable_hash(what, 16)}"
+    kind = "expert-wp-search" if whole else "expert-search"
+    checkpoint = CheckpointRef.from_dict(p["checkpoint"]).checkpoint_id
+    return f"{kind}-{store_of(p['home']).instance_id}-{checkpoint}-{stable_hash(what, 16)}"
 
 
 @task(name="expert-pool", task_run_name="expert-pool[step {step} round {round}]", cache_policy=NO_CACHE)
-def pool_task(home: str, repo_ids: list[str], split_kind: str, settings, search, step: int, round: int) -> dict:
+def pool_task(
+    home: str,
+    repo_ids: list[str],
+    split_kind: str,
+    settings: ExpertIterationSettings,
+    search: ProvingSettings,
+    step: int,
+    round: int,
+) -> Pool:
+    """The round's pool, in the settings' mode (tactic or whole-proof)."""
     return steps.select(store_of(home), repo_ids, split_kind, settings, search, step, round)
 
 
 @task(name="expert-search", task_run_name="expert-search[step {step} round {round} batch {batch}]")
 def search_task(
-    home: str, search, checkpoint: dict, theorems: list[dict], step: int, round: int, batch: int
-) -> list[dict]:
+    home: str,
+    search: ProvingSettings,
+    checkpoint: CheckpointRef,
+    theorems: list[TheoremToTry],
+    step: int,
+    round: int,
+    batch: int,
+    samples: int | None = None,
+) -> list[SearchRecord] | list[SampleRecord]:
+    """One batch searched (tactic mode), or `samples` whole proofs sampled per statement."""
     with holding(limits.LEAN, limits.lean_slots(search)):
-        return steps.search(store_of(home), search, checkpoint, theorems, home)
+        return steps.search(store_of(home), search, checkpoint, theorems, home, samples)
 
 
 @task(name="expert-store-found", task_run_name="expert-store-found[step {step} round {round}]", cache_policy=NO_CACHE)
 def store_found_task(
-    home: str, records: list[dict], search, run_id: str, step: int, round: int, checkpoint_id: str
+    home: str,
+    records: list[SearchRecord],
+    search: ProvingSettings,
+    run_id: str,
+    step: int,
+    round: int,
+    checkpoint_id: str,
 ) -> int:
     return steps.store_found(store_of(home), records, search, run_id, step, round, checkpoint_id)
 
@@ -55,43 +88,25 @@ def store_found_task(
 @task(name="expert-data", task_run_name="expert-data[step {step} round {round}]", cache_policy=NO_CACHE)
 def data_task(
     home: str, snapshot: SnapshotRef, split_kind: str, ratio: float, repo_ids: list[str], step: int, round: int
-) -> tuple[dict, dict]:
+) -> tuple[SnapshotRef, dict[str, int]]:
     return steps.training_data(store_of(home), snapshot, split_kind, ratio, repo_ids, step, round)
 
 
 @task(name="expert-continue-from", task_run_name="expert-continue-from[{trainer}]", cache_policy=NO_CACHE)
-def continue_from_task(home: str, trainer: str) -> dict | None:
+def continue_from_task(home: str, trainer: str) -> CheckpointRef | None:
     return steps.last_round_checkpoint(store_of(home), home, trainer)
-
-
-def _wp_search_key(ctx, p) -> str:
-    what = {
-        "theorems": [t["key"] for t in p["theorems"]],
-        "settings": p["search"].model_dump(mode="json"),
-        "samples": p["samples"],
-        "records": RECORD_VERSION,
-    }
-    return (
-        f"expert-wp-search-{store_of(p['home']).instance_id}-{p['checkpoint']['checkpoint_id']}-{stable_hash(what, 16)}"
-    )
-
-
-@task(name="expert-wp-pool", task_run_name="expert-wp-pool[step {step} round {round}]", cache_policy=NO_CACHE)
-def wp_pool_task(home: str, repo_ids: list[str], split_kind: str, settings, search, step: int, round: int) -> dict:
-    return wp.select(store_of(home), repo_ids, split_kind, settings, search, step, round)
-
-
-@task(name="expert-wp-search", task_run_name="expert-wp-search[step {step} round {round} batch {batch}]")
-def wp_search_task(
-    home: str, search, checkpoint: dict, theorems: list[dict], samples: int, step: int, round: int, batch: int
-) -> list[dict]:
-    with holding(limits.LEAN, limits.lean_slots(search)):
-        return wp.search(store_of(home), search, checkpoint, theorems, samples, home)
 
 
 @task(name="expert-wp-keep", task_run_name="expert-wp-keep[step {step} round {round}]", cache_policy=NO_CACHE)
 def wp_keep_task(
-    home: str, records: list[dict], settings, search, run_id: str, step: int, round: int, ckpt: str
+    home: str,
+    records: list[SampleRecord],
+    settings: ExpertIterationSettings,
+    search: ProvingSettings,
+    run_id: str,
+    step: int,
+    round: int,
+    ckpt: str,
 ) -> int:
     return wp.store_kept(store_of(home), records, settings, search, run_id, step, round, ckpt)
 
@@ -99,7 +114,7 @@ def wp_keep_task(
 @task(name="expert-wp-data", task_run_name="expert-wp-data[step {step} round {round}]", cache_policy=NO_CACHE)
 def wp_data_task(
     home: str, snapshot: SnapshotRef, split_kind: str, sets: list[str], step: int, round: int
-) -> tuple[dict, dict]:
+) -> tuple[SnapshotRef, dict[str, int]]:
     return wp.round_data(store_of(home), snapshot, split_kind, sets, step, round)
 
 
@@ -114,9 +129,14 @@ class WholeProofTasks:
 
 
 def whole_proof_tasks(home) -> WholeProofTasks:
+    """The tasks, named `expert-wp-*` in the UI; pool and search are the tactic mode's, in whole-proof mode."""
+    names = {"pool": "expert-wp-pool[step {step} round {round}]",
+             "search": "expert-wp-search[step {step} round {round} batch {batch}]"}  # fmt: skip
     return WholeProofTasks(
-        pool=wp_pool_task,
-        search=cached_under(home)(wp_search_task, _wp_search_key),
+        pool=pool_task.with_options(name="expert-wp-pool", task_run_name=names["pool"]),
+        search=cached_under(home)(
+            search_task.with_options(name="expert-wp-search", task_run_name=names["search"]), _search_key
+        ),
         keep=wp_keep_task,
         data=wp_data_task,
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from prefect import task
 from prefect.tasks import Task
+from pydantic import JsonValue
 
 from storage import atomic
 from storage.ids import stable_hash
@@ -52,7 +53,8 @@ def _evaluate_key(ctx, p) -> str:
 
 
 @task(name="grpo-train-file", task_run_name="grpo-train[{settings.algorithm}]")
-def train_file_task(home: str, theorem_file: str, settings: GRPOSettings, output: str) -> dict:
+def train_file_task(home: str, theorem_file: str, settings: GRPOSettings, output: str) -> dict[str, JsonValue]:
+    """{output, figures by name}: the `dojoflow grpo train` answer (its keys are figure names)."""
     out = Path(output)
     with holding(limits.GPU, limits.gpu_slots(settings)), atomic.atomic_path(out) as tmp:
         figures = train_theorem_file(settings, theorem_file, tmp, out.with_name(f".{out.name}.work"), home)
@@ -60,7 +62,8 @@ def train_file_task(home: str, theorem_file: str, settings: GRPOSettings, output
 
 
 @task(name="grpo-evaluate-file", task_run_name="grpo-evaluate[{checkpoint}]")
-def evaluate_file_task(home: str, checkpoint: str, theorem_file: str, settings: GRPOSettings) -> dict:
+def evaluate_file_task(home: str, checkpoint: str, theorem_file: str, settings: GRPOSettings) -> dict[str, JsonValue]:
+    """The `dojoflow grpo evaluate` answer: pass@k by checker name, intervals, per-theorem results."""
     return evaluate_on_theorem_file(settings, Path(checkpoint), read_theorem_file(theorem_file), Store.open(home))
 
 

@@ -21,7 +21,6 @@ How a benchmark statement is tried depends on the backend, and is said in every 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 
 from storage.contamination import fingerprint, load_benchmark
 from storage.errors import InputError
@@ -30,6 +29,7 @@ from tasks.lean.backend import TheoremSpec
 from tasks.lean.registry import get, of
 
 from .config import ProvingSettings
+from .records import Selection, TheoremToTry, Untried
 
 SPLIT = "benchmark"  # the `split` of every row computed on a benchmark
 
@@ -89,8 +89,8 @@ def _why_untried(kind: str) -> str:
     )
 
 
-def select_benchmark_theorems(store, settings: ProvingSettings, benchmarks: list[dict]) -> dict:
-    """{"theorems": records to try, "untried": [...]} of `benchmarks` (module doc): every statement
+def select_benchmark_theorems(store, settings: ProvingSettings, benchmarks: list[dict]) -> Selection:
+    """The theorems to try and the untried ones of `benchmarks` (module doc): every statement
     of each (`max_theorems` caps repositories' splits, never a benchmark: a figure over part of
     one is not the benchmark's). A statement is matched against every repository in the store,
     so each step tries the same ones."""
@@ -119,19 +119,13 @@ def select_benchmark_theorems(store, settings: ProvingSettings, benchmarks: list
         for base, fp, statement in sorted(items, key=lambda item: item[0]["full_name"]):
             if as_stated:
                 spec = TheoremSpec(group, "", "", "", base["full_name"], statement.rstrip().removesuffix(":=").rstrip())
-                theorems.append({**base, "via": None, "goals": "", "spec": spec_dict(spec)})
+                theorems.append(TheoremToTry(**base, via=None, goals="", spec=spec))
             elif fp in matches:
                 s = matches[fp]
                 key = (s.repo_id, s.file_path, s.full_name)
                 theorems.append(
-                    {**base, "via": f"{s.repo_id}:{s.full_name}", "goals": goals.get(key, ""), "spec": spec_dict(s)}
+                    TheoremToTry(**base, via=f"{s.repo_id}:{s.full_name}", goals=goals.get(key, ""), spec=s)
                 )
             else:
-                untried.append({**base, "reason": _why_untried(kind)})
-    return {"theorems": theorems, "untried": untried}
-
-
-def spec_dict(spec: TheoremSpec) -> dict:
-    d = asdict(spec)
-    d["start"] = list(spec.start) if spec.start is not None else None
-    return d
+                untried.append(Untried(**base, reason=_why_untried(kind)))
+    return Selection(theorems=theorems, untried=untried)

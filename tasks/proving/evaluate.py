@@ -1,7 +1,7 @@
 """Proving as an evaluation: a tactic generator's checkpoint tries theorems, and pass@k,
 mean expansions, mean seconds and errors are reported per repository and split.
 
-- `select_theorems`: which theorems (JSON records, so Prefect tasks can carry them):
+- `select_theorems`: which theorems (typed records, tasks/proving/records.py, which Prefect stores as JSON):
   every split asked, at most `max_theorems` per repository and split, chosen by a fixed
   hash of the theorem id so that every curriculum step tries the same ones; `sorry`
   theorems are left out (they are what `dojoflow prove` is for), and with the `replay`
@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 import socket
 from collections import defaultdict
-from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -43,6 +42,7 @@ from tasks.search.pass_at_k import pass_at_k
 from tasks.stats import interval
 
 from .config import ProvingSettings
+from .records import SearchRecord, Selection, TheoremToTry, Untried
 
 # The search's sizes and costs beside pass@k (declared in tasks/search/pass_at_k.py), for the
 # model and the baseline (tasks/metric_registry.py). None has a direction: no skill, never forgotten.
@@ -59,19 +59,15 @@ RECORD_VERSION = 4  # of the records `prove_theorems` returns: part of their cac
 PROVING = "proving"  # the `trainer` column of proving metrics: they score the generator's checkpoint by search
 
 
-def _record(spec: TheoremSpec, split: str | None, goals: str) -> dict:
-    d = asdict(spec)
-    d["start"] = list(spec.start) if spec.start is not None else None
-    return {**d, "theorem_id": theorem_id(spec.repo_id, spec.file_path, spec.full_name), "split": split, "goals": goals}
+def _record(spec: TheoremSpec, split: str, goals: str, **more) -> TheoremToTry:
+    theorem = theorem_id(spec.repo_id, spec.file_path, spec.full_name)
+    return TheoremToTry(**vars(spec), theorem_id=theorem, split=split, goals=goals, **more)
 
 
-def spec_of(record: dict) -> TheoremSpec:
+def spec_of(record: TheoremToTry | dict) -> TheoremSpec:
     """The backend's spec of a record: its own fields, or for a benchmark statement the
     spec it is tried through (tasks/proving/benchmarks.py)."""
-    fields = TheoremSpec.__dataclass_fields__
-    record = record.get("spec") or record
-    start = record.get("start")
-    return TheoremSpec(**{**{k: record[k] for k in fields if k in record}, "start": tuple(start) if start else None})
+    return TheoremToTry.of(record).spec_of()
 
 
 def initial_goals(store, repo_ids: list[str]) -> dict[tuple[str, str, str], str]:
@@ -95,9 +91,9 @@ def statement_needs(settings: ProvingSettings) -> tuple[bool, dict[str, str] | N
 
 def select_theorems(
     store, repo_ids: list[str], split_kind: str, settings: ProvingSettings, snapshot_id: str | None = None
-) -> dict:
+) -> Selection:
     """The theorems a proving evaluation tries, as records (see the module doc), and those
-    it cannot try: {"theorems": [...], "untried": [{repo_id, file_path, full_name, split, reason}]}.
+    it cannot try (tasks/proving/records.py).
     With `settings.benchmarks`, the statements of those benchmarks (held by `snapshot_id`,
     the snapshot the checkpoint trained on) too (tasks/proving/benchmarks.py)."""
     from tasks.lean import load_theorems
@@ -134,23 +130,25 @@ def select_theorems(
                 chosen = chosen[: settings.max_theorems]
             for s in sorted(chosen, key=lambda s: (s.file_path, s.start or (0, 0), s.full_name)):
                 out.append(_record(s, split, goals.get((s.repo_id, s.file_path, s.full_name), "")))
-    untried = [u for u in untried if (u["repo_id"], u["full_name"]) not in sorry]
-    for u in untried:
-        u["theorem_id"] = theorem_id(u["repo_id"], u["file_path"], u["full_name"])
+    untried = [
+        Untried(**u, theorem_id=theorem_id(u["repo_id"], u["file_path"], u["full_name"]))
+        for u in untried
+        if (u["repo_id"], u["full_name"]) not in sorry
+    ]
     if settings.benchmarks:
         from .benchmarks import select_benchmark_theorems, snapshot_benchmarks
 
         benchmarks = snapshot_benchmarks(store, snapshot_id, settings.benchmarks)
         chosen = select_benchmark_theorems(store, settings, benchmarks)
-        out, untried = out + chosen["theorems"], untried + chosen["untried"]
-    return {"theorems": out, "untried": untried}
+        out, untried = out + list(chosen.theorems), untried + list(chosen.untried)
+    return Selection(theorems=out, untried=untried)
 
 
-def require_theorems(selection: dict, repo_ids: list[str], settings: ProvingSettings) -> None:
+def require_theorems(selection: Selection, repo_ids: list[str], settings: ProvingSettings) -> None:
     """An evaluation that selects no theorem fails with the reason, instead of reporting nothing."""
-    if selection["theorems"]:
+    if selection.theorems:
         return
-    untried = selection["untried"]
+    untried = selection.untried
     if untried:
         from .summary import untried_sentence
 
@@ -215,13 +213,14 @@ def prove_theorems(
     store,
     settings: ProvingSettings,
     checkpoint_dir: str | None,
-    theorems: list[dict],
+    theorems: list[TheoremToTry],
     model_cache_dir: str | Path | None = None,
     baseline: bool = False,
-) -> list[dict]:
+) -> list[SearchRecord]:
     """Search every theorem record `settings.attempts` times; one result record per theorem."""
     if not theorems:
         return []
+    theorems = TheoremToTry.all(theorems)
     budget = search_budget(settings)
     specs = [spec_of(t) for t in theorems]
     backend, generator = open_search_tools(
@@ -241,8 +240,7 @@ def prove_theorems(
                 results = best_first_search_many(specs, backend, generator, budget)
             else:
                 results = [
-                    whole_proof_search(s, backend, generator, budget, goals=t.get("goals", ""))
-                    for s, t in zip(specs, theorems)
+                    whole_proof_search(s, backend, generator, budget, goals=t.goals) for s, t in zip(specs, theorems)
                 ]
             for i, r in enumerate(results):
                 runs[i].append(r)
@@ -251,45 +249,49 @@ def prove_theorems(
         generator.close()
         backend.close()
     searched_by = f"{socket.gethostname()}:{os.getpid()}"  # which worker: provenance, and how runners spread work
-    records = [
-        _theorem_record(t, results, backend.name, generator.name, searched_by) for t, results in zip(theorems, runs)
-    ]
     adapter = (getattr(generator, "adapter_status", None) or [None])[0]  # an endpoint's adapter loading, in words
-    for r in records:  # compute (tasks/ledger.py): each theorem its share of the batch's tokens, and its GPU time
-        r["adapter"] = adapter
-        r["tokens"] = None if tokens is None else (tokens - tokens_before) / len(records)
-        r["gpu_seconds"] = gpu_seconds(r["seconds"] * settings.attempts)
-    return records
+    share = None if tokens is None else (tokens - tokens_before) / len(theorems)  # each theorem's share (ledger)
+    return [
+        _theorem_record(t, results, backend.name, generator.name, searched_by, settings.attempts, adapter, share)
+        for t, results in zip(theorems, runs)
+    ]
 
 
-def _theorem_record(theorem: dict, results: list, checker: str, generator: str, searched_by: str) -> dict:
+def _theorem_record(
+    theorem: TheoremToTry, results: list, checker: str, generator: str, searched_by: str, attempts: int = 1,
+    adapter: str | None = None, tokens: float | None = None,
+) -> SearchRecord:  # fmt: skip
     """One theorem's outcome over its attempts. `started`: some attempt got past the start
     (ReProver discards only theorems that fail to start); an attempt that crashed later counts
     as a failed attempt, and a proof found by any attempt counts."""
     proved = next((r for r in results if r.proved), None)
     errors = [r.error for r in results if r.stopped == "error"]
     unverified = [u for r in results for u in r.unverified]
-    return {
-        **theorem,
-        "checker": checker,
-        "generator": generator,
-        "started": any(r.started for r in results),
-        "n": sum(r.attempts for r in results),
-        "c": sum(r.successes for r in results),
-        "errors": len(errors),
+    seconds = sum(r.seconds for r in results) / len(results)
+    return SearchRecord(
+        **TheoremToTry.of(theorem).model_dump(),
+        checker=checker,
+        generator=generator,
+        started=any(r.started for r in results),
+        n=sum(r.attempts for r in results),
+        c=sum(r.successes for r in results),
+        errors=len(errors),
         # finished proofs the backend cannot verify (tasks/lean/verdict.py), when none is proved
-        "unverified": len(unverified) if proved is None else 0,
-        "error": errors[0] if errors else None,
-        "expansions": sum(r.expansions for r in results) / len(results),
-        "seconds": sum(r.seconds for r in results) / len(results),
-        "stopped": [r.stopped for r in results],
-        "proof": list(proved.proof) if proved else None,
-        "axioms": list(proved.axioms) if proved else [],
-        "proof_expansions": proved.expansions if proved else None,
-        "proof_seconds": proved.seconds if proved else None,
-        "proof_states": list(proved.states) if proved else None,  # best-first: goals before each tactic
-        "searched_by": searched_by,
-    }
+        unverified=len(unverified) if proved is None else 0,
+        error=errors[0] if errors else None,
+        expansions=sum(r.expansions for r in results) / len(results),
+        seconds=seconds,
+        stopped=[r.stopped for r in results],
+        proof=list(proved.proof) if proved else None,
+        axioms=list(proved.axioms) if proved else [],
+        proof_expansions=proved.expansions if proved else None,
+        proof_seconds=proved.seconds if proved else None,
+        proof_states=list(proved.states) if proved else None,  # best-first: goals before each tactic
+        searched_by=searched_by,
+        adapter=adapter,
+        tokens=tokens,
+        gpu_seconds=gpu_seconds(seconds * attempts),  # compute (tasks/ledger.py)
+    )
 
 
 def pass_metric(settings: ProvingSettings, k: int, baseline: bool = False, level: str = "") -> str:
@@ -300,35 +302,37 @@ def pass_metric(settings: ProvingSettings, k: int, baseline: bool = False, level
     return f"{'baseline_' if baseline else ''}{checker}_pass@{k}"
 
 
-def verdict_level(records: list[dict]) -> str:
+def verdict_level(records: list[SearchRecord]) -> str:
     """The verdict level the records' checker names (`repl+kernel_replayed` -> kernel_replayed), or ""."""
-    levels = {str(r.get("checker") or "").partition("+")[2] for r in records}
+    levels = {r.checker.partition("+")[2] for r in records}
     return levels.pop() if len(levels) == 1 else ""
 
 
-def theorem_scores(record: dict, settings: ProvingSettings) -> dict[int, float] | None:
+def theorem_scores(record: SearchRecord, settings: ProvingSettings) -> dict[int, float] | None:
     """{k: pass@k} of one theorem (k = 1 and settings.k), None when it never started or when its
     only finished proofs could not be verified (the Dojo: neither a proof nor a failure)."""
-    if not record.get("started", True) or record.get("unverified"):
+    record = SearchRecord.of(record)
+    if not record.started or record.unverified:
         return None
     ks = sorted({1, settings.k})
-    return {k: pass_at_k(record["n"], record["c"], k) for k in ks}
+    return {k: pass_at_k(record.n, record.c, k) for k in ks}
 
 
 def proving_metrics(
-    records: list[dict], settings: ProvingSettings, untried: list[dict] = (), baseline: bool = False
+    records: list[SearchRecord], settings: ProvingSettings, untried: list[Untried] = (), baseline: bool = False
 ) -> list[dict]:
     """Metric rows (repo_id, split, metric, value, count, ci_low, ci_high, interval) per
     repository and split. ReProver's rule: pass@k is over the theorems that started (a crash
     during search is a failure); `proving_not_started`, `proving_errors` (theorems with an
     attempt that ended in an error) and `proving_untried` (no statement) are reported beside it."""
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    records, untried = SearchRecord.all(records), Untried.all(untried)
+    groups: dict[tuple[str, str], list[SearchRecord]] = defaultdict(list)
     for r in records:
-        groups[(r["repo_id"], r["split"])].append(r)
+        groups[(r.repo_id, r.split)].append(r)
     missing: dict[tuple[str, str], int] = defaultdict(int)
     for u in untried:
-        missing[(u["repo_id"], u["split"])] += 1
-    benchmark = {(r["repo_id"], r["split"]): r["benchmark"] for r in [*records, *untried] if r.get("benchmark")}
+        missing[(u.repo_id, u.split)] += 1
+    benchmark = {(r.repo_id, r.split): r.benchmark for r in [*records, *untried] if r.benchmark}
     prefix = "baseline_" if baseline else ""
     rows = []
     for repo, split in sorted(set(groups) | set(missing)):
@@ -341,16 +345,16 @@ def proving_metrics(
                 metric = pass_metric(settings, k, baseline, verdict_level(recs))
                 figures[metric] = (sum(values) / len(values), len(values), interval(values))
         if recs:
-            figures[f"{prefix}proving_mean_expansions"] = (sum(r["expansions"] for r in recs) / len(recs), len(recs))
-            figures[f"{prefix}proving_mean_seconds"] = (sum(r["seconds"] for r in recs) / len(recs), len(recs))
-        figures[f"{prefix}proving_errors"] = (float(sum(1 for r in recs if r["errors"])), len(recs))
-        unverified = sum(1 for r in recs if r.get("started", True) and r.get("unverified"))
+            figures[f"{prefix}proving_mean_expansions"] = (sum(r.expansions for r in recs) / len(recs), len(recs))
+            figures[f"{prefix}proving_mean_seconds"] = (sum(r.seconds for r in recs) / len(recs), len(recs))
+        figures[f"{prefix}proving_errors"] = (float(sum(1 for r in recs if r.errors)), len(recs))
+        unverified = sum(1 for r in recs if r.started and r.unverified)
         figures[f"{prefix}proving_not_started"] = (float(len(recs) - len(scored) - unverified), len(recs))
         figures[f"{prefix}proving_unverified"] = (float(unverified), len(recs))
         figures[f"{prefix}proving_theorems"] = (float(len(recs)), len(recs))
         for cost in ("tokens", "gpu_seconds"):  # the ledger's compute; absent where not counted (no GPU, no model)
-            if recs and all(r.get(cost) is not None for r in recs):
-                figures[f"{prefix}proving_{cost}"] = (round(sum(r[cost] for r in recs), 3), len(recs))
+            if recs and all(getattr(r, cost) is not None for r in recs):
+                figures[f"{prefix}proving_{cost}"] = (round(sum(getattr(r, cost) for r in recs), 3), len(recs))
         if not baseline:
             figures["proving_untried"] = (float(missing[(repo, split)]), len(recs) + missing[(repo, split)])
         for metric, (value, count, *ci) in figures.items():
@@ -374,46 +378,44 @@ def proving_metrics(
 
 
 def theorem_rows(
-    records: list[dict], untried: list[dict], settings: ProvingSettings, baseline: bool = False
+    records: list[SearchRecord], untried: list[Untried], settings: ProvingSettings, baseline: bool = False
 ) -> list[dict]:
     """Per-theorem rows for the catalog's `theorem_results` table (storage/theorem_results.py):
     every theorem tried (its n, c, pass@1 and pass@k, errors, time) and every theorem that could
     not be tried, with the reason."""
     rows = []
-    for r in records:
+    for r in SearchRecord.all(records):
         sc = theorem_scores(r, settings)
         rows.append(
             {
-                **{
-                    k: r[k]
-                    for k in ("repo_id", "theorem_id", "file_path", "full_name", "split", "checker", "generator")
-                },
+                **r.model_dump(include={"repo_id", "theorem_id", "file_path", "full_name", "split", "checker"}),
+                "generator": r.generator,
                 "prover": "baseline" if baseline else "model",
-                "status": "proved" if r["c"] else ("not_started" if sc is None else "failed"),
-                "reason": r["error"],
-                "n": r["n"],
-                "c": r["c"],
+                "status": "proved" if r.c else ("not_started" if sc is None else "failed"),
+                "reason": r.error,
+                "n": r.n,
+                "c": r.c,
                 "k": settings.k,
                 "pass_at_1": sc[1] if sc else None,
                 "pass_at_k": sc[settings.k] if sc else None,
-                "errors": r["errors"],
-                "expansions": r["expansions"],
-                "seconds": r["seconds"],
-                "benchmark": r.get("benchmark"),
-                "via": r.get("via"),
-                "tokens": r.get("tokens"),
-                "gpu_seconds": r.get("gpu_seconds"),
+                "errors": r.errors,
+                "expansions": r.expansions,
+                "seconds": r.seconds,
+                "benchmark": r.benchmark,
+                "via": r.via,
+                "tokens": r.tokens,
+                "gpu_seconds": r.gpu_seconds,
             }
         )
-    for u in [] if baseline else untried:
+    for u in [] if baseline else Untried.all(untried):
         rows.append(
             {
-                **{k: u[k] for k in ("repo_id", "theorem_id", "file_path", "full_name", "split")},
+                **u.model_dump(include={"repo_id", "theorem_id", "file_path", "full_name", "split"}),
                 "checker": settings.backend.kind,  # never tried: no verdict, no level
                 "generator": None,
                 "prover": "model",
                 "status": "untried",
-                "reason": u["reason"],
+                "reason": u.reason,
                 "n": 0,
                 "c": 0,
                 "k": settings.k,
@@ -422,32 +424,28 @@ def theorem_rows(
                 "errors": 0,
                 "expansions": 0.0,
                 "seconds": 0.0,
-                "benchmark": u.get("benchmark"),
+                "benchmark": u.benchmark,
                 "via": None,
             }
         )
     return rows
 
 
-def proof_rows(records: list[dict], run_id: str, checkpoint_id: str, purpose: str) -> list[dict]:
+def proof_rows(records: list[SearchRecord], run_id: str, checkpoint_id: str, purpose: str) -> list[dict]:
     """Rows for the catalog's `proofs` table (storage/proofs.py), one per theorem proved."""
     return [
         {
             "run_id": run_id,
             "checkpoint_id": checkpoint_id,
-            "repo_id": r["repo_id"],
-            "theorem_id": r["theorem_id"],
-            "file_path": r["file_path"],
-            "full_name": r["full_name"],
-            "split": r["split"],
+            **r.model_dump(include={"repo_id", "theorem_id", "file_path", "full_name", "split"}),
             "purpose": purpose,
-            "tactics": r["proof"],
-            "proof": "\n".join(r["proof"]),
-            "checker": r["checker"],
-            "axioms": r["axioms"],
-            "expansions": r["proof_expansions"],
-            "seconds": r["proof_seconds"],
+            "tactics": list(r.proof),
+            "proof": "\n".join(r.proof),
+            "checker": r.checker,
+            "axioms": list(r.axioms),
+            "expansions": r.proof_expansions,
+            "seconds": r.proof_seconds,
         }
-        for r in records
-        if r["proof"]
+        for r in SearchRecord.all(records)
+        if r.proof
     ]

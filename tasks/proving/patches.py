@@ -21,8 +21,12 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from storage import atomic
 from storage.errors import InputError
+
+from .records import SearchRecord
 
 SAMPLE_URL_PREFIX = "https://dojoflow.invalid/samples/"
 _GIT_ENV = {
@@ -100,32 +104,44 @@ def replace_proof(text: str, start: tuple[int, int], end: tuple[int, int], proof
     return text[:begin] + region[: at + len(":= by")] + "\n" + body + text[stop:]
 
 
-def write_patches(store, proofs: list[dict], out_dir: Path) -> list[dict]:
-    """One checked patch per repository holding proofs; returns {repo_id, name, path, theorems}."""
+class Patch(BaseModel):
+    """A checked patch written for one repository."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repo_id: str = Field(description="The repository patched.")
+    name: str = Field(description="The repository's name (the patch file is `<name>.patch`).")
+    path: str = Field(description="The patch file.")
+    theorems: tuple[str, ...] = Field(description="The theorems whose `sorry` it replaces, sorted.")
+
+
+def write_patches(store, proofs: list[SearchRecord], out_dir: Path) -> list[Patch]:
+    """One checked patch per repository holding proofs."""
+    proofs = SearchRecord.all(proofs)
     positions = {
         (r["repo_id"], r["full_name"]): (tuple(r["start"]), tuple(r["end"]))
         for r in store.read_table(
-            "theorems", sorted({p["repo_id"] for p in proofs}), columns=["repo_id", "full_name", "start", "end"]
+            "theorems", sorted({p.repo_id for p in proofs}), columns=["repo_id", "full_name", "start", "end"]
         ).to_pylist()
     }
-    by_repo: dict[str, list[dict]] = defaultdict(list)
+    by_repo: dict[str, list[SearchRecord]] = defaultdict(list)
     for p in proofs:
-        by_repo[p["repo_id"]].append(p)
+        by_repo[p.repo_id].append(p)
     written = []
     for repo_id, found in sorted(by_repo.items()):
         repository = store.repository(repo_id)
         with tempfile.TemporaryDirectory(prefix="dojoflow-patch-") as tmp:
             checkout = clean_checkout(repository, Path(tmp))
-            by_file: dict[str, list[dict]] = defaultdict(list)
+            by_file: dict[str, list[SearchRecord]] = defaultdict(list)
             for p in found:
-                by_file[p["file_path"]].append(p)
+                by_file[p.file_path].append(p)
             for file_path, items in by_file.items():
                 source = checkout / file_path
                 text = source.read_text()
                 # Bottom-up, so earlier positions stay valid.
-                for p in sorted(items, key=lambda p: positions[(repo_id, p["full_name"])][0], reverse=True):
-                    start, end = positions[(repo_id, p["full_name"])]
-                    text = replace_proof(text, start, end, list(p["proof"]))
+                for p in sorted(items, key=lambda p: positions[(repo_id, p.full_name)][0], reverse=True):
+                    start, end = positions[(repo_id, p.full_name)]
+                    text = replace_proof(text, start, end, list(p.proof))
                 source.write_text(text)
             patch = _git(["diff", "--no-color", "--no-ext-diff"], checkout)
             _git(["checkout", "--quiet", "--", "."], checkout)
@@ -135,12 +151,6 @@ def write_patches(store, proofs: list[dict], out_dir: Path) -> list[dict]:
             target = Path(out_dir) / f"{repository['name']}.patch"
             atomic.write_text(target, patch)
             shutil.rmtree(checkout, ignore_errors=True)
-        written.append(
-            {
-                "repo_id": repo_id,
-                "name": repository["name"],
-                "path": str(target),
-                "theorems": sorted(p["full_name"] for p in found),
-            }
-        )
+        theorems = sorted(p.full_name for p in found)
+        written.append(Patch(repo_id=repo_id, name=repository["name"], path=str(target), theorems=theorems))
     return written

@@ -8,9 +8,12 @@ from pathlib import Path
 from storage.errors import InputError
 
 from .config import ProvingSettings
+from .records import TheoremToTry
 
 
-def check_proving(store, settings: ProvingSettings, checkpoint_dir: str | None, theorems: list[dict] = ()) -> None:
+def check_proving(
+    store, settings: ProvingSettings, checkpoint_dir: str | None, theorems: list[TheoremToTry] = ()
+) -> None:
     """Raise a clear error if the backend cannot run (on these theorems' checkouts), or the
     generator cannot generate; starts no search."""
     from tasks.generate.checkpoint import check_causal_lm, checkpoint_prompt_settings

@@ -15,16 +15,16 @@ from storage.repo_specs import resolve_repositories
 
 from .evaluate import _record, initial_goals
 from .generator_ref import GeneratorRef
+from .records import SearchRecord, TheoremToTry, Untried
 
 
 def select_sorry_theorems(
     store, repo_ids: list[str], full_names: list[str] | None = None, settings=None, untried: list | None = None
-) -> list[dict]:
+) -> list[TheoremToTry]:
     """Records (as evaluation's) of the theorems of `repo_ids` whose proof uses `sorry`
     (only `full_names`, if given: each must be in the store and be a `sorry` theorem).
     With `settings` (ProvingSettings), a statement is looked for where its backend can read
-    one; each `sorry` theorem it cannot try goes to `untried` ({repo_id, theorem_id, file_path,
-    full_name, split, reason}), and when none can be tried it fails naming them and why."""
+    one; each `sorry` theorem it cannot try goes to `untried` (`Untried`), and when none can be tried it fails naming them and why."""
     from tasks.lean import load_theorems
 
     from .evaluate import statement_needs
@@ -53,10 +53,10 @@ def select_sorry_theorems(
             f"no `sorry` theorem can be tried: {untried_sentence(cannot)}",
             "configure the repositories' checkouts (`backend.repl.projects`), or trace them again with lean-dojo",
         )
-    for u in cannot:
-        u["theorem_id"] = theorem_id(u["repo_id"], u["file_path"], u["full_name"])
     if untried is not None:
-        untried.extend(cannot)
+        untried.extend(
+            Untried(**u, theorem_id=theorem_id(u["repo_id"], u["file_path"], u["full_name"])) for u in cannot
+        )
     goals = initial_goals(store, repo_ids)
     return [_record(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
 
@@ -67,7 +67,7 @@ def prove_inputs(store, repos: list[str], theorems: list[str], checkpoint: str |
     an InputError, raised before any flow starts (`dojoflow prove`) and again inside it (a
     deployment run)."""
     repo_ids = resolve_repositories(store, repos)
-    untried: list[dict] = []
+    untried: list[Untried] = []
     selected = select_sorry_theorems(store, repo_ids, theorems, settings, untried)
     return selected, generator_ref(store, checkpoint, settings), untried
 
@@ -192,21 +192,26 @@ def prove_run_name(config) -> str:
 
 
 def prove_result(
-    run_id: str, records: list[dict], written: list[dict], card: str | None = None, untried: list[dict] = ()
+    run_id: str,
+    records: list[SearchRecord],
+    written: list,
+    card: str | None = None,
+    untried: list[Untried] = (),
 ) -> dict:
     """What a prove run returns (and `dojoflow prove` prints) from its search records, patches,
     results card (None: not written) and the `sorry` theorems it could not try."""
+    records, untried = SearchRecord.all(records), Untried.all(untried)
     return {
         "run_id": run_id,
         "theorems": len(records),
-        "untried": [{"theorem": u["full_name"], "reason": u["reason"]} for u in untried],
-        "proved": [r["full_name"] for r in records if r["proof"]],
+        "untried": [{"theorem": u.full_name, "reason": u.reason} for u in untried],
+        "proved": [r.full_name for r in records if r.proof],
         # who proved each, with its verdict level (`repl+kernel_replayed`, `repl+elaborator_checked`)
-        "proved_by": {r["full_name"]: r.get("checker") for r in records if r["proof"]},
-        "errors": [{"theorem": r["full_name"], "error": r["error"]} for r in records if r["errors"]],
+        "proved_by": {r.full_name: r.checker for r in records if r.proof},
+        "errors": [{"theorem": r.full_name, "error": r.error} for r in records if r.errors],
         # finished, but the backend cannot verify it (the Dojo without `backend.recheck`): no patch
-        "unverified": [r["full_name"] for r in records if r.get("unverified")],
-        "patches": written,
+        "unverified": [r.full_name for r in records if r.unverified],
+        "patches": [w.model_dump(mode="json") for w in written],  # tasks/proving/patches.py `Patch`
         "card": card,
     }
 
@@ -214,7 +219,7 @@ def prove_result(
 SORRY = "sorry"  # the `split_kind` of a `dojoflow prove` run's theorem_results rows: `sorry` theorems, no split
 
 
-def sorry_rows(records: list[dict], settings, untried: list[dict] = ()) -> list[dict]:
+def sorry_rows(records: list[SearchRecord], settings, untried: list[Untried] = ()) -> list[dict]:
     """`theorem_results` rows of a `dojoflow prove` run: each `sorry` theorem tried, with the
     checker that decided it, and each one that could not be tried, with its reason (what the
     results card lists; tasks/card.py)."""

@@ -25,7 +25,6 @@ def _pass_rates(m: dict[str, dict]) -> list[tuple[str, dict, dict | None]]:
     return [(k, m[k], m.get(m[k].get("baseline_metric") or "")) for k in scores]
 
 
-
 def comparable_to(checker: str) -> str:
     """What a pass rate measured by `checker` (the checker prefix of a metric's name,
     tasks/proving/evaluate.py `pass_metric`) can be compared to (issue 17, §4), as the backend's
@@ -117,11 +116,13 @@ def proving_lines(rows: list[dict], untried: list[dict] = (), names_shown: int =
     return lines
 
 
-def untried_sentence(untried: list[dict], names_shown: int = 5) -> str:
+def untried_sentence(untried: list, names_shown: int = 5) -> str:
     """`3 theorems cannot be tried: 2 no statement: ... (A, B); 1 no file (C)`: every reason
-    with how many it holds back and (up to `names_shown` per reason) which."""
+    with how many it holds back and (up to `names_shown` per reason) which. `untried`: records
+    (tasks/proving/records.py `Untried`) or their dicts."""
     by_reason: dict[str, list[str]] = defaultdict(list)
     for u in untried:
+        u = u if isinstance(u, dict) else u.model_dump()
         by_reason[u["reason"]].append(u["full_name"])
     parts = []
     for reason, names in by_reason.items():

@@ -78,7 +78,7 @@ def evaluate_sft_proof(settings: SFTProofSettings | dict, job: EvaluationJob) ->
     store = Store(Path(snapshot.store_root))
     proving = proving_settings(settings, splits)
     chosen = select_theorems(store, list(repo_ids), split_kind, proving)
-    theorems, untried = chosen["theorems"], chosen["untried"]
+    theorems, untried = list(chosen.theorems), list(chosen.untried)
     if not theorems:
         return _metrics(proving_metrics([], proving, untried))
     records = prove_theorems(store, proving, str(checkpoint_dir), theorems, model_cache_dir)

@@ -119,8 +119,8 @@ def test_round_one_finds_a_proof_outside_the_traced_data_and_round_two_checkpoin
 
     (theorem,) = [t for t in load_theorems(store, [f["repo_id"]]) if t.full_name == f["full_name"]]
     (record,) = prove_theorems(store, settings, last["path"], [_record(theorem, "train", "")])
-    assert record["c"] == 1 and record["n"] == 1, record
-    assert record["proof_expansions"] <= f["expansions"]
+    assert record.c == 1 and record.n == 1, record
+    assert record.proof_expansions <= f["expansions"]
 
 
 def test_rerun_is_cached_and_records_the_same_round_metrics(first_run, double):
@@ -228,21 +228,21 @@ def test_a_new_run_can_continue_from_the_last_round_and_carry_proofs_to_a_new_co
     store = Store.open(root / "home")
     rounds = result["steps"][0]["trainers"]["sft"]["expert_rounds"]
     last = steps.last_round_checkpoint(store, str(root / "home"), "sft")
-    assert last["checkpoint_id"] == rounds[-1]["trained"]["checkpoint_id"]
+    assert last.checkpoint_id == rounds[-1]["trained"]["checkpoint_id"]
     config = pipeline(root / "home", double, root / "work")
     plan = plan_step("sft", config.trainers.sft, "any-snapshot", StartingPoints(previous={"sft": last}))
-    assert plan.parent.checkpoint_id == last["checkpoint_id"]  # the nightly's first step trains from it
+    assert plan.parent.checkpoint_id == last.checkpoint_id  # the nightly's first step trains from it
 
     # a proof found at this commit carries to a new commit of the same theorem, once the verifier
     # accepts it again there; a changed statement is searched afresh
     f = next(f for f in read_found(store) if f["full_name"] in ALTERNATIVE)
     (spec,) = [t for t in load_theorems(store, [f["repo_id"]]) if t.full_name == f["full_name"]]
-    moved = {**_record(spec, "train", ""), "theorem_id": "theorem-at-a-new-commit", "toolchain": f["toolchain"]}
+    moved = _record(spec, "train", "").but(theorem_id="theorem-at-a-new-commit", toolchain=f["toolchain"])
     search = config.evaluation.proving
     carried = pool._carry_over(store, search, [moved])
     assert carried["theorem-at-a-new-commit"]["checker"] == "repl+elaborator_checked"
     assert carried["theorem-at-a-new-commit"]["tactics"] == f["tactics"]
-    changed = {**moved, "statement": replace(spec, statement=spec.statement + " ∧ True").statement}
+    changed = moved.but(statement=replace(spec, statement=spec.statement + " ∧ True").statement)
     assert pool._carry_over(store, search, [changed]) == {}
 
 

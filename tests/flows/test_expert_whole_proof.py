@@ -125,11 +125,11 @@ def test_a_statement_holding_stop_after_proofs_leaves_the_pool(first_run, double
     repos = [r["repo_id"] for r in store.repositories()]
     pool = wp.select(store, repos, "random", config.expert_iteration, search, 1, 9)
     kept = {r["key"] for r in read_whole_proofs(store)}
-    assert kept and not kept & {t["key"] for t in pool["theorems"]}
-    assert pool["proved"] >= len(kept)
+    assert kept and not kept & {t.key for t in pool.theorems}
+    assert pool.proved >= len(kept)
     # the set's train statements join the pool, through the sample theorem of the same statement
-    sets = [t for t in pool["theorems"] if t["kind"] == "statement"]
-    assert all(t["repo_id"] == "statements:nat-pset" and t["via"] for t in sets)
+    sets = [t for t in pool.theorems if t.kind == "statement"]
+    assert all(t.repo_id == "statements:nat-pset" and t.via for t in sets)
 
 
 def test_no_replay_unverified_or_val_proof_is_kept(first_run):

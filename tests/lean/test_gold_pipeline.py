@@ -52,7 +52,7 @@ def search(store, theorems, tmp_path, lean, tactics):  # noqa: F811
 
 def test_a_cheat_the_elaborator_accepts_is_never_counted_nor_recorded(store, theorems, tmp_path, lean):  # noqa: F811
     result, record = search(store, theorems, tmp_path, lean, [KERNEL_CHEAT])
-    assert not result.proved and record["proof"] is None and runs(lean[1]) >= 1  # it reached comparator
+    assert not result.proved and record.proof is None and runs(lean[1]) >= 1  # it reached comparator
     metrics = {m["metric"]: m["value"] for m in proving_metrics([record], ProvingSettings(backend={"kind": "repl"}))}
     assert metrics["repl+kernel_replayed_pass@1"] == 0.0  # counted as a failure, named by its level
     assert proof_rows([record], "run", "ck", "evaluation") == []  # nothing for `proofs`, the patch, the card

@@ -58,9 +58,12 @@ def test_each_event_names_its_resource_and_carries_the_run():
         "dojoflow.run.r1",
         "dojoflow.checkpoint.c2",
     }
+    from tasks.proving.records import SearchRecord
+
+    common = {"repo_id": "x", "split": None, "checker": "replay"}
     records = [
-        {"repo_id": "x", "full_name": "T.a", "proof": "simp"},
-        {"repo_id": "x", "full_name": "T.b", "proof": None},
+        SearchRecord(**common, theorem_id="a", full_name="T.a", proof=["simp"]),
+        SearchRecord(**common, theorem_id="b", full_name="T.b", proof=None),
     ]
     found = events.proof_found("r2", "ck", records, [{"full_name": "T.c"}], {"x": "Nat"})
     assert found.payload["repositories"] == {"Nat": {"tried": 2, "proved": 1}}

@@ -24,20 +24,20 @@ def store(tmp_path_factory):
 
 def test_selection_leaves_out_sorry_theorems_caps_each_repository_and_split_and_is_stable(store):
     settings = ProvingSettings(splits=["train", "test"], max_theorems=4)
-    chosen = select_theorems(store, store.repo_ids(), "random", settings)["theorems"]
-    assert chosen == select_theorems(store, store.repo_ids(), "random", settings)["theorems"]  # the same every step
+    chosen = select_theorems(store, store.repo_ids(), "random", settings).theorems
+    assert chosen == select_theorems(store, store.repo_ids(), "random", settings).theorems  # the same every step
     sorry = {r["full_name"] for r in store.read_table("theorems").to_pylist() if r["has_sorry"]}
-    assert not {t["full_name"] for t in chosen} & sorry
+    assert not {t.full_name for t in chosen} & sorry
     per = {}
     for t in chosen:
-        per[(t["repo_id"], t["split"])] = per.get((t["repo_id"], t["split"]), 0) + 1
+        per[(t.repo_id, t.split)] = per.get((t.repo_id, t.split), 0) + 1
     assert set(per) == {(r, s) for r in store.repo_ids() for s in ("train", "test")} and max(per.values()) == 4
     # replay cannot start a term-mode proof, so with replay every chosen theorem has traced goals
-    assert all(t["goals"] for t in chosen)
-    more = select_theorems(store, store.repo_ids(), "random", ProvingSettings(splits=["train"], max_theorems=8))[
-        "theorems"
-    ]
-    assert {t["theorem_id"] for t in chosen if t["split"] == "train"} <= {t["theorem_id"] for t in more}
+    assert all(t.goals for t in chosen)
+    more = select_theorems(
+        store, store.repo_ids(), "random", ProvingSettings(splits=["train"], max_theorems=8)
+    ).theorems
+    assert {t.theorem_id for t in chosen if t.split == "train"} <= {t.theorem_id for t in more}
 
 
 def _record(repo, split, n, c, errors=0, proof=None):

@@ -45,25 +45,25 @@ def _replay(**kw) -> ProvingSettings:
 def test_replay_tries_a_benchmark_statement_only_through_the_store_theorem_that_states_it(bench):
     store, snapshot_id, fp = bench
     selection = select_theorems(store, store.repo_ids(), "random", _replay(), snapshot_id)
-    chosen = [t for t in selection["theorems"] if t["split"] == SPLIT]
+    chosen = [t for t in selection.theorems if t.split == SPLIT]
     (planted,) = chosen  # the renamed copy of the sample's ListLemmas.rev_append
-    assert planted["repo_id"] == "benchmark:mini-bench" and planted["full_name"] == "planted_rev_concat"
-    assert planted["benchmark"] == fp and planted["via"].endswith(":ListLemmas.rev_append")
+    assert planted.repo_id == "benchmark:mini-bench" and planted.full_name == "planted_rev_concat"
+    assert planted.benchmark == fp and planted.via.endswith(":ListLemmas.rev_append")
     assert spec_of(planted).full_name == "ListLemmas.rev_append"  # what replay starts: the traced theorem
-    untried = [u for u in selection["untried"] if u["split"] == SPLIT]
-    assert {u["full_name"] for u in untried} == MINIF2F
-    assert all(u["benchmark"] == fp and "replay answers from traced proofs only" in u["reason"] for u in untried)
+    untried = [u for u in selection.untried if u.split == SPLIT]
+    assert {u.full_name for u in untried} == MINIF2F
+    assert all(u.benchmark == fp and "replay answers from traced proofs only" in u.reason for u in untried)
 
 
 def test_every_row_computed_on_a_benchmark_carries_its_fingerprint_and_says_what_checked_it(bench):
     store, snapshot_id, fp = bench
     settings = _replay(num_tactics=8, max_expansions=4)
     selection = select_theorems(store, store.repo_ids(), "random", settings, snapshot_id)
-    on_bench = [t for t in selection["theorems"] if t["split"] == SPLIT]
-    untried = [u for u in selection["untried"] if u["split"] == SPLIT]
+    on_bench = [t for t in selection.theorems if t.split == SPLIT]
+    untried = [u for u in selection.untried if u.split == SPLIT]
     # the closing-tactics baseline as the generator: it needs no checkpoint (tasks/generate/baseline.py)
     records = prove_theorems(store, settings, None, on_bench, baseline=True)
-    assert [r["checker"] for r in records] == ["replay"] and records[0]["started"]
+    assert [r.checker for r in records] == ["replay"] and records[0].started
     rows = {r["metric"]: r for r in proving_metrics(records, settings, untried)}
     assert rows["replay_pass@1"]["benchmark"] == fp and rows["replay_pass@1"]["count"] == 1
     assert rows["replay_pass@1"]["ci_low"] is not None  # an interval, over one theorem: honest and wide
@@ -90,13 +90,11 @@ def test_kimina_with_a_header_checks_the_benchmarks_own_statements(bench):
         benchmarks=["mini-bench"],
     )
     selection = select_theorems(store, store.repo_ids(), "random", settings, snapshot_id)
-    chosen = {t["full_name"]: t for t in selection["theorems"] if t["split"] == SPLIT}
-    assert set(chosen) == MINIF2F | {"planted_rev_concat"} and not [
-        u for u in selection["untried"] if u["split"] == SPLIT
-    ]
+    chosen = {t.full_name: t for t in selection.theorems if t.split == SPLIT}
+    assert set(chosen) == MINIF2F | {"planted_rev_concat"} and not [u for u in selection.untried if u.split == SPLIT]
     spec = spec_of(chosen["amc12_2000_p5"])
     assert spec.repo_id == "benchmark:mini-bench" and spec.statement.startswith("theorem amc12_2000_p5 (x p : ℝ)")
-    assert chosen["planted_rev_concat"]["via"] is None  # its own text, not the store's theorem
+    assert chosen["planted_rev_concat"].via is None  # its own text, not the store's theorem
 
 
 def test_a_benchmark_the_snapshot_does_not_hold_or_the_config_does_not_declare_is_refused(bench, tmp_path):

@@ -64,15 +64,15 @@ def store(tmp_path_factory):
 def test_an_export_without_statements_is_tried_by_replay_which_needs_none(unstated):
     settings = ProvingSettings(splits=["train", "test"], max_theorems=None)
     selection = select_theorems(unstated, unstated.repo_ids(), "random", settings)
-    assert selection["theorems"] and selection["untried"] == []  # before: 0 theorems, and the run "completed"
+    assert selection.theorems and selection.untried == ()  # before: 0 theorems, and the run "completed"
 
 
 def test_lean_backends_read_the_statement_from_the_traced_files_source(unstated):
     settings = ProvingSettings(backend={"kind": "repl"}, splits=["train", "test"], max_theorems=None)
-    chosen = select_theorems(unstated, unstated.repo_ids(), "random", settings)["theorems"]
-    by_name = {t["full_name"]: t for t in chosen}
+    chosen = select_theorems(unstated, unstated.repo_ids(), "random", settings).theorems
+    by_name = {t.full_name: t for t in chosen}
     # storage/sample/lean/NatBasics/NatBasics/Add.lean, the sample's own checkout
-    assert by_name["NatBasics.add_eq_zero_left"]["statement"] == (
+    assert by_name["NatBasics.add_eq_zero_left"].statement == (
         "theorem add_eq_zero_left (n m : Nat) (h : n + m = 0) : n = 0"
     )
 
@@ -82,15 +82,15 @@ def test_theorems_that_cannot_be_tried_are_counted_named_and_none_fails_the_step
     empty.mkdir()
     settings = ProvingSettings(backend={"kind": "repl", "repl": {"projects": {"NatBasics": str(empty)}}})
     selection = select_theorems(unstated, unstated.repo_ids(), "random", settings)
-    assert selection["theorems"] == [] and len(selection["untried"]) > 0
-    assert all("no statement" in u["reason"] and u["full_name"].startswith("NatBasics.") for u in selection["untried"])
+    assert selection.theorems == () and len(selection.untried) > 0
+    assert all("no statement" in u.reason and u.full_name.startswith("NatBasics.") for u in selection.untried)
     with pytest.raises(InputError, match="selected no theorem to try: .* cannot be tried: .*NatBasics"):
         require_theorems(selection, unstated.repo_ids(), settings)
-    rows = {m["metric"]: m for m in proving_metrics([], settings, selection["untried"])}
-    assert rows["proving_untried"]["value"] == len(selection["untried"])
-    (line,) = proving_lines([], selection["untried"])
-    assert f"{len(selection['untried'])} theorems cannot be tried" in line and "NatBasics." in line
-    untried_rows = theorem_rows([], selection["untried"], settings)
+    rows = {m["metric"]: m for m in proving_metrics([], settings, selection.untried)}
+    assert rows["proving_untried"]["value"] == len(selection.untried)
+    (line,) = proving_lines([], selection.untried)
+    assert f"{len(selection.untried)} theorems cannot be tried" in line and "NatBasics." in line
+    untried_rows = theorem_rows([], selection.untried, settings)
     assert {r["status"] for r in untried_rows} == {"untried"}
 
 
@@ -207,11 +207,11 @@ def test_the_baseline_proposes_the_closing_tactics_and_is_measured_the_same_way(
     gen = ClosingTacticsGenerator()
     assert gen.generate([None], 3)[0] == [(t, pytest.approx(-0.01 * i)) for i, t in enumerate(CLOSING_TACTICS[:3])]
     settings = ProvingSettings(splits=["train", "test"], max_theorems=None)
-    theorems = select_theorems(store, store.repo_ids(), "random", settings)["theorems"]
+    theorems = select_theorems(store, store.repo_ids(), "random", settings).theorems
     records = prove_theorems(store, settings, None, theorems, baseline=True)  # no checkpoint needed
-    proved = {r["full_name"] for r in records if r["c"]}
+    proved = {r.full_name for r in records if r.c}
     # NatBasics.add_eq_zero_left's traced proof is the single tactic `omega` (replay decides)
-    assert "NatBasics.add_eq_zero_left" in proved and all(r["generator"] == gen.name for r in records)
+    assert "NatBasics.add_eq_zero_left" in proved and all(r.generator == gen.name for r in records)
     rows = {(m["repo_id"], m["metric"]): m for m in proving_metrics(records, settings, baseline=True)}
     assert {metric for _, metric in rows} >= {"baseline_replay_pass@1", "baseline_proving_errors"}
     assert not any(metric == "replay_pass@1" for _, metric in rows)  # never confused with the model's
@@ -244,8 +244,8 @@ def test_prove_keeps_the_sorry_theorems_it_cannot_try_beside_those_it_can(unstat
     settings = ProvingSettings(backend={"kind": "repl", "repl": {"projects": {"NatBasics": str(checkout)}}})
     untried: list[dict] = []
     tried = select_sorry_theorems(unstated, unstated.repo_ids(), None, settings, untried)
-    assert [t["full_name"] for t in tried] == ["NatBasics.sumTo_formula"]
-    assert [u["full_name"] for u in untried] == ["NatBasics.square_add"] and "no statement" in untried[0]["reason"]
+    assert [t.full_name for t in tried] == ["NatBasics.sumTo_formula"]
+    assert [u.full_name for u in untried] == ["NatBasics.square_add"] and "no statement" in untried[0].reason
     record_results(unstated, sorry_rows([], settings, untried), "prove-1", 0, "ck", SORRY)
     card = "\n".join(sorry_section(unstated, "prove-1"))
     assert "not tried (1)" in card and "| NatBasics.square_add | untried |" in card and "no statement" in card

@@ -457,7 +457,7 @@ def test_default_settings_learn_on_the_sample_in_the_first_step(tmp_path):
 
     store = Store.open(tmp_path / "home")
     primary = [
-        ingest_source(store, SourceConfig(sample=s), SplitSettings(), tmp_path / "home")["repo_ids"][0]
+        ingest_source(store, SourceConfig(sample=s), SplitSettings(), tmp_path / "home").repo_ids[0]
         for s in SAMPLE_REPOS
     ]
     first = curriculum_order(store, primary)[0].repo_id

@@ -27,6 +27,8 @@ SPEC = TheoremSpec("r", "https://x.invalid/r", "0" * 40, "F.lean", "T.t", "theor
 def _record(name: str, n: int, c: int, unverified: int = 0) -> dict:
     return {
         "repo_id": "r",
+        "theorem_id": name,
+        "checker": "replay",
         "split": "test",
         "n": n,
         "c": c,
@@ -52,8 +54,9 @@ def test_proving_pass_at_k_leaves_out_a_theorem_whose_only_proofs_were_unverifie
 
 def test_a_search_record_with_unverified_proofs_only_counts_them_apart():
     found = SearchResult("T.c", "unverified", checker="leandojo", unverified=("simp",))
-    record = _theorem_record({"repo_id": "r", "split": "test", "full_name": "T.c"}, [found], "leandojo", "g", "w")
-    assert record["unverified"] == 1 and record["c"] == 0 and record["proof"] is None
+    theorem = {"repo_id": "r", "theorem_id": "t", "split": "test", "full_name": "T.c"}
+    record = _theorem_record(theorem, [found], "leandojo", "g", "w")
+    assert record.unverified == 1 and record.c == 0 and record.proof is None
 
 
 def test_grpo_pass_at_k_its_interval_and_count_agree_on_the_theorems_they_count():
