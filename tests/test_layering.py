@@ -348,7 +348,6 @@ CIRCLES_BEING_BROKEN = [
     {"tasks.benchmarks", "tasks.config", "tasks.evaluations", "tasks.expert", "tasks.generate", "tasks.grpo"}
     | {"tasks.proving", "tasks.search", "tasks.sft_proof"},
     {"tasks.checkpoints", "tasks.lean", "tasks.ledger", "tasks.tracing"},
-    {"flows.expert", "flows.expert_whole"},
 ]
 
 

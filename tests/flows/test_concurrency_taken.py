@@ -179,7 +179,7 @@ def test_the_ingest_task_waits_for_the_trace_slot(prefect, tmp_path):
     home = tmp_path / "home"
 
     @flow
-    def ingest_one() -> dict:
+    def ingest_one():
         return ingest_task(str(home), SourceConfig(sample="NatBasics"), SplitSettings(), TracingConfig(), "NatBasics")
 
     with one_slot_limit("trace"), refusals("trace") as refused:
@@ -190,4 +190,4 @@ def test_the_ingest_task_waits_for_the_trace_slot(prefect, tmp_path):
             assert refused.is_set() and thread.is_alive() and not box  # waiting for the slot, not ingesting
         thread.join(WAIT_S)
     assert "error" not in box, box.get("error")
-    assert box["value"]["repo_ids"]
+    assert box["value"].repo_ids
