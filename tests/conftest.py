@@ -44,3 +44,16 @@ def prefect(tmp_path_factory):
 def migrated_prefect_db(prefect) -> Path:
     """A Prefect database with every migration applied and no runs (tests/prefect_db.py)."""
     return prefect
+
+
+# On pytest-xdist, `--dist loadfile` (pyproject.toml's addopts) keeps each test file on one worker,
+# so a module fixture (a trained checkpoint, a finished run) is made once, not once per worker that
+# got a test of the file. The workers take files in collection order; the longest files (measured:
+# setup + calls of the whole file under `pytest -n 2`) are put first, so that neither worker ends
+# the run alone on a long file. Every other file keeps its place after them.
+LONGEST_FILES_FIRST = ()
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable sort
