@@ -12,26 +12,17 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from storage.store import Store
 from tasks.config import PipelineConfig
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "benchmarks.yaml"
 
 
-@pytest.fixture(scope="module")
-def two_steps(prefect, tmp_path_factory) -> tuple[Path, dict]:
-    """One run of the example at two steps, which both tests below read (the run is most of their time)."""
+def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(prefect, tmp_path):
     from flows.curriculum import curriculum
 
-    home = tmp_path_factory.mktemp("benchmarks") / "home"
-    config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(home), "max_steps": 2}, "test")
-    return home, curriculum(config=config)
-
-
-def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(two_steps):
-    home, result = two_steps
+    config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(tmp_path / "home"), "max_steps": 2}, "test")
+    result = curriculum(config=config)
     card = (Path(result["report"]).parent / "card.md").read_text()
     report = Path(result["report"]).read_text()
     for text in (card, report):
@@ -48,7 +39,7 @@ def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(
         )
         assert "### Theorems that could not be tried (5)" in text
     assert "replay_pass@1" in card and "(n=5)" in card and "## Provenance" in card and "git commit" in card
-    store = Store.open(home)
+    store = Store.open(tmp_path / "home")
     assert len(store.repo_ids()) == 3  # the sample: the copy left the snapshot, not the store
 
 
@@ -69,25 +60,23 @@ def test_a_benchmark_file_that_does_not_parse_stops_the_run_before_anything_is_w
     assert not (tmp_path / "home").exists()  # nothing written
 
 
-def test_the_benchmarks_example_evaluates_on_the_benchmark_and_every_figure_names_its_fingerprint(two_steps):
+def test_the_benchmarks_example_evaluates_on_the_benchmark_and_every_figure_names_its_fingerprint(prefect, tmp_path):
+    from flows.curriculum import curriculum
     from storage import catalog
     from storage.theorem_results import read_results
 
-    home, result = two_steps
-    store = Store.open(home)
+    config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(tmp_path / "home"), "max_steps": 1}, "test")
+    result = curriculum(config=config)
+    store = Store.open(tmp_path / "home")
     fp = json.loads(next((store.root / "benchmarks").glob("*.json")).read_text())["fingerprint"]
     rows = catalog.query(
         store,
-        "SELECT step, metric, value, count, benchmark FROM metrics WHERE run_id = $r"
-        " AND repo_id = 'benchmark:mini-bench'",
+        "SELECT metric, value, count, benchmark FROM metrics WHERE run_id = $r AND repo_id = 'benchmark:mini-bench'",
         params={"r": result["run_id"]},
     ).to_pylist()
-    assert {r["benchmark"] for r in rows} == {fp}
-    assert {r["step"] for r in rows} == {1, 2}  # the benchmark is evaluated at each step
-    for step in (1, 2):
-        by = {r["metric"]: r for r in rows if r["step"] == step}
-        assert by["replay_pass@1"]["count"] == 1  # the planted copy only
-        assert by["proving_untried"]["value"] == 5.0 and "baseline_replay_pass@1" in by
+    by = {r["metric"]: r for r in rows}
+    assert {r["benchmark"] for r in rows} == {fp} and by["replay_pass@1"]["count"] == 1  # the planted copy only
+    assert by["proving_untried"]["value"] == 5.0 and "baseline_replay_pass@1" in by
     per_theorem = [r for r in read_results(store, result["run_id"]) if r["repo_id"] == "benchmark:mini-bench"]
     assert {r["benchmark"] for r in per_theorem} == {fp}
     assert {r["via"] for r in per_theorem if r["status"] != "untried"} == {
