@@ -44,3 +44,38 @@ def prefect(tmp_path_factory):
 def migrated_prefect_db(prefect) -> Path:
     """A Prefect database with every migration applied and no runs (tests/prefect_db.py)."""
     return prefect
+
+
+# On pytest-xdist, `--dist loadfile` (pyproject.toml's addopts) keeps each test file on one worker,
+# so a module fixture (a trained checkpoint, a finished run) is made once, not once per worker that
+# got a test of the file. The workers take files in collection order; the longest files (measured:
+# setup + calls of the whole file under `pytest -n 2`) are put first, so that neither worker ends
+# the run alone on a long file. Every other file keeps its place after them.
+LONGEST_FILES_FIRST = (  # longest first: CI on 2 idle cores and `--durations=0` on the shared box
+    "tests/flows/test_curriculum.py",
+    "tests/tasks/test_launch.py",
+    "tests/flows/test_expert_whole_proof.py",
+    "tests/flows/test_expert_iteration.py",
+    "tests/e2e/test_automations.py",
+    "tests/flows/test_run_terminal.py",
+    "tests/tasks/test_launch_trainers.py",
+    "tests/tasks/test_grpo_train.py",
+    "tests/lean/test_backend_contract.py",
+    "tests/tasks/test_lean_repl.py",
+    "tests/e2e/test_deployment.py",
+    "tests/flows/test_benchmarks.py",
+    "tests/tasks/test_grpo_trainer.py",
+    "tests/e2e/test_report_in_ui.py",
+    "tests/storage/test_leandojo.py",
+    "tests/flows/test_proving.py",
+    "tests/tasks/test_lean_leandojo.py",
+    "tests/flows/test_terminal_pty.py",
+    "tests/tasks/test_sft.py",
+    "tests/flows/test_cli_bad_input.py",
+    "tests/tasks/test_grpo_theorem_files.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable sort

@@ -30,6 +30,11 @@ def test_ci_runs_the_readmes_test_command_and_pytest_prints_the_15_slowest():
     assert ".venv/bin/python -m pytest -n 2\n" in ci
     addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
     assert "--durations=15" in addopts
+    # each file on one worker (module fixtures made once), the longest files first (tests/conftest.py)
+    assert "--dist loadfile" in addopts and "--no-loadscope-reorder" in addopts
+    from tests.conftest import LONGEST_FILES_FIRST
+
+    assert [f for f in LONGEST_FILES_FIRST if not (ROOT / f).is_file()] == []
 
 
 def test_every_config_a_readme_command_names_exists():

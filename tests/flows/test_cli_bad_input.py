@@ -21,6 +21,15 @@ def tree_digest(root) -> dict:
     }
 
 
+@pytest.fixture(scope="module")
+def read_only_home(tmp_path_factory):
+    """One store with a run for the tests that only read it (each test that damages a store builds its own)."""
+    home = store_with_a_run(tmp_path_factory.mktemp("read-only"))
+    before = tree_digest(home / "store")
+    yield home
+    assert tree_digest(home / "store") == before  # no test wrote to it
+
+
 def one_line_error(r) -> str:
     assert r.exit_code == 2, r.output
     assert "Traceback" not in r.output and r.output.startswith("error: "), r.output
@@ -137,8 +146,8 @@ def test_usage_errors_exit_two(tmp_path):
 
 
 @pytest.mark.timeout(600)  # a hang guard: without a limit the query below runs for hours
-def test_a_runaway_query_is_interrupted_at_its_time_limit_and_named(tmp_path):
-    home = store_with_a_run(tmp_path)
+def test_a_runaway_query_is_interrupted_at_its_time_limit_and_named(read_only_home):
+    home = read_only_home
     runaway = "SELECT count(*) FROM range(100000000) a, range(100000000) b WHERE a.range + b.range = 7"
     out = one_line_error(invoke("sql", runaway, "--time-limit", "1", "--home", home))
     assert "query: ran longer than the time limit (1 s) and was interrupted" in out and "--time-limit" in out
@@ -149,8 +158,8 @@ def test_a_runaway_query_is_interrupted_at_its_time_limit_and_named(tmp_path):
         assert f"--time-limit {float(bad)}: must be a positive number of seconds" in out
 
 
-def test_card_of_an_unknown_run_names_the_positional_argument_not_an_option(tmp_path):
-    home = store_with_a_run(tmp_path)
+def test_card_of_an_unknown_run_names_the_positional_argument_not_an_option(read_only_home):
+    home = read_only_home
     out = one_line_error(invoke("card", "nosuchrun", "--home", home))
     assert out.startswith("error: nosuchrun, RUN: matches no run") and "--run" not in out
     assert len(out.strip().splitlines()) == 1
@@ -168,21 +177,21 @@ def test_a_launch_with_more_processes_than_the_machine_has_is_refused_before_any
     assert not (tmp_path / "home" / "checkpoints").exists() and os.cpu_count() < 4096
 
 
-def test_a_time_limit_too_large_for_a_timer_is_refused(tmp_path):
-    home = store_with_a_run(tmp_path)
+def test_a_time_limit_too_large_for_a_timer_is_refused(read_only_home):
+    home = read_only_home
     # 1e300 s once killed the watchdog thread (OverflowError) and the query ran unbounded.
     out = one_line_error(invoke("sql", "SELECT 1", "--time-limit", "1e300", "--home", home))
     assert "--time-limit 1e+300: must be a positive number of seconds, at most 604800 (a week)" in out
 
 
 @pytest.mark.timeout(600)
-def test_a_query_stuck_in_one_call_past_its_time_limit_ends_the_command(tmp_path):
+def test_a_query_stuck_in_one_call_past_its_time_limit_ends_the_command(read_only_home):
     """DuckDB checks for an interrupt between chunks; one 2 GB repeat() never sees it (issue 26)."""
     import subprocess
     import sys
     from pathlib import Path
 
-    home = store_with_a_run(tmp_path)
+    home = read_only_home
     huge = "SELECT length(repeat('x', 2000000000)) AS n"
     root = Path(__file__).resolve().parents[2]
     args = [sys.executable, "-m", "flows.cli", "sql", huge, "--time-limit", "1", "--home", str(home)]
@@ -225,7 +234,7 @@ def test_card_refuses_an_empty_run_the_same_run_twice_and_a_reports_file(tmp_pat
     assert (home / "reports").read_text() == "a file where the reports folder goes\n"
 
 
-def test_a_repository_name_holding_a_newline_is_quoted_in_a_one_line_error(tmp_path):
-    home = store_with_a_run(tmp_path)
+def test_a_repository_name_holding_a_newline_is_quoted_in_a_one_line_error(tmp_path, read_only_home):
+    home = read_only_home
     out = one_line_error(invoke("export", tmp_path / "out", "--repo", "alpha\nbeta", "--home", home))
     assert out.startswith("error: 'alpha\\nbeta': matches no repository") and out.count("\n") == 1, out

@@ -11,9 +11,10 @@ import pytest
 from .cli_store import RUN_ID, invoke, store_with_a_run
 
 
-@pytest.fixture
-def home(tmp_path):
-    return store_with_a_run(tmp_path)
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    """One store with a run for the module: every test below only reads it (repos, runs, metrics, a SELECT)."""
+    return store_with_a_run(tmp_path_factory.mktemp("cli-output"))
 
 
 @pytest.mark.parametrize(
