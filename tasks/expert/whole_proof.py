@@ -29,9 +29,14 @@ from pathlib import Path
 from storage.ids import proof_id, unit_interval
 from storage.snapshot_ref import SnapshotRef
 from storage.whole_proofs import read_whole_proofs
+from tasks.metric_registry import register_metric
 from tasks.proving.records import Pool, SampleRecord, TheoremToTry, Untried
 
 from .pool import select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
+
+# The round figures whole-proof mode adds to tactic mode's (tasks/expert/rounds.py): bookkeeping.
+register_metric("proofs_kept", direction=None, kind="count", unit="proofs")
+register_metric("samples_verified", direction=None, kind="count", unit="samples")
 
 STATEMENTS_PREFIX = "statements:"  # the repo_id of a statement-set statement's records: `statements:<set>`
 
