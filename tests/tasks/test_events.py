@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
+import importlib
+
 from tasks import events
+from tasks.metric_registry import with_meaning
+
+# the modules that declare the metrics these rows name (tasks/metric_registry.py)
+for _module in ("tasks.progress.evaluate", "tasks.retriever.evaluate", "tasks.sft.evaluate", "tasks.proving.evaluate"):
+    importlib.import_module(_module)
 
 
 def row(step, repo, metric, value, low=None, high=None, learned_at=None, split="test"):
-    return {
-        "step": step,
-        "step_repo_id": learned_at or repo,
-        "repo_id": repo,
-        "repository": repo.upper(),
-        "trainer": "t",
-        "split_kind": "random",
-        "split": split,
-        "metric": metric,
-        "value": value,
-        "count": 10,
-        "ci_low": low,
-        "ci_high": high,
-        "checkpoint_id": f"c{step}",
-    }
+    """A metric row as storage.metrics.of_run gives it: with the meaning declared for `metric`."""
+    return with_meaning(
+        {
+            "step": step,
+            "step_repo_id": learned_at or repo,
+            "repo_id": repo,
+            "repository": repo.upper(),
+            "trainer": "t",
+            "split_kind": "random",
+            "split": split,
+            "metric": metric,
+            "value": value,
+            "count": 10,
+            "ci_low": low,
+            "ci_high": high,
+            "checkpoint_id": f"c{step}",
+        }
+    )
 
 
 def test_lower_is_better_regresses_above_the_interval_plus_margin():
