@@ -15,6 +15,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# One OpenMP thread per process: the suite runs 2 pytest-xdist workers (and their servers and children) on
+# 2 cores, and torch's default of one thread per core oversubscribes them; OpenMP's spinning threads then
+# wait on each other. Measured on the shared 2-core box at load 11-14, two processes each training and
+# sampling a tiny Qwen2 at once: 300-360 s with torch's default of 2 threads, 8-17 s with 1. The
+# tiny models gain nothing from a second thread. A launched trainer's children inherit it (launch.py
+# sets OMP_NUM_THREADS only when it is unset).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
