@@ -400,3 +400,19 @@ def first_error(e: ValidationError) -> str:
         parts.append(f"`{loc}` {msg}")
     more = f" (and {len(errs) - 3} more)" if len(errs) > 3 else ""
     return "; ".join(parts) + more
+
+
+def prove_config_from_yaml(path):
+    """The ProveConfig of `dojoflow prove` (tasks/proving/sorry.py `prove_config`'s `read`) from a prove
+    config, or a pipeline config: its `home` and `evaluation.proving` are used. Here, at the root, because
+    it reads a pipeline config: nothing the pipeline config imports (tasks/proving/ included) imports it."""
+    from .proving.config import ProveConfig
+
+    raw = load_yaml_mapping(path, "examples/proving.yaml")
+    if not (isinstance(raw, dict) and {"evaluation", "trainers", "sources"} & set(raw)):
+        return ProveConfig.from_yaml(path)
+    pipeline = PipelineConfig.from_yaml(path)  # a pipeline config, validated as one
+    if pipeline.evaluation.proving is None:
+        raise InputError(path, "has no `evaluation.proving` section", "add one (see examples/proving.yaml)")
+    # its benchmarks are the curriculum's evaluation sets: `dojoflow prove` tries `sorry` theorems
+    return ProveConfig(home=pipeline.home, proving=pipeline.evaluation.proving.model_copy(update={"benchmarks": []}))

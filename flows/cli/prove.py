@@ -51,10 +51,12 @@ def prove_cmd(
     from ..runtime.environment import prepare_prefect_env
 
     try:
+        from tasks.config import prove_config_from_yaml
         from tasks.proving.sorry import check_prove_run, prove_config
 
         cfg = prove_config(
             config,
+            read=prove_config_from_yaml,
             home=home,
             repos=repo,
             theorems=theorem,

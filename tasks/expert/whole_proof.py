@@ -226,20 +226,13 @@ def kept_rows(store, records: list[SampleRecord], *, keep: int, lower_bound: boo
     return rows
 
 
-def tactic_block(text_after_assign: str) -> str:
-    """A statement set's proof (the text after `:=`) as a tactic block: `by` dropped, or `exact TERM`."""
-    from tasks.sft_proof.traced import proof_of_declaration
-
-    proof, _ = proof_of_declaration("theorem _x : True := " + text_after_assign)
-    return proof or ""
-
-
 def training_rows(store, snapshot, split_kind: str, sets: list[str], step: int, round: int) -> tuple[list, dict]:
     """(the round's whole-proof rows for storage/proof_snapshot.py, counts by origin): every verified whole
     proof a train statement has up to (step, round): kept ones, statement sets' verified proofs, and
     found proofs of the snapshot's train theorems. Sorted, so the same proofs give the same snapshot."""
     from storage.found_proofs import NOT_A_VERIFIER, read_found
     from storage.statement_sets import training_statements, verified_proofs
+    from tasks.sft_proof.traced import tactic_block
 
     train = set(snapshot.theorems(split_kind, "train").column("theorem_id").to_pylist())
     allowed = {r["statement_id"] for r in training_statements(store, sets)} if sets else set()

@@ -40,6 +40,23 @@ class TacticGenerator(Protocol):
     def close(self) -> None: ...
 
 
+class ProofWriter(Protocol):
+    """How a checkpoint that writes whole proofs from a theorem's statement is asked, in the prompt it was
+    trained on: what its trainer's `proof_writer` (tasks/trainers/base.py) returns; `CheckpointGenerator`
+    (tasks/generate/checkpoint.py) asks it in whole-proof mode."""
+
+    system_prompt: str
+
+    def prompt(self, theorem) -> str:
+        """The user prompt of a theorem (a `TacticQuery.theorem`)."""
+
+    def generate(
+        self, model, tokenizer, prompts: Sequence[str], n: int, *, system_prompt: str, max_new_tokens: int,
+        decoding: str, temperature: float, tokens: list | None,
+    ) -> list[Candidates]:  # fmt: skip
+        """Up to `n` distinct proofs per prompt, best first."""
+
+
 class NotAGeneratorError(InputError):
     """A checkpoint or model that cannot generate tactics (a retriever, a progress model...)."""
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from tasks.checkpoints import MANIFEST as CHECKPOINT_MANIFEST
 
-from .base import Candidates, NotAGeneratorError, TacticQuery
+from .base import Candidates, NotAGeneratorError, ProofWriter, TacticQuery
 from .config import GeneratorSettings
 
 
@@ -77,21 +77,21 @@ def checkpoint_prompt_settings(path: Path) -> dict:
     return data.get("settings") or {}
 
 
-def proof_writer_settings(path: Path, trained: dict) -> dict | None:
-    """The prompt settings of a whole-proof checkpoint (trainer `sft_proof`, from its manifest or its
-    model card), or None for a tactic generator."""
+def proof_writer_of(path: Path, trained: dict) -> ProofWriter | None:
+    """How a checkpoint that writes whole proofs from a statement is asked (its trainer's `proof_writer`,
+    read from its manifest or its model card, given the settings it trained with), or None for a tactic
+    generator."""
     from tasks.models.loading import read_model_info
+    from tasks.trainers.base import load_object
+    from tasks.trainers.registry import trainers
 
     manifest = path / CHECKPOINT_MANIFEST
     trainer = json.loads(manifest.read_text()).get("checkpoint", {}).get("trainer") if manifest.is_file() else None
     info = read_model_info(path) or {}
-    if (trainer or info.get("trainer")) != "sft_proof":
+    declared = trainers().get(trainer or info.get("trainer"))
+    if declared is None or declared.proof_writer is None:
         return None
-    from tasks.sft_proof.config import SFTProofSettings
-
-    keys = ("system_prompt", "include_header", "include_informal")
-    given = trained or info.get("settings") or {}
-    return SFTProofSettings.model_validate({k: given[k] for k in keys if k in given}).model_dump(include=set(keys))
+    return load_object(declared.proof_writer)(trained or info.get("settings") or {})
 
 
 def check_causal_lm(path: Path) -> None:
@@ -136,7 +136,7 @@ class CheckpointGenerator:
     seed: list  # one cell: the attempt's seed (`reseed`)
     name: str = "checkpoint"
     tokens: list = field(default_factory=lambda: [0])  # one cell: tokens generated so far (tasks/ledger.py)
-    proof_writer: dict | None = None  # a whole-proof checkpoint's prompt settings (tasks/sft_proof/)
+    proof_writer: ProofWriter | None = None  # a whole-proof checkpoint's (its trainer's `proof_writer`)
 
     @classmethod
     def load(
@@ -160,12 +160,12 @@ class CheckpointGenerator:
         )
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         model, tokenizer = _shared_model(path, model_cache_dir, device)
-        writer = proof_writer_settings(path, trained)
+        writer = proof_writer_of(path, trained)
         return cls(
             model=model,
             tokenizer=tokenizer,
             settings=settings,
-            system_prompt=writer["system_prompt"] if writer else sft.system_prompt,
+            system_prompt=writer.system_prompt if writer else sft.system_prompt,
             max_state_tokens=sft.max_state_tokens,
             path=str(path),
             seed=[0],
@@ -214,17 +214,16 @@ class CheckpointGenerator:
         import torch
 
         from storage.ids import stable_hash
-        from tasks.sft_proof.generate import generate_proofs, proof_prompt_of
 
         w = self.proof_writer
-        prompts = [proof_prompt_of(q.theorem, w["include_header"], w["include_informal"]) for q in queries]
+        prompts = [w.prompt(q.theorem) for q in queries]
         out: list[Candidates] = []
         for b in range(0, len(prompts), self.settings.batch_size):
             chunk = prompts[b : b + self.settings.batch_size]
             devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
             with _LOCK, torch.random.fork_rng(devices=devices):
                 torch.manual_seed(int(stable_hash([self.seed[0], chunk, n, "proof"], 12), 16))
-                out += generate_proofs(
+                out += w.generate(
                     self.model, self.tokenizer, chunk, n, system_prompt=self.system_prompt,
                     max_new_tokens=self.settings.max_proof_tokens, decoding=self.settings.decoding,
                     temperature=self.settings.temperature, tokens=self.tokens,

@@ -137,7 +137,7 @@ class ProveConfig(BaseModel):
     @classmethod
     def from_yaml(cls, path: str | Path) -> "ProveConfig":
         """A prove config. A pipeline config's `evaluation.proving` is read by
-        `tasks.proving.sorry.prove_config_from_yaml` (the pipeline config is the root: nothing
+        `tasks.config.prove_config_from_yaml` (the pipeline config is the root: nothing
         it imports, this module included, imports it)."""
         from tasks.yaml_config import load_yaml_mapping
 

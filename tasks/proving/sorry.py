@@ -137,29 +137,15 @@ def generator_ref(store, checkpoint: str | None, settings) -> GeneratorRef:
 # -- a prove run: its config from the command line, its name, its result -------------------
 
 
-def prove_config_from_yaml(path):
-    """A prove config, or a pipeline config: its `home` and `evaluation.proving` are used."""
-    from tasks.config import PipelineConfig
-    from tasks.yaml_config import load_yaml_mapping
-
+def prove_config(
+    path, *, read, home=None, repos=None, theorems=None, checkpoint=None, out=None, unsafe_no_sandbox=False
+):
+    """The ProveConfig of `dojoflow prove`: `read(path)` (default: the defaults), with every option
+    given (None or empty: not given) winning over it. `read` is `tasks.config.prove_config_from_yaml`,
+    which takes a pipeline config too: the pipeline config is the root, nothing below it imports it."""
     from .config import ProveConfig
 
-    raw = load_yaml_mapping(path, "examples/proving.yaml")
-    if not (isinstance(raw, dict) and {"evaluation", "trainers", "sources"} & set(raw)):
-        return ProveConfig.from_yaml(path)
-    pipeline = PipelineConfig.from_yaml(path)  # a pipeline config, validated as one
-    if pipeline.evaluation.proving is None:
-        raise InputError(path, "has no `evaluation.proving` section", "add one (see examples/proving.yaml)")
-    # its benchmarks are the curriculum's evaluation sets: `dojoflow prove` tries `sorry` theorems
-    return ProveConfig(home=pipeline.home, proving=pipeline.evaluation.proving.model_copy(update={"benchmarks": []}))
-
-
-def prove_config(path, *, home=None, repos=None, theorems=None, checkpoint=None, out=None, unsafe_no_sandbox=False):
-    """The ProveConfig of `dojoflow prove`: the YAML at `path` (default: the defaults), with
-    every option given (None or empty: not given) winning over it."""
-    from .config import ProveConfig
-
-    cfg = prove_config_from_yaml(path) if path else ProveConfig()
+    cfg = read(path) if path else ProveConfig()
     updates = {
         "home": str(home) if home else cfg.home,
         "repos": list(repos) if repos else cfg.repos,

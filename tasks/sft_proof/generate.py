@@ -5,13 +5,15 @@
 asked through its chat template (tasks/sft/generate.py's batched generation, whole text kept); a
 model without one gets the plain prompt and its completion is dedented back into a tactic block.
 `proof_prompt_of(theorem)` is the user prompt of a TheoremSpec (a statement-set theorem may carry
-`header` and `informal`; a repository theorem has its statement only).
+`header` and `informal`; a repository theorem has its statement only). `proof_writer(trained)` is the
+trainer's `proof_writer` (tasks/trainers/base.py): how tasks/generate/checkpoint.py asks its checkpoints.
 """
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .data import has_chat_template, plain_prompt, user_prompt
 
@@ -22,6 +24,31 @@ def proof_prompt_of(theorem, include_header: bool = True, include_informal: bool
         (getattr(theorem, "header", "") or "") if include_header else "",
         getattr(theorem, "informal", None) if include_informal else None,
     )
+
+
+@dataclass(frozen=True)
+class WholeProofWriter:
+    """A whole-proof checkpoint asked in its training prompt (tasks/generate/base.py `ProofWriter`)."""
+
+    system_prompt: str
+    include_header: bool
+    include_informal: bool
+
+    def prompt(self, theorem) -> str:
+        return proof_prompt_of(theorem, self.include_header, self.include_informal)
+
+    def generate(self, model, tokenizer, prompts: Sequence[str], n: int, **kwargs) -> list[list[tuple[str, float]]]:
+        return generate_proofs(model, tokenizer, prompts, n, **kwargs)
+
+
+def proof_writer(trained: dict) -> WholeProofWriter:
+    """The writer of a checkpoint whose manifest (or model card) records the settings `trained`: the
+    prompt settings it trained with, the defaults where it records none."""
+    from .config import SFTProofSettings
+
+    keys = ("system_prompt", "include_header", "include_informal")
+    settings = SFTProofSettings.model_validate({k: trained[k] for k in keys if k in trained})
+    return WholeProofWriter(settings.system_prompt, settings.include_header, settings.include_informal)
 
 
 def _strip_by(text: str) -> str:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from storage.snapshot_ref import SnapshotRef
 
 from .config import SFTProofSettings
+from .traced import tactic_block
 
 
 def set_proof_rows(store, sets: list[str]) -> list[dict]:
     """Proof rows (storage/proof_snapshot.py) of the sets' verified proofs, not expert iteration's."""
     from storage.statement_sets import verified_proofs
-    from tasks.expert.whole_proof import tactic_block
 
     rows = []
     for p in verified_proofs(store, sets):

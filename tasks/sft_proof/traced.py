@@ -77,6 +77,19 @@ def proof_of_declaration(decl: str) -> tuple[str | None, str]:
     return None, "a term proof over several lines"
 
 
+def tactic_block(text_after_assign: str) -> str:
+    """A statement set's proof (the text after `:=`) as a tactic block: `by` dropped, or `exact TERM`
+    (sft_proof trains on it; whole-proof expert iteration keeps it).
+
+    >>> tactic_block("by\\n  simp")
+    'simp'
+    >>> tactic_block("rfl")
+    'exact rfl'
+    """
+    proof, _ = proof_of_declaration("theorem _x : True := " + text_after_assign)
+    return proof or ""
+
+
 def _chain(steps: list[dict]) -> str | None:
     """The traced tactics' top-level chain joined one per line, if it closes every goal."""
     steps = sorted(steps, key=lambda s: s["idx"])

@@ -14,6 +14,7 @@ TRAINER = TrainerDef(
     holds="a causal LM in save_pretrained layout (or a LoRA adapter on its base) that writes whole proofs, "
     "and its tokenizer",
     generates_tactics=True,  # its checkpoints search in whole-proof mode (tasks/generate/checkpoint.py)
+    proof_writer="tasks.sft_proof.generate:proof_writer",  # asked from the statement, in its training prompt
     preflight="tasks.sft_proof.config:preflight",
     data="tasks.sft_proof.sources:step_snapshot",  # verified whole proofs join the step's snapshot
 )

@@ -214,6 +214,10 @@ class TrainerDef:
     # trains on at a step, the step's plus data it adds from the store; its id must hash what it adds
     # (a proof snapshot, storage/proof_snapshot.py), so the checkpoint id follows the data. None: the step's.
     data: str | None = None
+    # "module:function(trained: dict) -> ProofWriter" (tasks/generate/base.py): its checkpoints write whole
+    # proofs from a theorem's statement, and are asked so in the prompt they trained on (`trained`: the
+    # settings the checkpoint records); tasks/generate/checkpoint.py asks them. None: they are asked a goal.
+    proof_writer: str | None = None
 
     def train_fn(self) -> TrainFn:
         return self._checked(self.train, TrainFn)

@@ -6,6 +6,7 @@ from datetime import date
 import pytest
 
 from storage.errors import InputError
+from tasks.config import prove_config_from_yaml
 from tasks.grpo.command_line import backend_option, evaluate_fields, json_object_option, train_fields
 from tasks.proving.config import ProveConfig
 from tasks.proving.sorry import prove_config, prove_run_name
@@ -71,10 +72,10 @@ def test_evaluate_options_become_settings_fields():
 def test_prove_options_win_over_the_config_file(tmp_path):
     path = tmp_path / "prove.yaml"
     path.write_text("repos: [A]\ntheorems: [t]\nout: /tmp/o\n")
-    cfg = prove_config(path, repos=["B", "C"], checkpoint=tmp_path, unsafe_no_sandbox=True)
+    cfg = prove_config(path, read=prove_config_from_yaml, repos=["B", "C"], checkpoint=tmp_path, unsafe_no_sandbox=True)
     assert (cfg.repos, cfg.theorems, cfg.checkpoint, cfg.out) == (["B", "C"], ["t"], str(tmp_path), "/tmp/o")
     assert cfg.proving.backend.sandbox.unsafe_no_sandbox
-    assert prove_config(None) == ProveConfig()
+    assert prove_config(None, read=prove_config_from_yaml) == ProveConfig()
 
 
 @pytest.mark.parametrize(

@@ -113,8 +113,8 @@ def test_a_benchmark_the_snapshot_does_not_hold_or_the_config_does_not_declare_i
 
 
 def test_dojoflow_prove_takes_no_benchmarks_and_a_pipeline_configs_are_left_to_the_curriculum(tmp_path):
+    from tasks.config import prove_config_from_yaml
     from tasks.proving.config import ProveConfig
-    from tasks.proving.sorry import prove_config_from_yaml
 
     with pytest.raises(ValueError, match=r"proving.benchmarks=\['mini-bench'\] has no meaning here"):
         ProveConfig(proving={"backend": {"kind": "replay"}, "benchmarks": ["mini-bench"]})
