@@ -347,7 +347,6 @@ def _tree() -> dict[str, str]:
 CIRCLES_BEING_BROKEN = [
     {"tasks.benchmarks", "tasks.config", "tasks.evaluations", "tasks.expert", "tasks.generate", "tasks.grpo"}
     | {"tasks.proving", "tasks.search", "tasks.sft_proof"},
-    {"tasks.checkpoints", "tasks.lean", "tasks.ledger", "tasks.tracing"},
 ]
 
 
