@@ -415,14 +415,10 @@ def private_imports(source: str, rel: str) -> list[str]:
     return found
 
 
-# Files of tasks/ that still import private names across modules, in rooms others rebuild at the same
-# time (typed records: proving/evaluate's `_record`; backends: lean/availability's `_probe`); the list
-# only shrinks: a file cleaned must leave it.
-PRIVATE_IMPORTS_BEING_REMOVED = {
-    "tasks/expert/pool.py",
-    "tasks/lean/gold_backend.py",
-    "tasks/proving/sorry.py",
-}
+# Files of tasks/ that still import private names across modules; the set only shrinks: a file
+# cleaned must leave it (empty since proving/evaluate's `_record` became `theorem_to_try` and
+# lean/availability's `_probe` became `bubblewrap_problem`).
+PRIVATE_IMPORTS_BEING_REMOVED: set[str] = set()
 
 
 def test_no_private_name_crosses_a_module():
