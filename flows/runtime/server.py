@@ -37,6 +37,7 @@ from pathlib import Path
 
 from storage import atomic
 from storage.errors import DojoflowError
+from tasks.lean.containment import pid_alive
 
 STARTUP_CEILING_S = 180.0  # a loaded machine migrating a fresh database can take a minute
 
@@ -74,16 +75,6 @@ def is_healthy(url: str, timeout: float = 2.0) -> bool:
             return r.status == 200
     except (OSError, ValueError):  # ValueError: not a URL at all (PREFECT_API_URL=foo)
         return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def server_env(home: Path) -> dict:
@@ -229,7 +220,7 @@ def stop(server: Server, grace: float = 10.0) -> None:
             if server.process is not None:
                 if server.process.poll() is not None:
                     break
-            elif not _alive(server.pid):
+            elif not pid_alive(server.pid):
                 break
             time.sleep(0.05)
         else:
@@ -255,7 +246,7 @@ def running(home: Path) -> Server | None:
         info = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if not _alive(int(info.get("pid", -1))) or not is_healthy(info["url"]):
+    if not pid_alive(int(info.get("pid", -1))) or not is_healthy(info["url"]):
         return None
     return Server(url=info["url"], pid=int(info["pid"]), how="dojoflow server")
 

@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +36,7 @@ from pathlib import Path
 from storage import atomic
 from storage.errors import DojoflowError, InputError
 
+from ..process_group import stop_group
 from .base import SkipTraining
 from .launch import LaunchSettings, child_env, torchrun_command
 from .log_progress import PROGRESS_FIELD
@@ -78,20 +78,6 @@ class TrainingProcessFailed(DojoflowError):
 
 def dying_with_this_process(cmd: list[str]) -> list[str]:
     return [sys.executable, "-c", DIE_WITH_PARENT, str(os.getpid()), *cmd]
-
-
-def stop_group(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
-    """SIGTERM to the child's process group (torchrun stops its workers), SIGKILL after `grace_s`."""
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 _RANK_LINE = re.compile(r"^\[rank (\d+)\] ?(.*)$", re.DOTALL)
@@ -181,11 +167,11 @@ def run_child(cmd: list[str], env: dict[str, str], out: Output) -> int:
             relay(line, out)
         return proc.wait()
     except BaseException:  # Ctrl-C, a cancellation raised in this thread, a failed relay: stop it all
-        stop_group(proc)
+        stop_group(proc, STOP_GRACE_S)
         raise
     finally:
         if proc.poll() is None:
-            stop_group(proc)
+            stop_group(proc, STOP_GRACE_S)
         if proc.stdout is not None:
             proc.stdout.close()
 
