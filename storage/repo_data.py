@@ -60,39 +60,15 @@ def content_hash(repository: dict, tables: dict) -> str:
     """The content hash of a repository row and its tables (`tables`: name -> a function that
     loads the table, so that only one is held at a time, or the table's Parquet file): each
     table sorted by its key and written as one Arrow IPC stream."""
+    from .table_hash import hash_parquet, hash_whole
+
     h = hashlib.sha256()
     for key in ("url", "commit", "lean_version", "split_settings"):
         h.update(f"{key}={repository.get(key)}\x1f".encode())
     for name in ("files", "theorems", "tactics", "premises"):
-        if not callable(tables[name]):  # a Parquet file's path: hashed a part at a time, the same bytes
-            from .table_hash import hash_parquet
-
-            h.update(name.encode())
-            hash_parquet(h, tables[name], schemas.TABLES[name], _SORT_KEYS[name])
-            continue
-        table = tables[name]().cast(schemas.TABLES[name])
-        table = table.sort_by([(k, "ascending") for k in _SORT_KEYS[name]]).combine_chunks()
         h.update(name.encode())
-        # The stream's bytes go to the hash as they are written, not to a buffer the table's size.
-        with pa.PythonFile(_HashSink(h), mode="w") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        del table
+        if callable(tables[name]):  # loaded, cast, sorted and streamed into the hash (no buffer its size)
+            hash_whole(h, tables[name]().cast(schemas.TABLES[name]), _SORT_KEYS[name])
+        else:  # a Parquet file's path: hashed a part at a time, the same bytes
+            hash_parquet(h, tables[name], schemas.TABLES[name], _SORT_KEYS[name])
     return h.hexdigest()
-
-
-class _HashSink:
-    """A file that hashes what is written to it."""
-
-    def __init__(self, h):
-        self.h = h
-        self.closed = False
-
-    def write(self, data) -> int:
-        self.h.update(data)
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closed = True

@@ -29,6 +29,7 @@ from storage.errors import InputError
 from storage.ids import stable_hash
 from storage.snapshot_ref import SnapshotRef
 
+from .compute import gpu_seconds
 from .models.loading import default_model_cache
 from .trainers import registry
 from .trainers.base import SkipTraining
@@ -283,8 +284,6 @@ def train_step(
             definition, home, settings, snapshot, split_kind, parent_dir, tmp, work_dir
         )
         figures["seconds"] = round(time.perf_counter() - started, 3)
-        from tasks.ledger import gpu_seconds
-
         if (gpu := gpu_seconds(figures["seconds"])) is not None:  # absent on a CPU: there is no such figure
             figures["gpu_seconds"] = gpu
         ref = CheckpointRef(

@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 import socket
-import sys
 
 from storage import catalog, ledger
+from tasks.compute import gpu_name, process_cpu_seconds
 from tasks.lean.verdict import RULE_VERSION as VERIFIER_RULE_VERSION  # never guessed: a failed import fails
 
 # Packages whose versions can change a result; recorded with every run.
@@ -43,43 +43,6 @@ def _version(package: str) -> str | None:
         return None
 
 
-def process_cpu_seconds() -> float:
-    """CPU seconds (user + system) of this process and its finished children."""
-    import psutil
-
-    t = psutil.Process().cpu_times()
-    return float(t.user + t.system + getattr(t, "children_user", 0.0) + getattr(t, "children_system", 0.0))
-
-
-def _gpu() -> str | None:
-    """The GPU's name when torch is already loaded and sees one (never imports torch for it)."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_available():
-        return None
-    return f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"
-
-
-def gpu_seconds(wall_seconds: float) -> float | None:
-    """GPU seconds of work that took `wall_seconds` in this process: the wall seconds times the
-    GPUs this process holds, once it has initialised CUDA; None where it used no GPU (on a CPU
-    machine the figure does not exist: it is never 0)."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
-        return None
-    return round(wall_seconds * torch.cuda.device_count(), 3)
-
-
-def tokens_generated(generator) -> int | None:
-    """Tokens a generator (or the one it wraps) has generated so far; None for one that is not a
-    model (the closing-tactics baseline) or does not count them."""
-    while generator is not None:
-        cell = getattr(generator, "tokens", None)
-        if isinstance(cell, list):
-            return int(cell[0])
-        generator = getattr(generator, "inner", None)
-    return None
-
-
 def provenance() -> dict:
     """What this process computes with: code, environment, verifier rule, CPU time so far."""
     from tasks.checkpoints import code_version
@@ -97,7 +60,7 @@ def provenance() -> dict:
         },
         "verifier_rule_version": VERIFIER_RULE_VERSION,
         "cpu_seconds_at_start": process_cpu_seconds(),
-        "gpu": _gpu(),
+        "gpu": gpu_name(),
     }
 
 

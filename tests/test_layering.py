@@ -341,12 +341,9 @@ def _tree() -> dict[str, str]:
     }
 
 
-# Circles outside storage/ found when this test came (issue 26: A1 gives the Lean process one home; A4's,
-# through tasks/config.py, is gone); one that shrinks still passes, a new or larger one fails. Remove a line
-# once its circle is gone.
-CIRCLES_BEING_BROKEN = [
-    {"tasks.checkpoints", "tasks.lean", "tasks.ledger", "tasks.tracing"},
-]
+# Circles outside storage/ found when this test came (issue 26: A4's, through tasks/config.py, and A1's,
+# through the Lean process's home, are gone); one that shrinks would still pass, a new one fails. Add none.
+CIRCLES_BEING_BROKEN = []
 
 
 def test_no_circle_of_imports_between_rooms():
@@ -474,14 +471,10 @@ def private_imports(source: str, rel: str) -> list[str]:
     return found
 
 
-# Files of tasks/ that still import private names across modules, in rooms others rebuild at the same
-# time (typed records: proving/evaluate's `_record`; backends: lean/availability's `_probe`); the list
-# only shrinks: a file cleaned must leave it.
-PRIVATE_IMPORTS_BEING_REMOVED = {
-    "tasks/expert/pool.py",
-    "tasks/lean/gold_backend.py",
-    "tasks/proving/sorry.py",
-}
+# Files of tasks/ that still import private names across modules; the set only shrinks: a file
+# cleaned must leave it (empty since proving/evaluate's `_record` became `theorem_to_try` and
+# lean/availability's `_probe` became `bubblewrap_problem`).
+PRIVATE_IMPORTS_BEING_REMOVED: set[str] = set()
 
 
 def test_no_private_name_crosses_a_module():

@@ -117,27 +117,35 @@ def _deployment_id(http, name, path: Path, where: str) -> str:
     if not isinstance(name, str) or name.count("/") != 1:
         raise InputError(path, f"names the deployment {name!r}", "write `<flow>/<deployment>`, e.g. prove/sorry", where)
     flow, dep = name.split("/")
-    r = http.get(f"/deployments/name/{quote(flow, safe='')}/{quote(dep, safe='')}")
-    if r.status_code == 404:
-        raise InputError(
-            path,
-            f"runs the deployment {name!r}, which does not exist on {http.base_url}",
-            "deploy it first (`prefect --no-prompt deploy --all` from the project root) or fix the name",
-            where,
-        )
-    r.raise_for_status()
+    r = _existing(
+        http,
+        f"/deployments/name/{quote(flow, safe='')}/{quote(dep, safe='')}",
+        path,
+        f"runs the deployment {name!r}",
+        "deploy it first (`prefect --no-prompt deploy --all` from the project root) or fix the name",
+        where,
+    )
     return r.json()["id"]
 
 
 def _check_block(http, ref: tuple[str, str], path: Path) -> None:
-    r = http.get(f"/block_types/slug/{quote(ref[0], safe='')}/block_documents/name/{quote(ref[1], safe='')}")
+    _existing(
+        http,
+        f"/block_types/slug/{quote(ref[0], safe='')}/block_documents/name/{quote(ref[1], safe='')}",
+        path,
+        f"notifies through the block {'/'.join(ref)}",
+        "create it in the UI (Blocks) or pass --webhook URL to create custom-webhook/<name>",
+    )
+
+
+def _existing(http, route: str, path: Path, problem: str, fix: str, where: str | None = None):
+    """The server's answer at `route`; an InputError (`problem`, "which does not exist", `fix`)
+    where it answers 404, and httpx's error for any other failure."""
+    r = http.get(route)
     if r.status_code == 404:
-        raise InputError(
-            path,
-            f"notifies through the block {'/'.join(ref)}, which does not exist on {http.base_url}",
-            "create it in the UI (Blocks) or pass --webhook URL to create custom-webhook/<name>",
-        )
+        raise InputError(path, f"{problem}, which does not exist on {http.base_url}", fix, where)
     r.raise_for_status()
+    return r
 
 
 def _block_url(api: str, ref: tuple[str, str]) -> str | None:

@@ -9,9 +9,9 @@ Three cases, in this order (docs/terminal-and-server.md):
 Every server runs in its own session (process group), so a Ctrl-C in the terminal reaches
 `dojoflow run` only; the run then stops its temporary server itself, after telling it that
 the flow run was cancelled. A temporary server also dies with the run whatever kills the
-run (SIGKILL, the OOM killer): it is started through `DIE_WITH_PARENT`, which asks Linux
-for SIGTERM when its parent exits (prctl PR_SET_PDEATHSIG) before it execs the server;
-a SIGKILLed run once left a 250 MB server behind for good. This module imports no Prefect
+run (SIGKILL, the OOM killer): it is started through `DIE_WITH_PARENT` (tasks/process_group.py),
+which asks Linux for SIGTERM when its parent exits (prctl PR_SET_PDEATHSIG) before it execs the
+server; a SIGKILLed run once left a 250 MB server behind for good. This module imports no Prefect
 (starting it is what costs time).
 
 A temporary server starts under a lock per home (`<home>/prefect/server-start.lock`, held
@@ -37,6 +37,8 @@ from pathlib import Path
 
 from storage import atomic
 from storage.errors import DojoflowError
+from tasks.lean.containment import pid_alive
+from tasks.process_group import dying_with_this_process
 
 STARTUP_CEILING_S = 180.0  # a loaded machine migrating a fresh database can take a minute
 
@@ -76,43 +78,11 @@ def is_healthy(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def server_env(home: Path) -> dict:
     """The server's environment: the project's Prefect home, no telemetry."""
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env.update(PREFECT_HOME=str(prefect_home(home)), PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1")
     return env
-
-
-# Run as `python -c DIE_WITH_PARENT PARENT_PID PROGRAM ARGS...`: request SIGTERM on the
-# parent's death (PR_SET_PDEATHSIG = 1, prctl(2); kept across execve), exit if the parent is
-# already gone (the race prctl(2) describes), then become PROGRAM. A launcher rather than
-# Popen's preexec_fn, which is unsafe once the process has threads. Linux only; elsewhere it
-# only execs, and the run's own signal handlers stop the server.
-DIE_WITH_PARENT = """
-import ctypes, os, signal, sys
-if sys.platform.startswith("linux"):
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(1, int(signal.SIGTERM), 0, 0, 0) != 0:
-        sys.exit("prctl(PR_SET_PDEATHSIG) failed: errno %d" % ctypes.get_errno())
-    if os.getppid() != int(sys.argv[1]):
-        sys.exit(0)
-os.execv(sys.argv[2], sys.argv[2:])
-"""
-
-
-def dying_with_this_process(args: list[str]) -> list[str]:
-    """`args` wrapped so that the program gets SIGTERM when this process dies."""
-    return [sys.executable, "-c", DIE_WITH_PARENT, str(os.getpid()), *args]
 
 
 def _launch(home: Path, args: list[str], env: dict, log_name: str) -> subprocess.Popen:
@@ -185,7 +155,7 @@ def start_temporary(home: Path, say=None) -> Server:
         "on",
     ]
     try:
-        p = _launch(home, dying_with_this_process(args), env, "prefect-server-temporary.log")
+        p = _launch(home, dying_with_this_process(args, signal.SIGTERM), env, "prefect-server-temporary.log")
     except BaseException:
         os.close(lock)
         raise
@@ -229,7 +199,7 @@ def stop(server: Server, grace: float = 10.0) -> None:
             if server.process is not None:
                 if server.process.poll() is not None:
                     break
-            elif not _alive(server.pid):
+            elif not pid_alive(server.pid):
                 break
             time.sleep(0.05)
         else:
@@ -255,7 +225,7 @@ def running(home: Path) -> Server | None:
         info = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if not _alive(int(info.get("pid", -1))) or not is_healthy(info["url"]):
+    if not pid_alive(int(info.get("pid", -1))) or not is_healthy(info["url"]):
         return None
     return Server(url=info["url"], pid=int(info["pid"]), how="dojoflow server")
 

@@ -163,17 +163,21 @@ def is_theorem_name(name: str) -> bool:
     return lean_name_problem(name) is None
 
 
+FULL_NAME_FIX = "a theorem's full_name is one Lean name, e.g. Nat.add_comm: re-create the export"
+
+
 def check_theorem_name(name: str, source, where: str) -> str:
     """`name`, refused unless it is one Lean name (issue 16 §5: it reaches Lean in commands)."""
-    problem = lean_name_problem(name)
-    if problem:
-        raise InputError(
-            source,
-            f"field `full_name` {name[:80]!r} {problem}",
-            "a theorem's full_name is one Lean name, e.g. Nat.add_comm: re-create the export",
-            where=where,
-        )
+    if problem := lean_name_problem(name):  # the name's repr only for a refused one (one call a theorem)
+        refuse(problem, source, where, f"field `full_name` {name[:80]!r} ", FULL_NAME_FIX)
     return name
+
+
+def refuse(problem: str | None, source, where: str, field: str, fix: str) -> None:
+    """An InputError at `source`/`where` saying `field` then `problem`, and `fix`; nothing when
+    there is no problem."""
+    if problem:
+        raise InputError(source, f"{field}{problem}", fix, where=where)
 
 
 def check_statement(statement: str | None, full_name: str, source, where: str) -> str | None:
@@ -181,14 +185,14 @@ def check_statement(statement: str | None, full_name: str, source, where: str) -
     record's `full_name` (the constant a proof of it declares is the one verdicts are about)."""
     problem = statement_problem(statement, full_name) if statement is not None else None
     problem = problem or (challenge_problem(statement) if statement is not None else None)
-    if problem:
-        raise InputError(
-            source,
-            f"field `theorem_statement` {problem}",
-            "a statement is the signature of the declaration full_name names (`theorem name args : type`): "
-            "re-create the export",
-            where=where,
-        )
+    refuse(
+        problem,
+        source,
+        where,
+        "field `theorem_statement` ",
+        "a statement is the signature of the declaration full_name names (`theorem name args : type`): "
+        "re-create the export",
+    )
     return statement
 
 
@@ -224,26 +228,24 @@ def repo_problem(repo: tuple[str, str], declared: list[tuple[str, str]]) -> str 
 
 
 def check_repo(key: TheoremKey, declared: list[tuple[str, str]], source, where: str) -> None:
-    problem = repo_problem(key.repo, declared)
-    if problem:
-        raise InputError(
-            source,
-            problem,
-            "a repository is one url at one commit: correct the record, or metadata.json's from_repo",
-            where=where,
-        )
+    refuse(
+        repo_problem(key.repo, declared),
+        source,
+        where,
+        "",
+        "a repository is one url at one commit: correct the record, or metadata.json's from_repo",
+    )
 
 
 def check_tactic(tactic: str, source, where: str) -> str:
     """`tactic`, refused when it holds a command (it reaches Lean inside a proof when replayed)."""
-    problem = tactic_problem(tactic)
-    if problem:
-        raise InputError(
-            source,
-            f"field `tactic` {problem}",
-            "a traced tactic is one tactic of a proof, never a command: re-create the export",
-            where=where,
-        )
+    refuse(
+        tactic_problem(tactic),
+        source,
+        where,
+        "field `tactic` ",
+        "a traced tactic is one tactic of a proof, never a command: re-create the export",
+    )
     return tactic
 
 

@@ -245,16 +245,23 @@ def read_exports(
     for path, outcome in zip(paths, outcomes):
         if isinstance(outcome, tuple):  # an InputError, re-raised as the worker found it
             raise InputError(*outcome)
-        for data in outcome:
-            if data.repo_id not in out:
-                out[data.repo_id] = (data, path)
-            elif out[data.repo_id][0].content_hash() != data.content_hash():
-                raise InputError(
-                    path,
-                    f"repository {data.repo_id} is also in {out[data.repo_id][1]}, with different content",
-                    "import the two exports separately (with --replace for the one that should win)",
-                )
+        keep_once(out, path, outcome)
     return [data for data, _ in out.values()]
+
+
+def keep_once(out: dict, path: Path, repositories) -> None:
+    """Add the `repositories` of the export at `path` to `out` ({repo_id: (repository, export)}):
+    one already there (a dependency two exports share) is kept once when both hold the same
+    content, and is an InputError naming both exports when they differ."""
+    for data in repositories:
+        if data.repo_id not in out:
+            out[data.repo_id] = (data, path)
+        elif out[data.repo_id][0].content_hash() != data.content_hash():
+            raise InputError(
+                path,
+                f"repository {data.repo_id} is also in {out[data.repo_id][1]}, with different content",
+                "import the two exports separately (with --replace for the one that should win)",
+            )
 
 
 PARALLEL_IMPORT_BYTES = 32 * 2**20

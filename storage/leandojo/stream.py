@@ -43,6 +43,7 @@ from .read import (
     Repo,
     check_split_kinds_agree,
     gc_paused,
+    keep_once,
     main_repo,
     read_export,
     read_metadata,
@@ -358,15 +359,7 @@ def staged_exports(
     try:
         out: dict[str, tuple[StagedRepo, Path]] = {}
         for path in paths:
-            for data in stream_export(path, workdir, settings, memory_mb):
-                if data.repo_id not in out:
-                    out[data.repo_id] = (data, path)
-                elif out[data.repo_id][0].content_hash() != data.content_hash():
-                    raise InputError(
-                        path,
-                        f"repository {data.repo_id} is also in {out[data.repo_id][1]}, with different content",
-                        "import the two exports separately (with --replace for the one that should win)",
-                    )
+            keep_once(out, path, stream_export(path, workdir, settings, memory_mb))
         yield [data for data, _ in out.values()]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

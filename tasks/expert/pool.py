@@ -48,7 +48,7 @@ def select_pool(
     import pyarrow.compute as pc
 
     from tasks.lean import load_theorems
-    from tasks.proving.evaluate import _record, initial_goals, statement_needs
+    from tasks.proving.evaluate import initial_goals, statement_needs, theorem_to_try
 
     sorry = {
         (r["repo_id"], r["full_name"])
@@ -86,7 +86,7 @@ def select_pool(
             keep += mine[:max_theorems]
         chosen = [s for s in chosen if s in keep]
     records = [
-        _record(
+        theorem_to_try(
             s,
             "train",
             goals.get((s.repo_id, s.file_path, s.full_name), ""),

@@ -31,7 +31,9 @@ SANDBOX_FIX = (
 
 
 @functools.cache
-def _probe(bwrap: str) -> str | None:
+def bubblewrap_problem(bwrap: str) -> str | None:
+    """Why `bwrap` cannot contain a Lean process here, or None when it can (sandbox.probe, asked once
+    per process)."""
     return probe(bwrap)
 
 
@@ -59,7 +61,7 @@ def contain(sandbox: SandboxSettings, memory_limit_mb: int | None, cpu_limit_s: 
         log.warning("backend.sandbox.unsafe_no_sandbox: Lean processes run WITHOUT a sandbox, as this user")
         bwrap = None
     else:
-        why = _probe(sandbox.bwrap_path)
+        why = bubblewrap_problem(sandbox.bwrap_path)
         if why is not None:
             raise InputError(
                 "backend.sandbox", f"Lean runs untrusted proofs only under bubblewrap, and {why}", SANDBOX_FIX

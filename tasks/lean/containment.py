@@ -129,11 +129,12 @@ def sweep(parent: str | None) -> None:
         if not entry.startswith(PREFIX):
             continue
         pid = entry[len(PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             _remove(os.path.join(parent, entry))
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process `pid` exists (one of another user's counts: signal 0 is refused, not unknown)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -72,9 +72,9 @@ def choose_sandbox(settings: BackendSettings) -> tuple[str, str | None]:
         return "landrun", why
     if settings.sandbox.unsafe_no_sandbox:
         return "bubblewrap", None  # the launcher then runs unsandboxed, as the user opted out
-    from .availability import _probe
+    from .availability import bubblewrap_problem
 
-    why = _probe(settings.sandbox.bwrap_path)
+    why = bubblewrap_problem(settings.sandbox.bwrap_path)
     return "bubblewrap", (f"landrun cannot run here and {why}" if why else None)
 
 

@@ -348,7 +348,7 @@ def dojo_proof_check(theorem: TheoremSpec, reply: dict) -> ProofCheck:
 def check_leandojo(settings: BackendSettings) -> None:
     """The leandojo backend's `available` (tasks/lean/registry.py): lean-dojo, `lake`, a sandbox."""
     sandbox_limits(settings)  # Dojoflow starts the Dojo's Lean processes: they must be contained
-    from tasks.tracing.toolchain import check_lean_dojo
+    from .dojo_repo import check_lean_dojo
 
     try:
         check_lean_dojo(settings.leandojo.extra_pythonpath)

@@ -31,8 +31,7 @@ def _open(dojos: dict, req: dict) -> dict:
     import lean_dojo as ld
     from lean_dojo.data_extraction import lean as ld_lean
 
-    from tasks.lean.dojo_repo import find_traced_repo
-    from tasks.tracing.worker import bare_repo
+    from tasks.lean.dojo_repo import bare_repo, find_traced_repo
 
     t = req["theorem"]
     found = find_traced_repo(Path(req["cache_dir"]), t["url"], t["commit"])

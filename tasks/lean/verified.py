@@ -37,13 +37,12 @@ from storage.errors import InputError, StoreLockedError
 from storage.ids import stable_hash
 from storage.verification_cache import CachedAnswer, CacheKey, sync
 
-# The verdict rule's version (tasks/lean/verdict.py's RULE_VERSION where it exists, else the axiom
-# guard's), defined once in tasks/ledger.py: cached answers are keyed on the one the ledger records.
-from tasks.ledger import VERIFIER_RULE_VERSION as RULE_VERSION
-
 from .backend import LeanBackend, ProofCheck, TheoremSpec, WrappedBackend
 from .config import BackendSettings
 from .guard import forbidden_construct, judge
+
+# Cached answers are keyed on the verdict rule's version, the one the ledger records (tasks/ledger.py).
+from .verdict import RULE_VERSION
 
 log = logging.getLogger(__name__)
 

@@ -34,8 +34,8 @@ import pyarrow.compute as pc
 
 from storage.errors import InputError
 from storage.ids import theorem_id, unit_interval
+from tasks.compute import gpu_seconds, tokens_generated
 from tasks.lean.backend import TheoremSpec
-from tasks.ledger import gpu_seconds, tokens_generated
 from tasks.metric_registry import register_metric, with_meaning
 from tasks.search import SearchBudget, best_first_search_many, whole_proof_search
 from tasks.search.pass_at_k import pass_at_k
@@ -59,7 +59,8 @@ RECORD_VERSION = 4  # of the records `prove_theorems` returns: part of their cac
 PROVING = "proving"  # the `trainer` column of proving metrics: they score the generator's checkpoint by search
 
 
-def _record(spec: TheoremSpec, split: str, goals: str, **more) -> TheoremToTry:
+def theorem_to_try(spec: TheoremSpec, split: str | None, goals: str, **more) -> TheoremToTry:
+    """The theorem `spec` as one to try: its id, its split and the traced goals before its first tactic."""
     theorem = theorem_id(spec.repo_id, spec.file_path, spec.full_name)
     return TheoremToTry(**vars(spec), theorem_id=theorem, split=split, goals=goals, **more)
 
@@ -129,7 +130,7 @@ def select_theorems(
             if settings.max_theorems is not None:
                 chosen = chosen[: settings.max_theorems]
             for s in sorted(chosen, key=lambda s: (s.file_path, s.start or (0, 0), s.full_name)):
-                out.append(_record(s, split, goals.get((s.repo_id, s.file_path, s.full_name), "")))
+                out.append(theorem_to_try(s, split, goals.get((s.repo_id, s.file_path, s.full_name), "")))
     untried = [
         Untried(**u, theorem_id=theorem_id(u["repo_id"], u["file_path"], u["full_name"]))
         for u in untried

@@ -13,7 +13,7 @@ from storage.errors import InputError
 from storage.ids import theorem_id
 from storage.repo_specs import resolve_repositories
 
-from .evaluate import _record, initial_goals
+from .evaluate import initial_goals, theorem_to_try
 from .generator_ref import GeneratorRef
 from .records import SearchRecord, TheoremToTry, Untried
 
@@ -58,7 +58,7 @@ def select_sorry_theorems(
             Untried(**u, theorem_id=theorem_id(u["repo_id"], u["file_path"], u["full_name"])) for u in cannot
         )
     goals = initial_goals(store, repo_ids)
-    return [_record(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
+    return [theorem_to_try(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
 
 
 def prove_inputs(store, repos: list[str], theorems: list[str], checkpoint: str | None, settings):

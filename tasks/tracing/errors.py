@@ -1,38 +1,16 @@
 """Errors of the tracing step, beside those in `storage.errors`.
 
-`ToolchainMissingError` (storage.errors) covers a program that is absent; these cover
-a toolchain that is present but unusable, lean-dojo itself being absent, and a trace
-that failed. Each keeps its inputs as attributes and says whether a retry can help.
+`ToolchainMissingError` (storage.errors) covers a program that is absent; `ToolchainError`
+(a toolchain present but unusable) and `LeanDojoMissingError` are defined beside lean-dojo's
+install check (tasks/lean/dojo_repo.py), which the leandojo backend runs too; `TracingError`
+covers a trace that failed. Each keeps its inputs as attributes and says whether a retry can help.
 """
 
 from __future__ import annotations
 
-from storage.errors import DojoflowError, ToolchainMissingError
+from storage.errors import DojoflowError
 from storage.repo_urls import redact_url
-
-
-class LeanDojoMissingError(ToolchainMissingError):
-    """The Python package lean-dojo cannot be imported by the interpreter that traces."""
-
-    def __init__(self, searched: list[str] | None = None):
-        self.program = "lean_dojo"
-        self.searched = list(searched or [])
-        DojoflowError.__init__(
-            self,
-            "the Python package lean-dojo (module `lean_dojo`) is not installed, and tracing "
-            "runs it. Install the extra: `pip install -e '.[lean]'` in a Dojoflow checkout, "
-            "or `pip install 'dojoflow[lean]'` (it pins lean-dojo==4.20.0).",
-        )
-
-
-class ToolchainError(DojoflowError):
-    """A program is on PATH but unusable: `--version` fails, is unreadable, or too old."""
-
-    def __init__(self, program: str, problem: str, fix: str):
-        self.program = program
-        self.problem = problem
-        self.fix = fix
-        super().__init__(f"`{program}`: {problem}. {fix}")
+from tasks.lean.dojo_repo import LeanDojoMissingError, ToolchainError  # noqa: F401 (defined beside lean-dojo's check)
 
 
 class TracingError(DojoflowError):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -39,6 +38,7 @@ from tasks.lean.environment import private_env
 from tasks.lean.sandbox import TIED, killed_by, python_worker_argv
 
 from ..git import looks_transient
+from ..process_group import stop_group
 from .errors import TracingError
 from .job import TraceJob
 
@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 FETCH_COMMAND = ("lake", "resolve-deps")
+STOP_GRACE_S = 15.0  # after SIGTERM, how long a step (Ray, lake, lean) gets to stop before SIGKILL
 
 
 def contained(
@@ -77,20 +78,6 @@ def tail(path: Path, lines: int = 40) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Stop the step and what it started (Ray, lake, lean): its own process group."""
-    for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 def run_logged(cmd: list[str], cwd: Path, env: dict, log_path: Path, timeout_s: float | None) -> int | None:
     """Run `cmd` in a session of its own with its output in `log_path`; its exit status, with a
     process killed by a signal (also through bwrap's 128 + signal) as minus that signal, or None
@@ -110,10 +97,10 @@ def run_logged(cmd: list[str], cwd: Path, env: dict, log_path: Path, timeout_s: 
         try:
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            stop_group(proc, STOP_GRACE_S)
             return None
         except BaseException:
-            _kill_group(proc)
+            stop_group(proc, STOP_GRACE_S)
             raise
     if TIED in cmd[:4] and rc > 128:  # under bwrap (through sandbox.py --tied): 128 + the signal (killed_by)
         rc = -killed_by(rc)

@@ -13,13 +13,10 @@ environment of every Lean process (tokens and keys never reach lean-dojo, lake o
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.metadata
 import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,11 +24,8 @@ from pathlib import Path
 from storage.errors import ToolchainMissingError
 
 from ..git import GIT_INSTALL
+from ..lean.dojo_repo import ToolchainError, check_lean_dojo
 from ..lean.environment import minimal_env
-from .errors import LeanDojoMissingError, ToolchainError
-
-LEAN_DOJO_VERSION = "4.20.0"
-"""The lean-dojo release this package is written against (pyproject's `lean` extra pins it)."""
 
 MIN_GIT_VERSION = (2, 25, 0)
 """lean-dojo asserts at import that git is at least this version."""
@@ -155,26 +149,3 @@ def _read_version(name: str, exe: str, env: dict, cwd: Path | None, timeout_s: f
             f"check that {exe} is the real {name}",
         )
     return Program(name=name, path=exe, version=m["version"], version_output=output.splitlines()[0])
-
-
-def check_lean_dojo(pythonpath: Sequence[str | Path] = ()) -> str | None:
-    """lean-dojo's version if it is installed (in `pythonpath` or sys.path), without importing it."""
-    paths = [str(p) for p in pythonpath] + [p for p in sys.path]
-    if importlib.machinery.PathFinder.find_spec("lean_dojo", paths) is None:
-        raise LeanDojoMissingError(paths)
-    dists = list(importlib.metadata.distributions(name="lean-dojo", path=paths))
-    if not dists:
-        return None  # a source checkout on the path: the tracing subprocess checks __version__
-    version = dists[0].version
-    if not is_supported_lean_dojo(version):
-        raise ToolchainError(
-            "lean-dojo",
-            f"version {version} is installed, and Dojoflow's tracing is written against "
-            f"lean-dojo {LEAN_DOJO_VERSION} (it reaches into its internals)",
-            f"install that release: `pip install 'lean-dojo=={LEAN_DOJO_VERSION}'`",
-        )
-    return version
-
-
-def is_supported_lean_dojo(version: str) -> bool:
-    return version.split(".")[:2] == LEAN_DOJO_VERSION.split(".")[:2]

@@ -39,10 +39,10 @@ from pathlib import Path
 
 from storage import atomic
 from storage.errors import InputError
+from tasks.lean.dojo_repo import LEAN_DOJO_VERSION, bare_repo, is_supported_lean_dojo
 
 from .convert import build_export, write_export
 from .job import TraceJob
-from .toolchain import LEAN_DOJO_VERSION, is_supported_lean_dojo
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
@@ -64,20 +64,6 @@ def lean4_commit(root: Path) -> str:
     except (OSError, subprocess.TimeoutExpired):
         pass
     return ""
-
-
-def bare_repo(ld_lean, url: str, commit: str, lean_version: str, repo_type):
-    """A LeanGitRepo with the fields lean-dojo's __post_init__ would set, without its network calls."""
-    repo = object.__new__(ld_lean.LeanGitRepo)
-    for name, value in (
-        ("url", url),
-        ("commit", commit),
-        ("repo", None),
-        ("lean_version", lean_version),
-        ("repo_type", repo_type),
-    ):
-        object.__setattr__(repo, name, value)
-    return repo
 
 
 def _toolchain_version(ld_lean, path: Path, default: str | None) -> str | None:

@@ -27,16 +27,15 @@ from __future__ import annotations
 import collections
 import json
 import logging
-import os
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from storage import atomic
 from storage.errors import DojoflowError, InputError
 
+from ..process_group import dying_with_this_process, stop_group
 from .base import SkipTraining
 from .launch import LaunchSettings, child_env, torchrun_command
 from .log_progress import PROGRESS_FIELD
@@ -46,22 +45,6 @@ log = logging.getLogger("tasks.trainers.launch")
 
 LAST_LINES = 25
 STOP_GRACE_S = 30.0  # after SIGTERM, how long torchrun gets to stop its workers before SIGKILL
-
-# Run as `python -c DIE_WITH_PARENT PARENT_PID PROGRAM ARGS...`: SIGKILL on the parent's death
-# (PR_SET_PDEATHSIG = 1, kept across execve), exit if the parent is already gone, then become
-# PROGRAM. A launcher rather than Popen's preexec_fn, which is unsafe once the process has
-# threads (Prefect's are). flows/runtime/server.py does the same for the Prefect server.
-DIE_WITH_PARENT = """
-import ctypes, os, shutil, signal, sys
-if sys.platform.startswith("linux"):
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) != 0:
-        sys.exit("prctl(PR_SET_PDEATHSIG) failed: errno %d" % ctypes.get_errno())
-    if os.getppid() != int(sys.argv[1]):
-        sys.exit(0)
-program = shutil.which(sys.argv[2]) or sys.argv[2]
-os.execv(program, sys.argv[2:])
-"""
 
 
 class TrainingProcessFailed(DojoflowError):
@@ -74,24 +57,6 @@ class TrainingProcessFailed(DojoflowError):
         super().__init__(
             f"training process {who} of trainer {trainer!r} exited with code {exit_code}; last lines:\n{tail}"
         )
-
-
-def dying_with_this_process(cmd: list[str]) -> list[str]:
-    return [sys.executable, "-c", DIE_WITH_PARENT, str(os.getpid()), *cmd]
-
-
-def stop_group(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
-    """SIGTERM to the child's process group (torchrun stops its workers), SIGKILL after `grace_s`."""
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 _RANK_LINE = re.compile(r"^\[rank (\d+)\] ?(.*)$", re.DOTALL)
@@ -165,7 +130,7 @@ def write_job(job: Job, job_file: Path) -> None:
 def run_child(cmd: list[str], env: dict[str, str], out: Output) -> int:
     """Run `cmd` (in a session of its own, dying with this process), relaying its output; its exit code."""
     proc = subprocess.Popen(
-        dying_with_this_process(cmd),
+        dying_with_this_process(cmd, signal.SIGKILL),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -181,11 +146,11 @@ def run_child(cmd: list[str], env: dict[str, str], out: Output) -> int:
             relay(line, out)
         return proc.wait()
     except BaseException:  # Ctrl-C, a cancellation raised in this thread, a failed relay: stop it all
-        stop_group(proc)
+        stop_group(proc, STOP_GRACE_S)
         raise
     finally:
         if proc.poll() is None:
-            stop_group(proc)
+            stop_group(proc, STOP_GRACE_S)
         if proc.stdout is not None:
             proc.stdout.close()
 

@@ -42,7 +42,7 @@ def test_checkpoint_generator_ranks_distinct_tactics_for_a_batch_of_states(model
         assert len({" ".join(t.split()) for t, _ in candidates}) == len(candidates)
         assert all("\n" not in t for t, _ in candidates)  # tactics are one line
     # the ledger's tokens generated (tasks/ledger.py): counted, never more than asked for
-    from tasks.ledger import tokens_generated
+    from tasks.compute import tokens_generated
 
     assert 0 < tokens_generated(gen) <= 3 * 3 * 8
     assert tokens_generated(ProgressReranked(inner=gen, scorer=None)) == tokens_generated(gen)  # through a wrapper

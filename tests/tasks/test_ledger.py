@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import torch
 
+from tasks.compute import gpu_seconds, tokens_generated
 from tasks.generate.baseline import ClosingTacticsGenerator
-from tasks.ledger import _total, gpu_seconds, tokens_generated
+from tasks.ledger import _total
 
 
 def test_gpu_seconds_are_wall_seconds_times_the_gpus_held_and_absent_without_a_gpu():
