@@ -7,7 +7,7 @@ only read their inputs and results. Each call appends one JSON line to `folder/r
 
 - a batch: {"batch": step, "rank", "world", "generations", "prompts" (this rank's texts, in order),
   "rewards" (the weighted rewards of the whole global batch, as TRL gathered them),
-  "advantages" (this rank's, as TRL's loss gets them)};
+  "advantages" (this rank's, as TRL's loss gets them), "rows" (each row-aligned tensor's rows), "dgpo_group" (DGPO's group ids)};
 - the publish: {"published": whether this rank wrote the checkpoint}.
 
 `train_recorded` is a worker entry (tasks/trainers/worker.py `Job.entry`): one rank of the
@@ -53,6 +53,8 @@ def recording(folder: Path):
                 "prompts": [prompt_text(x["prompt"]) for x in inputs],
                 "rewards": self._weighted_rewards(self._rewards_per_func).tolist(),
                 "advantages": output["advantages"].tolist(),
+                "rows": {k: int(v.shape[0]) for k, v in output.items() if getattr(v, "ndim", 0) >= 1},
+                "dgpo_group": output["dgpo_group"].tolist() if "dgpo_group" in output else None,
             },
         )
         return output

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import torch
 
 from storage.snapshot import build_snapshot
 from tasks.grpo.config import GRPOSettings
@@ -40,8 +41,9 @@ def _offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
-def settings(per_device: int) -> dict:
+def settings(per_device: int, **algorithm) -> dict:
     return {
+        **algorithm,
         "max_prompts": 8,
         "rewards": {"lean_tactic": 1.0, "format": 0.1},  # format varies among the tiny model's completions
         "training": {
@@ -91,12 +93,31 @@ def _assert_whole_group_advantages(ranks: dict[int, list[dict]], step: int) -> b
     return any(abs(a - b) > 1e-3 for a, b in zip(per_rank, whole[middle]))
 
 
-def _train_one_and_two(tmp_path: Path) -> tuple[dict, dict]:
-    """GRPO's records in one process (this one) and in 2 launched processes; asserts their figures."""
+def _snapshot(tmp_path: Path):
     store = sample_store(tmp_path / "home")
     repo = next(r["repo_id"] for r in store.repositories() if r["name"] == "NatBasics")
-    snapshot = build_snapshot(store, [repo])
-    models = tmp_path / "models"
+    return build_snapshot(store, [repo])
+
+
+def _train_two(tmp_path: Path, snapshot, fields: dict, models: Path) -> dict:
+    """GRPO in 2 processes launched as `dojoflow grpo train --processes 2` launches them, recorded
+    into <tmp_path>/two-records; the figures."""
+    arguments = {
+        "record_dir": str(tmp_path / "two-records"),
+        "settings": fields,
+        "snapshot": snapshot.to_dict(),
+        "out_dir": str(tmp_path / "two"),
+        "work_dir": str(tmp_path / "work-two"),
+        "model_cache_dir": str(models),
+    }
+    entry = "tests.tasks.grpo_probe:train_recorded"  # the worker's `entry`: train_grpo, recorded
+    launch = LaunchSettings(processes=2)
+    return call_in_child("grpo", entry, arguments, tmp_path / "two", tmp_path / "work-two", launch=launch)
+
+
+def _train_one_and_two(tmp_path: Path) -> tuple[dict, dict]:
+    """GRPO's records in one process (this one) and in 2 launched processes; asserts their figures."""
+    snapshot, models = _snapshot(tmp_path), tmp_path / "models"
     with recording(tmp_path / "one-records"):  # one process, in this process: the global batch each step
         one_figures = train_grpo(
             GRPOSettings.model_validate(settings(2 * PER_RANK)),
@@ -107,17 +128,7 @@ def _train_one_and_two(tmp_path: Path) -> tuple[dict, dict]:
             tmp_path / "work-one",
             model_cache_dir=models,
         )
-    arguments = {
-        "record_dir": str(tmp_path / "two-records"),
-        "settings": settings(PER_RANK),
-        "snapshot": snapshot.to_dict(),
-        "out_dir": str(tmp_path / "two"),
-        "work_dir": str(tmp_path / "work-two"),
-        "model_cache_dir": str(models),
-    }
-    entry = "tests.tasks.grpo_probe:train_recorded"  # the worker's `entry`: train_grpo, recorded
-    launch = LaunchSettings(processes=2)
-    two_figures = call_in_child("grpo", entry, arguments, tmp_path / "two", tmp_path / "work-two", launch=launch)
+    two_figures = _train_two(tmp_path, snapshot, settings(PER_RANK), models)
     assert two_figures["world_size"] == 2 and two_figures["steps"] == one_figures["steps"] == STEPS
     return records(tmp_path / "one-records"), records(tmp_path / "two-records")
 
@@ -147,3 +158,28 @@ def test_two_grpo_ranks_train_disjoint_slices_of_the_one_process_global_batch(tm
     assert [r["published"] for r in two[0] if "published" in r] == [True]
     assert [r["published"] for r in two[1] if "published" in r] == [False]
     assert (tmp_path / "two" / "config.json").is_file() and (tmp_path / "two" / "grpo_history.json").is_file()
+
+
+def test_dojoflows_own_advantages_and_dgpo_flags_in_two_processes_are_each_ranks_rows(tmp_path):
+    """`LeanGRPOTrainer` replaces TRL's advantages (advantage_norm other than standard) and adds
+    DGPO's verified flags from TRL's gathered rewards, the whole global batch's rows: each rank
+    must keep its own rows, as TRL does (`process_slice`), and DGPO's group ids must be the global
+    batch's. Before, every rank kept all 12 advantages and flags (TRL's shuffle of 6 rows then gave
+    rank 1 rank 0's), and rank 1 numbered its rows' groups from 0."""
+    from tasks.grpo.algorithms import advantages_for, resolve_algorithm
+
+    fields = settings(PER_RANK, algorithm="dgpo", algorithm_config={"advantage_norm": "rank"})
+    fields["training"]["max_steps"] = 1
+    figures = _train_two(tmp_path, _snapshot(tmp_path), fields, tmp_path / "models")
+    assert figures["world_size"] == 2
+    ranks = records(tmp_path / "two-records")
+    rewards = batches(ranks[0])[0]["rewards"]
+    options = {**resolve_algorithm("dgpo", {"advantage_norm": "rank"}).options, "scale_std": True}
+    whole = advantages_for(torch.tensor(rewards), GENERATIONS, options).tolist()
+    for r in (0, 1):
+        batch = batches(ranks[r])[0]
+        assert set(batch["rows"].values()) == {PER_RANK}, batch["rows"]  # advantages and dgpo_* included
+        assert {"advantages", "dgpo_verified", "dgpo_group"} <= set(batch["rows"])
+        assert batch["advantages"] == pytest.approx(whole[r * PER_RANK : (r + 1) * PER_RANK], abs=1e-6)
+        # groups of the global batch: rank 0 [0 0 0 0 1 1], rank 1 [1 1 2 2 2 2] (the middle group spans both)
+        assert batch["dgpo_group"] == [(r * PER_RANK + i) // GENERATIONS for i in range(PER_RANK)]
