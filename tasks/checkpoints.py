@@ -334,14 +334,15 @@ def _train_into(definition, home: Path, settings, snapshot, split_kind, parent_d
     With nothing to learn at this step (`SkipTraining`), the parent's model is carried forward
     unchanged; with no parent, the checkpoint is a manifest that says why (nothing to evaluate)."""
     try:
-        from .trainers.launch import launch_of
+        from .trainers.launch import launch_of, threads_of_a_child
 
         launch = launch_of(settings)
-        if launch.in_process():
+        if launch.in_process():  # with a child's thread count: the weights a 1-process child writes
             train_fn = definition.train_fn()
-            figures = train_fn(
-                settings, snapshot, split_kind, parent_dir, tmp, work_dir, model_cache_dir=default_model_cache(home)
-            )
+            with threads_of_a_child(launch):
+                figures = train_fn(
+                    settings, snapshot, split_kind, parent_dir, tmp, work_dir, model_cache_dir=default_model_cache(home)
+                )
         else:  # torchrun's processes, supervised here (tasks/trainers/supervise.py, docs/scaling.md)
             from .trainers.supervise import train_in_child
 

@@ -394,6 +394,14 @@ def preflight(settings: GRPOSettings, field: str) -> None:
     """Before a run: `training` against trl.GRPOConfig (the shared check) and this machine."""
     from tasks.trainers.launch import launch_of
 
+    processes = launch_of(settings).world_size()
+    if processes > 1 and settings.resolved_algorithm().dynamic_sampling:
+        raise InputError(
+            f"{field}.algorithm_config.dynamic_sampling",
+            f"is on but the launch asks for {processes} processes: each rank would drop and refill its own "
+            "groups, and a refill's generation gathers across ranks (tasks/grpo/lean_trainer.py)",
+            "train DAPO's dynamic sampling in one process (launch.processes: 1), or set dynamic_sampling: false",
+        )
     if settings.training.get("use_vllm") and launch_of(settings).python is not None:
         # vLLM lives in the training environment (launch.python), where it is looked for
         # (tasks/trainers/preflight.py: check_launch_settings), not in this one.

@@ -104,6 +104,15 @@ class LeanGRPOTrainer(GRPOTrainer):
             self.reward_func_names.index(verified_reward) if verified_reward in self.reward_func_names else None
         )
         self._dpo_reference = None
+        if algorithm.dynamic_sampling and self.accelerator.num_processes > 1:
+            from storage.errors import InputError
+
+            raise InputError(
+                "GRPOSettings.algorithm_config.dynamic_sampling",
+                f"is on but training runs in {self.accelerator.num_processes} processes: each rank would "
+                "drop and refill its own groups, and a refill's generation gathers across ranks that are not there",
+                "train DAPO's dynamic sampling in one process (launch.processes: 1), or set dynamic_sampling: false",
+            )
         if algorithm.dpo_coef > 0:
             if self._verified_index is None:
                 raise ValueError(
@@ -132,15 +141,20 @@ class LeanGRPOTrainer(GRPOTrainer):
         output = super()._generate_and_score_completions(inputs)
         # tokens generated, up to each completion's end (TRL's mask): the ledger's compute (tasks/ledger.py)
         self.tokens_generated = getattr(self, "tokens_generated", 0) + int(output["completion_mask"].sum())
-        per_func = self._rewards_per_func
+        per_func = self._rewards_per_func  # gathered by TRL: the whole global batch's rows
         rewards = self._weighted_rewards(per_func)
-        if self.algorithm.custom_advantages:
+        mine = self._own_rows(output["advantages"].shape[0])
+        if self.algorithm.custom_advantages:  # over whole groups of the global batch, then this rank's rows
             options = {**self.algorithm.options, "scale_std": self.scale_rewards != "none"}
-            output["advantages"] = advantages_for(rewards.cpu(), self.num_generations, options, list(self._history)).to(
-                output["advantages"].device
-            )
+            whole = advantages_for(rewards.cpu(), self.num_generations, options, list(self._history))
+            output["advantages"] = whole[mine].to(output["advantages"].device)
         self._history.extend(rewards.tolist())
-        return output, rewards, per_func
+        return output, rewards[mine], per_func[mine]
+
+    def _own_rows(self, n: int) -> slice:
+        """This rank's rows of the gathered global batch when it holds `n` (TRL's `process_slice`)."""
+        start = self.accelerator.process_index * n
+        return slice(start, start + n)
 
     def _new_inputs(self, groups: int) -> list[dict]:
         """`groups` prompts not used in this batch yet, each repeated num_generations times."""
@@ -210,7 +224,9 @@ class LeanGRPOTrainer(GRPOTrainer):
         device = output["completion_ids"].device
         threshold = float(self.algorithm.options.get("verified_reward", 1.0))
         lean = per_func[:, self._verified_index]
-        output["dgpo_group"] = torch.arange(n, device=device) // g
+        # the global batch's group of each row: under torchrun a group may span ranks (a DPO pair
+        # then needs both completions on one rank)
+        output["dgpo_group"] = (torch.arange(n, device=device) + self._own_rows(n).start) // g
         output["dgpo_verified"] = (torch.nan_to_num(lean, nan=-1.0) >= threshold).to(device)
         if "ref_per_token_logps" not in output:
             output["dgpo_ref_logps"] = self._reference_logps(output)

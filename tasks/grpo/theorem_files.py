@@ -323,16 +323,17 @@ def train_theorem_file(
     Python), otherwise in torchrun's processes under `launch`, supervised here
     (tasks/trainers/supervise.py): each rank runs `train_theorem_file_job`, rank 0 writes the
     checkpoint."""
-    from tasks.trainers.launch import launch_of
+    from tasks.trainers.launch import launch_of, threads_of_a_child
 
     launch = launch_of(settings)
     if launch.in_process():
         from storage.store import Store
 
         store = Store.open(home)
-        return train_on_theorem_file(
-            settings, read_theorem_file(theorem_file), out_dir, work_dir, store, model_cache_dir=model_cache_dir
-        )
+        with threads_of_a_child(launch):  # what a 1-process child would compute
+            return train_on_theorem_file(
+                settings, read_theorem_file(theorem_file), out_dir, work_dir, store, model_cache_dir=model_cache_dir
+            )
     from tasks.models.loading import resolve_model
     from tasks.trainers.lifecycle import model_cache
     from tasks.trainers.supervise import call_in_child

@@ -3,7 +3,8 @@
 Every trainer's settings carry `launch` (`launch_field()`; None takes the pipeline's
 `launch:` default, `tasks/config.py`). With the defaults (one process, one node, Dojoflow's
 own Python, no extra variables) a step trains inside the calling process, as it always
-did (`tests/tasks/test_launch.py` shows the checkpoint is the one a child would write);
+did, with the thread count a child would have (`threads_of_a_child`; tests/tasks/test_launch.py
+and test_launch_trainers.py show the checkpoint is, to the bit, the one a child would write);
 anything else trains in a child started as
 
     <python> -m torch.distributed.run --nnodes N --nproc_per_node P (--standalone | --rdzv-*)
@@ -18,10 +19,12 @@ Importing this module imports no torch.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -134,6 +137,52 @@ def child_env(launch: LaunchSettings) -> dict[str, str]:
     env.setdefault("OMP_NUM_THREADS", str(max(1, cpus // launch.processes)))
     env["TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"] = RANK_PREFIX
     return {**env, **launch.env}
+
+
+def child_threads(launch: LaunchSettings) -> int | None:
+    """The intra-op threads torch starts with in each of `launch`'s processes: the first number of
+    their OMP_NUM_THREADS (`child_env`), which torch, OpenMP and MKL read when a process starts;
+    None when that is not a positive number (then they choose their own)."""
+    value = child_env(launch).get("OMP_NUM_THREADS", "")
+    try:
+        threads = int(value.split(",")[0])
+    except ValueError:
+        return None
+    return threads if threads > 0 else None
+
+
+_threads_lock = threading.Lock()
+_threads_state = {"holders": 0, "before": 0}  # trainings in this process holding the count; the count before
+
+
+@contextlib.contextmanager
+def threads_of_a_child(launch: LaunchSettings):
+    """Train in this process with torch's intra-op thread count a 1-process child of `launch`
+    would start with (`child_threads`), restored afterwards: the count changes how reductions
+    split their work and so the last bits of the weights (3e-7 for the progress model at 2
+    threads against 1, docs/scaling.md). This process's count is not the child's: OpenMP and
+    MKL size their pools when torch first computes, from OMP_NUM_THREADS as it was then (a
+    pytest worker or a Prefect worker that computed before has the machine's cores), and a
+    library may have called `torch.set_num_threads`. Trainings at once in this process (a
+    thread-pool task runner) share the count; the last to finish restores it."""
+    import torch
+
+    threads = child_threads(launch)
+    if threads is None:
+        yield
+        return
+    with _threads_lock:
+        if _threads_state["holders"] == 0:
+            _threads_state["before"] = torch.get_num_threads()
+            torch.set_num_threads(threads)
+        _threads_state["holders"] += 1
+    try:
+        yield
+    finally:
+        with _threads_lock:
+            _threads_state["holders"] -= 1
+            if _threads_state["holders"] == 0:
+                torch.set_num_threads(_threads_state["before"])
 
 
 # -- checks before any work ----------------------------------------------------------------------------

@@ -64,6 +64,17 @@ def test_preflight_checks_training_against_grpo_config():
     preflight(GRPOSettings(training={"max_steps": 2}), "trainers.grpo")
 
 
+def test_dapo_dynamic_sampling_is_refused_in_several_processes():
+    """A DAPO refill generates on one rank with collectives the others do not join (lean_trainer.py)."""
+    with pytest.raises(InputError, match=r"trainers.grpo.algorithm_config.dynamic_sampling: is on but .* 2 processes"):
+        preflight(GRPOSettings(algorithm="dapo", launch={"processes": 2}), "trainers.grpo")
+    with pytest.raises(InputError, match="dynamic_sampling"):
+        preflight(GRPOSettings(algorithm="dapo", launch={"processes": 2, "nodes": 1}), "trainers.grpo")
+    off = GRPOSettings(algorithm="dapo", algorithm_config={"dynamic_sampling": False}, launch={"processes": 2})
+    preflight(off, "trainers.grpo")
+    preflight(GRPOSettings(algorithm="dapo", training={"max_steps": 2}), "trainers.grpo")  # one process: as before
+
+
 def test_every_field_has_a_description():
     from tasks.grpo.config import GRPOEvalSettings, RewardSettings
 

@@ -101,10 +101,14 @@ def _sft(env, name: str, processes: int | None, **training):
     """Train SFT into <root>/<name>; processes None: inside this process."""
     settings = _settings(processes, **training)
     out, work = env["root"] / name, env["root"] / f"work-{name}"
-    if processes is None:
-        from tasks.sft import train_sft
+    if processes is None:  # the curriculum's in-process default, in the children's environment
+        from tasks.checkpoints import _train_into
+        from tasks.trainers.registry import get
 
-        figures = train_sft(settings, env["snapshot"], "random", None, out, work, model_cache_dir=env["cache"])
+        with pytest.MonkeyPatch.context() as mp:  # a module fixture runs before the autouse one sets it
+            mp.setenv("OMP_NUM_THREADS", "1")
+            home = env["root"]  # builtin models in <home>/models: env["cache"]
+            figures = _train_into(get("sft"), home, settings, env["snapshot"], "random", None, out, work)[0]
     else:
         launch = LaunchSettings(processes=processes)
         figures = train_in_child(
@@ -145,6 +149,28 @@ def test_only_the_default_launch_trains_in_process():
     assert LaunchSettings().in_process()
     for other in ({"processes": 2}, {"python": sys.executable}, {"env": {"A": "1"}}):
         assert not LaunchSettings(**other).in_process()
+
+
+def test_in_process_training_takes_the_thread_count_a_child_starts_with(monkeypatch):
+    """torch's intra-op threads change the weights' last bits; this process's count is whatever
+    torch started with (or a library set), a child's is its OMP_NUM_THREADS (`child_env`)."""
+    import torch
+
+    from tasks.trainers.launch import child_threads, threads_of_a_child
+
+    before = torch.get_num_threads()
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    with threads_of_a_child(LaunchSettings()):
+        assert torch.get_num_threads() == 3
+        with threads_of_a_child(LaunchSettings()):  # a second training at once in this process
+            assert torch.get_num_threads() == 3
+        assert torch.get_num_threads() == 3  # the first one still trains
+    assert torch.get_num_threads() == before
+    monkeypatch.setenv("OMP_NUM_THREADS", "many")
+    with threads_of_a_child(LaunchSettings()):
+        assert torch.get_num_threads() == before  # what torch makes of it is its own affair
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert child_threads(LaunchSettings()) == len(os.sched_getaffinity(0))  # child_env: the cores / processes
 
 
 def test_the_torchrun_command_of_one_and_several_nodes(tmp_path):
