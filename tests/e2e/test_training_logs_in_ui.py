@@ -1,10 +1,11 @@
-"""A launched trainer's log lines in the Prefect UI while it trains (issue 25): `dojoflow server
-start` on a free port, `dojoflow run` of a one-step curriculum whose SFT trains in a torchrun
-child (`launch.env` set, so not in-process) for far more steps than the test waits for; once the
-flow run's logs on the server hold one of the child's progress lines (`step N/M: loss ...`,
-relayed by tasks/trainers/supervise.py), the flow run's page, rendered by a real headless
-Chromium, must show such a line while the run is still Running. Then SIGTERM stops
-`dojoflow run` (exit 130) and no process of the training job is left.
+"""A launched trainer's log lines in the Prefect UI while it trains (issue 25): `dojoflow run` of a
+one-step curriculum, against the shared `dojoflow server start` (tests/e2e/conftest.py), whose SFT
+trains in a torchrun child (`launch.env` is set, so not in-process) for far more steps than the
+test waits for. Once the child has printed a progress line (`step N/M: loss ...`, in torchrun's
+own copy of its output) and the flow run's logs on the server hold one (relayed by
+tasks/trainers/supervise.py), the flow run's page, rendered by a real headless Chromium, must show
+such a line while the flow run and the training task run are still Running. Then SIGTERM stops
+`dojoflow run` (exit 130, the run Cancelled) and no process of the training job is left.
 
 Needs Debian's `chromium` (`.ci/run` installs it); skipped with that reason without it.
 The screenshot is kept as `training-logs-in-ui.png` in the test's tmp folder.
@@ -24,16 +25,15 @@ import httpx
 import pytest
 
 from tests.e2e.test_deployment import wait_for
-from tests.ports import free_port
-from tests.prefect_db import seed_prefect_home
 
 from .browser import Browser, chromium_binary
-from .test_report_in_ui import ROOT, dojoflow
+from .test_report_in_ui import ROOT
 
-MAX_STEPS = 100_000  # never reached: the test stops the run once it has seen the UI
+MAX_STEPS = 100_000  # never reached: the test stops the run once it has read the page
 PROGRESS = re.compile(rf"step \d+/{MAX_STEPS}: loss \d")  # tasks/trainers/log_progress.progress_line
 SHOWN_LINE = PROGRESS.pattern + r"[^\n]*"  # the whole line, as the page's text has it
 CEILING_S = 300  # a ceiling for each wait on an event (a loaded 2-core box), not a pace
+RELAY_CEILING_S = 120  # from the child's line to the server's logs (Prefect sends logs every 2 s)
 
 CONFIG = f"""\
 name: ui-logs
@@ -57,8 +57,13 @@ evaluation:
 """
 
 
+def child_output(home: Path) -> str:
+    """What the training job's rank 0 printed so far (torchrun's --tee copy, tasks/trainers/launch.py)."""
+    return "".join(f.read_text(errors="replace") for f in home.rglob("launch/logs/**/attempt_*/0/stdout.log"))
+
+
 def progress_logs(api: str) -> list[dict]:
-    """The server's latest log records that are a trainer's progress lines."""
+    """The server's latest log records that are this trainer's progress lines."""
     body = {"logs": {"level": {"ge_": 20}}, "sort": "TIMESTAMP_DESC", "limit": 200}
     found = httpx.post(f"{api}/logs/filter", json=body, timeout=30).raise_for_status().json()
     return [log for log in found if PROGRESS.search(log["message"])]
@@ -69,7 +74,7 @@ def state_of(api: str, kind: str, run_id: str) -> str:
 
 
 def job_processes(home: Path) -> dict[int, str]:
-    """Live processes (pid: command line) of the training job under `home` (torchrun and its workers)."""
+    """Live processes (pid: command line) of a training job under `home` (torchrun and its workers)."""
     found = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -85,15 +90,14 @@ def job_processes(home: Path) -> dict[int, str]:
 
 
 @pytest.mark.e2e
-def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, migrated_prefect_db):
+def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, ui_server):
     binary = chromium_binary()
     if binary is None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium; .ci/run does this)")
-    home, port = seed_prefect_home(tmp_path / "home", migrated_prefect_db), free_port()
+    home, ui = ui_server
+    api = f"{ui}/api"
     config = tmp_path / "ui-logs.yaml"
     config.write_text(CONFIG)
-    dojoflow("server", "start", "--home", str(home), "--port", str(port))
-    ui, api = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/api"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DOJOFLOW_"))}
     env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
     out = tmp_path / "run.log"
@@ -109,20 +113,24 @@ def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, 
         )
 
     def told() -> str:
-        child = next(home.rglob("launch/logs/**/stdout.log"), None)
-        child_out = child.read_text(errors="replace")[-3000:] if child else "(no child output file)"
-        return f"dojoflow run:\n{out.read_text(errors='replace')[-3000:]}\nchild:\n{child_out}"
+        return f"dojoflow run:\n{out.read_text(errors='replace')[-3000:]}\nchild:\n{child_output(home)[-3000:]}"
 
     try:
-        # The event: the flow run's logs on the server hold a progress line of the child.
-        import time; T0=time.monotonic(); print("LAP start", flush=True)
-        relayed = wait_for("a progress line in the run's logs", lambda: progress_logs(api), CEILING_S, 0.5, run, told)
+        # The events: the child printed a progress line; then the flow run's logs on the server hold one.
+        wait_for("a progress line of the child", lambda: PROGRESS.search(child_output(home)), CEILING_S, 0.5, run, told)
+        relayed = wait_for(
+            "the child's progress lines in the run's logs on the server (the supervisor's relay)",
+            lambda: progress_logs(api),
+            RELAY_CEILING_S,
+            0.5,
+            run,
+            told,
+        )
         flow_run, task_run = relayed[0]["flow_run_id"], relayed[0]["task_run_id"]
         assert task_run is not None, relayed[0]  # logged inside the training step's task run
         training = job_processes(home)
         assert training, f"no training process is running under {home}\n{told()}"
 
-        print("LAP relayed", time.monotonic()-T0, flush=True)
         browser = Browser(binary)
         try:
             browser.open(f"{ui}/runs/flow-run/{flow_run}")
@@ -130,12 +138,11 @@ def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, 
                 f"(document.body.innerText.match(new RegExp({json.dumps(SHOWN_LINE)})) || [])[0]",
                 ceiling=CEILING_S,
             )
-            print("LAP shown", time.monotonic()-T0, flush=True)
             text = browser.evaluate("document.body.innerText") or ""
             browser.screenshot(tmp_path / "training-logs-in-ui.png")
         finally:
             browser.close()
-        # Seen while training: the runs are Running and the training processes alive.
+        # Read while training: both runs Running, the training processes those seen before.
         assert state_of(api, "flow_runs", flow_run) == "RUNNING"
         assert state_of(api, "task_runs", task_run) == "RUNNING"
         assert set(training) & set(job_processes(home)), "training ended before the page was read"
@@ -144,11 +151,9 @@ def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, 
 
         run.send_signal(signal.SIGTERM)  # `dojoflow run` stops the step's whole process group
         assert run.wait(timeout=CEILING_S) == 130, told()
-        print("LAP stopped", time.monotonic()-T0, flush=True)
         assert not job_processes(home), f"training processes outlived the run: {job_processes(home)}"
         assert state_of(api, "flow_runs", flow_run) == "CANCELLED"
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
             run.wait()
-        dojoflow("server", "stop", "--home", str(home), check=False)
