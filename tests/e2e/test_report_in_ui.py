@@ -66,8 +66,7 @@ def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path, 
     try:
         browser.open(f"{ui}/artifacts/artifact/{report['id']}")
         loaded = browser.wait_for(
-            f"Array.from(document.images).filter(i => i.alt === {PLOT_ALT!r} && i.complete)"
-            ".map(i => i.naturalWidth)"
+            f"Array.from(document.images).filter(i => i.alt === {PLOT_ALT!r} && i.complete).map(i => i.naturalWidth)"
         )
         browser.screenshot(tmp_path / "report-in-ui.png")
         text = browser.evaluate("document.body.innerText")
