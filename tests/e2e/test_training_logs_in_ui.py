@@ -69,6 +69,15 @@ def progress_logs(api: str) -> list[dict]:
     return [log for log in found if PROGRESS.search(log["message"])]
 
 
+def relayed_steps(api: str, task_run: str) -> list[int]:
+    """The steps of the progress lines in the task run's logs on the server, in order."""
+    messages, body = [], {"logs": {"task_run_id": {"any_": [task_run]}}, "sort": "TIMESTAMP_ASC", "limit": 200}
+    while page := httpx.post(f"{api}/logs/filter", json={**body, "offset": len(messages)}, timeout=30).json():
+        messages += [log["message"] for log in page]
+    line = re.compile(rf"^step (\d+)/{MAX_STEPS}: loss ")
+    return [int(m.group(1)) for m in map(line.match, messages) if m]
+
+
 def state_of(api: str, kind: str, run_id: str) -> str:
     return httpx.get(f"{api}/{kind}/{run_id}", timeout=30).raise_for_status().json()["state"]["type"]
 
@@ -148,6 +157,10 @@ def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, 
         assert set(training) & set(job_processes(home)), "training ended before the page was read"
         assert shown, f"no progress line of the trainer in the flow run's page; page text:\n{text[-3000:]}"
         assert "Running" in text, text[-3000:]
+        # Every progress line the child printed reached the run's logs, the first ones included (a line
+        # after a progress bar's frame was lost before supervise.py split them).
+        steps = relayed_steps(api, task_run)
+        assert steps and sorted(set(steps)) == list(range(1, max(steps) + 1)), steps  # a quiet record may repeat one
 
         run.send_signal(signal.SIGTERM)  # `dojoflow run` stops the step's whole process group
         assert run.wait(timeout=CEILING_S) == 130, told()
