@@ -17,11 +17,12 @@ from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 from prefect.transactions import transaction
 
-from storage.store import dojoflow_home
+from storage.store import Store, dojoflow_home
 from tasks import benchmark_overlap, events
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.config import PipelineConfig
 from tasks.evaluations import EVALUATIONS
+from tasks.expert.whole_proof import check_toolchains
 from tasks.plan import SourceFailure
 from tasks.prefect_tasks import cached_checkpoint_gone, curriculum_tasks
 from tasks.prefect_tasks.caching import load_result_storage
@@ -58,6 +59,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     snapshot_settings = t.register_benchmarks(home, config.benchmarks, config.snapshot)  # their fingerprints
     if config.statements:  # statement sets; benchmark sets join the snapshot's benchmarks
         snapshot_settings = t.import_statement_sets(home, config.statements, snapshot_settings, config.splits)
+    check_toolchains(Store.open(home), config.expert_iteration)  # a set for another Lean: refused, nothing trained
 
     # 1. Pin every source to a commit, then ingest it (import an export, or trace a repository)
     ingested, failures = _ingest_sources(t, home, config, log, run_id)

@@ -73,6 +73,7 @@ LONGEST_FILES_FIRST = (  # longest first: CI on 2 idle cores and `--durations=0`
     "tests/flows/test_benchmarks.py",
     "tests/tasks/test_grpo_trainer.py",
     "tests/e2e/test_report_in_ui.py",
+    "tests/e2e/test_training_logs_in_ui.py",  # beside the report test: both use the `ui_server` fixture
     "tests/storage/test_leandojo.py",
     "tests/flows/test_proving.py",
     "tests/tasks/test_lean_leandojo.py",

@@ -62,6 +62,12 @@ class WholeProofSettings(BaseModel):
     max_statements: Optional[int] = Field(
         None, ge=1, description="Statements per round at most (a fixed hash chooses them); null: the whole pool."
     )
+    lean_version: Optional[str] = Field(
+        None,
+        description="The Lean version the search backend checks the statement sets with (e.g. v4.15.0: the kimina "
+        "server's toolchain). A set written for another Lean is refused before any training (its proofs would be "
+        "checked, and recorded, under the wrong toolchain); null: not known, not checked.",
+    )
 
     @model_validator(mode="after")
     def _check(self):

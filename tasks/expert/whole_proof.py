@@ -108,6 +108,29 @@ def select(store, repo_ids: list[str], split_kind: str, ei, search, step: int, r
     return Pool(theorems=records, proved=proved, untried=untried)
 
 
+def check_toolchains(store, ei) -> None:
+    """Refuse, in one line, a statement set of the whole-proof pool written for another Lean than the
+    backend's (`whole_proof.lean_version`), as `dojoflow verify-statements` does (`check_toolchain`); the
+    curriculum calls it once the sets are imported, before any training. A version unknown on either
+    side passes (storage/statement_sets/identity.py `same_lean`)."""
+    from storage.errors import InputError
+    from storage.statement_sets import set_meta
+    from storage.statement_sets.identity import same_lean
+
+    if ei is None or ei.mode != "whole_proof":
+        return
+    backend = ei.whole_proof.lean_version
+    for name in ei.whole_proof.statement_sets:
+        written_for = set_meta(store, name).get("lean_version")
+        if not same_lean(written_for, backend):
+            raise InputError(
+                "expert_iteration.whole_proof.lean_version",
+                f"is {backend}, but statement set {name} was written for Lean {written_for}",
+                f"search with a backend at Lean {written_for} and set lean_version to it, or take {name} out of "
+                "expert_iteration.whole_proof.statement_sets",
+            )
+
+
 def sample_batch(
     store, search, checkpoint_dir: str | None, theorems: list[TheoremToTry], samples: int, cache: Path
 ) -> list[SampleRecord]:

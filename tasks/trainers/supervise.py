@@ -75,9 +75,20 @@ class Output:
             self.by_rank.setdefault(rank, collections.deque(maxlen=LAST_LINES)).append(text)
 
 
+# A worker's record, with torchrun's rank prefix when it has one.
+_RECORD_AT = re.compile(r"(?:\[rank \d+\] ?)?" + re.escape(RECORD_MARK))
+
+
 def relay(line: str, out: Output) -> None:
     """One line of the child's output into the loggers (see the module docstring)."""
     line = line.rstrip("\n")
+    # A progress bar's frame ends without a newline (tqdm's frames on stderr, which torchrun prints as
+    # they come), so a worker's record can follow one on the same line: the frame is a line of its own.
+    glued = _RECORD_AT.search(line)
+    if glued is not None and glued.start() > 0:
+        relay(line[: glued.start()], out)
+        relay(line[glued.start() :], out)
+        return
     rank, text = None, line
     prefixed = _RANK_LINE.match(line)
     if prefixed:

@@ -18,8 +18,6 @@ from pathlib import Path
 import pytest
 
 from tasks.report import PLOT_ALT
-from tests.ports import free_port
-from tests.prefect_db import seed_prefect_home
 
 from .browser import Browser, chromium_binary
 
@@ -49,38 +47,30 @@ def artifacts(api: str) -> dict[str, dict]:
 
 
 @pytest.mark.e2e
-def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path, migrated_prefect_db):
+def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path, ui_server):
     binary = chromium_binary()
     if binary is None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium; .ci/run does this)")
-    home, port = seed_prefect_home(tmp_path / "home", migrated_prefect_db), free_port()
-    started = dojoflow("server", "start", "--home", str(home), "--port", str(port))
-    ui = f"http://127.0.0.1:{port}"
+    home, ui = ui_server  # `dojoflow server start` (tests/e2e/conftest.py), stopped at the session's end
+    assert dojoflow("server", "status", "--home", str(home)).stdout.startswith(f"Prefect server running: {ui}")
+    run = dojoflow("run", str(ROOT / "examples" / "tiny.yaml"), "--home", str(home))
+    assert "(started by `dojoflow server start`)" in run.stdout, run.stdout
+
+    found = artifacts(f"{ui}/api")
+    report, table = found["tiny-report"], found["tiny-metrics"]
+    assert f"![{PLOT_ALT}](data:image/png;base64," in report["data"]
+    values = [r["value"] for r in json.loads(table["data"]) if isinstance(r.get("value"), float)]
+    assert values and all(v == float(f"{v:.3g}") for v in values), values  # a few significant digits
+
+    browser = Browser(binary)
     try:
-        assert f"started: {ui}" in started.stdout
-        assert dojoflow("server", "status", "--home", str(home)).stdout.startswith(f"Prefect server running: {ui}")
-        run = dojoflow("run", str(ROOT / "examples" / "tiny.yaml"), "--home", str(home))
-        assert "(started by `dojoflow server start`)" in run.stdout, run.stdout
-
-        found = artifacts(f"{ui}/api")
-        report, table = found["tiny-report"], found["tiny-metrics"]
-        assert f"![{PLOT_ALT}](data:image/png;base64," in report["data"]
-        values = [r["value"] for r in json.loads(table["data"]) if isinstance(r.get("value"), float)]
-        assert values and all(v == float(f"{v:.3g}") for v in values), values  # a few significant digits
-
-        browser = Browser(binary)
-        try:
-            browser.open(f"{ui}/artifacts/artifact/{report['id']}")
-            loaded = browser.wait_for(
-                f"Array.from(document.images).filter(i => i.alt === {PLOT_ALT!r} && i.complete)"
-                ".map(i => i.naturalWidth)"
-            )
-            browser.screenshot(tmp_path / "report-in-ui.png")
-            text = browser.evaluate("document.body.innerText")
-        finally:
-            browser.close()
-        assert loaded and loaded[0] > 0, f"the plot did not load in the UI; page text:\n{text}"
-        assert "Repositories in curriculum order" in text
+        browser.open(f"{ui}/artifacts/artifact/{report['id']}")
+        loaded = browser.wait_for(
+            f"Array.from(document.images).filter(i => i.alt === {PLOT_ALT!r} && i.complete).map(i => i.naturalWidth)"
+        )
+        browser.screenshot(tmp_path / "report-in-ui.png")
+        text = browser.evaluate("document.body.innerText")
     finally:
-        dojoflow("server", "stop", "--home", str(home), check=False)
-    assert dojoflow("server", "status", "--home", str(home), check=False).returncode == 1
+        browser.close()
+    assert loaded and loaded[0] > 0, f"the plot did not load in the UI; page text:\n{text}"
+    assert "Repositories in curriculum order" in text

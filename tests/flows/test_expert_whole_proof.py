@@ -161,3 +161,26 @@ def test_without_lean_the_example_refuses_in_one_line(tmp_path):
     assert done.returncode == 2, done.stderr
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     assert len(lines) == 1 and "lake" in lines[0], lines
+
+
+def test_a_statement_set_written_for_another_lean_is_refused_before_any_training(prefect, tmp_path, double):
+    """nat-pset's rows say Lean v4.20.0; a backend at v4.9.0 would check (and record) its proofs under the
+    wrong toolchain: the run stops once the set is imported, before ingest and training, in one line."""
+    from flows.curriculum import curriculum
+    from storage.errors import InputError
+    from tasks.expert.whole_proof import check_toolchains
+
+    config = pipeline(tmp_path / "home", double, tmp_path / "work")
+    ei = config.expert_iteration.model_dump()
+    ei["whole_proof"]["lean_version"] = "v4.9.0"
+    with pytest.raises(InputError, match=r"whole_proof\.lean_version: is v4\.9\.0, but statement set nat-pset was "):
+        curriculum(config=config.with_overrides({"expert_iteration": ei}, "test"))
+    store = Store.open(tmp_path / "home")
+    assert not store.repositories() and not list(
+        (tmp_path / "home").rglob("model.safetensors")
+    )  # nothing ingested or trained
+    same = config.expert_iteration.model_copy(
+        update={"whole_proof": config.expert_iteration.whole_proof.model_copy(update={"lean_version": "v4.20"})}
+    )
+    check_toolchains(store, same)  # v4.20 covers v4.20.0; an unknown version (null) is not checked
+    check_toolchains(store, config.expert_iteration)

@@ -450,3 +450,33 @@ def test_worker_records_go_back_into_their_loggers_rank_0s_only_unless_a_warning
         ("tasks.trainers.launch", logging.INFO, "torchrun's own line"),
     ]
     assert list(out.by_rank[1])[-1] == "Traceback (most recent call last):"
+
+
+def test_a_record_after_a_progress_bar_frame_on_the_same_line_still_reaches_its_logger(caplog):
+    """tqdm's frames end without a newline and torchrun prints them as they come, so the next record
+    of the worker arrives on the same line (seen for steps 1-3 of every SFT in the UI test,
+    tests/e2e/test_training_logs_in_ui.py): the record still goes back to its logger, with its
+    figures, and the frame is a line of its own."""
+    import logging
+
+    from tasks.trainers.log_progress import PROGRESS_FIELD
+    from tasks.trainers.supervise import Output, relay
+    from tasks.trainers.worker import RECORD_MARK
+
+    figures = {"step": 1, "total": 6, "loss": 6.4, "seconds_left": 3.0}
+    record = json.dumps({"name": "tasks.trainers.progress", "level": 20, "rank": 0, "msg": "step 1/6: loss 6.4",
+                         PROGRESS_FIELD: figures})  # fmt: skip
+    frame = "[rank 0]   0%|          | 0/6 [00:00<?, ?it/s]"
+    out = Output()
+    with caplog.at_level(logging.DEBUG, logger="tasks"):
+        relay(f"{frame}[rank 0] {RECORD_MARK}{record}\n", out)
+        relay(f"{frame}{RECORD_MARK}{record}\n", out)  # without torchrun's prefix
+    got = [(r.name, r.getMessage(), getattr(r, PROGRESS_FIELD, None)) for r in caplog.records]
+    assert (
+        got
+        == [
+            ("tasks.trainers.launch", frame, None),
+            ("tasks.trainers.progress", "step 1/6: loss 6.4", figures),
+        ]
+        * 2
+    )
