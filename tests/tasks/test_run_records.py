@@ -71,3 +71,14 @@ def test_a_step_result_as_json_is_the_dict_the_report_and_the_terminal_read():
     as_json = step.model_dump(mode="json")
     assert as_json["trainers"]["sft"]["checkpoint"] == ref.to_dict()
     assert as_json["trainers"]["sft"]["expert_rounds"] == rounds and StepResult.of(as_json) == step
+
+
+def test_a_metric_row_has_the_metrics_tables_columns_less_those_recording_adds(tmp_path):
+    import tasks.sft.evaluate  # noqa: F401  (declares top1_accuracy)
+
+    _recorded(tmp_path, "home", [MetricRow(**WITH_MEANING)])  # the table, with every added column
+    columns = catalog.query(
+        Store.open(tmp_path / "home"), "SELECT column_name FROM duckdb_columns() WHERE table_name = 'metrics'"
+    ).to_pylist()
+    added = {"run_id", "step", "step_repo_id", "recorded_at"}
+    assert {c["column_name"] for c in columns} - added == set(MetricRow.model_fields)
