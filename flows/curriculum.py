@@ -28,6 +28,7 @@ from tasks.prefect_tasks import cached_checkpoint_gone, curriculum_tasks
 from tasks.prefect_tasks.caching import load_result_storage
 from tasks.prefect_tasks.checkpoint_storage import share_checkpoint_task
 from tasks.prefect_tasks.events import emit, find_regressions_task
+from tasks.run_records import Report, StepResult
 from tasks.trainers.registry import get as trainer_def
 
 from . import expert, ui
@@ -72,7 +73,7 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     #    dependency order), each from its own checkpoint of step k-1 or from the checkpoint
     #    of this step it starts from; train and evaluate commit together
     previous: dict[str, CheckpointRef] = expert.starting_points(home, config)  # {} unless continuing rounds
-    step_results = []
+    step_results: list[StepResult] = []
     untried: dict[tuple[str, str], dict] = {}  # theorems the proving evaluation could not try, with the reason
     for step in steps:
         started = time.perf_counter()
@@ -83,14 +84,9 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
         this_step, done = _train_step_trainers(at, trainers, previous, untried)
         previous = {**previous, **this_step}
         _emit_regressions(home, config, run_id, step.step)  # dojoflow.metric.regressed, per regression
+        wall = round(time.perf_counter() - started, 2)
         step_results.append(
-            {
-                "step": step.step,
-                "name": step.name,
-                "snapshot": snapshot.snapshot_id,
-                "trainers": done,
-                "wall_seconds": round(time.perf_counter() - started, 2),
-            }
+            StepResult(step=step.step, name=step.name, snapshot=snapshot.snapshot_id, trainers=done, wall_seconds=wall)
         )
         ui.update_progress(progress, config.name, step.step, len(steps))
 
@@ -98,9 +94,9 @@ def curriculum(config: PipelineConfig = PipelineConfig()) -> dict:
     report = _report(t, home, config, run_id, steps, step_results, failures, log)
     return {
         "run_id": run_id,
-        "steps": step_results,
+        "steps": [s.model_dump(mode="json") for s in step_results],  # the flow's result is JSON for the terminal
         "failures": [f.model_dump() for f in failures],
-        "report": report["path"],
+        "report": report.path,
         "checkpoints": {n: c.path for n, c in previous.items()},
         "untried": list(untried.values()),
     }
@@ -152,10 +148,11 @@ def _train_step_trainers(at: CurriculumStep, trainers: dict, previous: dict, unt
         if at.t.results is not None and trained.name != "Cached":  # shared beside the cached results
             share_checkpoint_task(at.t.results, this_step[name], at.step.step)
         _step_evaluations(at, this_step[name], untried)
-        done[name] = ui.trainer_step_summary(trained, evaluated)
+        rounds = None
         ei = at.config.expert_iteration
         if ei is not None and name == ei.trainer:  # expert iteration's rounds (flows/expert.py)
-            this_step[name], done[name]["expert_rounds"] = expert.expert_rounds(at, this_step[name])
+            this_step[name], rounds = expert.expert_rounds(at, this_step[name])
+        done[name] = ui.trainer_step_summary(trained, evaluated, rounds)
     return this_step, done
 
 
@@ -206,13 +203,13 @@ def _emit_regressions(home: str, config: PipelineConfig, run_id: str, step: int)
     for regression in found:
         get_run_logger().warning(
             "%s on %s (%s, %s) regressed: %.4g when learned at step %s, %.4g now",
-            regression["metric"],
-            regression["repository"],
-            regression["trainer"],
-            regression["split"],
-            regression["value_when_learned"],
-            regression["learned_step"],
-            regression["value"],
+            regression.metric,
+            regression.repository,
+            regression.trainer,
+            regression.split,
+            regression.value_when_learned,
+            regression.learned_step,
+            regression.value,
         )
     emit(*(events.metric_regressed(r, run_id, config.name) for r in found))
 
@@ -226,14 +223,14 @@ def _step_evaluations(at: CurriculumStep, checkpoint: CheckpointRef, untried: di
             untried.update({(u["repo_id"], u["full_name"]): u for u in result.get("untried", [])})
 
 
-def _report(t, home: str, config: PipelineConfig, run_id: str, steps, step_results, failures, log) -> dict:
+def _report(t, home: str, config: PipelineConfig, run_id: str, steps, step_results, failures, log) -> Report:
     """The run's report, metrics table and results card; the run recorded as finished."""
     ui.show("report")
     ui.publish_metrics_table(home, config.name, run_id)
     report = t.report(home, config.name, run_id, steps, step_results, failures)
     ui.publish_report(config.name, report)
-    t.record_run_end(home, run_id, "partial" if failures else "completed", report["path"])
-    log.info("report: %s", report["path"])
+    t.record_run_end(home, run_id, "partial" if failures else "completed", report.path)
+    log.info("report: %s", report.path)
     try:  # the run is complete and recorded: a card that cannot be written is said, and `dojoflow card` redoes it
         log.info("results card: %s", ui.publish_card(home, config.name, run_id))
     except Exception as e:  # noqa: BLE001

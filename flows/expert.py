@@ -23,6 +23,7 @@ from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.expert import steps
 from tasks.prefect_tasks import expert_tasks
 from tasks.proving.records import SearchRecord
+from tasks.run_records import MetricRow
 
 from .step_context import CurriculumStep
 
@@ -126,7 +127,7 @@ def expert_rounds(at: CurriculumStep, start: CheckpointRef):
 
         # 3. The round's metrics, keyed by the checkpoint that searched
         loss = trained.figures.get("train_loss") if trained else None
-        rows = mode.metrics(records, counts, new, loss, r, current.checkpoint_id)
+        rows = MetricRow.all(mode.metrics(records, counts, new, loss, r, current.checkpoint_id))
         at.t.record_metrics(at.home, rows, at.run_id, at.step.step, at.step.primary)
         summaries.append(
             {
@@ -134,7 +135,7 @@ def expert_rounds(at: CurriculumStep, start: CheckpointRef):
                 "searched_with": current.checkpoint_id,
                 "trained": trained.to_dict() if trained else None,
                 **mode.summary(pool),
-                **{row["metric"]: row["value"] for row in rows},
+                **{row.metric: row.value for row in rows},
             }
         )
         if trained is None:

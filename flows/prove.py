@@ -72,9 +72,10 @@ def proving_step(at: StepContext, settings: ProvingSettings, checkpoint: Checkpo
     p.record_results(home, settings, records, untried, run_id, step, ckpt, split_kind, baseline)
     p.record_proofs(home, records, run_id, ckpt, "evaluation")
     log = get_run_logger()
+    rows = [r.model_dump() for r in rows]  # the flow's result is JSON for the terminal and the report
     for line in proving_lines(rows, untried):
         log.info("proving at step %s: %s", step, line)
-    untried_rows = [u.model_dump() for u in untried]  # the flow's result is JSON for the terminal and the report
+    untried_rows = [u.model_dump() for u in untried]
     return {"metrics": rows, "untried": untried_rows, "searched_by": sorted({r.searched_by for r in records})}
 
 

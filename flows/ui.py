@@ -19,6 +19,7 @@ from storage.errors import DojoflowError
 from storage.store import Store, dojoflow_home
 from tasks import prefect_locking, runs
 from tasks.report import inline_plot, interval_text, metrics_rows, rounded
+from tasks.run_records import Report, TrainerStep
 
 PLAIN_LOGIC_LOGGERS = ("tasks", "storage")
 
@@ -161,24 +162,25 @@ def publish_metrics_table(home: str, name: str, run_id: str) -> None:
     )
 
 
-def trainer_step_summary(trained, evaluated) -> dict:
-    """What the report says of one trainer at one step: its checkpoint, and whether train
-    and evaluate ran or were Cached."""
-    checkpoint = trained.result().to_dict()
-    return {
-        "checkpoint": checkpoint,
-        "seconds": checkpoint["figures"].get("seconds", 0.0),
-        "train_state": trained.name,
-        "evaluate_state": evaluated.name,
-        "metrics": len(evaluated.result()),
-    }
+def trainer_step_summary(trained, evaluated, expert_rounds: list[dict] | None = None) -> TrainerStep:
+    """What the report says of one trainer at one step: its checkpoint, whether train
+    and evaluate ran or were Cached, and expert iteration's rounds (flows/expert.py) if any."""
+    checkpoint = trained.result()
+    return TrainerStep(
+        checkpoint=checkpoint,
+        seconds=checkpoint.figures.get("seconds", 0.0),
+        train_state=trained.name,
+        evaluate_state=evaluated.name,
+        metrics=len(evaluated.result()),
+        expert_rounds=expert_rounds,
+    )
 
 
-def publish_report(name: str, report: dict) -> None:
+def publish_report(name: str, report: Report) -> None:
     create_markdown_artifact(
         key=f"{_slug(name)}-report",
-        markdown=inline_plot(report["markdown"], report["plot"]),
-        description=f"Run report of `{name}` ({report['path']})",
+        markdown=inline_plot(report.markdown, report.plot),
+        description=f"Run report of `{name}` ({report.path})",
     )
 
 

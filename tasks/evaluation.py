@@ -14,8 +14,8 @@ from storage import metrics
 from storage.snapshot_ref import SnapshotRef
 
 from .checkpoints import CheckpointRef
-from .metric_registry import with_meaning
 from .models.loading import default_model_cache
+from .run_records import MetricRow
 from .trainers import registry
 
 
@@ -28,7 +28,7 @@ def evaluate_step(
     split_kind: str,
     splits: list[str],
     repo_ids: list[str],
-) -> list[dict]:
+) -> list[MetricRow]:
     if not checkpoint.has_model:
         return []  # skipped with nothing to carry forward; the report says why
     evaluate_fn = registry.get(trainer).evaluate_fn()
@@ -42,13 +42,15 @@ def evaluate_step(
         model_cache_dir=default_model_cache(home),
     )
     return [
-        {**m.to_dict(), "trainer": trainer, "split_kind": split_kind, "checkpoint_id": checkpoint.checkpoint_id}
+        MetricRow(**m.to_dict(), trainer=trainer, split_kind=split_kind, checkpoint_id=checkpoint.checkpoint_id)
         for m in metrics
     ]
 
 
-def record_metrics(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
+def record_metrics(store, rows: list[MetricRow | dict], run_id: str, step: int, step_repo_id: str) -> int:
     """Write metric rows, each with its metric's declared meaning (a cached evaluation's rows from
     before the declarations gain it here); a re-evaluated checkpoint replaces its earlier rows.
-    A row whose metric no module declares is refused (tasks/metric_registry.py)."""
-    return metrics.record(store, [with_meaning(r) for r in rows], run_id, step, step_repo_id)
+    A row whose metric no module declares is refused (tasks/metric_registry.py). A row may be the
+    dict a cached evaluation of an earlier version holds (`MetricRow.of`)."""
+    declared = [MetricRow.of(r).declared().model_dump() for r in rows]
+    return metrics.record(store, declared, run_id, step, step_repo_id)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pydantic import BaseModel, ConfigDict, Field
+
 NEW_COMMIT = "dojoflow.repo.new-commit"
 TRACE_FAILED = "dojoflow.trace.failed"
 CHECKPOINT_PUBLISHED = "dojoflow.checkpoint.published"
@@ -150,7 +152,7 @@ def proof_found(run_id: str, checkpoint_id: str, records: list, untried: list, n
 
 
 # -- forgetting that pages someone -----------------------------------------------------
-def regressions(rows: list[dict], step: int, margin: float) -> list[dict]:
+def regressions(rows: list[dict], step: int, margin: float) -> list[Regression]:
     """The metrics of step `step` on repositories learned at an earlier step that are worse
     than when learned by more than that value's 95% interval and `margin`.
 
@@ -169,7 +171,7 @@ def regressions(rows: list[dict], step: int, margin: float) -> list[dict]:
     ...          split="test", metric="top1_accuracy", value=0.6, count=50, ci_low=0.5, ci_high=0.7,
     ...          direction="higher", kind="score"),
     ... ]
-    >>> [(r["repository"], r["value_when_learned"], r["value"], r["threshold"]) for r in regressions(rows, 2, 0.05)]
+    >>> [(r.repository, r.value_when_learned, r.value, r.threshold) for r in regressions(rows, 2, 0.05)]
     [('A', 0.8, 0.6, 0.65)]
     >>> regressions(rows, 2, 0.2)
     []
@@ -192,47 +194,74 @@ def regressions(rows: list[dict], step: int, margin: float) -> list[dict]:
             worse = r["value"] > threshold
         if worse:
             out.append(_regression(ref, r, way, margin, threshold))
-    return sorted(out, key=lambda r: (r["trainer"], r["repository"], r["split"], r["metric"]))
+    return sorted(out, key=lambda r: (r.trainer, r.repository, r.split, r.metric))
 
 
 def _key(r: dict) -> tuple:
     return (r["trainer"], r["repo_id"], r["split_kind"], r["split"], r["metric"])
 
 
-def _regression(ref: dict, now: dict, way: str, margin: float, threshold: float) -> dict:
+class Regression(BaseModel):
+    """A metric of a repository learned at an earlier step that got worse (`regressions`): the
+    `dojoflow.metric.regressed` event's payload."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    trainer: str = Field(description="The trainer evaluated.")
+    repository: str = Field(description="The repository's name (its id where it has none).")
+    repo_id: str = Field(description="The repository's id.")
+    split_kind: str = Field(description="The split kind.")
+    split: str = Field(description="The split.")
+    metric: str = Field(description="The metric's name.")
+    direction: str = Field(description="Which way is better: higher or lower (declared with the metric).")
+    learned_step: int = Field(description="The step that learned the repository.")
+    value_when_learned: float = Field(description="The metric at that step.")
+    interval_when_learned: tuple[float | None, float | None] = Field(description="Its 95% interval then.")
+    count_when_learned: int | None = Field(description="How many items it was over then.")
+    step: int = Field(description="The step that made it worse.")
+    value: float = Field(description="The metric now.")
+    interval: tuple[float | None, float | None] = Field(description="Its 95% interval now.")
+    count: int | None = Field(description="How many items it is over now.")
+    worse_by: float = Field(description="How much worse, in the metric's units (> 0).")
+    margin: float = Field(description="The margin beyond the interval (evaluation.regression_margin).")
+    threshold: float = Field(description="The value past which it regresses.")
+    checkpoint_id: str | None = Field(description="The checkpoint evaluated now.")
+
+
+def _regression(ref: dict, now: dict, way: str, margin: float, threshold: float) -> Regression:
     sign = 1 if way == "higher" else -1
-    return {
-        "trainer": now["trainer"],
-        "repository": now.get("repository") or now["repo_id"],
-        "repo_id": now["repo_id"],
-        "split_kind": now["split_kind"],
-        "split": now["split"],
-        "metric": now["metric"],
-        "direction": way,  # which way is better
-        "learned_step": ref["step"],
-        "value_when_learned": ref["value"],
-        "interval_when_learned": [ref.get("ci_low"), ref.get("ci_high")],
-        "count_when_learned": ref.get("count"),
-        "step": now["step"],
-        "value": now["value"],
-        "interval": [now.get("ci_low"), now.get("ci_high")],
-        "count": now.get("count"),
-        "worse_by": round(sign * (ref["value"] - now["value"]), 12),  # > 0, in the metric's units
-        "margin": margin,
-        "threshold": round(threshold, 12),
-        "checkpoint_id": now.get("checkpoint_id"),
-    }
+    return Regression(
+        trainer=now["trainer"],
+        repository=now.get("repository") or now["repo_id"],
+        repo_id=now["repo_id"],
+        split_kind=now["split_kind"],
+        split=now["split"],
+        metric=now["metric"],
+        direction=way,
+        learned_step=ref["step"],
+        value_when_learned=ref["value"],
+        interval_when_learned=(ref.get("ci_low"), ref.get("ci_high")),
+        count_when_learned=ref.get("count"),
+        step=now["step"],
+        value=now["value"],
+        interval=(now.get("ci_low"), now.get("ci_high")),
+        count=now.get("count"),
+        worse_by=round(sign * (ref["value"] - now["value"]), 12),
+        margin=margin,
+        threshold=round(threshold, 12),
+        checkpoint_id=now.get("checkpoint_id"),
+    )
 
 
-def metric_regressed(regression: dict, run_id: str, pipeline: str) -> EventSpec:
+def metric_regressed(regression: Regression, run_id: str, pipeline: str) -> EventSpec:
     """One regression (`regressions`), as the event: resource the repository, related the run
-    and the checkpoint evaluated."""
+    and the checkpoint evaluated; its payload the regression's fields (intervals as lists)."""
     related = [run(run_id)]
-    if regression.get("checkpoint_id"):
-        related.append(checkpoint(regression["checkpoint_id"], regression["trainer"], role="evaluated"))
+    if regression.checkpoint_id:
+        related.append(checkpoint(regression.checkpoint_id, regression.trainer, role="evaluated"))
     return EventSpec(
         METRIC_REGRESSED,
-        repo(regression["repository"], repo_id=regression["repo_id"]),
-        {**regression, "run_id": run_id, "pipeline": pipeline},
+        repo(regression.repository, repo_id=regression.repo_id),
+        {**regression.model_dump(mode="json"), "run_id": run_id, "pipeline": pipeline},
         related,
     )

@@ -16,16 +16,8 @@ TASKS = ROOT / "tasks" / "prefect_tasks"
 BARE = {"dict", "list", "tuple", "Any", "object", "Dict", "List", "Tuple"}
 
 # (module, task function, parameter or "return") -> why it stays untyped for now
-ALLOWED = {
-    ("curriculum", "evaluate_task", "return"): "metric rows: the catalog's `metrics` rows (storage/metrics.py), "
-    "whose one declaration is issue 26 room 5's (a metric declared once)",
-    ("curriculum", "record_metrics_task", "rows"): "metric rows, as evaluate_task's return",
-    ("proving", "proving_metrics_task", "return"): "metric rows, as evaluate_task's return",
-    ("events", "find_regressions_task", "return"): "metric rows with the value when learned (tasks/events.py)",
-    ("curriculum", "report_task", "step_results"): "the report's input (tasks/report.py, room 5's area): each "
-    "step's trainer summaries as JSON, as the curriculum flow returns them",
-    ("curriculum", "report_task", "return"): "the report's answer (path, markdown) for the UI artifact",
-}
+ALLOWED: dict[tuple[str, str, str], str] = {}  # none left (issue 26 room 2): metric rows, regressions and
+# the report's input and answer have models (tasks/run_records.py, tasks/events.py `Regression`)
 
 
 def _is_task(fn: ast.FunctionDef) -> bool:

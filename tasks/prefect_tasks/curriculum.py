@@ -25,6 +25,7 @@ from ..benchmarks import BenchmarkConfig, register_benchmarks
 from ..config import SourceConfig, TracingConfig
 from ..ingest import Ingested
 from ..plan import SourceFailure
+from ..run_records import MetricRow, Report, StepResult
 from .caching import cached_result_exists, cached_under, store_of, transient
 from .checkpoint_storage import fetch_checkpoint
 from .limits import holding
@@ -125,7 +126,7 @@ def evaluate_task(
     repo_ids: list[str],
     step: int,
     repo_name: str,
-) -> list[dict]:
+) -> list[MetricRow]:
     return evaluation.evaluate_step(Path(home), trainer, settings, checkpoint, snapshot, split_kind, splits, repo_ids)
 
 
@@ -137,7 +138,8 @@ def order_task(
 
 
 @task(name="record-metrics", task_run_name="record-metrics[step {step}]")
-def record_metrics_task(home: str, rows: list[dict], run_id: str, step: int, step_repo_id: str) -> int:
+def record_metrics_task(home: str, rows: list[MetricRow], run_id: str, step: int, step_repo_id: str) -> int:
+    """Record `rows` (a cached evaluation of an earlier version gives dicts: `MetricRow.of` reads them)."""
     return evaluation.record_metrics(store_of(home), rows, run_id, step, step_repo_id)
 
 
@@ -163,12 +165,12 @@ def report_task(
     name: str,
     run_id: str,
     steps: list[plan.Step],
-    step_results: list[dict],
+    step_results: list[StepResult],
     failures: list[SourceFailure],
-) -> dict:
-    """The run's report (tasks/report.py reads the steps and failures as JSON)."""
-    as_json = [s.model_dump() for s in steps], [f.model_dump() for f in failures]
-    return report.write_report(store_of(home), Path(home), name, run_id, as_json[0], step_results, as_json[1])
+) -> Report:
+    """The run's report (tasks/report.py reads the steps, their results and the failures as JSON)."""
+    as_json = [[x.model_dump(mode="json") for x in xs] for xs in (steps, step_results, failures)]
+    return Report(**report.write_report(store_of(home), Path(home), name, run_id, *as_json))
 
 
 @task(

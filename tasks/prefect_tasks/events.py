@@ -21,7 +21,7 @@ def emit(*specs: events.EventSpec) -> int:
 
 
 @task(name="find-regressions", task_run_name="find-regressions[step {step}]", cache_policy=NO_CACHE)
-def find_regressions_task(home: str, run_id: str, step: int, margin: float) -> list[dict]:
+def find_regressions_task(home: str, run_id: str, step: int, margin: float) -> list[events.Regression]:
     """The run's metrics at `step` on earlier repositories that got worse (tasks/events.py `regressions`)."""
     return events.regressions(metrics.of_run(store_of(home), run_id), step, margin)
 

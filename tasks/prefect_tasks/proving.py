@@ -22,6 +22,7 @@ from ..proving.config import ProvingSettings
 from ..proving.generator_ref import GeneratorRef
 from ..proving.patches import Patch
 from ..proving.records import SearchRecord, Selection, TheoremToTry, Untried
+from ..run_records import MetricRow
 from .caching import cached_under
 from .limits import holding
 
@@ -86,9 +87,9 @@ def proving_metrics_task(
     split_kind: str,
     untried: list[Untried] = (),
     baseline: bool = False,
-) -> list[dict]:
+) -> list[MetricRow]:
     return [
-        {**m, "trainer": evaluate.PROVING, "split_kind": split_kind, "checkpoint_id": checkpoint_id}
+        MetricRow(**m, trainer=evaluate.PROVING, split_kind=split_kind, checkpoint_id=checkpoint_id)
         for m in evaluate.proving_metrics(records, settings, untried, baseline)
     ]
 

@@ -36,13 +36,13 @@ def row(step, repo, metric, value, low=None, high=None, learned_at=None, split="
 def test_lower_is_better_regresses_above_the_interval_plus_margin():
     rows = [row(1, "a", "MAE", 1.0, 0.8, 1.2), row(2, "a", "MAE", 1.3, learned_at="b")]
     [r] = events.regressions(rows, 2, 0.05)
-    assert (r["direction"], r["threshold"], r["worse_by"]) == ("lower", 1.25, 0.3)
+    assert (r.direction, r.threshold, r.worse_by) == ("lower", 1.25, 0.3)
     assert events.regressions(rows, 2, 0.1) == []  # 1.3 is not above 1.2 + 0.1
 
 
 def test_without_an_interval_the_value_when_learned_is_the_reference():
     rows = [row(1, "a", "completion_loss", 2.0), row(2, "a", "completion_loss", 2.01, learned_at="b")]
-    assert [r["worse_by"] for r in events.regressions(rows, 2, 0.0)] == [0.01]
+    assert [r.worse_by for r in events.regressions(rows, 2, 0.0)] == [0.01]
     assert events.regressions(rows, 2, 0.02) == []
 
 
@@ -56,7 +56,7 @@ def test_counts_improvements_the_newest_repository_and_other_steps_never_regress
         row(3, "a", "top1_accuracy", 0.0, learned_at="c"),  # another step than the one asked
     ]
     assert events.regressions(rows, 2, 0.0) == []
-    assert [(r["repo_id"], r["step"]) for r in events.regressions(rows, 3, 0.0)] == [("a", 3)]
+    assert [(r.repo_id, r.step) for r in events.regressions(rows, 3, 0.0)] == [("a", 3)]
 
 
 def test_each_event_names_its_resource_and_carries_the_run():

@@ -20,7 +20,7 @@ from tasks.trainers.base import Metric
 
 
 def _row(step, repo, metric, value, **more):
-    return {"step": step, "repo_id": repo, "trainer": "sft", "split_kind": "random", "split": "test",
+    return {"repo_id": repo, "trainer": "sft", "split_kind": "random", "split": "test",
             "metric": metric, "value": value, "count": 40, "checkpoint_id": f"c{step}", **more}  # fmt: skip
 
 
