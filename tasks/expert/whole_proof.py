@@ -32,7 +32,7 @@ from storage.whole_proofs import read_whole_proofs
 from tasks.metric_registry import register_metric
 from tasks.proving.records import Pool, SampleRecord, TheoremToTry, Untried
 
-from .pool import select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
+from .pool import PoolRequest, select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
 
 # The round figures whole-proof mode adds to tactic mode's (tasks/expert/rounds.py): bookkeeping.
 register_metric("proofs_kept", direction=None, kind="count", unit="proofs")
@@ -89,14 +89,15 @@ def _statement_records(store, sets: list[str], search, done: dict, stop_after: i
     return records, untried
 
 
-def select(store, repo_ids: list[str], split_kind: str, ei, search, step: int, round: int) -> Pool:
+def select(store, request: PoolRequest) -> Pool:
     """The statements to sample for, how many left the pool (`proved`), and the untried ones."""
+    ei, search, repo_ids = request.settings, request.search, request.repo_ids
     wp = ei.whole_proof
-    done = _counts_before(store, step, round)
+    done = _counts_before(store, request.step, request.round)
     records, untried, proved = [], [], sum(1 for n in done.values() if n >= wp.stop_after)
     if wp.repositories and repo_ids:
         stopped = {key for key, n in done.items() if n >= wp.stop_after}
-        chosen = select_pool(store, repo_ids, split_kind, search, ei.pool.include_sorry, None, stopped)
+        chosen = select_pool(store, repo_ids, request.split_kind, search, ei.pool.include_sorry, None, stopped)
         records += [r.but(kind="repo", key=r.theorem_id, header="", informal=None) for r in chosen.theorems]
         untried += chosen.untried
     if wp.statement_sets:
