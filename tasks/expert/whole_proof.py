@@ -114,7 +114,6 @@ def sample_batch(
 ) -> list[SampleRecord]:
     """Sample and check (see the module doc); one record per statement with its `verified` proofs."""
     from tasks.generate.base import TacticQuery
-    from tasks.lean.guard import forbidden_construct
     from tasks.lean.verdict import judge
     from tasks.proving.evaluate import open_search_tools, spec_of
 
@@ -133,10 +132,7 @@ def sample_batch(
             "generator": generator.name,
             "adapter": (getattr(generator, "adapter_status", None) or [None])[0],  # an endpoint's, in words
         }
-        return [
-            _check(t, s, c, backend, search, judge, forbidden_construct).but(**made_by)
-            for t, s, c in zip(theorems, specs, candidates)
-        ]
+        return [_check(t, s, c, backend, search, judge).but(**made_by) for t, s, c in zip(theorems, specs, candidates)]
     finally:
         generator.close()
         backend.close()
@@ -152,21 +148,19 @@ def _with_prompt_fields(spec, record: TheoremToTry):
     return SimpleNamespace(**fields, header=record.header, informal=record.informal)
 
 
-def _check(record: TheoremToTry, spec, candidates, backend, search, judge, forbidden) -> SampleRecord:
+def _check(record: TheoremToTry, spec, candidates, backend, search, judge) -> SampleRecord:
+    from tasks.search.whole_proof import check_in_time
+
     started, verified, axioms, rejected, errors, checked = time.perf_counter(), [], {}, 0, [], 0
-    for proof, _ in candidates:
-        if time.perf_counter() - started >= search.timeout_s:
-            break
-        checked += 1
-        if forbidden(proof) is not None:
+    for c in check_in_time(candidates, spec, backend, search.timeout_s, started):
+        checked, proof = checked + 1, c.proof
+        if c.forbidden is not None:
             rejected += 1
             continue
-        try:
-            check = backend.check_proof(spec, proof)
-        except Exception as e:  # noqa: BLE001 (a backend failure is an error, not a rejection)
-            errors.append(f"{type(e).__name__}: {e}")
+        if c.error is not None:
+            errors.append(c.error)
             continue
-        verdict = judge(check, proof, tuple(search.backend.allowed_axioms))
+        verdict = judge(c.check, proof, tuple(search.backend.allowed_axioms))
         if verdict.proved:
             verified.append(proof)
             axioms[proof] = list(verdict.axioms)
