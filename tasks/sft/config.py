@@ -87,6 +87,16 @@ Lora = Annotated[
 ]
 
 
+class CausalLMSettings(BaseModel):
+    """The fields a supervised causal-LM trainer's settings begin with (sft, sft_proof): the base model
+    and the dtype it is loaded in. (grpo declares the same two types with a field between them.)"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: BaseModelName = DEFAULT_MODEL
+    model_dtype: ModelDtype = "auto"
+
+
 class SFTEvalSettings(BaseModel):
     """How a tactic generator is scored on each (repository, split)."""
 
@@ -114,13 +124,9 @@ class SFTEvalSettings(BaseModel):
     seed: int = Field(0, description="Seed of the sampler when decoding is 'sample'.")
 
 
-class SFTSettings(BaseModel):
+class SFTSettings(CausalLMSettings):
     """Supervised fine-tuning of a tactic generator on (proof state -> next tactic) pairs."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    model: BaseModelName = DEFAULT_MODEL
-    model_dtype: ModelDtype = "auto"
     system_prompt: str = Field(DEFAULT_SYSTEM_PROMPT, description="System message of every chat example.")
     max_state_tokens: int | None = Field(
         768,

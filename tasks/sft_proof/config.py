@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.lean.config import BackendSettings
-from tasks.sft.config import DEFAULT_MODEL, BaseModelName, Lora, build_sft_config
-from tasks.trainers.fields import ModelDtype, RestartFromBase
+from tasks.sft.config import CausalLMSettings, Lora, build_sft_config
+from tasks.trainers.fields import RestartFromBase
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import check_by_building
 
@@ -55,13 +55,9 @@ class SFTProofEvalSettings(BaseModel):
     seed: int = Field(0, description="Seed of the sampler.")
 
 
-class SFTProofSettings(BaseModel):
+class SFTProofSettings(CausalLMSettings):
     """Supervised fine-tuning of a whole-proof writer on (statement -> whole proof) pairs."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    model: BaseModelName = DEFAULT_MODEL
-    model_dtype: ModelDtype = "auto"
     system_prompt: str = Field(PROOF_SYSTEM_PROMPT, description="System message of every example (chat models).")
     include_header: bool = Field(
         True, description="Put the statement's header (imports, opens) before it in the prompt, when it has one."
