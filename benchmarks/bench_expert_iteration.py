@@ -60,6 +60,7 @@ def one_run(tmp: Path, args) -> list[dict]:
     from tasks import checkpoints
     from tasks.expert import steps
     from tasks.expert.config import ExpertIterationSettings
+    from tasks.expert.pool import PoolRequest
     from tasks.proving.config import ProvingSettings
     from tasks.sft.config import SFTSettings
     from tests.doubles.lean_process import make_repl_double
@@ -88,7 +89,8 @@ def one_run(tmp: Path, args) -> list[dict]:
         for r in range(1, args.rounds + 1):
             clock["verification"] = 0.0
             t0 = time.perf_counter()
-            pool = steps.select(store, repos, "random", ei, search, 1, r).theorems
+            asked = PoolRequest(repo_ids=repos, split_kind="random", settings=ei, search=search, step=1, round=r)
+            pool = steps.select(store, asked).theorems
             records = []
             for i in range(0, len(pool), args.batch):
                 records += steps.search(store, search, current, pool[i : i + args.batch], str(home))

@@ -21,6 +21,7 @@ from prefect import unmapped
 from storage.snapshot_ref import SnapshotRef
 from tasks.checkpoints import CheckpointRef, StartingPoints
 from tasks.expert import steps
+from tasks.expert.pool import PoolRequest
 from tasks.prefect_tasks import expert_tasks
 from tasks.proving.records import SearchRecord
 from tasks.run_records import MetricRow
@@ -105,7 +106,9 @@ def expert_rounds(at: CurriculumStep, start: CheckpointRef):
     for r in range(1, ei.rounds + 1):
         # 1. The pool, searched in batches (one cached task each) by the current checkpoint
         at.show(f"expert round {r}: {mode.searching}", ei.trainer)
-        pool = mode.e.pool(at.home, at.step.seen, at.config.split_kind, ei, mode.search_settings, at.step.step, r)
+        asked = PoolRequest(repo_ids=at.step.seen, split_kind=at.config.split_kind, settings=ei,
+                            search=mode.search_settings, step=at.step.step, round=r)  # fmt: skip
+        pool = mode.e.pool(at.home, asked)
         size = mode.search_settings.batch_size
         batches = [pool.theorems[i : i + size] for i in range(0, len(pool.theorems), size)]
         records = [mode.record.of(record) for f in mode.search(batches, current, r) for record in f.result()]

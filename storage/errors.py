@@ -6,6 +6,11 @@ Each error keeps its inputs as attributes and says whether retrying can help
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
+
 
 class DojoflowError(Exception):
     """Base class for every error Dojoflow raises on purpose."""
@@ -100,6 +105,15 @@ def some_names(names, shown: int = 5) -> str:
     if len(names) <= shown:
         return ", ".join(names)
     return f"{', '.join(names[:shown])} and {len(names) - shown} more ({len(names)} in all)"
+
+
+def one_of(table: Mapping[str, T], name: str, what: str, where: str) -> T:
+    """`table[name]`, or an InputError naming `name`, that it is not `what` ("a Lean backend") and the
+    names `table` holds (a registry's look-up: Lean backends, trainers)."""
+    try:
+        return table[name]
+    except KeyError:
+        raise InputError(name, f"is not {what}", f"use one of {', '.join(table)}", where=where) from None
 
 
 class InputError(DojoflowError):

@@ -1,6 +1,7 @@
 """Which theorems an expert-iteration round searches, one batch's search, and which of its
 proofs may be stored as found (docs/expert-iteration.md).
 
+- `PoolRequest`: what choosing a round's pool takes (the pool task's one parameter).
 - `select_pool`: the train split of `repo_ids` (and, if asked, its `sorry` theorems), less the
   theorems that have a found proof for their toolchain; val and test are never read.
 - `search_batch`: the proving evaluation's search (`tasks/proving/evaluate.py:prove_theorems`)
@@ -17,11 +18,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from storage.found_proofs import carried_candidates
 from storage.ids import stable_hash, theorem_id, unit_interval
 from storage.tactic_text import NO_GOALS
 from tasks.proving.config import ProvingSettings
 from tasks.proving.records import Pool, SearchRecord, TheoremToTry, Untried
+
+from .config import ExpertIterationSettings
+
+
+class PoolRequest(BaseModel):
+    """What choosing one round's pool takes (`steps.select`, the `expert-pool` task): typed and
+    frozen, so Prefect stores it as JSON with the task run and reads it back as this model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repo_ids: list[str] = Field(description="The repositories the curriculum step has seen so far.")
+    split_kind: str = Field(description="The split kind whose train split is searched (val and test never are).")
+    settings: ExpertIterationSettings = Field(description="The `expert_iteration` section (its mode and pool).")
+    search: ProvingSettings = Field(description="The search settings the round searches with (backend, mode).")
+    step: int = Field(description="The curriculum step.")
+    round: int = Field(description="The round of expert iteration, from 1.")
 
 
 def toolchain_of(store, repo_id: str) -> str:

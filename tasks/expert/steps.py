@@ -16,28 +16,21 @@ from tasks.proving.config import ProvingSettings
 from tasks.proving.records import Pool, SampleRecord, SearchRecord, TheoremToTry
 
 from . import data, pool, rounds
-from .config import ExpertIterationSettings
+from .pool import PoolRequest
 
 
-def select(
-    store,
-    repo_ids: list[str],
-    split_kind: str,
-    settings: ExpertIterationSettings,
-    search: ProvingSettings,
-    step: int,
-    round: int,
-) -> Pool:
+def select(store, request: PoolRequest) -> Pool:
     """The round's pool: train theorems without a proof found before (step, round); in whole-proof
     mode, statements holding fewer than `stop_after` kept proofs (tasks/expert/whole_proof.py)."""
-    if settings.mode == "whole_proof":
+    r = request
+    if r.settings.mode == "whole_proof":
         from . import whole_proof
 
-        return whole_proof.select(store, repo_ids, split_kind, settings, search, step, round)
-    earlier = rounds.found_up_to(store, repo_ids, step, round, inclusive=False)
+        return whole_proof.select(store, r)
+    earlier = rounds.found_up_to(store, r.repo_ids, r.step, r.round, inclusive=False)
     found = {(f["theorem_id"], f["toolchain"]) for f in earlier}
-    p = settings.pool
-    return pool.select_pool(store, repo_ids, split_kind, search, p.include_sorry, p.max_theorems, found)
+    p = r.settings.pool
+    return pool.select_pool(store, r.repo_ids, r.split_kind, r.search, p.include_sorry, p.max_theorems, found)
 
 
 def search(

@@ -32,7 +32,7 @@ from storage.whole_proofs import read_whole_proofs
 from tasks.metric_registry import register_metric
 from tasks.proving.records import Pool, SampleRecord, TheoremToTry, Untried
 
-from .pool import select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
+from .pool import PoolRequest, select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
 
 # The round figures whole-proof mode adds to tactic mode's (tasks/expert/rounds.py): bookkeeping.
 register_metric("proofs_kept", direction=None, kind="count", unit="proofs")
@@ -89,14 +89,15 @@ def _statement_records(store, sets: list[str], search, done: dict, stop_after: i
     return records, untried
 
 
-def select(store, repo_ids: list[str], split_kind: str, ei, search, step: int, round: int) -> Pool:
+def select(store, request: PoolRequest) -> Pool:
     """The statements to sample for, how many left the pool (`proved`), and the untried ones."""
+    ei, search, repo_ids = request.settings, request.search, request.repo_ids
     wp = ei.whole_proof
-    done = _counts_before(store, step, round)
+    done = _counts_before(store, request.step, request.round)
     records, untried, proved = [], [], sum(1 for n in done.values() if n >= wp.stop_after)
     if wp.repositories and repo_ids:
         stopped = {key for key, n in done.items() if n >= wp.stop_after}
-        chosen = select_pool(store, repo_ids, split_kind, search, ei.pool.include_sorry, None, stopped)
+        chosen = select_pool(store, repo_ids, request.split_kind, search, ei.pool.include_sorry, None, stopped)
         records += [r.but(kind="repo", key=r.theorem_id, header="", informal=None) for r in chosen.theorems]
         untried += chosen.untried
     if wp.statement_sets:
@@ -136,7 +137,6 @@ def sample_batch(
 ) -> list[SampleRecord]:
     """Sample and check (see the module doc); one record per statement with its `verified` proofs."""
     from tasks.generate.base import TacticQuery
-    from tasks.lean.guard import forbidden_construct
     from tasks.lean.verdict import judge
     from tasks.proving.evaluate import open_search_tools, spec_of
 
@@ -155,10 +155,7 @@ def sample_batch(
             "generator": generator.name,
             "adapter": (getattr(generator, "adapter_status", None) or [None])[0],  # an endpoint's, in words
         }
-        return [
-            _check(t, s, c, backend, search, judge, forbidden_construct).but(**made_by)
-            for t, s, c in zip(theorems, specs, candidates)
-        ]
+        return [_check(t, s, c, backend, search, judge).but(**made_by) for t, s, c in zip(theorems, specs, candidates)]
     finally:
         generator.close()
         backend.close()
@@ -174,21 +171,19 @@ def _with_prompt_fields(spec, record: TheoremToTry):
     return SimpleNamespace(**fields, header=record.header, informal=record.informal)
 
 
-def _check(record: TheoremToTry, spec, candidates, backend, search, judge, forbidden) -> SampleRecord:
+def _check(record: TheoremToTry, spec, candidates, backend, search, judge) -> SampleRecord:
+    from tasks.search.whole_proof import check_in_time
+
     started, verified, axioms, rejected, errors, checked = time.perf_counter(), [], {}, 0, [], 0
-    for proof, _ in candidates:
-        if time.perf_counter() - started >= search.timeout_s:
-            break
-        checked += 1
-        if forbidden(proof) is not None:
+    for c in check_in_time(candidates, spec, backend, search.timeout_s, started):
+        checked, proof = checked + 1, c.proof
+        if c.forbidden is not None:
             rejected += 1
             continue
-        try:
-            check = backend.check_proof(spec, proof)
-        except Exception as e:  # noqa: BLE001 (a backend failure is an error, not a rejection)
-            errors.append(f"{type(e).__name__}: {e}")
+        if c.error is not None:
+            errors.append(c.error)
             continue
-        verdict = judge(check, proof, tuple(search.backend.allowed_axioms))
+        verdict = judge(c.check, proof, tuple(search.backend.allowed_axioms))
         if verdict.proved:
             verified.append(proof)
             axioms[proof] = list(verdict.axioms)

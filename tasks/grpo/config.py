@@ -20,7 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from storage.errors import InputError
-from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, LoraSettings
+from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, BaseModelName, Lora
+from tasks.trainers.fields import ModelDtype, RestartFromBase
 from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (
@@ -156,21 +157,15 @@ class GRPOSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a NaN reward was silently 0
 
-    model: str = Field(
-        DEFAULT_MODEL,
-        description="Base model when there is no parent checkpoint: a builtin name, "
-        "a local save_pretrained folder, or a hub id.",
-    )
+    model: BaseModelName = DEFAULT_MODEL
     init_from: Literal["self", "sft", "sft_proof"] = Field(
         "self",
         description="Starting point of step k: 'self' continues from this trainer's checkpoint of step k-1; "
         "'sft' starts from the SFT trainer's checkpoint of the same step (SFT then GRPO per repository); "
         "'sft_proof' from the whole-proof SFT trainer's (pair it with mode: proof).",
     )
-    model_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
-        "auto", description="dtype the model weights are loaded in."
-    )
-    restart_from_base: bool = Field(False, description="Ignore the parent checkpoint and start from `model`.")
+    model_dtype: ModelDtype = "auto"
+    restart_from_base: RestartFromBase = False
     mode: Literal["tactic", "proof"] = Field(
         "tactic",
         description="'tactic': prompt = a proof state of the training split, completion = one tactic; "
@@ -208,7 +203,7 @@ class GRPOSettings(BaseModel):
         description="Most prompts drawn from the training split per step "
         "(by a fixed hash, so reruns see the same ones); None: all.",
     )
-    lora: LoraSettings | None = Field(None, description="LoRA adapter settings; None trains all weights.")
+    lora: Lora = None
     training: dict[str, Any] = Field(
         default_factory=dict,
         description="Arguments of trl.GRPOConfig (learning_rate, max_steps, num_generations, "

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from storage.errors import InputError
+from storage.errors import InputError, one_of
 
 from .options import GoldSettings, KiminaOptions, LeanDojoOptions, ReplOptions
 from .versions import Support
@@ -127,12 +127,7 @@ def backends() -> dict[str, BackendDef]:
 
 
 def get(name: str) -> BackendDef:
-    try:
-        return _BACKENDS[name]
-    except KeyError:
-        raise InputError(
-            name, "is not a Lean backend", f"use one of {', '.join(_BACKENDS)}", where="backend.kind"
-        ) from None
+    return one_of(_BACKENDS, name, "a Lean backend", where="backend.kind")
 
 
 def of(settings) -> BackendDef:

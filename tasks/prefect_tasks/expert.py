@@ -20,6 +20,7 @@ from ..checkpoints import CheckpointRef
 from ..expert import steps
 from ..expert import whole_proof as wp
 from ..expert.config import ExpertIterationSettings
+from ..expert.pool import PoolRequest
 from ..proving.config import ProvingSettings
 from ..proving.evaluate import RECORD_VERSION
 from ..proving.records import Pool, SampleRecord, SearchRecord, TheoremToTry
@@ -42,18 +43,10 @@ def _search_key(ctx, p) -> str:
     return f"{kind}-{store_of(p['home']).instance_id}-{checkpoint}-{stable_hash(what, 16)}"
 
 
-@task(name="expert-pool", task_run_name="expert-pool[step {step} round {round}]", cache_policy=NO_CACHE)
-def pool_task(
-    home: str,
-    repo_ids: list[str],
-    split_kind: str,
-    settings: ExpertIterationSettings,
-    search: ProvingSettings,
-    step: int,
-    round: int,
-) -> Pool:
+@task(name="expert-pool", task_run_name="expert-pool[step {request.step} round {request.round}]", cache_policy=NO_CACHE)
+def pool_task(home: str, request: PoolRequest) -> Pool:
     """The round's pool, in the settings' mode (tactic or whole-proof)."""
-    return steps.select(store_of(home), repo_ids, split_kind, settings, search, step, round)
+    return steps.select(store_of(home), request)
 
 
 @task(name="expert-search", task_run_name="expert-search[step {step} round {round} batch {batch}]")
@@ -130,7 +123,7 @@ class WholeProofTasks:
 
 def whole_proof_tasks(home) -> WholeProofTasks:
     """The tasks, named `expert-wp-*` in the UI; pool and search are the tactic mode's, in whole-proof mode."""
-    names = {"pool": "expert-wp-pool[step {step} round {round}]",
+    names = {"pool": "expert-wp-pool[step {request.step} round {request.round}]",
              "search": "expert-wp-search[step {step} round {round} batch {batch}]"}  # fmt: skip
     return WholeProofTasks(
         pool=pool_task.with_options(name="expert-wp-pool", task_run_name=names["pool"]),

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from storage.errors import InputError
 from tasks.models import MINILM, MINILM_ALIAS, TINY_ENCODER
+from tasks.trainers.fields import RestartFromBase
 from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import RESERVED_KEYS, capabilities_unless_given, check_training_args
@@ -88,13 +89,7 @@ class ProgressSettings(BaseModel):
             "is not 'no', the snapshot's `val` split is the evaluation set during training."
         ),
     )
-    restart_from_base: bool = Field(
-        False,
-        description=(
-            "Start every curriculum step from the base `model` instead of the previous step's "
-            "checkpoint (an ablation; the default continues from the parent, as a curriculum should)."
-        ),
-    )
+    restart_from_base: RestartFromBase = False
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     launch: LaunchSettings | None = launch_field()
     max_eval_examples: int | None = Field(

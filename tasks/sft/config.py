@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tasks.trainers.fields import ModelDtype, RestartFromBase
 from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (  # noqa: F401  (device_capabilities: GRPO's vLLM check)
@@ -70,6 +71,32 @@ class LoraSettings(BaseModel):
         )
 
 
+# The fields the causal-LM trainers (sft, sft_proof, grpo) declare with one meaning; their default
+# is given where they are used.
+BaseModelName = Annotated[
+    str,
+    Field(
+        description="Base model, started from when there is no parent checkpoint (or with "
+        "restart_from_base): 'builtin:tiny-causal-lm' (built locally, offline: for tests and the default "
+        "run), a local save_pretrained folder, or a Hugging Face hub id (e.g. deepseek-ai/DeepSeek-Prover-V2-7B)."
+    ),
+]
+Lora = Annotated[
+    LoraSettings | None,
+    Field(description="LoRA adapter settings; None trains all weights (full fine-tuning)."),
+]
+
+
+class CausalLMSettings(BaseModel):
+    """The fields a supervised causal-LM trainer's settings begin with (sft, sft_proof): the base model
+    and the dtype it is loaded in. (grpo declares the same two types with a field between them.)"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: BaseModelName = DEFAULT_MODEL
+    model_dtype: ModelDtype = "auto"
+
+
 class SFTEvalSettings(BaseModel):
     """How a tactic generator is scored on each (repository, split)."""
 
@@ -97,21 +124,9 @@ class SFTEvalSettings(BaseModel):
     seed: int = Field(0, description="Seed of the sampler when decoding is 'sample'.")
 
 
-class SFTSettings(BaseModel):
+class SFTSettings(CausalLMSettings):
     """Supervised fine-tuning of a tactic generator on (proof state -> next tactic) pairs."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = Field(
-        DEFAULT_MODEL,
-        description="Base model: 'builtin:tiny-causal-lm' (built locally, for tests and the offline "
-        "default run), a local save_pretrained folder, or a Hugging Face hub id.",
-    )
-    model_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
-        "auto",
-        description="dtype the model weights are loaded in; 'auto' uses the dtype in the model's config. "
-        "Mixed precision during training is training.bf16 / training.fp16.",
-    )
     system_prompt: str = Field(DEFAULT_SYSTEM_PROMPT, description="System message of every chat example.")
     max_state_tokens: int | None = Field(
         768,
@@ -120,9 +135,7 @@ class SFTSettings(BaseModel):
         "follows the hypotheses) and lose their beginning. None keeps whole states (TRL then drops "
         "examples whose tactic falls past training.max_length).",
     )
-    lora: LoraSettings | None = Field(
-        None, description="LoRA adapter settings; None trains all weights (full fine-tuning)."
-    )
+    lora: Lora = None
     training: dict[str, Any] = Field(
         default_factory=dict,
         description="Arguments of trl.SFTConfig (learning_rate, num_train_epochs, max_steps, "
@@ -131,11 +144,7 @@ class SFTSettings(BaseModel):
         "supported; the tiny builtin model, which starts from random weights: learning_rate 1e-3 and "
         "6 epochs). output_dir and resume_from_checkpoint are set by Dojoflow.",
     )
-    restart_from_base: bool = Field(
-        False,
-        description="Start every curriculum step from the base model instead of the previous step's "
-        "checkpoint (False continues from the parent checkpoint).",
-    )
+    restart_from_base: RestartFromBase = False
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     launch: LaunchSettings | None = launch_field()
     evaluation: SFTEvalSettings = Field(

@@ -11,12 +11,13 @@ by the one check every trainer shares) and the starting point follow SFT's rules
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.lean.config import BackendSettings
-from tasks.sft.config import DEFAULT_MODEL, LoraSettings, build_sft_config
+from tasks.sft.config import CausalLMSettings, Lora, build_sft_config
+from tasks.trainers.fields import RestartFromBase
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import check_by_building
 
@@ -54,19 +55,9 @@ class SFTProofEvalSettings(BaseModel):
     seed: int = Field(0, description="Seed of the sampler.")
 
 
-class SFTProofSettings(BaseModel):
+class SFTProofSettings(CausalLMSettings):
     """Supervised fine-tuning of a whole-proof writer on (statement -> whole proof) pairs."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = Field(
-        DEFAULT_MODEL,
-        description="Base model: 'builtin:tiny-causal-lm' (built locally, offline), a local save_pretrained "
-        "folder, or a Hugging Face hub id (e.g. deepseek-ai/DeepSeek-Prover-V2-7B).",
-    )
-    model_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
-        "auto", description="dtype the model weights are loaded in; 'auto' uses the model config's."
-    )
     system_prompt: str = Field(PROOF_SYSTEM_PROMPT, description="System message of every example (chat models).")
     include_header: bool = Field(
         True, description="Put the statement's header (imports, opens) before it in the prompt, when it has one."
@@ -94,16 +85,14 @@ class SFTProofSettings(BaseModel):
     max_proof_chars: int = Field(
         4000, ge=16, description="Proofs longer than this (characters) are left out of training (counted)."
     )
-    lora: LoraSettings | None = Field(None, description="LoRA adapter settings; None trains all weights.")
+    lora: Lora = None
     training: dict[str, Any] = Field(
         default_factory=dict,
         description="Arguments of trl.SFTConfig (learning_rate, num_train_epochs, max_steps, "
         "per_device_train_batch_size, bf16, max_length, ...), over Dojoflow's defaults as for `sft` "
         "(completion_only_loss on: the loss falls on the proof only).",
     )
-    restart_from_base: bool = Field(
-        False, description="Start every curriculum step from the base model instead of the previous checkpoint."
-    )
+    restart_from_base: RestartFromBase = False
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     evaluation: SFTProofEvalSettings = Field(
         default_factory=SFTProofEvalSettings,

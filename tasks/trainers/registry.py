@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from storage.errors import InputError
+from storage.errors import InputError, one_of
 from tasks.metric_registry import declared_in
 
 from .base import TrainerDef
@@ -47,12 +47,7 @@ def trainers() -> dict[str, TrainerDef]:
 
 
 def get(name: str) -> TrainerDef:
-    try:
-        return _TRAINERS[name]
-    except KeyError:
-        raise InputError(
-            name, "is not a registered trainer", f"use one of {sorted(_TRAINERS)}", where="trainer"
-        ) from None
+    return one_of(_TRAINERS, name, "a registered trainer", where="trainer")
 
 
 def tactic_generators() -> tuple[str, ...]:

@@ -115,10 +115,10 @@ def test_round_one_finds_a_proof_outside_the_traced_data_and_round_two_checkpoin
     last = rounds[-1]["trained"]
     settings = pipeline(root / "home", double, root / "work").evaluation.proving
     from tasks.lean import load_theorems
-    from tasks.proving.evaluate import _record
+    from tasks.proving.evaluate import theorem_to_try
 
     (theorem,) = [t for t in load_theorems(store, [f["repo_id"]]) if t.full_name == f["full_name"]]
-    (record,) = prove_theorems(store, settings, last["path"], [_record(theorem, "train", "")])
+    (record,) = prove_theorems(store, settings, last["path"], [theorem_to_try(theorem, "train", "")])
     assert record.c == 1 and record.n == 1, record
     assert record.proof_expansions <= f["expansions"]
 
@@ -222,7 +222,7 @@ def test_a_new_run_can_continue_from_the_last_round_and_carry_proofs_to_a_new_co
     from tasks.checkpoints import StartingPoints, plan_step
     from tasks.expert import pool, steps
     from tasks.lean import load_theorems
-    from tasks.proving.evaluate import _record
+    from tasks.proving.evaluate import theorem_to_try
 
     root, result = first_run
     store = Store.open(root / "home")
@@ -237,7 +237,7 @@ def test_a_new_run_can_continue_from_the_last_round_and_carry_proofs_to_a_new_co
     # accepts it again there; a changed statement is searched afresh
     f = next(f for f in read_found(store) if f["full_name"] in ALTERNATIVE)
     (spec,) = [t for t in load_theorems(store, [f["repo_id"]]) if t.full_name == f["full_name"]]
-    moved = _record(spec, "train", "").but(theorem_id="theorem-at-a-new-commit", toolchain=f["toolchain"])
+    moved = theorem_to_try(spec, "train", "").but(theorem_id="theorem-at-a-new-commit", toolchain=f["toolchain"])
     search = config.evaluation.proving
     carried = pool._carry_over(store, search, [moved])
     assert carried["theorem-at-a-new-commit"]["checker"] == "repl+elaborator_checked"

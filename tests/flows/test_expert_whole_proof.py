@@ -117,13 +117,17 @@ def test_two_rounds_keep_verified_whole_proofs_and_train_sft_proof_on_them(first
 
 def test_a_statement_holding_stop_after_proofs_leaves_the_pool(first_run, double):
     from tasks.expert import whole_proof as wp
+    from tasks.expert.pool import PoolRequest
 
     root, _ = first_run
     store = Store.open(root / "home")
     config = pipeline(root / "home", double, root / "work")
     search = config.expert_search()
     repos = [r["repo_id"] for r in store.repositories()]
-    pool = wp.select(store, repos, "random", config.expert_iteration, search, 1, 9)
+    asked = PoolRequest(
+        repo_ids=repos, split_kind="random", settings=config.expert_iteration, search=search, step=1, round=9
+    )
+    pool = wp.select(store, asked)
     kept = {r["key"] for r in read_whole_proofs(store)}
     assert kept and not kept & {t.key for t in pool.theorems}
     assert pool.proved >= len(kept)

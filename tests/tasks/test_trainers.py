@@ -364,3 +364,20 @@ def test_every_declared_evaluation_is_a_config_section_checked_before_a_run(tmp_
     )
     cfg.validate_for_run()
     assert checked == ["evaluation.proving"]
+
+
+@pytest.mark.parametrize("kind", ["trainer", "backend"])
+def test_an_unknown_name_is_one_line_naming_it_the_problem_and_the_names_there_are(kind):
+    """Both registries look a name up the same way (storage.errors.one_of): the name (quoted when it
+    holds a line break), the field, what it is not, and every registered name in registration order."""
+    from tasks.lean import registry as backends
+
+    get, names, where = {
+        "trainer": (registry.get, registry.trainers(), "trainer"),
+        "backend": (backends.get, backends.backends(), "backend.kind"),
+    }[kind]
+    with pytest.raises(InputError) as err:
+        get("no\nsuch")
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith(f"'no\\nsuch', {where}: is not a")
+    assert msg.endswith(f"use one of {', '.join(names)}")

@@ -1,0 +1,31 @@
+"""Settings fields that several trainers declare with one meaning, declared once here: each an
+`Annotated` type carrying its description, the default given where it is used.
+
+- `ModelDtype`: the dtype a Hugging Face model's weights are loaded in (sft, sft_proof, grpo).
+- `RestartFromBase`: start every curriculum step from the base model (`tasks/trainers/lifecycle.py`:
+  `continues`; every trainer with a parent checkpoint).
+
+    python -c "from tasks.trainers.fields import ModelDtype; print(ModelDtype)"
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+ModelDtype = Annotated[
+    Literal["auto", "float32", "bfloat16", "float16"],
+    Field(
+        description="dtype the model weights are loaded in; 'auto' uses the dtype in the model's config. "
+        "Mixed precision during training is training.bf16 / training.fp16."
+    ),
+]
+
+RestartFromBase = Annotated[
+    bool,
+    Field(
+        description="Start every curriculum step from the base `model` instead of its parent checkpoint "
+        "(by default the previous step's): an ablation; False continues from the parent, as a curriculum should."
+    ),
+]
