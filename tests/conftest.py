@@ -70,6 +70,7 @@ LONGEST_FILES_FIRST = (  # longest first: CI on 2 idle cores and `--durations=0`
     "tests/lean/test_backend_contract.py",
     "tests/tasks/test_lean_repl.py",
     "tests/e2e/test_deployment.py",
+    "tests/e2e/test_cancel_from_ui.py",
     "tests/flows/test_benchmarks.py",
     "tests/tasks/test_grpo_trainer.py",
     "tests/e2e/test_report_in_ui.py",
