@@ -12,7 +12,7 @@ tokens/s (`num_tokens` in the log / train_runtime), peak GPU memory (nvidia-smi,
 0.2 s over the run), and the ratio Dojoflow / plain. Budget: under 8 minutes on one H100.
 
     PYTHONPATH=$PWD HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 python benchmarks/gpu_check.py [--sft-steps 30] [--grpo-steps 4] \
-        [--out gpu_check.json] [--smoke]
+        [--out gpu_check.json] [--logs DIR] [--smoke]
 
 `--smoke` runs the same code on CPU with the tiny model and 2 steps (checks the script, times nothing).
 GRPO's plain side rewards completion length (no verifier); Dojoflow's uses the replay backend on
@@ -128,21 +128,26 @@ def build_model(tmp: Path, smoke: bool) -> str:
     return str(out)
 
 
-def run(cmd: list[str], env: dict) -> tuple[float, str]:
-    """(wall seconds, stdout)."""
+LOGS: list[Path] = []  # where each run's output is kept (--logs), if anywhere
+
+
+def run(cmd: list[str], env: dict, label: str) -> tuple[float, str]:
+    """(wall seconds, stdout); stdout and stderr also go to `<--logs>/<label>.log`."""
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    for folder in LOGS:
+        (folder / f"{label}.log").write_text(done.stdout + "\n--- stderr ---\n" + done.stderr)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:6])} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return time.perf_counter() - start, done.stdout
 
 
 def progress_log(stdout: str) -> list[dict]:
-    """Dojoflow's relayed progress lines (`step 3/30: loss 2.31, num_tokens 1.2e+04, ...`) as log
-    entries: its last Trainer checkpoint is saved before the final `train_runtime` entry."""
+    """Dojoflow's relayed progress lines (`step 3/30: loss 2.31, num_tokens 1.2e+04; about 5s left`)
+    as log entries: its last Trainer checkpoint is saved before the final `train_runtime` entry."""
     entries = []
     for line in stdout.splitlines():
-        m = re.search(r"step \d+(?:/\d+)?: (.*)$", line)
+        m = re.search(r"step \d+(?:/\d+)?: (.*?)(?:; about .* left)?$", line)  # the estimate is no figure
         if m:
             pairs = (item.rsplit(" ", 1) for item in m.group(1).split(", ") if " " in item)
             entries.append({k: float(v) for k, v in pairs if re.fullmatch(r"-?[\d.]+(e[+-]?\d+)?", v)})
@@ -185,7 +190,11 @@ def main() -> None:
     parser.add_argument("--grpo-steps", type=int, default=4)
     parser.add_argument("--out", default="gpu_check.json")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--logs", type=Path, help="a folder for each run's output (to find why a ratio is bad)")
     args = parser.parse_args()
+    if args.logs:
+        args.logs.mkdir(parents=True, exist_ok=True)
+        LOGS.append(args.logs)
     logging.disable(logging.WARNING)
     import torch
 
@@ -194,7 +203,9 @@ def main() -> None:
         raise SystemExit("no CUDA GPU here: run on a GPU machine, or --smoke to check the script on CPU")
     bf16 = bool(gpus and torch.cuda.is_bf16_supported())
     sft_steps, grpo_steps = (2, 1) if args.smoke else (args.sft_steps, args.grpo_steps)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    # ROOT first, then any PYTHONPATH given (a GPU machine's carried wheels live there).
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     report: dict = {"machine": describe_machine(("torch", "transformers", "trl")), "gpus": gpus, "bf16": bf16}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -291,7 +302,7 @@ def pair(tmp, name, n, env, plain_script, plain_args, model, bf16, ex, snapshot,
     (tmp / "plain.py").write_text(plain_script)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(n)]
     with PeakGpuMemory() as mem:
-        wall, _ = run([*cmd, str(tmp / "plain.py"), str(tmp / f"plain-{name}.json")], env)
+        wall, _ = run([*cmd, str(tmp / "plain.py"), str(tmp / f"plain-{name}.json")], env, f"plain-{name}")
     out["plain"] = figures(json.loads(Path(spec["out"] + ".log.json").read_text()), wall, mem.peak)
     job = {
         "trainer": trainer,
@@ -304,7 +315,7 @@ def pair(tmp, name, n, env, plain_script, plain_args, model, bf16, ex, snapshot,
     }
     (tmp / f"dojo-{name}.json").write_text(json.dumps(job))
     with PeakGpuMemory() as mem:
-        wall, stdout = run([sys.executable, "-c", DOJOFLOW, str(tmp / f"dojo-{name}.json")], env)
+        wall, stdout = run([sys.executable, "-c", DOJOFLOW, str(tmp / f"dojo-{name}.json")], env, f"dojoflow-{name}")
     out["dojoflow"] = figures(progress_log(stdout), wall, mem.peak)
     return out
 
