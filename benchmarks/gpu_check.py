@@ -1,15 +1,19 @@
 """GPU check of launched training (docs/scaling.md): Dojoflow's SFT and GRPO against plain TRL on
-one machine with CUDA GPUs, bf16, 1 process and (with 2+ GPUs) 2 processes. NOT RUN YET: no GPU
-was lent to the session that wrote it; this is the script to run first on one.
+one machine with CUDA GPUs, bf16, 1 process and (with 2+ GPUs) 2 processes. Run once, on one H200
+(1 process; figures and what they do not show: docs/scaling.md, "The GPU check"); since then both
+sides load bf16 weights and write the same last-step checkpoint, not yet rerun on a GPU. The
+2-process runs need 2 GPUs and never ran.
 
 The model is Qwen2-0.5B-like (hidden 896, 24 layers, 14 heads, 2 KV heads, MLP 4864, vocabulary
 151936), built locally from a config with random weights (nothing downloads) and the tiny
 builtin tokenizer (its ids fit the vocabulary). Every side trains the same chat examples with
 the same SFTConfig/GRPOConfig arguments; Dojoflow runs through `train_in_child` (torchrun + the
 worker + the supervisor), plain TRL through `torchrun` on a 30-line script. Per run: wall time,
-median step time (from the Trainer's log, `train_runtime / steps` when per-step times are absent),
+step time (`train_runtime / steps`, and the median of the per-step `step_time` GRPO logs),
 tokens/s (`num_tokens` in the log / train_runtime), peak GPU memory (nvidia-smi, polled every
-0.2 s over the run), and the ratio Dojoflow / plain. Budget: under 8 minutes on one H100.
+0.2 s over the run), and the ratio Dojoflow / plain. On one H200, 1 process: 3.5 minutes at the
+default steps, 4.5 at `--sft-steps 60 --grpo-steps 8`. A PYTHONPATH given (carried wheels) reaches
+the children after the root.
 
     PYTHONPATH=$PWD HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 python benchmarks/gpu_check.py [--sft-steps 30] [--grpo-steps 4] \
         [--out gpu_check.json] [--logs DIR] [--smoke]
@@ -27,6 +31,7 @@ import logging
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -159,10 +164,12 @@ def figures(log_history: list[dict], wall: float, peak_mib: int) -> dict:
     steps = [e for e in log_history if "loss" in e]
     runtime = end.get("train_runtime")
     tokens = max((e.get("num_tokens", 0) for e in steps), default=0)
+    step_times = [e["step_time"] for e in steps if "step_time" in e]  # GRPO logs each step's time; SFT does not
     return {
         "wall_s": round(wall, 2),
         "train_runtime_s": runtime,
         "step_s": round(runtime / len(steps), 4) if runtime and steps else None,
+        "step_time_median_s": round(statistics.median(step_times), 4) if step_times else None,
         "tokens_per_s": round(tokens / runtime, 1) if runtime and tokens else None,
         "peak_gpu_mib": peak_mib,
         "losses": [e["loss"] for e in steps][:5],
@@ -213,7 +220,7 @@ def main() -> None:
     for kind in ("sft", "grpo"):
         for n in (1, 2):
             pair = report["results"].get(f"{kind}-{n}")
-            if pair and all(pair[s].get("step_s") for s in ("plain", "dojoflow")):
+            if pair and "skipped" not in pair and all(pair[s].get("step_s") for s in ("plain", "dojoflow")):
                 pair["ratio_step"] = round(pair["dojoflow"]["step_s"] / pair["plain"]["step_s"], 3)
                 pair["ratio_wall"] = round(pair["dojoflow"]["wall_s"] / pair["plain"]["wall_s"], 3)
     Path(args.out).write_text(json.dumps(report, indent=1))
@@ -234,7 +241,11 @@ def measure(tmp: Path, model: str, bf16: bool, gpus: int, sft_steps: int, grpo_s
     store = sample_store(tmp / "home")
     grpo_snapshot = build_snapshot(store, [r["repo_id"] for r in store.repositories()])
     precision = {"bf16": bf16} if gpus else {"use_cpu": True, "bf16": False}
-    common = {"save_strategy": "no", "logging_steps": 1, "disable_tqdm": True, "report_to": "none", **precision}
+    # The weights' dtype the plain script loads: 'auto' would read the built model's float32 (the real
+    # Qwen2-0.5B's config says bfloat16); the first GPU run compared fp32 weights with bf16 ones.
+    dtype = "bfloat16" if bf16 else "auto"
+    # Both sides write a Trainer checkpoint at the last step (Dojoflow always does, to resume), inside train_runtime.
+    common = {"save_strategy": "steps", "logging_steps": 1, "disable_tqdm": True, "report_to": "none", **precision}
     results: dict = {}
     for n in (1, 2):
         if n > max(gpus, 1) and not (n == 2 and gpus == 0):
@@ -243,10 +254,17 @@ def measure(tmp: Path, model: str, bf16: bool, gpus: int, sft_steps: int, grpo_s
             }
             continue
         batch = 16 // n
-        sft = {**common, "max_steps": sft_steps, "per_device_train_batch_size": batch, "max_length": 512}
+        sft = {
+            **common,
+            "max_steps": sft_steps,
+            "save_steps": sft_steps,
+            "per_device_train_batch_size": batch,
+            "max_length": 512,
+        }
         grpo = {
             **common,
             "max_steps": grpo_steps,
+            "save_steps": grpo_steps,
             "per_device_train_batch_size": 8 // n * 2,
             "num_generations": 4,
             "max_completion_length": 64,
@@ -263,7 +281,7 @@ def measure(tmp: Path, model: str, bf16: bool, gpus: int, sft_steps: int, grpo_s
             ex,
             snapshot,
             "sft",
-            {"model": model, "training": {**sft, "save_strategy": "steps", "save_steps": sft_steps}},
+            {"model": model, "model_dtype": dtype, "training": sft},
         )
         results[f"grpo-{n}"] = pair(
             tmp,
@@ -279,9 +297,10 @@ def measure(tmp: Path, model: str, bf16: bool, gpus: int, sft_steps: int, grpo_s
             "grpo",
             {
                 "model": model,
+                "model_dtype": dtype,
                 "max_prompts": 64,
                 "rewards": {"lean_tactic": 1.0, "format": 0.1},
-                "training": {**grpo, "save_strategy": "steps", "save_steps": grpo_steps},
+                "training": grpo,
             },
         )
     return results
