@@ -1,18 +1,22 @@
 """GPU check of launched training (docs/scaling.md): Dojoflow's SFT and GRPO against plain TRL on
-one machine with CUDA GPUs, bf16, 1 process and (with 2+ GPUs) 2 processes. NOT RUN YET: no GPU
-was lent to the session that wrote it; this is the script to run first on one.
+one machine with CUDA GPUs, bf16, 1 process and (with 2+ GPUs) 2 processes. Run once, on one H200
+(1 process; figures and what they do not show: docs/scaling.md, "The GPU check"); since then both
+sides load bf16 weights and write the same last-step checkpoint, not yet rerun on a GPU. The
+2-process runs need 2 GPUs and never ran.
 
 The model is Qwen2-0.5B-like (hidden 896, 24 layers, 14 heads, 2 KV heads, MLP 4864, vocabulary
 151936), built locally from a config with random weights (nothing downloads) and the tiny
 builtin tokenizer (its ids fit the vocabulary). Every side trains the same chat examples with
 the same SFTConfig/GRPOConfig arguments; Dojoflow runs through `train_in_child` (torchrun + the
 worker + the supervisor), plain TRL through `torchrun` on a 30-line script. Per run: wall time,
-median step time (from the Trainer's log, `train_runtime / steps` when per-step times are absent),
+step time (`train_runtime / steps`, and the median of the per-step `step_time` GRPO logs),
 tokens/s (`num_tokens` in the log / train_runtime), peak GPU memory (nvidia-smi, polled every
-0.2 s over the run), and the ratio Dojoflow / plain. Budget: under 8 minutes on one H100.
+0.2 s over the run), and the ratio Dojoflow / plain. On one H200, 1 process: 3.5 minutes at the
+default steps, 4.5 at `--sft-steps 60 --grpo-steps 8`. A PYTHONPATH given (carried wheels) reaches
+the children after the root.
 
     PYTHONPATH=$PWD HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 python benchmarks/gpu_check.py [--sft-steps 30] [--grpo-steps 4] \
-        [--out gpu_check.json] [--smoke]
+        [--out gpu_check.json] [--logs DIR] [--smoke]
 
 `--smoke` runs the same code on CPU with the tiny model and 2 steps (checks the script, times nothing).
 GRPO's plain side rewards completion length (no verifier); Dojoflow's uses the replay backend on
@@ -27,6 +31,7 @@ import logging
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -128,21 +133,26 @@ def build_model(tmp: Path, smoke: bool) -> str:
     return str(out)
 
 
-def run(cmd: list[str], env: dict) -> tuple[float, str]:
-    """(wall seconds, stdout)."""
+LOGS: list[Path] = []  # where each run's output is kept (--logs), if anywhere
+
+
+def run(cmd: list[str], env: dict, label: str) -> tuple[float, str]:
+    """(wall seconds, stdout); stdout and stderr also go to `<--logs>/<label>.log`."""
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    for folder in LOGS:
+        (folder / f"{label}.log").write_text(done.stdout + "\n--- stderr ---\n" + done.stderr)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:6])} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return time.perf_counter() - start, done.stdout
 
 
 def progress_log(stdout: str) -> list[dict]:
-    """Dojoflow's relayed progress lines (`step 3/30: loss 2.31, num_tokens 1.2e+04, ...`) as log
-    entries: its last Trainer checkpoint is saved before the final `train_runtime` entry."""
+    """Dojoflow's relayed progress lines (`step 3/30: loss 2.31, num_tokens 1.2e+04; about 5s left`)
+    as log entries: its last Trainer checkpoint is saved before the final `train_runtime` entry."""
     entries = []
     for line in stdout.splitlines():
-        m = re.search(r"step \d+(?:/\d+)?: (.*)$", line)
+        m = re.search(r"step \d+(?:/\d+)?: (.*?)(?:; about .* left)?$", line)  # the estimate is no figure
         if m:
             pairs = (item.rsplit(" ", 1) for item in m.group(1).split(", ") if " " in item)
             entries.append({k: float(v) for k, v in pairs if re.fullmatch(r"-?[\d.]+(e[+-]?\d+)?", v)})
@@ -154,10 +164,12 @@ def figures(log_history: list[dict], wall: float, peak_mib: int) -> dict:
     steps = [e for e in log_history if "loss" in e]
     runtime = end.get("train_runtime")
     tokens = max((e.get("num_tokens", 0) for e in steps), default=0)
+    step_times = [e["step_time"] for e in steps if "step_time" in e]  # GRPO logs each step's time; SFT does not
     return {
         "wall_s": round(wall, 2),
         "train_runtime_s": runtime,
         "step_s": round(runtime / len(steps), 4) if runtime and steps else None,
+        "step_time_median_s": round(statistics.median(step_times), 4) if step_times else None,
         "tokens_per_s": round(tokens / runtime, 1) if runtime and tokens else None,
         "peak_gpu_mib": peak_mib,
         "losses": [e["loss"] for e in steps][:5],
@@ -185,7 +197,11 @@ def main() -> None:
     parser.add_argument("--grpo-steps", type=int, default=4)
     parser.add_argument("--out", default="gpu_check.json")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--logs", type=Path, help="a folder for each run's output (to find why a ratio is bad)")
     args = parser.parse_args()
+    if args.logs:
+        args.logs.mkdir(parents=True, exist_ok=True)
+        LOGS.append(args.logs)
     logging.disable(logging.WARNING)
     import torch
 
@@ -194,7 +210,9 @@ def main() -> None:
         raise SystemExit("no CUDA GPU here: run on a GPU machine, or --smoke to check the script on CPU")
     bf16 = bool(gpus and torch.cuda.is_bf16_supported())
     sft_steps, grpo_steps = (2, 1) if args.smoke else (args.sft_steps, args.grpo_steps)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    # ROOT first, then any PYTHONPATH given (a GPU machine's carried wheels live there).
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     report: dict = {"machine": describe_machine(("torch", "transformers", "trl")), "gpus": gpus, "bf16": bf16}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -202,7 +220,7 @@ def main() -> None:
     for kind in ("sft", "grpo"):
         for n in (1, 2):
             pair = report["results"].get(f"{kind}-{n}")
-            if pair and all(pair[s].get("step_s") for s in ("plain", "dojoflow")):
+            if pair and "skipped" not in pair and all(pair[s].get("step_s") for s in ("plain", "dojoflow")):
                 pair["ratio_step"] = round(pair["dojoflow"]["step_s"] / pair["plain"]["step_s"], 3)
                 pair["ratio_wall"] = round(pair["dojoflow"]["wall_s"] / pair["plain"]["wall_s"], 3)
     Path(args.out).write_text(json.dumps(report, indent=1))
@@ -223,7 +241,11 @@ def measure(tmp: Path, model: str, bf16: bool, gpus: int, sft_steps: int, grpo_s
     store = sample_store(tmp / "home")
     grpo_snapshot = build_snapshot(store, [r["repo_id"] for r in store.repositories()])
     precision = {"bf16": bf16} if gpus else {"use_cpu": True, "bf16": False}
-    common = {"save_strategy": "no", "logging_steps": 1, "disable_tqdm": True, "report_to": "none", **precision}
+    # The weights' dtype the plain script loads: 'auto' would read the built model's float32 (the real
+    # Qwen2-0.5B's config says bfloat16); the first GPU run compared fp32 weights with bf16 ones.
+    dtype = "bfloat16" if bf16 else "auto"
+    # Both sides write a Trainer checkpoint at the last step (Dojoflow always does, to resume), inside train_runtime.
+    common = {"save_strategy": "steps", "logging_steps": 1, "disable_tqdm": True, "report_to": "none", **precision}
     results: dict = {}
     for n in (1, 2):
         if n > max(gpus, 1) and not (n == 2 and gpus == 0):
@@ -232,10 +254,17 @@ def measure(tmp: Path, model: str, bf16: bool, gpus: int, sft_steps: int, grpo_s
             }
             continue
         batch = 16 // n
-        sft = {**common, "max_steps": sft_steps, "per_device_train_batch_size": batch, "max_length": 512}
+        sft = {
+            **common,
+            "max_steps": sft_steps,
+            "save_steps": sft_steps,
+            "per_device_train_batch_size": batch,
+            "max_length": 512,
+        }
         grpo = {
             **common,
             "max_steps": grpo_steps,
+            "save_steps": grpo_steps,
             "per_device_train_batch_size": 8 // n * 2,
             "num_generations": 4,
             "max_completion_length": 64,
@@ -252,7 +281,7 @@ def measure(tmp: Path, model: str, bf16: bool, gpus: int, sft_steps: int, grpo_s
             ex,
             snapshot,
             "sft",
-            {"model": model, "training": {**sft, "save_strategy": "steps", "save_steps": sft_steps}},
+            {"model": model, "model_dtype": dtype, "training": sft},
         )
         results[f"grpo-{n}"] = pair(
             tmp,
@@ -268,9 +297,10 @@ def measure(tmp: Path, model: str, bf16: bool, gpus: int, sft_steps: int, grpo_s
             "grpo",
             {
                 "model": model,
+                "model_dtype": dtype,
                 "max_prompts": 64,
                 "rewards": {"lean_tactic": 1.0, "format": 0.1},
-                "training": {**grpo, "save_strategy": "steps", "save_steps": grpo_steps},
+                "training": grpo,
             },
         )
     return results
@@ -291,7 +321,7 @@ def pair(tmp, name, n, env, plain_script, plain_args, model, bf16, ex, snapshot,
     (tmp / "plain.py").write_text(plain_script)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(n)]
     with PeakGpuMemory() as mem:
-        wall, _ = run([*cmd, str(tmp / "plain.py"), str(tmp / f"plain-{name}.json")], env)
+        wall, _ = run([*cmd, str(tmp / "plain.py"), str(tmp / f"plain-{name}.json")], env, f"plain-{name}")
     out["plain"] = figures(json.loads(Path(spec["out"] + ".log.json").read_text()), wall, mem.peak)
     job = {
         "trainer": trainer,
@@ -304,7 +334,7 @@ def pair(tmp, name, n, env, plain_script, plain_args, model, bf16, ex, snapshot,
     }
     (tmp / f"dojo-{name}.json").write_text(json.dumps(job))
     with PeakGpuMemory() as mem:
-        wall, stdout = run([sys.executable, "-c", DOJOFLOW, str(tmp / f"dojo-{name}.json")], env)
+        wall, stdout = run([sys.executable, "-c", DOJOFLOW, str(tmp / f"dojo-{name}.json")], env, f"dojoflow-{name}")
     out["dojoflow"] = figures(progress_log(stdout), wall, mem.peak)
     return out
 

@@ -176,8 +176,21 @@ def default_training_args(user: dict[str, Any], cuda: bool, bf16_ok: bool) -> di
         # TRL defaults to bf16 and activation checkpointing, which fail or only slow down on CPU.
         defaults.update(use_cpu=True, bf16=False, fp16=False)
         if "gradient_checkpointing" not in user and "activation_checkpointing" not in user:
-            defaults["activation_checkpointing"] = False
+            defaults[checkpointing_key()] = False
     return {k: v for k, v in defaults.items() if k not in user}
+
+
+def checkpointing_key(fields: set[str] | None = None) -> str:
+    """The TrainingArguments name that turns activation checkpointing off: `activation_checkpointing`
+    in transformers 5.23 (`gradient_checkpointing` a deprecated alias there), only
+    `gradient_checkpointing` in 5.17 (the `train-vllm` pin). `fields`: the class's field names."""
+    if fields is None:
+        import dataclasses
+
+        from transformers import TrainingArguments
+
+        fields = {f.name for f in dataclasses.fields(TrainingArguments)}
+    return "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
 
 
 def training_defaults(settings, cuda: bool, bf16_ok: bool) -> dict[str, Any]:

@@ -249,9 +249,25 @@ def _quiet():
         lightning.setLevel(level)
 
 
+# What torchrun tells a training process; accelerate starts torch.distributed when it sees them.
+TORCHRUN_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK")
+
+
+@contextmanager
+def _as_one_process():
+    """The probe builds the class as one process (as preflight does, outside torchrun). Under
+    torchrun, building it on CPU started torch.distributed with gloo, and the real config kept
+    that group: on GPUs no NCCL, DDP over gloo, and GRPO's reward gather failed (gpu_check)."""
+    saved = {k: os.environ.pop(k) for k in TORCHRUN_VARIABLES if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
 def _probe(cls, cls_name: str, target: TrainingTarget, checked: dict[str, Any], defaults, field: str) -> None:
-    """Build the class once (on CPU, no mixed precision), so its own cross-field checks apply."""
-    with tempfile.TemporaryDirectory() as tmp, _quiet():
+    """Build the class once (on CPU, no mixed precision, one process), so its own cross-field checks apply."""
+    with tempfile.TemporaryDirectory() as tmp, _quiet(), _as_one_process():
         try:
             cls(**{target.dir_arg: tmp}, **{**(defaults or {}), **checked, **target.probe})
         except (TypeError, ValueError) as exc:

@@ -16,7 +16,7 @@ from storage.errors import InputError
 from storage.schemas import SNAPSHOT_TACTICS
 from tasks.models import TINY_CAUSAL_LM, load_causal_lm, resolve_model
 from tasks.sft import SFTSettings, evaluate_sft, generate_tactics, generate_tactics_batch, train_sft
-from tasks.sft.config import build_sft_config, default_training_args
+from tasks.sft.config import build_sft_config, checkpointing_key, default_training_args
 from tasks.sft.data import build_examples, first_line, fit_state, is_sorry, normalize_tactic, to_sft_dataset
 from tasks.trainers.base import SkipTraining
 from tests.fixtures_snapshot import make_snapshot, synthetic_rows
@@ -207,6 +207,20 @@ def test_cpu_defaults_and_user_values(tmp_path):
     gpu = default_training_args({}, cuda=True, bf16_ok=True)
     assert gpu["bf16"] is True and "use_cpu" not in gpu
     assert default_training_args({}, cuda=True, bf16_ok=False)["bf16"] is False
+
+
+def test_cpu_turns_checkpointing_off_under_the_name_this_transformers_has():
+    # transformers 5.17 (the train-vllm pin, the GPU image's) has only `gradient_checkpointing`: the
+    # CPU default `activation_checkpointing=False` made SFTConfig fail there (gpu_check --smoke).
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    fields = {f.name for f in dataclasses.fields(TrainingArguments)}
+    assert checkpointing_key(fields - {"activation_checkpointing"}) == "gradient_checkpointing"
+    assert checkpointing_key(fields | {"activation_checkpointing"}) == "activation_checkpointing"
+    cpu = default_training_args({}, cuda=False, bf16_ok=False)
+    assert cpu[checkpointing_key()] is False and checkpointing_key() in fields
 
 
 # -- training ----------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ and enters the checkpoint id, and one check covers every trainer's `training:` a
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -381,3 +382,24 @@ def test_an_unknown_name_is_one_line_naming_it_the_problem_and_the_names_there_a
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith(f"'no\\nsuch', {where}: is not a")
     assert msg.endswith(f"use one of {', '.join(names)}")
+
+
+def test_checking_training_arguments_in_a_torchrun_process_starts_no_process_group(monkeypatch):
+    # The check builds the class on CPU; under torchrun that started torch.distributed with gloo,
+    # which the Trainer then kept: on a GPU machine no NCCL, and GRPO's reward gather failed
+    # ("ProcessGroupGloo::allgather: invalid tensor size", benchmarks/gpu_check.py on an H200).
+    import torch.distributed as dist
+
+    from tests.ports import free_port
+
+    assert not dist.is_initialized()
+    torchrun = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1", "GROUP_RANK": "0"}
+    for name, value in {**torchrun, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}.items():
+        monkeypatch.setenv(name, value)
+    try:
+        check_training_args({"max_steps": 3}, "trl:SFTConfig", "trainers.sft.training")
+        assert not dist.is_initialized()
+        assert all(os.environ[k] == v for k, v in torchrun.items())  # the process's own variables are back
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
