@@ -1,5 +1,6 @@
 """`dojoflow run` as a user runs it: a real subprocess with its own temporary Prefect server
-(no PREFECT_API_URL), its stdout piped. What reaches the terminal is a plain progress display
+(no PREFECT_API_URL; after the first Ctrl-C, the server `dojoflow server start` would keep,
+here the worker's), its stdout piped. What reaches the terminal is a plain progress display
 and a summary; the libraries' output goes to the run's log file; Ctrl-C and SIGTERM stop the
 run within seconds, mark it cancelled, and the next run resumes it.
 
@@ -23,6 +24,7 @@ import yaml
 
 from storage import catalog
 from storage.store import Store
+from tests.flows.harness_server import as_if_dojoflow_server_started, flow_run_state
 from tests.prefect_db import seed_prefect_home
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +46,7 @@ def write_config(tmp_path: Path, max_steps: int, save_steps: int) -> Path:
                     "logging_steps": 1,
                     "save_steps": save_steps,
                 },
-                "evaluation": {"top_k": 2, "max_new_tokens": 8, "max_eval_examples": 4},
+                "evaluation": {"top_k": 2, "max_new_tokens": 4, "max_eval_examples": 2},
             },
             "retriever": None,
             "progress": None,
@@ -155,13 +157,19 @@ def interrupt_at_checkpoint(cfg: Path, home: Path, sig: signal.Signals, checkpoi
 
 
 def test_ctrl_c_then_sigterm_stop_the_run_mark_it_cancelled_and_a_rerun_resumes(tmp_path, migrated_prefect_db):
+    """Ctrl-C stops a run on its temporary server (it marks the run cancelled there before it
+    stops the server); SIGTERM and the rerun then run as after `dojoflow server start` (the
+    worker's server, as `server.json` names it: those are not about the temporary server)."""
     home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)  # the piped run above starts on a fresh one
     cfg = write_config(tmp_path, max_steps=12, save_steps=2)
     interrupt_at_checkpoint(cfg, home, signal.SIGINT, "checkpoint-2")
-    interrupt_at_checkpoint(cfg, home, signal.SIGTERM, "checkpoint-4")
+    as_if_dojoflow_server_started(home)
+    out, _ = interrupt_at_checkpoint(cfg, home, signal.SIGTERM, "checkpoint-4")
+    assert "(started by `dojoflow server start`)" in out, out
     runs = catalog.query(Store.open(home), "SELECT run_id, status FROM runs ORDER BY started_at").to_pylist()
     assert [r["status"] for r in runs] == ["cancelled", "cancelled"]
-    assert [prefect_state(home, r["run_id"]) for r in runs] == ["CANCELLED", "CANCELLED"]
+    states = [prefect_state(home, runs[0]["run_id"]), flow_run_state(runs[1]["run_id"])]
+    assert states == ["CANCELLED", "CANCELLED"]  # on the temporary server's database, on the worker's server
     assert (
         not [p for p in (home / "checkpoints" / "sft").glob("*") if ".tmp-" not in p.name]
         if (home / "checkpoints" / "sft").exists()

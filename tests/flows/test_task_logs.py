@@ -7,6 +7,7 @@ import re
 import time
 
 import httpx
+import pytest
 
 from .fixtures import config
 
@@ -27,12 +28,19 @@ def task_run_logs(api: str, flow_run_id: str, task_run_prefix: str) -> list[str]
     return [f"{entry['name']}: {entry['message']}" for entry in logs]
 
 
-def test_a_log_line_of_the_sft_trainer_is_in_the_train_task_runs_logs(prefect, tmp_path):
-    from prefect.settings import PREFECT_API_URL
-
+@pytest.fixture(scope="module")
+def two_step_run(prefect, tmp_path_factory) -> dict:
+    """One curriculum run of two steps on the session server, read by both tests below."""
     from flows.curriculum import curriculum
 
-    result = curriculum(config=config(tmp_path, tmp_path / "home", n=1))
+    root = tmp_path_factory.mktemp("task-logs")
+    return curriculum(config=config(root, root / "home", n=2))
+
+
+def test_a_log_line_of_the_sft_trainer_is_in_the_train_task_runs_logs(two_step_run):
+    from prefect.settings import PREFECT_API_URL
+
+    result = two_step_run
     deadline, lines = time.monotonic() + 300, []  # the log worker sends in batches: wait for the line
     while time.monotonic() < deadline:
         lines = task_run_logs(PREFECT_API_URL.value(), result["run_id"], "train-sft")
@@ -50,12 +58,10 @@ def test_a_log_line_of_the_sft_trainer_is_in_the_train_task_runs_logs(prefect, t
     assert evaluated and "completion_loss" in evaluated[0], lines
 
 
-def test_the_run_has_one_metrics_card_a_progress_card_in_words_and_task_names_without_hash_suffixes(prefect, tmp_path):
+def test_the_run_has_one_metrics_card_a_progress_card_in_words_and_task_names_without_hash_suffixes(two_step_run):
     from prefect.settings import PREFECT_API_URL
 
-    from flows.curriculum import curriculum
-
-    result = curriculum(config=config(tmp_path, tmp_path / "home", n=2))
+    result = two_step_run
     api = PREFECT_API_URL.value()
     body = {"artifacts": {"flow_run_id": {"any_": [result["run_id"]]}}}
     artifacts = httpx.post(f"{api}/artifacts/filter", json=body, timeout=30).raise_for_status().json()

@@ -28,7 +28,7 @@ import yaml
 
 from tests.doubles.openai_endpoint import EndpointDouble
 from tests.doubles.sample_store import sample_store
-from tests.prefect_db import seed_prefect_home
+from tests.flows.harness_server import as_if_dojoflow_server_started
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -84,7 +84,7 @@ def assert_quiet(screen: str) -> Path:
     return Path(log[-1])
 
 
-def test_run_on_a_terminal_shows_only_dojoflows_lines_and_the_log_gets_the_libraries(tmp_path, migrated_prefect_db):
+def test_run_on_a_terminal_shows_only_dojoflows_lines_and_the_log_gets_the_libraries(tmp_path, prefect):
     cfg = {
         "name": "pty",
         "sources": [{"sample": "NatBasics"}],
@@ -93,7 +93,7 @@ def test_run_on_a_terminal_shows_only_dojoflows_lines_and_the_log_gets_the_libra
             "sft": {
                 "model": "builtin:tiny-causal-lm",
                 "training": {"max_steps": 2, "per_device_train_batch_size": 4, "logging_steps": 1, "save_steps": 1},
-                "evaluation": {"top_k": 2, "max_new_tokens": 8, "max_eval_examples": 4},
+                "evaluation": {"top_k": 2, "max_new_tokens": 4, "max_eval_examples": 2},
             },
             "retriever": None,
             "progress": None,
@@ -101,26 +101,14 @@ def test_run_on_a_terminal_shows_only_dojoflows_lines_and_the_log_gets_the_libra
         "evaluation": {"splits": ["test"]},
     }
     (tmp_path / "pty.yaml").write_text(yaml.safe_dump(cfg))
-    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)  # a first run on a fresh home: piped only
+    home = tmp_path / "home"
+    ui = as_if_dojoflow_server_started(home)  # not about the server: the worker's one (a temporary one: piped only)
     code, screen = on_a_terminal(["run", str(tmp_path / "pty.yaml"), "--home", str(home)], ROOT)
     assert code == 0, screen[-4000:]
+    assert f"Prefect server: {ui} (started by `dojoflow server start`)" in screen, screen[-4000:]
     assert "step 1/1 NatBasics · sft · train" in screen and "done: 1 steps" in screen
     log = assert_quiet(screen).read_text()
     assert "{'loss'" in log and "Loading weights" in log, log[-3000:]
-
-
-def as_if_dojoflow_server_started(home: Path) -> str:
-    """`<home>/prefect/server.json` naming this worker's harness server, as `dojoflow server start`
-    writes it (flows/runtime/server.py): the commands below run against it, one server for both."""
-    from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import PREFECT_API_URL
-
-    harness = SubprocessASGIServer._instances[None]  # the `prefect` fixture's (tests/conftest.py)
-    url = PREFECT_API_URL.value()
-    server_file = home / "prefect" / "server.json"
-    server_file.parent.mkdir(parents=True, exist_ok=True)
-    server_file.write_text(json.dumps({"url": url, "pid": harness.server_process.pid}))
-    return url.removesuffix("/api")
 
 
 def test_prove_and_grpo_train_on_a_terminal_print_their_result_and_log_the_rest(tmp_path, prefect):
