@@ -8,7 +8,9 @@ import os
 from pathlib import Path
 
 
-def rank_main(rank: int, port: int, out: str, seconds_by_rank: list[float]) -> None:
+def rank_main(rank: int, port: int, out: str, cases: list[list[float]]) -> None:
+    """For each case (the seconds each rank's clock reads), whether this rank saves: a list
+    written to `out`/rank{rank}.json. One process group serves every case (one spawn)."""
     import torch.distributed as dist
     from transformers import TrainerControl, TrainerState, TrainingArguments
 
@@ -17,12 +19,15 @@ def rank_main(rank: int, port: int, out: str, seconds_by_rank: list[float]) -> N
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=2)
     try:
-        now = [0.0]
-        callback = save_every_minutes(1.0, clock=lambda: now[0])
-        args, state = TrainingArguments(output_dir="unused", report_to=[], use_cpu=True), TrainerState()
-        callback.on_train_begin(args, state, TrainerControl())
-        now[0] = seconds_by_rank[rank]  # this rank's own clock
-        saves = callback.on_step_end(args, state, TrainerControl()).should_save
+        args = TrainingArguments(output_dir="unused", report_to=[], use_cpu=True)
+        saves = []
+        for seconds_by_rank in cases:
+            now = [0.0]
+            callback = save_every_minutes(1.0, clock=lambda now=now: now[0])
+            state = TrainerState()
+            callback.on_train_begin(args, state, TrainerControl())
+            now[0] = seconds_by_rank[rank]  # this rank's own clock
+            saves.append(callback.on_step_end(args, state, TrainerControl()).should_save)
         Path(out, f"rank{rank}.json").write_text(json.dumps(saves))
     finally:
         dist.destroy_process_group()

@@ -11,6 +11,7 @@ PYTHONPATH=$PWD python -m pytest tests/test_layering.py -q
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -26,6 +27,18 @@ FORBIDDEN = {
 # Where tasks/ may import Prefect: the home of the @task wrappers (a module, or a package
 # of that name). tasks/prefect_locking.py implements Prefect's lock protocol without it.
 PREFECT_HOMES = ("tasks/prefect_tasks.py", "tasks/prefect_tasks/")
+
+
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """`source` parsed once per session: every check here reads every module (never mutated)."""
+    return ast.parse(source)
+
+
+@functools.cache
+def all_nodes(source: str) -> tuple[ast.AST, ...]:
+    """Every node of `source`, in `ast.walk`'s order, walked once per session."""
+    return tuple(ast.walk(parsed(source)))
 
 
 def module_name(rel: str) -> str:
@@ -45,7 +58,7 @@ def from_module(node: ast.ImportFrom, rel: str) -> str:
 def imported_modules(source: str, rel: str) -> list[tuple[str, int]]:
     """(absolute module name, line) of every import in the file at `rel` (repo-relative)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in all_nodes(source):
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -170,7 +183,7 @@ OWN = ("storage", "tasks", "flows")
 def import_strings(source: str) -> list[tuple[str, str, int]]:
     """(module, attribute, line) of every string literal shaped "module:attr" naming one of our packages."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in all_nodes(source):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and (m := IMPORT_STRING.match(node.value)):
             if m[1].split(".")[0] in OWN:
                 found.append((m[1], m[2], node.lineno))
@@ -196,7 +209,7 @@ def string_violations(source: str, rel: str) -> list[str]:
 
 def top_level_names(source: str) -> set[str]:
     names = set()
-    for node in ast.parse(source).body:
+    for node in parsed(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -283,7 +296,7 @@ def room_imports(source: str, rel: str, modules: set[str]) -> list[tuple[str, in
     """(module, line) of every import of ours in the file at `rel`, wherever it sits: like
     `imported_modules`, and `from a import b` counts a.b where b is one of `modules`."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in all_nodes(source):
         if isinstance(node, ast.ImportFrom):
             name = from_module(node, rel)
             subs = [f"{name}.{a.name}" for a in node.names if f"{name}.{a.name}" in modules]
@@ -453,8 +466,8 @@ def test_the_string_circle_check_sees_a_planted_one(files, expected):
 # -- no private name crosses a module ---------------------------------------------------------------
 def private_imports(source: str, rel: str) -> list[str]:
     """`from ours import _x` and `ours._x` (where `ours` names a module of ours) in the file at `rel`."""
-    tree, found, modules = ast.parse(source), [], set()
-    for node in ast.walk(tree):
+    found, modules = [], set()
+    for node in all_nodes(source):
         if isinstance(node, ast.ImportFrom):
             name = from_module(node, rel)
             if name.split(".")[0] in LAYERS:
@@ -464,7 +477,7 @@ def private_imports(source: str, rel: str) -> list[str]:
                     modules.add(a.asname or a.name)
         elif isinstance(node, ast.Import):
             modules |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in LAYERS}
-    for node in ast.walk(tree):
+    for node in all_nodes(source):
         if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             if isinstance(node.value, ast.Name) and node.value.id in modules:
                 found.append(f"{rel}:{node.lineno} reads {node.value.id}.{node.attr}")

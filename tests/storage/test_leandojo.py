@@ -25,6 +25,31 @@ def canon(records: list) -> list:
     return sorted(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in records)
 
 
+@pytest.fixture(scope="module")
+def _imported_once(tmp_path_factory) -> tuple[Path, Path, dict]:
+    """A home with `export_with_dep` (as the fixture writes it) imported once, and its files."""
+    root = tmp_path_factory.mktemp("imported")
+    export = write_synthetic_export(root / "alpha-export", "alpha", 40, 3, seed=1, extra_repos=[std_dependency()])
+    store = Store.open(root / "home")
+    import_export(store, export)
+    return store.root.parent, export, tree_state(store.root)
+
+
+@pytest.fixture
+def imported(_imported_once, tmp_path_factory) -> tuple[Store, Path]:
+    """(store, export): `export_with_dep` imported into a fresh store, shared by the tests that
+    import it first and then only read the store or show that a refused import changed nothing
+    (each takes its own `before`). Should a test have changed it, the next gets a new one."""
+    home, export, state = _imported_once
+    store = Store.open(home)
+    if tree_state(store.root) == state:
+        return store, export
+    root = tmp_path_factory.mktemp("imported")
+    store = Store.open(root / "home")
+    import_export(store, export)
+    return store, export
+
+
 def test_one_export_with_a_dependency_becomes_two_repositories(store, export_with_dep):
     results = import_export(store, export_with_dep)
     repos = {r["name"]: r for r in store.repositories()}
@@ -40,8 +65,8 @@ def test_one_export_with_a_dependency_becomes_two_repositories(store, export_wit
     assert std_files and all(p.startswith(".lake/packages/std/") for p in std_files)
 
 
-def test_import_then_export_gives_identical_records(store, export_with_dep, tmp_path):
-    import_export(store, export_with_dep)
+def test_import_then_export_gives_identical_records(imported, tmp_path):
+    store, export_with_dep = imported  # export_with_dep imported once for the module
     ids = [r["repo_id"] for r in store.repositories()]
     out = write_export(store, tmp_path / "out", ids)
     for kind in ("random", "novel_premises"):
@@ -85,8 +110,8 @@ def test_round_trip_keeps_null_statement_missing_keys_and_unknown_keys(store, tm
     assert no_tactics, "a theorem without traced tactics is kept"
 
 
-def test_importing_the_same_export_twice_changes_nothing(store, export_with_dep):
-    import_export(store, export_with_dep)
+def test_importing_the_same_export_twice_changes_nothing(imported):
+    store, export_with_dep = imported  # export_with_dep imported once for the module
     before = tree_state(store.data_dir)
     again = import_export(store, export_with_dep)
     assert {r.status for r in again} == {"unchanged"}
@@ -206,8 +231,8 @@ def _bad_cases(tmp_path):
     return cases
 
 
-def test_bad_exports_get_clear_errors_and_leave_the_store_unchanged(store, export_with_dep, tmp_path):
-    import_export(store, export_with_dep)
+def test_bad_exports_get_clear_errors_and_leave_the_store_unchanged(imported, tmp_path):
+    store, export_with_dep = imported  # export_with_dep imported once for the module
     before = tree_state(store.root)
     for path, message in _bad_cases(tmp_path):
         with pytest.raises(InputError, match=message):
@@ -269,8 +294,8 @@ def listing(root: Path) -> dict:
     }
 
 
-def test_a_bad_export_writes_nothing_at_all(store, export_with_dep, tmp_path):
-    import_export(store, export_with_dep)
+def test_a_bad_export_writes_nothing_at_all(imported, tmp_path):
+    store, export_with_dep = imported  # export_with_dep imported once for the module
     e = write_synthetic_export(tmp_path / "e", "eps", 5, 2, seed=1)
     assert len(read_export(e)) == 1  # valid as written
     # broken in the last file read, after every split file has been parsed
@@ -467,16 +492,16 @@ def test_an_export_keeps_the_source_metadata_whatever_the_repository_order(store
     assert json.loads((one / "metadata.json").read_text())["creation_time"] == meta["creation_time"]
 
 
-def test_an_export_is_byte_reproducible(store, export_with_dep, tmp_path):
-    import_export(store, export_with_dep)
+def test_an_export_is_byte_reproducible(imported, tmp_path):
+    store, export_with_dep = imported  # export_with_dep imported once for the module
     a = write_export(store, tmp_path / "a", store.repo_ids())
     b = write_export(store, tmp_path / "b", store.repo_ids())
     assert tree_state(a) == tree_state(b)
     assert load_in_peer_corpus_loader(a / "corpus.jsonl") > 0
 
 
-def test_export_into_the_stores_own_folders_is_refused(store, export_with_dep, tmp_path):
-    import_export(store, export_with_dep)
+def test_export_into_the_stores_own_folders_is_refused(imported, tmp_path):
+    store, export_with_dep = imported  # export_with_dep imported once for the module
     before = tree_state(store.root)
     for target in (store.root / "exports", store.data_dir / "x", store.root):
         with pytest.raises(InputError, match="store's own folders.*export to a folder outside the store"):
@@ -537,8 +562,8 @@ BAD_RECORDS = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_RECORDS))
-def test_a_bad_record_is_named_and_changes_nothing(store, export_with_dep, tmp_path, case):
-    import_export(store, export_with_dep)
+def test_a_bad_record_is_named_and_changes_nothing(imported, tmp_path, case):
+    store, export_with_dep = imported  # export_with_dep imported once for the module
     before = tree_state(store.root)
     change, message = BAD_RECORDS[case]
     exp = write_synthetic_export(tmp_path / case, "bad", 6, 2, seed=5)
@@ -548,8 +573,8 @@ def test_a_bad_record_is_named_and_changes_nothing(store, export_with_dep, tmp_p
     assert tree_state(store.root) == before
 
 
-def test_deeply_nested_json_is_named_and_changes_nothing(store, export_with_dep, tmp_path):
-    import_export(store, export_with_dep)
+def test_deeply_nested_json_is_named_and_changes_nothing(imported, tmp_path):
+    store, export_with_dep = imported  # export_with_dep imported once for the module
     before = tree_state(store.root)
     exp = write_synthetic_export(tmp_path / "deep", "deep", 6, 2, seed=5)
     text = (exp / "random" / "train.json").read_text()

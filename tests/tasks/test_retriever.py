@@ -975,9 +975,28 @@ def _weights(out: Path) -> dict:
     return load_file(str(out / "model.safetensors"))
 
 
+def _two_epochs(tmp: Path) -> RetrieverSettings:
+    return settings(
+        {"max_steps": -1, "max_epochs": 2},
+        model_cache_dir=str(tmp / "models"),
+        batch_size=16,  # a few steps an epoch: what is tested is the resume, not learning
+        fisher_examples=0,
+        checkpoint_every_n_steps=1,
+    )
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(store_snapshot, tmp_path_factory) -> tuple[dict, Path]:
+    """The never-interrupted run both resume tests compare with (trained once): figures, folder."""
+    snap, tmp = store_snapshot
+    root = tmp_path_factory.mktemp("uninterrupted")
+    whole = train_retriever(_two_epochs(tmp), snap, "random", None, root / "whole", root / "work-whole")
+    return whole, root / "whole"
+
+
 @pytest.mark.parametrize("where", ["mid second epoch", "last batch of the first epoch"])
 def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupted_run(
-    store_snapshot, tmp_path, monkeypatch, where
+    store_snapshot, uninterrupted, tmp_path, monkeypatch, where
 ):
     """Issue 8, item 3: interrupted right after a checkpoint (in the middle of the second epoch,
     or at the last batch of the first), then resumed, training ends bit-identical to a run
@@ -986,14 +1005,8 @@ def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupte
     import torch
 
     snap, tmp = store_snapshot
-    s = settings(
-        {"max_steps": -1, "max_epochs": 2},
-        model_cache_dir=str(tmp / "models"),
-        batch_size=16,  # a few steps an epoch: what is tested is the resume, not learning
-        fisher_examples=0,
-        checkpoint_every_n_steps=1,
-    )
-    whole = train_retriever(s, snap, "random", None, tmp_path / "whole", tmp_path / "work-whole")
+    s = _two_epochs(tmp)
+    whole, whole_dir = uninterrupted
     steps_per_epoch = -(-whole["pairs"] // s.batch_size)
     assert whole["resumed"] is False and whole["global_step"] == 2 * steps_per_epoch and steps_per_epoch >= 3
     kill_at = steps_per_epoch + steps_per_epoch // 2 if where == "mid second epoch" else steps_per_epoch
@@ -1013,7 +1026,7 @@ def test_resume_from_a_mid_epoch_checkpoint_gives_the_weights_of_an_uninterrupte
 
     resumed = train_retriever(s, snap, "random", None, tmp_path / "cut", tmp_path / "work-cut")
     assert resumed["resumed"] is True and resumed["global_step"] == whole["global_step"]
-    a, b = _weights(tmp_path / "whole"), _weights(tmp_path / "cut")
+    a, b = _weights(whole_dir), _weights(tmp_path / "cut")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     assert resumed["weights_sha256"] == whole["weights_sha256"]
 

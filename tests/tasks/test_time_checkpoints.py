@@ -137,10 +137,12 @@ def test_retriever_writes_a_timed_checkpoint_mid_epoch_and_resumes_from_it(
     assert resumed["resumed"] is True and resumed["global_step"] == 3
 
 
-@pytest.mark.parametrize("seconds_by_rank, saves", [([60.0, 0.0], True), ([0.0, 60.0], False)])
-def test_under_ddp_every_rank_saves_when_rank_0s_clock_says_so(tmp_path, seconds_by_rank, saves):
-    """Each rank reads its own clock; one rank saving while another trains on would hang the job
-    (the Trainer's save has collectives): every rank follows rank 0."""
+DDP_CASES = [([60.0, 0.0], True), ([0.0, 60.0], False)]
+
+
+@pytest.fixture(scope="module")
+def ddp_saves(tmp_path_factory) -> dict:
+    """Whether each rank of a 2-process gloo group saves, per case of DDP_CASES: one spawn for all."""
     import json
     import socket
 
@@ -148,8 +150,18 @@ def test_under_ddp_every_rank_saves_when_rank_0s_clock_says_so(tmp_path, seconds
 
     from tests.distributed_clock import rank_main
 
+    out = tmp_path_factory.mktemp("ddp")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    mp.spawn(rank_main, args=(port, str(tmp_path), seconds_by_rank), nprocs=2, join=True)
-    assert [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)] == [saves, saves]
+    cases = [seconds for seconds, _ in DDP_CASES]
+    mp.spawn(rank_main, args=(port, str(out), cases), nprocs=2, join=True)
+    by_rank = [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    return {tuple(seconds): [by_rank[0][i], by_rank[1][i]] for i, seconds in enumerate(cases)}
+
+
+@pytest.mark.parametrize("seconds_by_rank, saves", DDP_CASES)
+def test_under_ddp_every_rank_saves_when_rank_0s_clock_says_so(ddp_saves, seconds_by_rank, saves):
+    """Each rank reads its own clock; one rank saving while another trains on would hang the job
+    (the Trainer's save has collectives): every rank follows rank 0."""
+    assert ddp_saves[tuple(seconds_by_rank)] == [saves, saves]
