@@ -54,7 +54,7 @@ def pipeline(home, double, work) -> PipelineConfig:
     )  # fmt: skip
     proving["generator"]["max_new_tokens"] = 12
     ei = config.expert_iteration.model_dump()
-    ei["training"] = {"max_steps": 10}
+    ei["training"] = {"max_steps": 5}
     return config.with_overrides(
         {
             "name": "expert-test",
