@@ -8,7 +8,8 @@ the 2-core test box, 322k objects, more under load), and every proving batch and
 search batch closes its backend once.
 
 `close_quickly(backend)` closes it with the objects that existed before frozen (`gc.freeze`):
-those collections then look only at what is new, and everything is unfrozen again right after.
+those collections then look only at what is new, and everything is unfrozen again right after
+(once the last of several closes running at once in other threads is done).
 Nothing else changes: the Lean processes are still terminated and reaped, their pipes closed;
 garbage that a collection would have freed then is freed by the next automatic one.
 
@@ -18,12 +19,23 @@ garbage that a collection would have freed then is freed by the next automatic o
 from __future__ import annotations
 
 import gc
+import threading
+
+_lock = threading.Lock()
+_closing = 0  # closes under way (batches close in threads of their own): the last one unfreezes
 
 
 def close_quickly(closable) -> None:
     """`closable.close()`, with the process's existing objects out of the garbage collector's sight."""
-    gc.freeze()
+    global _closing
+    with _lock:
+        if _closing == 0:
+            gc.freeze()
+        _closing += 1
     try:
         closable.close()
     finally:
-        gc.unfreeze()
+        with _lock:
+            _closing -= 1
+            if _closing == 0:
+                gc.unfreeze()
