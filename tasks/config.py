@@ -311,15 +311,15 @@ class PipelineConfig(BaseModel):
         from .valid_args_memo import memo_under
 
         enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
-        with memo_under(self.home):  # checks that passed are remembered under the run's home
-            for name, settings in enabled.items():
-                preflight(name, settings)
         for evaluation in EVALUATIONS:  # e.g. a proving backend that cannot run fails before any training
             settings = getattr(self.evaluation, evaluation.name)
             if settings is not None:
                 evaluation.check(settings)
         if self.expert_iteration is not None:
             self.expert_search()  # refuses a search it cannot run, before any training
+        with memo_under(self.home):  # checks that passed are remembered under the run's home
+            for name, settings in enabled.items():
+                preflight(name, settings)
         return enabled
 
     def expert_search(self):

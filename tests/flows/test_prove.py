@@ -102,6 +102,14 @@ def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_a
     assert "sorry" not in block and all(t in block for t in SQUARE_ADD.tactics)
 
 
+@pytest.fixture(scope="module")
+def refusal_home(tmp_path_factory):
+    """(home, store): one sample store for the tests of refused input. Each asserts that its refusal
+    wrote nothing (no proof, no patch, the home unchanged), so they can share it."""
+    home = tmp_path_factory.mktemp("refusals") / "home"
+    return home, sample_store(home)
+
+
 @pytest.mark.parametrize(
     "args, overrides, endpoint_mode, message",
     [
@@ -113,9 +121,10 @@ def test_prove_finds_a_known_proof_against_repl_double_and_writes_a_patch_that_a
         ([], {"timeout_s": -5}, "ok", "`proving.timeout_s` Input should be greater than 0"),
     ],
 )
-def test_prove_refuses_bad_input_before_any_search(prefect, tmp_path, args, overrides, endpoint_mode, message):
-    home = tmp_path / "home"
-    store = sample_store(home)
+def test_prove_refuses_bad_input_before_any_search(
+    prefect, refusal_home, tmp_path, args, overrides, endpoint_mode, message
+):
+    home, store = refusal_home
     double = make_repl_double(tmp_path / "double")
     with EndpointDouble(known_proof_table()) as endpoint:
         endpoint.mode = endpoint_mode
@@ -138,9 +147,8 @@ def test_prove_refuses_bad_input_before_any_search(prefect, tmp_path, args, over
     assert read_proofs(store) == [] and not (tmp_path / "patches").exists()
 
 
-def test_prove_refuses_a_checkpoint_that_is_not_a_tactic_generator(prefect, tmp_path):
-    home = tmp_path / "home"
-    sample_store(home)
+def test_prove_refuses_a_checkpoint_that_is_not_a_tactic_generator(prefect, refusal_home, tmp_path):
+    home, _ = refusal_home
     retriever = tmp_path / "retriever-ckpt"
     retriever.mkdir()
     (retriever / "dojoflow-checkpoint.json").write_text(json.dumps({"checkpoint": {"trainer": "retriever"}}))
@@ -158,14 +166,13 @@ def test_prove_refuses_a_checkpoint_that_is_not_a_tactic_generator(prefect, tmp_
         (["--checkpoint", "FILE"], "is a file, not a folder. give a tactic generator's checkpoint folder"),
     ],
 )
-def test_prove_input_errors_are_one_line_before_prefect_starts(tmp_path, args, message):
+def test_prove_input_errors_are_one_line_before_prefect_starts(refusal_home, tmp_path, args, message):
     """As a user runs it (a process of its own): one line on stderr, exit 2, no Prefect server
     started, nothing written (it printed 67 lines with two tracebacks after a flow run)."""
     import os
     import sys
 
-    home = tmp_path / "home"
-    sample_store(home)
+    home, _ = refusal_home
     (tmp_path / "prove.yaml").write_text(yaml.safe_dump({"proving": {"backend": {"kind": "replay"}}}))
     folder = tmp_path / "not-a-model"
     (folder / "odd").mkdir(parents=True)  # any folder: it was fingerprinted whole before it was checked

@@ -1,0 +1,54 @@
+"""tasks/proving/closing.py: a backend closed with the process's objects frozen, and unfrozen after."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+
+from tasks.proving.closing import close_quickly
+
+
+class Closable:
+    def __init__(self, error: Exception | None = None, inside=None):
+        self.closed, self.error, self.inside, self.frozen_while_closing = False, error, inside, None
+
+    def close(self):
+        self.frozen_while_closing = gc.get_freeze_count()
+        if self.inside is not None:
+            self.inside()
+        self.closed = True
+        if self.error is not None:
+            raise self.error
+
+
+def test_close_runs_with_the_objects_frozen_and_unfreezes_even_when_close_raises():
+    before = gc.get_freeze_count()  # 0 unless something else froze objects in this process
+    ok = Closable()
+    close_quickly(ok)
+    assert ok.closed and ok.frozen_while_closing > before and gc.get_freeze_count() == before
+    failing = Closable(error=RuntimeError("the server would not die"))
+    with pytest.raises(RuntimeError):
+        close_quickly(failing)
+    assert failing.closed and gc.get_freeze_count() == before
+
+
+def test_closes_overlapping_in_threads_stay_frozen_until_the_last_one_ends():
+    first_inside, second_done = threading.Event(), threading.Event()
+    seen, before = {}, gc.get_freeze_count()
+
+    def first_waits():  # the first close is still under way when the second one ends
+        first_inside.set()
+        second_done.wait(timeout=60)
+        seen["after_second"] = gc.get_freeze_count()
+
+    a = Closable(inside=first_waits)
+    t = threading.Thread(target=close_quickly, args=(a,))
+    t.start()
+    first_inside.wait(timeout=60)
+    close_quickly(Closable())
+    second_done.set()
+    t.join(timeout=60)
+    assert a.closed and seen["after_second"] > before  # the second close did not unfreeze under the first
+    assert gc.get_freeze_count() == before
