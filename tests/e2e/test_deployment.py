@@ -368,7 +368,7 @@ def torchrun_processes(home) -> dict[int, str]:
 @pytest.mark.e2e
 def test_cancelling_a_flow_run_from_the_ui_stops_its_training_processes(tmp_path, deployed):
     """Cancelling a deployment's flow run as the UI's Cancel button does: a run of a one-step
-    curriculum whose SFT trains in a torchrun child (tests/e2e/test_training_logs_in_ui.py's config,
+    curriculum whose SFT trains in a torchrun child (tests/e2e/test_report_in_ui.py's config,
     far more steps than the test waits for). Once a training process exists, the flow run's state is
     set to CANCELLING through the API (what the button sends: POST /flow_runs/{id}/set_state); the
     worker stops the flow-run process, whose supervisor (tasks/trainers/supervise.py) stops the
@@ -380,7 +380,7 @@ def test_cancelling_a_flow_run_from_the_ui_stops_its_training_processes(tmp_path
     flow-run process dies, each worker when torchrun dies). Either alone passes this test; with both
     disabled torchrun and its worker outlive the Cancelled run and the test fails."""
     from tasks.config import PipelineConfig
-    from tests.e2e.test_training_logs_in_ui import CONFIG, job_processes
+    from tests.e2e.test_report_in_ui import CONFIG, job_processes
 
     d, home = deployed, tmp_path / "dojoflow-home"
     try:
