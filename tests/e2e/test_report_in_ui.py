@@ -119,7 +119,8 @@ MAX_STEPS = 100_000  # never reached: the test stops the run once it has read th
 PROGRESS = re.compile(rf"step \d+/{MAX_STEPS}: loss \d")  # tasks/trainers/log_progress.progress_line
 SHOWN_LINE = PROGRESS.pattern + r"[^\n]*"  # the whole line, as the page's text has it
 CEILING_S = 300  # a ceiling for each wait on an event (a loaded 2-core box), not a pace
-RELAY_CEILING_S = 120  # from the child's line to the server's logs (Prefect sends logs every 2 s)
+RELAY_CEILING_S = 120  # from the child's line to the server's logs (sent every LOG_BATCH_S)
+LOG_BATCH_S = "0.5"  # PREFECT_LOGGING_TO_API_BATCH_INTERVAL of `dojoflow run` (Prefect's default: 2 s)
 
 CONFIG = f"""\
 name: ui-logs
@@ -195,6 +196,7 @@ def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, 
     config.write_text(CONFIG)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DOJOFLOW_"))}
     env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
+    env["PREFECT_LOGGING_TO_API_BATCH_INTERVAL"] = LOG_BATCH_S  # the relayed lines reach the server sooner
     out = tmp_path / "run.log"
     with open(out, "wb") as log:
         run = subprocess.Popen(
