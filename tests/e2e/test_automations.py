@@ -121,6 +121,16 @@ def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migr
         done = setup("--webhook", listener.url)  # again: replaced, not doubled
         assert done.returncode == 0 and len(_automations(api)) == 5, done.stdout + done.stderr
 
+        # The proactive trigger, its 26 hours made 10 s (Prefect's least): no nightly completed. Installed
+        # now (replacing the five again), so its 10 s pass while the runs below go; the other four are the
+        # shipped file's own text (the one `within` is all that differs), so they page as shipped.
+        shipped = (ROOT / "deployments" / "automations.yaml").read_text()
+        assert shipped.count("within: 93600") == 1
+        quick = tmp_path / "quick.yaml"
+        quick.write_text(shipped.replace("within: 93600", "within: 10"))
+        done = setup("--file", str(quick), "--webhook", listener.url)
+        assert done.returncode == 0 and len(_automations(api)) == 5, done.stdout + done.stderr
+
         # A planted regression (the first repository is worse at step 2), a failed nightly, a checkpoint
         ids = run_mode(
             env, "all", str(home), str(tmp_path), str(tmp_path / "night"), str(tmp_path / "export-0"), "/ckpt/sft/abc"
@@ -138,7 +148,7 @@ def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migr
         )
         assert figures["margin"] == 0.1 and figures["run_id"] == run_id
 
-        got = listener.next_where(lambda n: "nightly run" in n["subject"])
+        got = listener.next_where(lambda n: n["subject"].startswith("Dojoflow: nightly run "))  # not "no nightly run"
         assert "ended Failed" in got["subject"] and f"run: {ui}/runs/flow-run/{night}" in got["body"]
 
         # The published checkpoint started prove/sorry with it
@@ -150,13 +160,7 @@ def test_setup_installs_the_automations_and_they_page_the_webhook(tmp_path, migr
         prove = wait_for("the prove/sorry run", prove_run, EVENT_CEILING_S, every=0.5)
         assert prove["parameters"]["config"] == {"home": str(home), "checkpoint": "/ckpt/sft/abc"}
 
-        # The proactive trigger, its 26 hours made 10 s (Prefect's least): no nightly completed
-        shipped = (ROOT / "deployments" / "automations.yaml").read_text()
-        assert shipped.count("within: 93600") == 1
-        quick = tmp_path / "quick.yaml"
-        quick.write_text(shipped.replace("within: 93600", "within: 10"))
-        done = setup("--file", str(quick), "--webhook", listener.url)
-        assert done.returncode == 0 and len(_automations(api)) == 5, done.stdout + done.stderr
+        # The proactive trigger (installed above) paged: no nightly run completed within its 10 s
         got = listener.next_where(lambda n: "no nightly run completed" in n["subject"])
         assert f"automation: {ui}/automations/automation/" in got["body"]
     finally:

@@ -1,8 +1,9 @@
 """prefect.yaml as an operator uses it: a real `prefect server` on 127.0.0.1, the process work
 pool from deployments/process-pool.json, `prefect --no-prompt deploy --all`, a worker, and
 `prefect deployment run 'curriculum/sample'` on examples/tiny.yaml, checked through the
-store's catalog and the Prefect API. Also (fast, not e2e): the deployment files agree with
-the example configs.
+store's catalog and the Prefect API; then, on the same server and worker (the module fixture
+`deployed`), a run cancelled as the UI's Cancel button does, whose training processes must all
+stop (issue 25). Also (fast, not e2e): the deployment files agree with the example configs.
 
     .venv/bin/python -m pytest tests/e2e -m e2e -s      # -s prints the phase timings
 
@@ -215,154 +216,197 @@ def wait_for(
     pytest.fail(f"{what}: not within {timeout:.0f} s.\n{log()}")
 
 
-@pytest.mark.e2e
-def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_path, migrated_prefect_db):
-    from storage import catalog
-    from storage.store import Store
-    from tasks.config import PipelineConfig
+class Deployed:
+    """One real `prefect server` (scheduler off), the `dojoflow` process pool from the shipped
+    template, `prefect deploy --all` and a process worker, shared by this module's e2e tests
+    (the curriculum run, the cancelled run): each run has a Dojoflow home of its own."""
 
-    port = free_port()
-    api = f"http://127.0.0.1:{port}/api"
-    home = tmp_path / "dojoflow-home"
-    env = child_env(tmp_path, api)
-    procs = Processes(tmp_path)
-    copy_db(migrated_prefect_db, tmp_path / "prefect-home" / "prefect.db")  # spares the server its migrations
-    timings: dict[str, float] = {}
-    t0 = time.monotonic()
+    def __init__(self, tmp: Path, api: str):
+        self.api, self.env, self.procs = api, child_env(tmp, api), Processes(tmp)
+        self.timings: dict[str, float] = {}
+        self.t0 = time.monotonic()
+        self.worker: subprocess.Popen | None = None
 
-    def lap(name: str) -> None:
-        timings[name] = round(time.monotonic() - t0 - sum(timings.values()), 1)
+    def lap(self, name: str) -> None:
+        self.timings[name] = round(time.monotonic() - self.t0 - sum(self.timings.values()), 1)
 
-    def get(path: str):
+    def get(self, path: str):
         try:
-            r = httpx.get(f"{api}{path}", timeout=10)
+            r = httpx.get(f"{self.api}{path}", timeout=10)
         except httpx.HTTPError:
             return None
         return r.json() if r.status_code == 200 else None
 
+    def run(self, deployment: str, params: dict, *job_variables: str) -> str:
+        """`prefect deployment run` as the operator types it; the flow run's id."""
+        args = ["deployment", "run", deployment, "--params", json.dumps(params)]
+        for variable in job_variables:
+            args += ["--job-variable", variable]
+        return re.search(r"UUID: ([0-9a-f-]{36})", run_cli(args, self.env)).group(1)
+
+    def told(self) -> str:
+        return self.procs.tail("worker", 8000)
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory, migrated_prefect_db):
+    tmp = tmp_path_factory.mktemp("deployed")
+    port = free_port()
+    d = Deployed(tmp, f"http://127.0.0.1:{port}/api")
+    copy_db(migrated_prefect_db, tmp / "prefect-home" / "prefect.db")  # spares the server its migrations
     try:
-        # A server; its scheduler is off so that the nightly cron creates no run during the test
-        # (whether it would is checked below from the deployment's schedule).
-        server = procs.start(
+        # A server; its scheduler is off so that the nightly cron creates no run during the tests
+        # (whether it would is checked from the deployment's schedule).
+        server = d.procs.start(
             "server",
             [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-            {**env, "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"},
+            {**d.env, "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"},
         )
-        wait_for(
-            "server health",
-            lambda: get("/health") is True,
-            EVENT_CEILING_S,
-            alive=server,
-            log=lambda: procs.tail("server"),
-        )
-        lap("server start")
-
+        wait_for("server health", lambda: d.get("/health") is True, EVENT_CEILING_S, alive=server,
+                 log=lambda: d.procs.tail("server"))  # fmt: skip
+        d.lap("server start")
         # The work pool from the shipped template, and every deployment of prefect.yaml
-        run_cli(
-            [
-                "work-pool",
-                "create",
-                "dojoflow",
-                "--type",
-                "process",
-                "--base-job-template",
-                str(ROOT / "deployments" / "process-pool.json"),
-            ],
-            env,
-        )
-        run_cli(["--no-prompt", "deploy", "--all"], {**env, "DOJOFLOW_PROJECT_DIR": str(ROOT)}, timeout=240)
-        lap("work pool + deploy --all")
-
-        sample, nightly = get("/deployments/name/curriculum/sample"), get("/deployments/name/nightly/nightly")
-        assert sample and nightly, "prefect deploy --all did not create curriculum/sample and nightly/nightly"
-        assert sample["work_pool_name"] == nightly["work_pool_name"] == "dojoflow"
-        # DOJOFLOW_PROJECT_DIR, set at deploy time, is stored in the pull step (unset, the
-        # placeholder would be stored and resolved on the worker when a run starts).
-        assert sample["pull_steps"] == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
-        [schedule] = nightly["schedules"]
-        assert schedule["schedule"]["cron"] == "0 2 * * *" and schedule["schedule"]["timezone"] == "UTC"
-        from flows.runtime.deploy_checks import warn_if_no_lean_toolchain
-
-        lean_here = warn_if_no_lean_toolchain()["schedule_active"]  # this shell's PATH is the deploy's
-        assert schedule["active"] is lean_here and nightly["parameters"]["config"]["watch"][0]["branch"] == "main"
-        assert not sample["schedules"]
-
+        pool = str(ROOT / "deployments" / "process-pool.json")
+        run_cli(["work-pool", "create", "dojoflow", "--type", "process", "--base-job-template", pool], d.env)
+        run_cli(["--no-prompt", "deploy", "--all"], {**d.env, "DOJOFLOW_PROJECT_DIR": str(ROOT)}, timeout=240)
+        d.lap("work pool + deploy --all")
         # A worker with neither DOJOFLOW_PROJECT_DIR (the deployment carries it) nor DOJOFLOW_HOME
-        # (the pool template's `dojoflow_home` variable, set for this run below, provides it).
-        worker = procs.start(
+        # (the pool template's `dojoflow_home` variable, set for each run, provides it).
+        d.worker = d.procs.start(
             "worker",
             [PREFECT, "worker", "start", "--pool", "dojoflow", "--type", "process"],
-            {**env, "PREFECT_WORKER_QUERY_SECONDS": "1"},
+            {**d.env, "PREFECT_WORKER_QUERY_SECONDS": "1"},
         )
-
-        # The curriculum on examples/tiny.yaml (the whole PipelineConfig as the `config` parameter)
-        cfg = PipelineConfig.from_yaml(ROOT / "examples" / "tiny.yaml").model_dump(mode="json")
-        out = run_cli(
-            [
-                "deployment",
-                "run",
-                "curriculum/sample",
-                "--params",
-                json.dumps({"config": cfg}),
-                "--job-variable",
-                f"dojoflow_home={json.dumps(str(home))}",
-            ],
-            env,
-        )
-        run_id = re.search(r"UUID: ([0-9a-f-]{36})", out).group(1)
-        # The nightly deployment, watching a local repository whose commit was already processed
-        watched, night_home = quiet_repository(tmp_path)
-        night_cfg = {
-            "watch": [{"url_or_path": watched, "branch": "main"}],
-            "home": str(night_home),
-            "pipeline": {"name": "nightly", "sources": [], "trainers": {"sft": None}},
-        }
-        out = run_cli(["deployment", "run", "nightly/nightly", "--params", json.dumps({"config": night_cfg})], env)
-        night_id = re.search(r"UUID: ([0-9a-f-]{36})", out).group(1)
-        lap("deployment run x2 (CLI)")
-
-        def finished(flow_run_id):
-            run = get(f"/flow_runs/{flow_run_id}")
-            return run if run and run["state_type"] in TERMINAL else None
-
-        night = wait_for(
-            "the nightly run to finish",
-            lambda: finished(night_id),
-            EVENT_CEILING_S,
-            every=0.5,
-            alive=worker,
-            log=lambda: procs.tail("worker"),
-        )
-        run = wait_for(
-            "the curriculum run to finish",
-            lambda: finished(run_id),
-            EVENT_CEILING_S,
-            every=0.5,
-            alive=worker,
-            log=lambda: procs.tail("worker"),
-        )
-        lap("flow runs (worker poll + nightly + curriculum)")
-        assert run["state_type"] == "COMPLETED", f"curriculum ended {run['state_name']}:\n{procs.tail('worker', 8000)}"
-        assert night["state_type"] == "COMPLETED", f"nightly ended {night['state_name']}:\n{procs.tail('worker', 8000)}"
-        night_arts = read_artifacts(api, night_id)
-        assert "nothing changed" in night_arts["nightly-report"]["data"]
-
-        # Metrics landed in the catalog of the home the pool template passed to the run
-        store = Store.open(home, create=False)
-        rows = catalog.query(store, "SELECT trainer, split, metric, value FROM metrics").to_pylist()
-        assert rows and {r["trainer"] for r in rows} == {"sft"} and {r["split"] for r in rows} == {"test"}
-        assert {"top1_accuracy", "completion_loss"} <= {r["metric"] for r in rows}
-        runs = catalog.query(store, "SELECT run_id, status FROM runs").to_pylist()
-        assert runs == [{"run_id": run_id, "status": "completed"}]
-
-        # ... and the run has its artifacts (report, metrics table, progress) in the API.
-        arts = read_artifacts(api, run_id)
-        assert {"tiny-report", "tiny-metrics"} <= set(arts)
-        assert any(a["type"] == "progress" for a in arts.values())
-        assert "NatBasics" in arts["tiny-report"]["data"]
+        yield d
     finally:
-        procs.stop("worker")
-        lap("stop worker")
-        procs.stop("server", grace=20)
-        print("\ne2e timings (s):", json.dumps(timings), f"total {time.monotonic() - t0:.1f}")
-    assert all(p.poll() is not None for p in procs.procs.values())
+        d.procs.stop("worker")
+        d.lap("stop worker")
+        d.procs.stop("server", grace=20)
+        print("\ne2e timings (s):", json.dumps(d.timings), f"total {time.monotonic() - d.t0:.1f}")
+    assert all(p.poll() is not None for p in d.procs.procs.values())
+
+
+@pytest.mark.e2e
+def test_deploy_and_run_the_curriculum_on_a_real_server_and_process_worker(tmp_path, deployed):
+    from storage import catalog
+    from storage.store import Store
+    from tasks.config import PipelineConfig
+
+    d, home = deployed, tmp_path / "dojoflow-home"
+    sample, nightly = d.get("/deployments/name/curriculum/sample"), d.get("/deployments/name/nightly/nightly")
+    assert sample and nightly, "prefect deploy --all did not create curriculum/sample and nightly/nightly"
+    assert sample["work_pool_name"] == nightly["work_pool_name"] == "dojoflow"
+    # DOJOFLOW_PROJECT_DIR, set at deploy time, is stored in the pull step (unset, the
+    # placeholder would be stored and resolved on the worker when a run starts).
+    assert sample["pull_steps"] == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
+    [schedule] = nightly["schedules"]
+    assert schedule["schedule"]["cron"] == "0 2 * * *" and schedule["schedule"]["timezone"] == "UTC"
+    from flows.runtime.deploy_checks import warn_if_no_lean_toolchain
+
+    lean_here = warn_if_no_lean_toolchain()["schedule_active"]  # this shell's PATH is the deploy's
+    assert schedule["active"] is lean_here and nightly["parameters"]["config"]["watch"][0]["branch"] == "main"
+    assert not sample["schedules"]
+
+    # The curriculum on examples/tiny.yaml (the whole PipelineConfig as the `config` parameter)
+    cfg = PipelineConfig.from_yaml(ROOT / "examples" / "tiny.yaml").model_dump(mode="json")
+    run_id = d.run("curriculum/sample", {"config": cfg}, f"dojoflow_home={json.dumps(str(home))}")
+    # The nightly deployment, watching a local repository whose commit was already processed
+    watched, night_home = quiet_repository(tmp_path)
+    night_cfg = {
+        "watch": [{"url_or_path": watched, "branch": "main"}],
+        "home": str(night_home),
+        "pipeline": {"name": "nightly", "sources": [], "trainers": {"sft": None}},
+    }
+    night_id = d.run("nightly/nightly", {"config": night_cfg})
+    d.lap("deployment run x2 (CLI)")
+
+    def finished(flow_run_id):
+        run = d.get(f"/flow_runs/{flow_run_id}")
+        return run if run and run["state_type"] in TERMINAL else None
+
+    night = wait_for("the nightly run to finish", lambda: finished(night_id), EVENT_CEILING_S, 0.5, d.worker, d.told)
+    run = wait_for("the curriculum run to finish", lambda: finished(run_id), EVENT_CEILING_S, 0.5, d.worker, d.told)
+    d.lap("flow runs (worker poll + nightly + curriculum)")
+    assert run["state_type"] == "COMPLETED", f"curriculum ended {run['state_name']}:\n{d.told()}"
+    assert night["state_type"] == "COMPLETED", f"nightly ended {night['state_name']}:\n{d.told()}"
+    night_arts = read_artifacts(d.api, night_id)
+    assert "nothing changed" in night_arts["nightly-report"]["data"]
+
+    # Metrics landed in the catalog of the home the pool template passed to the run
+    store = Store.open(home, create=False)
+    rows = catalog.query(store, "SELECT trainer, split, metric, value FROM metrics").to_pylist()
+    assert rows and {r["trainer"] for r in rows} == {"sft"} and {r["split"] for r in rows} == {"test"}
+    assert {"top1_accuracy", "completion_loss"} <= {r["metric"] for r in rows}
+    runs = catalog.query(store, "SELECT run_id, status FROM runs").to_pylist()
+    assert runs == [{"run_id": run_id, "status": "completed"}]
+
+    # ... and the run has its artifacts (report, metrics table, progress) in the API.
+    arts = read_artifacts(d.api, run_id)
+    assert {"tiny-report", "tiny-metrics"} <= set(arts)
+    assert any(a["type"] == "progress" for a in arts.values())
+    assert "NatBasics" in arts["tiny-report"]["data"]
+
+
+# -- cancelling a deployment's flow run from the UI (issue 25) ------------------------------------
+def torchrun_processes(home) -> dict[int, str]:
+    """Live torchrun launchers of a training job under `home` (their command lines name the job file)."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if "torch.distributed.run" in cmd or "torchrun" in cmd:
+            if str(home) in cmd and state != "Z":
+                found[int(proc.name)] = cmd
+    return found
+
+
+@pytest.mark.e2e
+def test_cancelling_a_flow_run_from_the_ui_stops_its_training_processes(tmp_path, deployed):
+    """Cancelling a deployment's flow run as the UI's Cancel button does: a run of a one-step
+    curriculum whose SFT trains in a torchrun child (tests/e2e/test_report_in_ui.py's config,
+    far more steps than the test waits for). Once a training process exists, the flow run's state is
+    set to CANCELLING through the API (what the button sends: POST /flow_runs/{id}/set_state); the
+    worker stops the flow-run process, whose supervisor (tasks/trainers/supervise.py) stops the
+    training job's process group. Once the run is Cancelled no process of the training job (torchrun
+    or its workers) may remain.
+
+    Two defences stop the job: the supervisor's group stop (tasks/process_group.stop_group: SIGTERM
+    to torchrun, which stops its workers) and the parent-death signals (torchrun gets SIGKILL when the
+    flow-run process dies, each worker when torchrun dies). Either alone passes this test; with both
+    disabled torchrun and its worker outlive the Cancelled run and the test fails."""
+    from tasks.config import PipelineConfig
+    from tests.e2e.test_report_in_ui import CONFIG, job_processes
+
+    d, home = deployed, tmp_path / "dojoflow-home"
+    try:
+        cfg = PipelineConfig.model_validate(yaml.safe_load(CONFIG)).model_dump(mode="json")
+        run_id = d.run("curriculum/sample", {"config": cfg}, f"dojoflow_home={json.dumps(str(home))}")
+        # The event: a training process of this home exists (the step launched its torchrun child).
+        training = wait_for("a training process", lambda: job_processes(home), EVENT_CEILING_S, 0.5, d.worker, d.told)
+        assert d.get(f"/flow_runs/{run_id}")["state_type"] == "RUNNING"
+
+        # The UI's Cancel button: the flow run's state set to CANCELLING through the API.
+        body = {"state": {"type": "CANCELLING", "name": "Cancelling"}}
+        answer = httpx.post(f"{d.api}/flow_runs/{run_id}/set_state", json=body, timeout=30).raise_for_status().json()
+        assert answer["status"] == "ACCEPT", answer
+
+        def cancelled():
+            run = d.get(f"/flow_runs/{run_id}")
+            return run if run and run["state_type"] not in {"RUNNING", "CANCELLING"} else None
+
+        run = wait_for("the flow run to leave Cancelling", cancelled, EVENT_CEILING_S, 0.5, d.worker, d.told)
+        assert run["state_type"] == "CANCELLED", f"the run ended {run['state_name']}:\n{d.told()}"
+        assert not set(training) & set(job_processes(home)), f"training outlived the cancellation:\n{training}"
+        assert not job_processes(home), f"training processes outlived the cancellation: {job_processes(home)}"
+        assert not torchrun_processes(home), f"torchrun outlived the cancellation: {torchrun_processes(home)}"
+    finally:
+        for pid in {**job_processes(home), **torchrun_processes(home)}:  # orphans of a failed check
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

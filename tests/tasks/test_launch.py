@@ -455,7 +455,7 @@ def test_worker_records_go_back_into_their_loggers_rank_0s_only_unless_a_warning
 def test_a_record_after_a_progress_bar_frame_on_the_same_line_still_reaches_its_logger(caplog):
     """tqdm's frames end without a newline and torchrun prints them as they come, so the next record
     of the worker arrives on the same line (seen for steps 1-3 of every SFT in the UI test,
-    tests/e2e/test_training_logs_in_ui.py): the record still goes back to its logger, with its
+    tests/e2e/test_report_in_ui.py): the record still goes back to its logger, with its
     figures, and the frame is a line of its own."""
     import logging
 
