@@ -241,12 +241,18 @@ def test_a_run_killed_during_training_resumes_without_retraining_finished_steps(
         # deadline: the ceiling is only reached by a run that hangs)
         while time.monotonic() < deadline:
             published = list((home / "checkpoints" / "sft").glob("*/dojoflow-checkpoint.json"))
-            # a complete one (tasks/models/loading.py: trainer_state.json is written last)
-            partial = (
-                list((home / "work" / "sft").rglob("checkpoint-*/trainer_state.json"))
-                if (home / "work").exists()
-                else []
-            )
+            # a complete one (tasks/models/loading.py: trainer_state.json is written last) of step 2:
+            # step 1's work folder (named by its checkpoint id, renamed `<id>.tmp-*` while removed)
+            # outlives its publication for a moment (tasks/checkpoints.py train_step), and a kill
+            # then lands before step 1's train and evaluate are committed to the cache
+            step1_ids = {p.parent.name for p in published}
+            partial = [
+                p
+                for p in (
+                    (home / "work" / "sft").rglob("checkpoint-*/trainer_state.json") if (home / "work").exists() else []
+                )
+                if p.relative_to(home / "work" / "sft").parts[0].split(".")[0] not in step1_ids
+            ]
             if len(published) == 1 and partial:
                 break
             assert proc.poll() is None, "the run ended before it could be killed"
