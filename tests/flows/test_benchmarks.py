@@ -12,17 +12,26 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from storage.store import Store
 from tasks.config import PipelineConfig
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "benchmarks.yaml"
 
 
-def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(prefect, tmp_path):
+@pytest.fixture(scope="module")
+def two_steps(prefect, tmp_path_factory) -> tuple[dict, Path]:
+    """One run of the example's first two steps (the flow's result, its home), read by both tests below."""
     from flows.curriculum import curriculum
 
-    config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(tmp_path / "home"), "max_steps": 2}, "test")
-    result = curriculum(config=config)
+    home = tmp_path_factory.mktemp("benchmarks") / "home"
+    config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(home), "max_steps": 2}, "test")
+    return curriculum(config=config), home
+
+
+def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(two_steps):
+    result, home = two_steps
     card = (Path(result["report"]).parent / "card.md").read_text()
     report = Path(result["report"]).read_text()
     for text in (card, report):
@@ -39,7 +48,7 @@ def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(
         )
         assert "### Theorems that could not be tried (5)" in text
     assert "replay_pass@1" in card and "(n=5)" in card and "## Provenance" in card and "git commit" in card
-    store = Store.open(tmp_path / "home")
+    store = Store.open(home)
     assert len(store.repo_ids()) == 3  # the sample: the copy left the snapshot, not the store
 
 
@@ -60,18 +69,17 @@ def test_a_benchmark_file_that_does_not_parse_stops_the_run_before_anything_is_w
     assert not (tmp_path / "home").exists()  # nothing written
 
 
-def test_the_benchmarks_example_evaluates_on_the_benchmark_and_every_figure_names_its_fingerprint(prefect, tmp_path):
-    from flows.curriculum import curriculum
+def test_the_benchmarks_example_evaluates_on_the_benchmark_and_every_figure_names_its_fingerprint(two_steps):
     from storage import catalog
     from storage.theorem_results import read_results
 
-    config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(tmp_path / "home"), "max_steps": 1}, "test")
-    result = curriculum(config=config)
-    store = Store.open(tmp_path / "home")
+    result, home = two_steps  # the run above; the metrics checked are step 1's, the rest hold at both steps
+    store = Store.open(home)
     fp = json.loads(next((store.root / "benchmarks").glob("*.json")).read_text())["fingerprint"]
     rows = catalog.query(
         store,
-        "SELECT metric, value, count, benchmark FROM metrics WHERE run_id = $r AND repo_id = 'benchmark:mini-bench'",
+        "SELECT metric, value, count, benchmark FROM metrics"
+        " WHERE run_id = $r AND repo_id = 'benchmark:mini-bench' AND step = 1",
         params={"r": result["run_id"]},
     ).to_pylist()
     by = {r["metric"]: r for r in rows}
