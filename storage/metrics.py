@@ -54,6 +54,11 @@ def of_run(
 ) -> list[dict]:
     """A run's metric rows (optionally one trainer, split or repository name), with the
     repository's name, ordered by trainer, step, repository, split and metric."""
+    with catalog.reading(store):  # its checks of the columns and the query: one connection
+        return _of_run(store, run_id, trainer, split, repository)
+
+
+def _of_run(store, run_id: str, trainer: str | None, split: str | None, repository: str | None) -> list[dict]:
     intervals = "m.ci_low, m.ci_high, m.interval" if _has_intervals(store) else _NO_INTERVALS
     intervals += ", m.benchmark" if _has_column(store, "benchmark") else ", NULL::VARCHAR AS benchmark"
     has_meaning = _has_column(store, "baseline_metric")
