@@ -321,9 +321,14 @@ def _fresh_views_for_reader(store: Home, con) -> None:
     folders = store.folders()
     key = views_key(store, folders)
     # a catalog another process has created but not yet `ensure`d has no `meta` table yet
-    # (two `dojoflow run` on a fresh home at once: CI at a49ca2d): its views are not fresh
-    has_meta = con.sql("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'meta'").fetchall() == [(1,)]
-    found = con.sql("SELECT value FROM meta WHERE key = 'views_key'").fetchall() if has_meta else []
+    # (two `dojoflow run` on a fresh home at once: CI at a49ca2d): its views are not fresh.
+    # One query, not a look for the table first: every reader's connection makes this check.
+    import duckdb
+
+    try:
+        found = con.sql("SELECT value FROM meta WHERE key = 'views_key'").fetchall()
+    except duckdb.CatalogException:
+        found = []
     if found != [(key,)]:
         _create_views(store, con, folders, temp=True)
 

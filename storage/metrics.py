@@ -59,9 +59,10 @@ def of_run(
 
 
 def _of_run(store, run_id: str, trainer: str | None, split: str | None, repository: str | None) -> list[dict]:
-    intervals = "m.ci_low, m.ci_high, m.interval" if _has_intervals(store) else _NO_INTERVALS
-    intervals += ", m.benchmark" if _has_column(store, "benchmark") else ", NULL::VARCHAR AS benchmark"
-    has_meaning = _has_column(store, "baseline_metric")
+    has = _columns(store)
+    intervals = "m.ci_low, m.ci_high, m.interval" if "ci_low" in has else _NO_INTERVALS
+    intervals += ", m.benchmark" if "benchmark" in has else ", NULL::VARCHAR AS benchmark"
+    has_meaning = "baseline_metric" in has
     intervals += "".join(f", {'m.' if has_meaning else 'NULL::VARCHAR AS '}{c}" for c in MEANING_COLUMNS)
     return catalog.query(
         store,
@@ -79,22 +80,11 @@ def _of_run(store, run_id: str, trainer: str | None, split: str | None, reposito
 _NO_INTERVALS = "NULL::DOUBLE AS ci_low, NULL::DOUBLE AS ci_high, NULL::VARCHAR AS interval"
 
 
-def _has_intervals(store) -> bool:
-    """Whether the catalog's metrics table has the interval columns (a store whose last
-    metrics were written before they existed has not, until its next write adds them)."""
-    rows = catalog.query(
-        store, "SELECT count(*) AS n FROM duckdb_columns() WHERE table_name = 'metrics' AND column_name = 'ci_low'"
-    ).to_pylist()
-    return rows[0]["n"] > 0
-
-
-def _has_column(store, column: str) -> bool:
-    rows = catalog.query(
-        store,
-        "SELECT count(*) AS n FROM duckdb_columns() WHERE table_name = 'metrics' AND column_name = $c",
-        params={"c": column},
-    ).to_pylist()
-    return rows[0]["n"] > 0
+def _columns(store) -> set[str]:
+    """The columns the catalog's metrics table has (a store whose last metrics were written
+    before the interval, benchmark or meaning columns existed has not, until its next write adds them)."""
+    rows = catalog.query(store, "SELECT column_name FROM duckdb_columns() WHERE table_name = 'metrics'").to_pylist()
+    return {r["column_name"] for r in rows}
 
 
 def choices(store, run_id: str) -> dict[str, list[str]]:

@@ -91,3 +91,16 @@ def _metric() -> dict:
         "count": 4,
         "checkpoint_id": "c1",
     }
+
+
+def test_a_reader_of_a_catalog_not_yet_ensured_builds_its_own_views(store, tmp_path):
+    """Another process has created the catalog file but not yet its tables (two runs on a fresh home at once)."""
+    import duckdb
+
+    import_export(store, write_synthetic_export(tmp_path / "e", "alpha", 4, 2))
+    store.catalog_path.unlink()
+    duckdb.connect(str(store.catalog_path)).close()  # a file with no `meta` table
+    assert catalog.query(store, "SELECT count(*) AS n FROM theorems").to_pylist() == [{"n": 4}]
+    with catalog.reading(store):
+        assert catalog.query(store, "SELECT count(*) AS n FROM theorems").to_pylist() == [{"n": 4}]
+        assert not catalog.has_table(store, "meta")  # a reader writes nothing
