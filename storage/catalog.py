@@ -5,6 +5,9 @@ Connections are short-lived (open, work, close). DuckDB lets one process open th
 file for writing, and refuses read-only opens while it does, so `catalog.lock`
 is a reader/writer lock: writers (`connect(store, write=True)`) hold it
 exclusively, readers share it, so any number of readers run together.
+Opening costs ~20 ms of CPU, so reads that run back to back (a report's sections, a
+card) share one read-only connection inside `reading(store)`; never around other work,
+since a reader keeps another process's writer waiting.
 
 The data views list the folders of the repositories in REPOSITORIES.json. A reader
 compares the key they were built for with the store's current one and, if a killed
