@@ -78,9 +78,11 @@ def record_end(store, run_id: str, cpu_seconds_now: float, pid: int) -> None:
 
 def read(store, run_id: str) -> dict | None:
     """A run's provenance row (`environment` decoded), or None when it was not recorded."""
-    if not catalog.has_table(store, "run_provenance"):
-        return None
-    rows = catalog.query(store, "SELECT * FROM run_provenance WHERE run_id = $run", params={"run": run_id}).to_pylist()
+    with catalog.reading(store):
+        if not catalog.has_table(store, "run_provenance"):
+            return None
+        rows = catalog.query(store, "SELECT * FROM run_provenance WHERE run_id = $run", params={"run": run_id})
+    rows = rows.to_pylist()
     if not rows:
         return None
     return {**rows[0], "environment": json.loads(rows[0]["environment"] or "{}")}

@@ -54,9 +54,15 @@ def of_run(
 ) -> list[dict]:
     """A run's metric rows (optionally one trainer, split or repository name), with the
     repository's name, ordered by trainer, step, repository, split and metric."""
-    intervals = "m.ci_low, m.ci_high, m.interval" if _has_intervals(store) else _NO_INTERVALS
-    intervals += ", m.benchmark" if _has_column(store, "benchmark") else ", NULL::VARCHAR AS benchmark"
-    has_meaning = _has_column(store, "baseline_metric")
+    with catalog.reading(store):  # its checks of the columns and the query: one connection
+        return _of_run(store, run_id, trainer, split, repository)
+
+
+def _of_run(store, run_id: str, trainer: str | None, split: str | None, repository: str | None) -> list[dict]:
+    has = _columns(store)
+    intervals = "m.ci_low, m.ci_high, m.interval" if "ci_low" in has else _NO_INTERVALS
+    intervals += ", m.benchmark" if "benchmark" in has else ", NULL::VARCHAR AS benchmark"
+    has_meaning = "baseline_metric" in has
     intervals += "".join(f", {'m.' if has_meaning else 'NULL::VARCHAR AS '}{c}" for c in MEANING_COLUMNS)
     return catalog.query(
         store,
@@ -74,22 +80,11 @@ def of_run(
 _NO_INTERVALS = "NULL::DOUBLE AS ci_low, NULL::DOUBLE AS ci_high, NULL::VARCHAR AS interval"
 
 
-def _has_intervals(store) -> bool:
-    """Whether the catalog's metrics table has the interval columns (a store whose last
-    metrics were written before they existed has not, until its next write adds them)."""
-    rows = catalog.query(
-        store, "SELECT count(*) AS n FROM duckdb_columns() WHERE table_name = 'metrics' AND column_name = 'ci_low'"
-    ).to_pylist()
-    return rows[0]["n"] > 0
-
-
-def _has_column(store, column: str) -> bool:
-    rows = catalog.query(
-        store,
-        "SELECT count(*) AS n FROM duckdb_columns() WHERE table_name = 'metrics' AND column_name = $c",
-        params={"c": column},
-    ).to_pylist()
-    return rows[0]["n"] > 0
+def _columns(store) -> set[str]:
+    """The columns the catalog's metrics table has (a store whose last metrics were written
+    before the interval, benchmark or meaning columns existed has not, until its next write adds them)."""
+    rows = catalog.query(store, "SELECT column_name FROM duckdb_columns() WHERE table_name = 'metrics'").to_pylist()
+    return {r["column_name"] for r in rows}
 
 
 def choices(store, run_id: str) -> dict[str, list[str]]:

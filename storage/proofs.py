@@ -62,16 +62,17 @@ def record_proofs(store, rows: list[dict]) -> int:
 
 def read_proofs(store, run_id: str | None = None, purpose: str | None = None) -> list[dict]:
     """Proof rows, oldest first, of one run (or all), with the repository's name."""
-    if not catalog.has_table(store, "proofs"):
-        return []
-    rows = catalog.query(
-        store,
-        """
-        SELECT p.*, r.name AS repo FROM proofs p LEFT JOIN repositories r USING (repo_id)
-        WHERE ($run IS NULL OR p.run_id = $run) AND ($purpose IS NULL OR p.purpose = $purpose)
-        ORDER BY p.found_at, p.repo_id, p.full_name""",
-        params={"run": run_id, "purpose": purpose},
-    ).to_pylist()
+    with catalog.reading(store):
+        if not catalog.has_table(store, "proofs"):
+            return []
+        rows = catalog.query(
+            store,
+            """
+            SELECT p.*, r.name AS repo FROM proofs p LEFT JOIN repositories r USING (repo_id)
+            WHERE ($run IS NULL OR p.run_id = $run) AND ($purpose IS NULL OR p.purpose = $purpose)
+            ORDER BY p.found_at, p.repo_id, p.full_name""",
+            params={"run": run_id, "purpose": purpose},
+        ).to_pylist()
     for r in rows:
         r["tactics"], r["axioms"] = json.loads(r["tactics"]), json.loads(r["axioms"])
     return rows

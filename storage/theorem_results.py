@@ -63,13 +63,14 @@ def record_results(store, rows: list[dict], run_id: str, step: int, checkpoint_i
 
 def read_results(store, run_id: str, status: str | None = None) -> list[dict]:
     """A run's per-theorem rows (optionally one status), with the repository's name."""
-    if not catalog.has_table(store, "theorem_results"):
-        return []
-    return catalog.query(
-        store,
-        """
-        SELECT t.*, r.name AS repo FROM theorem_results t LEFT JOIN repositories r USING (repo_id)
-        WHERE t.run_id = $run AND ($status IS NULL OR t.status = $status)
-        ORDER BY t.step, t.prover, t.repo_id, t.split, t.full_name""",
-        params={"run": run_id, "status": status},
-    ).to_pylist()
+    with catalog.reading(store):
+        if not catalog.has_table(store, "theorem_results"):
+            return []
+        return catalog.query(
+            store,
+            """
+            SELECT t.*, r.name AS repo FROM theorem_results t LEFT JOIN repositories r USING (repo_id)
+            WHERE t.run_id = $run AND ($status IS NULL OR t.status = $status)
+            ORDER BY t.step, t.prover, t.repo_id, t.split, t.full_name""",
+            params={"run": run_id, "status": status},
+        ).to_pylist()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storage import atomic, metrics
+from storage import atomic, catalog, metrics
 from storage.ids import stable_hash
 from storage.theorem_results import read_results
 
@@ -257,6 +257,11 @@ def _trainer_settings_section(led: dict) -> list[str]:
 
 
 def card_markdown(store, run_id: str) -> str:
+    with catalog.reading(store):  # every query of the card back to back: one connection
+        return _card_markdown(store, run_id)
+
+
+def _card_markdown(store, run_id: str) -> str:
     led = run_ledger(store, run_id)
     rows = read_meaning(metrics.of_run(store, run_id))
     name = led["run"]["config"].get("name", led["run"]["flow"])

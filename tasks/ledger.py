@@ -147,6 +147,11 @@ def _snapshots(store, snapshot_ids: list[str]) -> list[dict]:
 
 def run_ledger(store, run_id: str) -> dict:
     """Everything the card of `run_id` shows, from the catalog (InputError if no such run)."""
+    with catalog.reading(store):  # a dozen queries back to back: one connection
+        return _run_ledger(store, run_id)
+
+
+def _run_ledger(store, run_id: str) -> dict:
     import json
 
     from storage.errors import InputError

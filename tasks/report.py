@@ -212,18 +212,20 @@ def write_report(
         f"Run `{run_id}`, finished {datetime.now(UTC).isoformat(timespec='seconds')}.",
         "",
     ]
-    parts += _repositories_section(store, steps)
-    parts += _steps_section(home, step_results)
-    if plot:  # before the metrics table, which has a row per step, trainer, repository, split and metric
-        parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
-    parts += _metrics_section(rows)
-    parts += expert_report.section(step_results, rows, folder)
-    parts += proving_section(
-        [r for r in rows if r["checkpoint_id"] not in rounds], read_results(store, run_id, status="untried")
-    )
-    parts += forgetting_section(*forgetting.of_run(store, run_id))
-    parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
-    parts += _proofs_section(_published(store, read_proofs(store, run_id)))
+    expert = expert_report.section(step_results, rows, folder)  # draws its plot: outside the reads below
+    with catalog.reading(store):  # the sections' queries back to back: one connection (no drawing inside)
+        parts += _repositories_section(store, steps)
+        parts += _steps_section(home, step_results)
+        if plot:  # before the metrics table, which has a row per step, trainer, repository, split and metric
+            parts += ["## Plot", "", f"![{PLOT_ALT}]({PLOT_FILE})", "", f"Also at `{plot}`.", ""]
+        parts += _metrics_section(rows)
+        parts += expert
+        parts += proving_section(
+            [r for r in rows if r["checkpoint_id"] not in rounds], read_results(store, run_id, status="untried")
+        )
+        parts += forgetting_section(*forgetting.of_run(store, run_id))
+        parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
+        parts += _proofs_section(_published(store, read_proofs(store, run_id)))
     if failures:
         parts += _section("Failures", ["source", "error"], [[f["source"], f["error"]] for f in failures])
     markdown = "\n".join(parts)
