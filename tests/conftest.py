@@ -58,27 +58,29 @@ def migrated_prefect_db(prefect) -> Path:
 # got a test of the file. The workers take files in collection order; the longest files (measured:
 # setup + calls of the whole file under `pytest -n 2`) are put first, so that neither worker ends
 # the run alone on a long file. Every other file keeps its place after them.
-LONGEST_FILES_FIRST = (  # longest first: CI on 2 idle cores and `--durations=0` on the shared box
+LONGEST_FILES_FIRST = (  # longest first: `--durations=0` at fde88e1 (shared box), less what each file saved since
     "tests/flows/test_curriculum.py",
-    "tests/tasks/test_launch.py",
-    "tests/flows/test_expert_whole_proof.py",
     "tests/flows/test_expert_iteration.py",
-    "tests/e2e/test_automations.py",
     "tests/flows/test_run_terminal.py",
-    "tests/tasks/test_launch_trainers.py",
-    "tests/tasks/test_grpo_train.py",
+    "tests/e2e/test_deployment.py",  # with the cancel-from-UI test: one server, pool and worker for both
     "tests/lean/test_backend_contract.py",
     "tests/tasks/test_lean_repl.py",
-    "tests/e2e/test_deployment.py",
-    "tests/e2e/test_cancel_from_ui.py",
-    "tests/flows/test_benchmarks.py",
-    "tests/tasks/test_grpo_trainer.py",
-    "tests/e2e/test_report_in_ui.py",
-    "tests/e2e/test_training_logs_in_ui.py",  # beside the report test: both use the `ui_server` fixture
-    "tests/storage/test_leandojo.py",
+    "tests/tasks/test_launch_trainers.py",
+    "tests/e2e/test_report_in_ui.py",  # with the training-logs test: one `ui_server` for both
+    "tests/tasks/test_launch.py",
     "tests/flows/test_proving.py",
-    "tests/tasks/test_lean_leandojo.py",
     "tests/flows/test_terminal_pty.py",
+    "tests/e2e/test_automations.py",
+    "tests/flows/test_nightly.py",
+    "tests/flows/test_expert_whole_proof.py",
+    "tests/storage/test_leandojo.py",
+    "tests/tasks/test_lean_leandojo.py",
+    "tests/lean/test_containment.py",
+    "tests/flows/test_benchmarks.py",
+    "tests/tasks/test_launch_grpo_shards.py",
+    "tests/tasks/test_lean_verified.py",
+    "tests/tasks/test_grpo_train.py",
+    "tests/tasks/test_grpo_trainer.py",
     "tests/tasks/test_sft.py",
     "tests/flows/test_cli_bad_input.py",
     "tests/tasks/test_grpo_theorem_files.py",
