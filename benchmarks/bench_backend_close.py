@@ -1,4 +1,4 @@
-"""Closing a repl search backend: `backend.close()` against `close_quickly(backend)` (tasks/proving/closing.py).
+"""Closing a repl search backend: `backend.close()` against `close_quickly(backend)` (tasks/lean/closing.py).
 
 LeanInteract's `LeanServer.kill` ends with a full `gc.collect()` and its `__del__` kills again, so
 closing a backend walks the whole process's heap twice. This measures the close, in a process that
@@ -30,8 +30,8 @@ from benchmarks.machine import describe_machine  # noqa: E402
 
 def one_close(settings, store, spec, quick: bool) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of closing one started repl backend."""
+    from tasks.lean.closing import close_quickly
     from tasks.lean.verified import open_verifier
-    from tasks.proving.closing import close_quickly
 
     backend = open_verifier(settings.backend, store)
     backend.check_proof(spec, "omega")  # a REPL server runs, as after a search (a check not in the cache)

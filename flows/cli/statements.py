@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from storage.errors import InputError
+from tasks.lean.closing import close_quickly
 
 from .common import FormatOption, Home, command, store_of
 from .output import emit, say
@@ -166,7 +167,7 @@ def verify_statements_cmd(
     try:
         report = verify_claimed(store, set_name, backend, lean_version)
     finally:
-        backend.close()
+        close_quickly(backend)  # without LeanInteract's full collections (tasks/lean/closing.py)
     say("checked {} claimed proofs of {}: {} verified", report["checked"], set_name, report["verified"])
     for name, why in report["rejected"]:
         say("  not accepted: {} ({})", name, why)

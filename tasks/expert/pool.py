@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from storage.found_proofs import carried_candidates
 from storage.ids import stable_hash, theorem_id, unit_interval
 from storage.tactic_text import NO_GOALS
-from tasks.proving.closing import close_quickly
+from tasks.lean.closing import close_quickly
 from tasks.proving.config import ProvingSettings
 from tasks.proving.records import Pool, SearchRecord, TheoremToTry, Untried
 
@@ -148,7 +148,7 @@ def _carry_over(store, search: ProvingSettings, theorems: list[TheoremToTry]) ->
             if verdict.proved:
                 out[t.theorem_id] = {**old, "axioms": list(verdict.axioms), "checker": backend.name}
     finally:
-        close_quickly(backend)  # tasks/proving/closing.py
+        close_quickly(backend)  # tasks/lean/closing.py
     return out
 
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from storage.ids import proof_id, unit_interval
 from storage.snapshot_ref import SnapshotRef
 from storage.whole_proofs import read_whole_proofs
+from tasks.lean.closing import close_quickly
 from tasks.metric_registry import register_metric
-from tasks.proving.closing import close_quickly
 from tasks.proving.records import Pool, SampleRecord, TheoremToTry, Untried
 
 from .pool import PoolRequest, select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
@@ -159,7 +159,7 @@ def sample_batch(
         return [_check(t, s, c, backend, search, judge).but(**made_by) for t, s, c in zip(theorems, specs, candidates)]
     finally:
         generator.close()
-        close_quickly(backend)  # tasks/proving/closing.py
+        close_quickly(backend)  # tasks/lean/closing.py
 
 
 def _with_prompt_fields(spec, record: TheoremToTry):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from tasks.lean.closing import close_quickly
 from tasks.metric_registry import register_metric
 from tasks.models.loading import default_model_cache, load_causal_lm
 from tasks.search.pass_at_k import pass_at_k as unbiased_pass_at_k  # Chen et al. 2021, one estimator
@@ -224,7 +225,7 @@ def evaluate_grpo(settings: GRPOSettings | dict, job: EvaluationJob) -> list[Met
                 results = prove_under_seed(model, tokenizer, specs, backend, ev)
                 metrics += pass_metrics(results, sorted({1, ev.k}), repo, split, backend.name)
     finally:
-        backend.close()
+        close_quickly(backend)  # without LeanInteract's full collections (tasks/lean/closing.py)
     return metrics + training_metrics(Path(checkpoint_dir), repo_ids[-1] if repo_ids else None)
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from storage.errors import InputError, some_names
+from tasks.lean.closing import close_quickly
 
 from .config import GRPOSettings
 
@@ -307,7 +308,7 @@ def train_on_theorem_file(
             provenance={"theorem_count": len(theorems)},
         )
     finally:
-        backend.close()
+        close_quickly(backend)  # without LeanInteract's full collections (tasks/lean/closing.py)
     figures["matched_in_store"] = sum(s.repo_id != FILE_REPO_ID for s in specs)
     return figures
 
@@ -389,7 +390,7 @@ def evaluate_on_theorem_file(
         )
         baseline = baseline_results(specs, backend, ev.k)  # beside every figure, as the curriculum's tables
     finally:
-        backend.close()
+        close_quickly(backend)  # without LeanInteract's full collections (tasks/lean/closing.py)
     checker = backend.name
     out = {"checker": checker, "k": ev.k, "theorems": len(results), "results": results, "intervals": {}}
     for prefix, found in (("", results), ("baseline_", baseline)):

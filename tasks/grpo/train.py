@@ -26,6 +26,7 @@ from pathlib import Path
 from storage import atomic
 from storage.errors import InputError
 from storage.snapshot_ref import SnapshotRef
+from tasks.lean.closing import close_quickly
 from tasks.models.loading import is_adapter_dir, latest_trainer_checkpoint
 from tasks.trainers import lifecycle as step
 from tasks.trainers.base import SkipTraining
@@ -280,4 +281,4 @@ def train_grpo(
             },
         )
     finally:
-        backend.close()
+        close_quickly(backend)  # without LeanInteract's full collections (tasks/lean/closing.py)

@@ -38,6 +38,7 @@ from .backend import (
     TheoremSpec,
     crash_message,
 )
+from .closing import heap_frozen
 from .config import BackendSettings
 from .failures import LeanProcessFailure, retry_once
 from .repl_answers import MODULE_REFUSAL, is_error_answer, launcher_reason, read_step, stale_reason
@@ -116,17 +117,17 @@ class ReplBackend:
             ) from None
         except failures as e:
             if not pool:  # LeanInteract keeps a process that answered garbage alive: never ask it again
-                server.kill()
+                _kill(server)
             raise LeanProcessFailure(crash_message("crashed", f"{type(e).__name__}: {_first_line(e)}"), False) from None
         capped = launcher_reason(reply)
         if capped is not None:  # the launcher stopped the process: an error with its reason
             if not pool:
-                server.kill()
+                _kill(server)
             raise LeanProcessFailure(crash_message("was stopped", capped), False)
         stale = stale_reason(reply)
         if stale is not None:
             if not pool:  # a pool's requests carry no ids (see _check)
-                server.kill()
+                _kill(server)
             raise LeanProcessFailure(
                 crash_message("lost its state", f"it answered {stale!r}, after a restart by LeanInteract"), False
             )
@@ -302,11 +303,22 @@ class ReplBackend:
         return read_check_reply(reply, lead, tail, alias)
 
     def close(self) -> None:
-        for project in self._projects.values():
-            project.close()
-        self._projects.clear()
-        self._states.clear()
+        with heap_frozen():  # the servers' kill and __del__ each run a full collection otherwise
+            _close_projects(self._projects)  # its frame (the last project) is freed inside the freeze
+            self._states.clear()
         self._root.remove()
+
+
+def _close_projects(projects: dict) -> None:
+    for project in projects.values():
+        project.close()
+    projects.clear()
+
+
+def _kill(server) -> None:
+    """Stop a LeanInteract server that failed, without its full garbage collection (tasks/lean/closing.py)."""
+    with heap_frozen():
+        server.kill()
 
 
 def check_tail(theorem: TheoremSpec, proof: str, alias: str) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from storage.errors import InputError
 
 from .availability import ELAN, LEAN_EXTRA, find_lake, module_missing, sandbox_limits
+from .closing import heap_frozen
 from .config import BackendSettings
 from .environment import minimal_env
 from .sandbox import SandboxSpec, write_launcher
@@ -119,10 +120,11 @@ class ReplProject:
             return self.pool
 
     def close(self) -> None:
-        for w in self.workers:
-            w.server.kill()
-        if self.pool is not None:
-            self.pool.close()
+        with heap_frozen():  # LeanInteract's kill ends in a full collection (tasks/lean/closing.py)
+            for w in self.workers:
+                w.server.kill()
+            if self.pool is not None:
+                self.pool.close()
 
 
 def _absolute(path: str) -> str:

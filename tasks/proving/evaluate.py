@@ -36,8 +36,8 @@ from storage.errors import InputError
 from storage.ids import theorem_id, unit_interval
 from tasks.compute import gpu_seconds, tokens_generated
 from tasks.lean.backend import TheoremSpec
+from tasks.lean.closing import close_quickly
 from tasks.metric_registry import register_metric, with_meaning
-from tasks.proving.closing import close_quickly
 from tasks.search import SearchBudget, best_first_search_many, whole_proof_search
 from tasks.search.pass_at_k import pass_at_k
 from tasks.stats import interval
@@ -249,7 +249,7 @@ def prove_theorems(
         tokens = tokens_generated(generator)
     finally:
         generator.close()
-        close_quickly(backend)  # without LeanInteract's two full garbage collections (tasks/proving/closing.py)
+        close_quickly(backend)  # without LeanInteract's two full garbage collections (tasks/lean/closing.py)
     searched_by = f"{socket.gethostname()}:{os.getpid()}"  # which worker: provenance, and how runners spread work
     adapter = (getattr(generator, "adapter_status", None) or [None])[0]  # an endpoint's adapter loading, in words
     share = None if tokens is None else (tokens - tokens_before) / len(theorems)  # each theorem's share (ledger)

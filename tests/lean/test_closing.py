@@ -1,4 +1,4 @@
-"""tasks/proving/closing.py: a backend closed with the process's objects frozen, and unfrozen after."""
+"""tasks/lean/closing.py: a backend closed with the process's objects frozen, and unfrozen after."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from tasks.proving.closing import close_quickly
+from tasks.lean.closing import close_quickly
 
 
 class Closable:
@@ -52,3 +52,41 @@ def test_closes_overlapping_in_threads_stay_frozen_until_the_last_one_ends():
     t.join(timeout=60)
     assert a.closed and seen["after_second"] > before  # the second close did not unfreeze under the first
     assert gc.get_freeze_count() == before
+
+
+def test_a_repl_backend_runs_leaninteracts_collections_with_the_heap_frozen(tmp_path):
+    """ReplBackend.close (every caller's, not only close_quickly's): LeanInteract's `kill` and
+    `__del__` each end in `gc.collect()`; each must find the process's objects frozen. Fails with
+    the close of before (the collections saw a freeze count of 0)."""
+    from tasks.lean import load_theorems
+    from tasks.lean.verified import open_verifier
+    from tasks.proving.config import ProvingSettings
+    from tests.doubles.lean_process import make_repl_double
+    from tests.doubles.sample_store import sample_store
+
+    double = make_repl_double(tmp_path / "double")
+    store = sample_store(tmp_path / "home")
+    backend_settings = {
+        "kind": "repl",
+        "repl": double.options(),
+        "work_dir": str(tmp_path / "work"),
+        "sandbox": double.sandbox(),
+    }
+    settings = ProvingSettings.model_validate({"backend": backend_settings})
+    spec = next(iter(load_theorems(store, store.repo_ids())))
+    backend = open_verifier(settings.backend, store)
+    backend.check_proof(spec, "omega")  # a REPL server runs
+    full_collections: list[int] = []
+
+    def seen(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            full_collections.append(gc.get_freeze_count())
+
+    gc.callbacks.append(seen)
+    try:
+        backend.close()
+        del backend
+    finally:
+        gc.callbacks.remove(seen)
+    assert full_collections, "LeanInteract's kill collected nothing: this test no longer sees what it checks"
+    assert all(frozen > 0 for frozen in full_collections), full_collections

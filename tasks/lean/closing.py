@@ -7,35 +7,48 @@ pytest worker) a full collection walks several hundred thousand objects (about 0
 the 2-core test box, 322k objects, more under load), and every proving batch and expert-iteration
 search batch closes its backend once.
 
-`close_quickly(backend)` closes it with the objects that existed before frozen (`gc.freeze`):
-those collections then look only at what is new, and everything is unfrozen again right after
-(once the last of several closes running at once in other threads is done).
+`heap_frozen()` runs a block with the objects that existed before frozen (`gc.freeze`): those
+collections then look only at what is new, and everything is unfrozen again right after (once the
+last of several blocks running at once in other threads is done). The repl backend closes and
+kills its servers inside it (tasks/lean/repl.py, repl_project.py), so every caller gains;
+`close_quickly(backend)` does the same for any backend's close (proving, expert iteration, GRPO,
+`dojoflow statements verify`).
 Nothing else changes: the Lean processes are still terminated and reaped, their pipes closed;
 garbage that a collection would have freed then is freed by the next automatic one.
 
-    python -c "help('tasks.proving.closing')"
+    python -c "help('tasks.lean.closing')"
 """
 
 from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 _lock = threading.Lock()
 _closing = 0  # closes under way (batches close in threads of their own): the last one unfreezes
 
 
-def close_quickly(closable) -> None:
-    """`closable.close()`, with the process's existing objects out of the garbage collector's sight."""
+@contextmanager
+def heap_frozen() -> Iterator[None]:
+    """The process's existing objects out of the garbage collector's sight while the block runs
+    (a LeanInteract `kill` inside it collects only what is new)."""
     global _closing
     with _lock:
         if _closing == 0:
             gc.freeze()
         _closing += 1
     try:
-        closable.close()
+        yield
     finally:
         with _lock:
             _closing -= 1
             if _closing == 0:
                 gc.unfreeze()
+
+
+def close_quickly(closable) -> None:
+    """`closable.close()`, with the process's existing objects out of the garbage collector's sight."""
+    with heap_frozen():
+        closable.close()
