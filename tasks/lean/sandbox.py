@@ -220,6 +220,9 @@ def launch_argv(spec: SandboxSpec, args: list[str], cwd: str) -> tuple[list[str]
     ], env
 
 
+REAP_LIMIT_S = 5.0  # how long the launcher waits, once bwrap has ended, for the rest of its tree to end
+
+
 def run_tied_to_parent_process(command: list[str], env: dict[str, str], limits: Limits | None = None) -> int:
     """Run `command` (bwrap) as this launcher's child and return its exit status (128+signal
     when killed), ending it when the process that started the launcher dies.
@@ -236,6 +239,7 @@ def run_tied_to_parent_process(command: list[str], env: dict[str, str], limits: 
     `answer_limit_bytes` each (issue 27 §4)."""
     containment = _containment()
     caller = os.getppid()
+    reaper = containment.become_subreaper()  # the tree's orphans are reaped here, at once (containment.py)
     capped = limits is not None and limits.answer_limit_bytes is not None
     group = None
     if limits is not None and (limits.max_processes is not None or limits.memory_limit_mb is not None):
@@ -261,6 +265,8 @@ def run_tied_to_parent_process(command: list[str], env: dict[str, str], limits: 
             pump.start()
         return _wait_tied(child, caller, pump)
     finally:
+        if reaper:
+            containment.reap_descendants(REAP_LIMIT_S)
         if group is not None:
             group.close()
 

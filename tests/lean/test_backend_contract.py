@@ -186,12 +186,12 @@ def test_a_tactic_that_answers_after_its_timeout_is_never_read_later(name, store
     """Conformance #1: the late answer of a timed-out tactic must not become the next tactic's."""
     needs_tactics(name)
     theorem = theorems[AND_SWAP]
-    with harness(name, store, tmp_path, tactic_timeout_s=2) as h:
+    with harness(name, store, tmp_path, tactic_timeout_s=1) as h:
         needs_double(h)
         start = h.backend.start(theorem)
         after_intro = h.backend.run_tactic(theorem, start.state, "intro h")
         # late on every try (a backend may retry a hung tactic once on a fresh process)
-        h.double.faults({"when": '"constructor"', "do": "late", "seconds": 5, "times": 2})
+        h.double.faults({"when": '"constructor"', "do": "late", "seconds": 3, "times": 2})
         late = h.backend.run_tactic(theorem, after_intro.state, "constructor")
         assert late.status in ("timeout", "error") and late.state is None, late
         # "exact h.2" does not close `q ∧ p`: if the late answer of `constructor` were read here,

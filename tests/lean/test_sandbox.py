@@ -171,6 +171,24 @@ def test_a_sandboxed_process_outlives_the_thread_that_started_it(tmp_path):
     import subprocess
     import threading
 
+    launcher, program = _sleeper_launcher(tmp_path)
+    started = []
+    thread = threading.Thread(target=lambda: started.append(subprocess.Popen([str(launcher), "env", str(program)])))
+    thread.start()
+    thread.join()
+    proc = started[0]
+    try:
+        deadline = time.monotonic() + 3  # a parent-death signal is delivered as the thread ends
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, f"the sandboxed process died with its starting thread ({proc.returncode})"
+            time.sleep(0.1)
+    finally:
+        proc.terminate()
+        assert proc.wait(60) == 128 + 15  # SIGTERM reached it through the launcher, as bwrap reports it
+
+
+def _sleeper_launcher(tmp_path):
+    """A launcher (Dojoflow's, under bubblewrap) whose `lake env PROGRAM` runs a `sleep 600`."""
     from tasks.lean.availability import contain
     from tasks.lean.config import SandboxSettings
     from tasks.lean.sandbox import write_launcher
@@ -186,20 +204,42 @@ def test_a_sandboxed_process_outlives_the_thread_that_started_it(tmp_path):
     program.write_text("#!/bin/sh\nexec sleep 600\n")
     program.chmod(0o755)
     spec = SandboxSpec(lake=str(lake), project=str(project), work_root=str(tmp_path / "work"), env={}, limits=limits)
-    launcher = write_launcher(spec, tmp_path / "launcher")
-    started = []
-    thread = threading.Thread(target=lambda: started.append(subprocess.Popen([str(launcher), "env", str(program)])))
-    thread.start()
-    thread.join()
-    proc = started[0]
+    return write_launcher(spec, tmp_path / "launcher"), program
+
+
+def test_a_tree_stopped_as_lean_interact_stops_it_is_reaped_by_the_time_its_launcher_exits(tmp_path):
+    """LeanInteract's `LeanServer.kill` terminates the launcher's descendants outermost first, then
+    the launcher, and waits up to 1 s for all of them (lean_interact/server.py). Outer bwrap dies
+    first, so inner bwrap (the PID namespace's init) and the Lean process are orphans: reparented
+    to init, they stayed zombies until it reaped them (over a second on some machines), and every
+    kill waited out that second. The launcher is their subreaper now: when it has exited, nothing
+    of its tree is left, not even a zombie."""
+    import subprocess
+
+    launcher, program = _sleeper_launcher(tmp_path)
+    proc = subprocess.Popen([str(launcher), "env", str(program)])
     try:
-        deadline = time.monotonic() + 3  # a parent-death signal is delivered as the thread ends
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, f"the sandboxed process died with its starting thread ({proc.returncode})"
-            time.sleep(0.1)
-    finally:
+        root = psutil.Process(proc.pid)
+        tree = root.children(recursive=True)
+        deadline = time.monotonic() + 60  # a backstop: the loop ends when `sleep` has started
+        while not any(p.name() == "sleep" for p in tree if p.is_running()):
+            assert time.monotonic() < deadline and proc.poll() is None, "the sandboxed sleeper never started"
+            time.sleep(0.05)
+            tree = root.children(recursive=True)
+        assert [p.name() for p in tree][:2] == ["bwrap", "bwrap"]  # outer bwrap, then the namespace's init
+        for p in tree:  # as server.py `kill` does: the children, in psutil's order, then the launcher
+            try:
+                p.terminate()
+            except psutil.NoSuchProcess:
+                pass
         proc.terminate()
-        assert proc.wait(60) == 128 + 15  # SIGTERM reached it through the launcher, as bwrap reports it
+        proc.wait(60)
+        left = [(p.pid, p.status()) for p in tree if psutil.pid_exists(p.pid) and p.is_running()]
+        assert left == [], f"processes of the stopped tree not reaped when its launcher exited: {left}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_a_kimina_servers_repls_under_dojoflows_launcher_escape_nowhere(store, theorems, tmp_path, monkeypatch):

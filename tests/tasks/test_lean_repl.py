@@ -132,7 +132,7 @@ def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_dou
 
 
 def test_hanging_repl_process_is_killed_and_reported_against_repl_double(store, theorems, double, tmp_path):
-    with repl_backend(store, double, tmp_path, tactic_timeout_s=3, theorem_timeout_s=6) as backend:
+    with repl_backend(store, double, tmp_path, tactic_timeout_s=1, theorem_timeout_s=3) as backend:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
         hung = backend.run_tactic(theorem, start.state, "double_hang")
