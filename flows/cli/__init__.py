@@ -44,4 +44,13 @@ for _module in (
 
 from .prove import REPLAY_CANNOT_PROVE_SORRY  # noqa: E402
 
-__all__ = ["REPLAY_CANNOT_PROVE_SORRY", "app"]
+
+def main() -> None:
+    """The `dojoflow` command: `app`, then an exit without the interpreter's module teardown
+    (seconds of garbage collection over torch's and Prefect's objects: quick_exit.py)."""
+    from .quick_exit import run_and_exit
+
+    run_and_exit(app)
+
+
+__all__ = ["REPLAY_CANNOT_PROVE_SORRY", "app", "main"]
