@@ -9,7 +9,6 @@ from typing import Annotated, Optional
 import typer
 
 from storage.errors import InputError
-from tasks.lean.closing import close_quickly
 
 from .common import FormatOption, Home, command, store_of
 from .output import emit, say
@@ -153,6 +152,7 @@ def verify_statements_cmd(
     ones become verified proofs that training may use."""
     from storage.statement_sets import claimed_proofs
     from tasks.lean import open_backend
+    from tasks.lean.closing import close_quickly
     from tasks.lean.config import BackendSettings
     from tasks.statement_sets import verify_claimed
 

@@ -11,7 +11,6 @@ import typer
 
 from storage.errors import DojoflowError
 from storage.repo_specs import resolve_repositories
-from tasks.command_options import from_options
 
 from .common import FormatOption, Home, UnsafeNoSandbox, command, fail_exit, home_of, store_of
 from .output import emit, fail, say
@@ -42,6 +41,7 @@ def import_cmd(
     """Import LeanDojo Benchmark exports: each repository in them becomes its own partition."""
     from storage.leandojo import staged_exports
     from storage.splits import SplitSettings
+    from tasks.command_options import from_options
 
     settings = from_options(
         SplitSettings,
