@@ -82,9 +82,9 @@ def test_real_dojo_runs_tactics_and_checks_multi_tactic_proofs(store, theorems, 
 def test_late_answer_of_a_timed_out_tactic_is_never_read_as_the_next(store, theorems, dojo_lean, tmp_path):
     """Mismatch #1: `double_late` closes the goal but answers after the timeout. lean-dojo keeps the
     stream, so a Dojo used again would return that `no goals` for the next tactic: `garbage` proved."""
-    backend = dojo_backend(
-        store, dojo_lean, tmp_path, tactic_timeout_s=2
-    )  # generous: no answer is slow but the late one (each timeout waits it out: 4 here)
+    # no answer is slow but the late one, and each timeout waits the limit out (4 here): 1 s, as
+    # the backend contract's late-answer test (tests/lean/test_backend_contract.py)
+    backend = dojo_backend(store, dojo_lean, tmp_path, tactic_timeout_s=1)
     try:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
@@ -123,14 +123,14 @@ def test_a_dojo_crash_is_retried_once_on_a_fresh_dojo_and_is_an_error(store, the
 
 def test_dojo_start_has_its_own_time_limit(store, theorems, dojo_lean, tmp_path):
     """Mismatch #11: the Dojo's start (imports, file prefix) is not bounded by the tactic limit."""
-    (next(dojo_lean.cache_dir.glob("gitpython-NatBasics-*")) / "NatBasics" / "DOUBLE_SLOW_START").write_text("2")
-    # a start of 2 s or more, four times the tactic limit: only the hang waits on that limit
-    backend = dojo_backend(store, dojo_lean, tmp_path, tactic_timeout_s=0.5, leandojo={"start_timeout_s": 120})
+    (next(dojo_lean.cache_dir.glob("gitpython-NatBasics-*")) / "NatBasics" / "DOUBLE_SLOW_START").write_text("1")
+    # a start of 1 s or more, four times the tactic limit: only the hang waits on that limit
+    backend = dojo_backend(store, dojo_lean, tmp_path, tactic_timeout_s=0.25, leandojo={"start_timeout_s": 120})
     try:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
         assert start.status == "state", start
-        assert backend.run_tactic(theorem, start.state, "double_hang").status == "timeout"  # tactics keep their 0.5 s
+        assert backend.run_tactic(theorem, start.state, "double_hang").status == "timeout"  # tactics keep their 0.25 s
     finally:
         backend.close()
     assert BackendSettings().leandojo.start_timeout_s >= 600

@@ -132,7 +132,9 @@ def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_dou
 
 
 def test_hanging_repl_process_is_killed_and_reported_against_repl_double(store, theorems, double, tmp_path):
-    with repl_backend(store, double, tmp_path, tactic_timeout_s=1, theorem_timeout_s=3) as backend:
+    # theorem limit above the tactic limit, both far above the double's answers (milliseconds):
+    # each limit is waited out twice (the retry), so they are kept short
+    with repl_backend(store, double, tmp_path, tactic_timeout_s=1, theorem_timeout_s=1.5) as backend:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
         hung = backend.run_tactic(theorem, start.state, "double_hang")
