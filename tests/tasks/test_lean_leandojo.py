@@ -225,3 +225,22 @@ def test_dojo_proofs_rechecked_by_repl_count_as_proved(store, theorems, dojo_lea
     finally:
         backend.close()
     assert ":= square_add\\n#print axioms" in repl.received() and "#print axioms _dojoflow_check_" in repl.received()
+
+
+def test_the_dojos_process_takes_the_tactic_limit_and_sends_each_request_at_once(tmp_path):
+    """The worker tunes lean-dojo's pexpect process for tactics: the tactic limit as its
+    timeout, and no `delaybeforesend` sleep (50 ms before every request otherwise); a request
+    sent at once still arrives whole (`cat` echoes it, as Lean4Repl reads one line)."""
+    import pexpect
+
+    from tasks.lean.leandojo_worker import tune_for_tactics
+
+    proc = pexpect.spawn("cat", timeout=600, maxread=1, encoding="utf-8", echo=False)  # as dojo.py spawns Lean
+    try:
+        assert proc.delaybeforesend == 0.05  # pexpect's default, which the Dojo keeps
+        tune_for_tactics(proc, 2.5)
+        assert proc.timeout == 2.5 and proc.delaybeforesend is None
+        proc.sendline('{"sid": 0, "cmd": "unfold square"}')
+        assert proc.readline().strip() == '{"sid": 0, "cmd": "unfold square"}'
+    finally:
+        proc.terminate(force=True)
