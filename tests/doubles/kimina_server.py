@@ -105,7 +105,11 @@ def _server_env(
         LEAN_SERVER_AST_EXPORT_PROJECT_DIR=str(folder / "ast_export"),
         LEAN_SERVER_MAX_REPLS=str(max_repls),
         LEAN_SERVER_MAX_REPL_MEM="4G",
-        LEAN_SERVER_LOG_LEVEL="INFO",
+        # At INFO the server renders every snippet and every answer's body through rich
+        # (routers/check.py:192-209, repl.py `log_snippet`): seconds for a large answer, and CPU on
+        # every check. Its warnings and errors (REPL failures, exceptions) still reach the log;
+        # DOJOFLOW_KIMINA_LOG_LEVEL=INFO brings the rest back when a test needs reading.
+        LEAN_SERVER_LOG_LEVEL=os.environ.get("DOJOFLOW_KIMINA_LOG_LEVEL", "WARNING"),
         PATH=path,
         PYTHONUNBUFFERED="1",
         COLUMNS="200",

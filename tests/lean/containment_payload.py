@@ -6,9 +6,11 @@ and then, by `--mode`:
   fork   a fork bomb, bounded: start up to `--most` processes that sleep with `--token` in
          their command line, until the kernel refuses one; write how many started to
          `containment-report.json` in its HOME (its private folder), then die without answering
-  memory start `--most` processes that each touch `--mb` MiB, hold it 3 s, then write a line to
-         `containment-memory.txt` in HOME (each alone fits RLIMIT_AS; together they pass the tree's
-         memory cap), wait for them, then die without answering
+  memory start `--most` processes that each touch `--mb` MiB and hold it until every one of them
+         holds its memory or is gone (killed: the payload notes each one that does not exit cleanly;
+         3 s at most), then write a line to `containment-memory.txt` in HOME (each alone fits
+         RLIMIT_AS; together they pass the tree's memory cap), wait for them, then die without
+         answering
   flood  answer with one JSON object of `--mb` MiB (a message list, as the REPL answers a proof
          that prints much: `iterate n (trace ...)` logs one message per iteration,
          src/Lean/Util/Trace.lean), ended by a blank line as the REPL ends every answer
@@ -57,15 +59,32 @@ def flood(mb: float) -> None:
     time.sleep(600)
 
 
+HOLD = """
+import os, sys, time
+b = bytearray(int(float(sys.argv[1]) * 1048576))
+b[::4096] = b"x" * len(b[::4096])
+barrier, most = sys.argv[2], int(sys.argv[3])
+with open(barrier, "a") as f:
+    f.write("held\\n")
+end = time.monotonic() + 3  # a bound, not the wait: all of them hold their memory at once, then go on
+while time.monotonic() < end:
+    with open(barrier) as f:
+        if len(f.read().split()) >= most:
+            break
+    time.sleep(0.01)
+with open(os.path.join(os.environ["HOME"], "containment-memory.txt"), "a") as f:
+    f.write("ok\\n")  # it lived through holding its memory while every other one held or was gone
+"""
+
+
 def memory(most: int, mb: float) -> None:
-    code = (
-        "import os, sys, time; b = bytearray(int(float(sys.argv[1]) * 1048576)); b[::4096] = b'x' * len(b[::4096]);"
-        "time.sleep(3);"  # all of them hold their memory at once, then say they lived through it
-        "open(os.path.join(os.environ['HOME'], 'containment-memory.txt'), 'a').write('ok\\n')"
-    )
-    children = [subprocess.Popen([sys.executable, "-c", code, str(mb)]) for _ in range(most)]
-    for child in children:
-        child.wait()
+    barrier = os.path.join(os.environ["HOME"], "containment-held.txt")
+    children = [subprocess.Popen([sys.executable, "-c", HOLD, str(mb), barrier, str(most)]) for _ in range(most)]
+    for _ in children:
+        _, status = os.wait()
+        if status != 0:  # killed (the memory cap), or failed: the others need not wait for it
+            with open(barrier, "a") as f:
+                f.write("gone\n")
     os._exit(3)
 
 

@@ -13,7 +13,7 @@ No verdict here says Lean checked anything: the double answers from the sample's
 from __future__ import annotations
 
 import shutil
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 
 import pytest
@@ -57,6 +57,43 @@ def harness(name, store, tmp_path, projects=None, **settings):
         yield h
 
 
+# Backends whose Lean process (repl) or Dojo worker (leandojo) takes a while to start: the tests
+# that set no settings of their own and assert nothing about a start share one harness each per
+# module (`shared`), its faults cleared before and after each test; the others open their own.
+# The kimina server is one per session already (tests/doubles/kimina_server.py); replay starts nothing.
+SHARED = ("repl", "leandojo")
+
+
+@pytest.fixture(scope="module")
+def shared(store, tmp_path_factory):
+    with ExitStack() as stack:
+        opened = {}
+
+        def get(name):
+            if name not in opened:
+                folder = tmp_path_factory.mktemp(f"shared-{name}")
+                opened[name] = stack.enter_context(harness(name, store, folder, workers=1))
+            return opened[name]
+
+        yield get
+
+
+@contextmanager
+def default_harness(name, store, tmp_path, shared, workers: int = 1):
+    """The backend with default settings (one worker: BackendSettings' default, named for the
+    tests that need it): the module's shared one where it has one (SHARED)."""
+    if name not in SHARED:
+        with harness(name, store, tmp_path, workers=workers) as h:
+            yield h
+        return
+    h = shared(name)
+    h.double.faults()
+    try:
+        yield h
+    finally:
+        h.double.faults()
+
+
 def needs_double(h):
     if h.double is None:
         pytest.skip(f"{h.name}: no Lean process double behind this backend to inject faults into")
@@ -89,7 +126,7 @@ def proved_by(name: str) -> str:
     return "unverified" if name == "leandojo" else "proved"
 
 
-def test_same_theorems_and_proofs_give_the_same_verdicts(name, store, theorems, tmp_path):
+def test_same_theorems_and_proofs_give_the_same_verdicts(name, store, theorems, tmp_path, shared):
     cases = [
         (AND_SWAP, "\n".join(AND_SWAP_PROOF), "proved"),  # a multi-tactic proof
         (IS_EVEN_ADD, "\n".join(IS_EVEN_ADD_PROOF), "proved"),
@@ -97,7 +134,7 @@ def test_same_theorems_and_proofs_give_the_same_verdicts(name, store, theorems, 
         (AND_SWAP, "sorry", "not proved"),
         (AND_SWAP, "intro h\nnative_decide", "not proved"),
     ]
-    with harness(name, store, tmp_path) as h:
+    with default_harness(name, store, tmp_path, shared) as h:
         got = [
             outcome(c, p)
             for c, (_, p, _) in zip(check_proofs(h.backend, [(theorems[t], p) for t, p, _ in cases]), cases)
@@ -105,10 +142,10 @@ def test_same_theorems_and_proofs_give_the_same_verdicts(name, store, theorems, 
     assert got == [proved_by(name) if want == "proved" else want for _, _, want in cases]
 
 
-def test_tactic_steps_reach_the_end_of_a_proof(name, store, theorems, tmp_path):
+def test_tactic_steps_reach_the_end_of_a_proof(name, store, theorems, tmp_path, shared):
     needs_tactics(name)
     theorem = theorems[AND_SWAP]
-    with harness(name, store, tmp_path) as h:
+    with default_harness(name, store, tmp_path, shared) as h:
         start = h.backend.start(theorem)
         assert start.status == "state" and "⊢ p ∧ q → q ∧ p" in start.state.goals.replace("\n", " ")
         assert h.backend.run_tactic(theorem, start.state, "exact h.2").status == "error"
@@ -119,13 +156,13 @@ def test_tactic_steps_reach_the_end_of_a_proof(name, store, theorems, tmp_path):
             state = step.state
 
 
-def test_a_file_without_imports_checked_twice_on_one_process(name, store, theorems, tmp_path):
+def test_a_file_without_imports_checked_twice_on_one_process(name, store, theorems, tmp_path, shared):
     """Conformance #8: nothing of one check's environment leaks into the next (no "already declared")."""
     items = [
         (theorems[AND_SWAP], "\n".join(AND_SWAP_PROOF)),
         (theorems[CONTRAPOSITIVE], "\n".join(CONTRAPOSITIVE_PROOF)),
     ] * 2
-    with harness(name, store, tmp_path, workers=1) as h:
+    with default_harness(name, store, tmp_path, shared, workers=1) as h:
         checks = check_proofs(h.backend, items)
     assert [outcome(c, p) for c, (_, p) in zip(checks, items)] == [proved_by(name)] * 4, checks
 
@@ -146,7 +183,7 @@ def test_a_module_header_is_handled_not_a_rejection(name, store, theorems, tmp_p
         assert "module" in h.double.received()  # the header Lean saw had it
 
 
-def test_a_private_theorem_is_checked_by_the_name_its_proof_declares(name, store, theorems, tmp_path):
+def test_a_private_theorem_is_checked_by_the_name_its_proof_declares(name, store, theorems, tmp_path, shared):
     """Issue 16 review: the proof command declares the theorem without its `private` (modifiers do
     not change what is proved), so the statement check names it as the statement does, resolved
     in the header's namespace as Lean resolves names (ResolveName.lean), never as
@@ -161,14 +198,16 @@ def test_a_private_theorem_is_checked_by_the_name_its_proof_declares(name, store
         statement="private " + spec.statement,
     )
     proof = "\n".join(AND_SWAP_PROOF)
-    with harness(name, store, tmp_path) as h:
+    with default_harness(name, store, tmp_path, shared) as h:
         check = h.backend.check_proof(private, proof)
         wrong = h.backend.check_proof(private, "intro h\nexact h")
     assert outcome(check, proof) == "proved", check
     assert outcome(wrong, "intro h\nexact h") == "not proved" and wrong.error is None
 
 
-def test_a_statement_that_declares_another_constant_than_full_name_is_bad_input(name, store, theorems, tmp_path):
+def test_a_statement_that_declares_another_constant_than_full_name_is_bad_input(
+    name, store, theorems, tmp_path, shared
+):
     """Issue 16 review: a record filed under another constant's name (`Nat.one_mul` for a statement
     declaring `one_mul'`) had its statement and axioms checked on that other constant; whatever
     the proof declared (a sorry-laden helper's use) was called proved. It is bad input now."""
@@ -176,7 +215,7 @@ def test_a_statement_that_declares_another_constant_than_full_name_is_bad_input(
         pytest.skip("replay builds no Lean command from the statement")
     spec = replace(theorems[AND_SWAP], full_name=CONTRAPOSITIVE)
     proof = "\n".join(AND_SWAP_PROOF)
-    with harness(name, store, tmp_path) as h:
+    with default_harness(name, store, tmp_path, shared) as h:
         check = h.backend.check_proof(spec, proof)
     assert check.error is not None and "declares `and_swap'`" in check.error, check
     assert judge(check, proof).status == "error"
@@ -238,23 +277,23 @@ def test_a_process_that_crashes_in_the_middle_of_a_batch_changes_no_verdict(name
     assert len(h.double.pids()) >= 2
 
 
-def test_a_snippet_that_kills_its_process_is_an_error_and_spares_the_others(name, store, theorems, tmp_path):
+def test_a_snippet_that_kills_its_process_is_an_error_and_spares_the_others(name, store, theorems, tmp_path, shared):
     killer = "intro h\ndouble_crash"
     items = [
         (theorems[AND_SWAP], "\n".join(AND_SWAP_PROOF)),
         (theorems[AND_SWAP], killer),
         (theorems[CONTRAPOSITIVE], "\n".join(CONTRAPOSITIVE_PROOF)),
     ]
-    with harness(name, store, tmp_path) as h:
+    with default_harness(name, store, tmp_path, shared) as h:
         needs_double(h)
         checks = check_proofs(h.backend, items)
     assert [outcome(c, p) for c, (_, p) in zip(checks, items)] == [proved_by(name), "error", proved_by(name)], checks
     assert "crash" in checks[1].error
 
 
-def test_garbage_answers_are_retried_then_an_error_never_a_verdict(name, store, theorems, tmp_path):
+def test_garbage_answers_are_retried_then_an_error_never_a_verdict(name, store, theorems, tmp_path, shared):
     proof = "\n".join(AND_SWAP_PROOF)
-    with harness(name, store, tmp_path) as h:
+    with default_harness(name, store, tmp_path, shared) as h:
         needs_double(h)
         needs(h, "print_axioms")
         h.double.faults({"when": "#print axioms", "do": "garbage", "times": 1})
@@ -265,11 +304,11 @@ def test_garbage_answers_are_retried_then_an_error_never_a_verdict(name, store, 
     assert outcome(always, proof) == "error" and not always.accepted, always
 
 
-def test_a_bad_api_key_fails_preflight_with_the_fix(name, store, tmp_path):
+def test_a_bad_api_key_fails_preflight_with_the_fix(name, store, tmp_path, shared):
     from storage.errors import InputError
     from tasks.lean import preflight
 
-    with harness(name, store, tmp_path) as h:
+    with default_harness(name, store, tmp_path, shared) as h:
         if h.bad_key_settings is None:
             pytest.skip(f"{name} takes no API key")
         with pytest.raises(InputError, match="key"):

@@ -48,7 +48,7 @@ def dojo(store, tmp_path, monkeypatch):
     backend = open_backend(
         BackendSettings(
             kind="leandojo",
-            tactic_timeout_s=2,  # generous: only a faulted answer is late (each late one waits it out)
+            tactic_timeout_s=1,  # only a faulted answer is late (each late one waits it out), as in the contract suite
             work_dir=str(tmp_path / "work"),
             leandojo={"cache_dir": str(double.cache_dir)},
             sandbox=double.sandbox(),  # the worker and the double run under bubblewrap

@@ -178,13 +178,30 @@ def test_a_sandboxed_process_outlives_the_thread_that_started_it(tmp_path):
     thread.join()
     proc = started[0]
     try:
-        deadline = time.monotonic() + 3  # a parent-death signal is delivered as the thread ends
+        # A parent-death signal is delivered as the thread ends, which is before the chain (launcher,
+        # bubblewrap, lake, the program) is up: wait for the program itself, then watch a while more
+        # for a death still on its way up the chain.
+        deadline = time.monotonic() + 60
+        while not _runs_sleeper(proc.pid):
+            assert proc.poll() is None, f"the sandboxed process died with its starting thread ({proc.returncode})"
+            assert time.monotonic() < deadline, "the sandboxed program never started"
+            time.sleep(0.05)
+        deadline = time.monotonic() + 0.5
         while time.monotonic() < deadline:
             assert proc.poll() is None, f"the sandboxed process died with its starting thread ({proc.returncode})"
-            time.sleep(0.1)
+            time.sleep(0.05)
+        assert _runs_sleeper(proc.pid)
     finally:
         proc.terminate()
         assert proc.wait(60) == 128 + 15  # SIGTERM reached it through the launcher, as bwrap reports it
+
+
+def _runs_sleeper(pid: int) -> bool:
+    """Whether the `sleep 600` of `_sleeper_launcher` runs under process `pid`."""
+    try:
+        return any(p.cmdline() == ["sleep", "600"] for p in psutil.Process(pid).children(recursive=True))
+    except psutil.Error:  # a process of the tree went away while it was read
+        return False
 
 
 def _sleeper_launcher(tmp_path):

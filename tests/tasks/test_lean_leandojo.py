@@ -43,38 +43,60 @@ def dojo_backend(store, double, tmp_path, **settings):
     )
 
 
+@pytest.fixture(scope="module")
+def _shared_dojo(store, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("shared-dojo")
+    with pytest.MonkeyPatch.context() as mp:  # as the `dojo_lean` fixture, for the module
+        double = make_dojo_lean(folder / "dojo", repos=("NatBasics",))
+        mp.setenv("PATH", f"{double.bin_dir}{os.pathsep}{os.environ['PATH']}")
+        mp.setenv("GITHUB_ACCESS_TOKEN", "secret-token")
+        backend = dojo_backend(store, double, folder)
+        try:
+            yield backend, double
+        finally:
+            backend.close()
+
+
+@pytest.fixture
+def shared(_shared_dojo):
+    """(backend, double): one `dojo_lean` double and one leandojo backend with default settings
+    for the module's tests that set none and count no Dojo starts of their own, so that each does
+    not start its own worker (lean-dojo's import); faults cleared."""
+    backend, double = _shared_dojo
+    double.faults()
+    yield backend, double
+    double.faults()
+
+
 def lean_starts(double) -> int:
     return sum(1 for r in double.events() if "argv" in r)
 
 
-def test_real_dojo_runs_tactics_and_checks_multi_tactic_proofs(store, theorems, dojo_lean, tmp_path):
-    backend = dojo_backend(store, dojo_lean, tmp_path)
-    try:
-        theorem = theorems["NatBasics.square_add"]
-        result = backend.start(theorem)
-        assert result.status == "state" and "⊢ square (a + b)" in result.state.goals
-        for tactic in SQUARE_ADD[:-1]:
-            result = backend.run_tactic(theorem, result.state, tactic)
-            assert result.status == "state", result
-        assert backend.run_tactic(theorem, result.state, "omega").status == "finished"
-        assert backend.run_tactic(theorem, result.state, "rfl").status == "error"
-        assert backend.run_tactic(theorem, result.state, "sorry").status == "error"  # ProofGivenUp
-        # mismatch #3: Lean4Repl parses ONE tactic per request; a whole proof goes one tactic at a time
-        proof = "\n".join(SQUARE_ADD)
-        check = backend.check_proof(theorem, proof)
-        # Dojo finished it, but answers no `#print axioms` and no statement check: unverified, never proved
-        assert check.accepted and check.checker == "leandojo" and judge(check, proof).status == "unverified", check
-        assert dojo_lean.tactics()[-3:] == SQUARE_ADD
-        given_up = backend.check_proof(theorem, "unfold square\nsorry")
-        assert not judge(given_up, "unfold square\nsorry").proved
-        left = backend.check_proof(theorem, "unfold square")
-        assert not left.accepted and left.error is None and "unsolved goals" in left.messages[0]
-        extra = backend.check_proof(theorem, proof + "\nrfl")  # a tactic after the proof finished
-        assert not extra.accepted and "no goals" in extra.messages[0]
-        # best-first search's path goes as its steps, never re-split from joined text
-        assert backend.check_steps(theorem, tuple(SQUARE_ADD)).accepted
-    finally:
-        backend.close()
+def test_real_dojo_runs_tactics_and_checks_multi_tactic_proofs(theorems, shared):
+    backend, dojo_lean = shared
+    theorem = theorems["NatBasics.square_add"]
+    result = backend.start(theorem)
+    assert result.status == "state" and "⊢ square (a + b)" in result.state.goals
+    for tactic in SQUARE_ADD[:-1]:
+        result = backend.run_tactic(theorem, result.state, tactic)
+        assert result.status == "state", result
+    assert backend.run_tactic(theorem, result.state, "omega").status == "finished"
+    assert backend.run_tactic(theorem, result.state, "rfl").status == "error"
+    assert backend.run_tactic(theorem, result.state, "sorry").status == "error"  # ProofGivenUp
+    # mismatch #3: Lean4Repl parses ONE tactic per request; a whole proof goes one tactic at a time
+    proof = "\n".join(SQUARE_ADD)
+    check = backend.check_proof(theorem, proof)
+    # Dojo finished it, but answers no `#print axioms` and no statement check: unverified, never proved
+    assert check.accepted and check.checker == "leandojo" and judge(check, proof).status == "unverified", check
+    assert dojo_lean.tactics()[-3:] == SQUARE_ADD
+    given_up = backend.check_proof(theorem, "unfold square\nsorry")
+    assert not judge(given_up, "unfold square\nsorry").proved
+    left = backend.check_proof(theorem, "unfold square")
+    assert not left.accepted and left.error is None and "unsolved goals" in left.messages[0]
+    extra = backend.check_proof(theorem, proof + "\nrfl")  # a tactic after the proof finished
+    assert not extra.accepted and "no goals" in extra.messages[0]
+    # best-first search's path goes as its steps, never re-split from joined text
+    assert backend.check_steps(theorem, tuple(SQUARE_ADD)).accepted
     received = dojo_lean.events()
     assert received and all("GITHUB_ACCESS_TOKEN" not in r["env_keys"] for r in received)
 
@@ -82,9 +104,9 @@ def test_real_dojo_runs_tactics_and_checks_multi_tactic_proofs(store, theorems, 
 def test_late_answer_of_a_timed_out_tactic_is_never_read_as_the_next(store, theorems, dojo_lean, tmp_path):
     """Mismatch #1: `double_late` closes the goal but answers after the timeout. lean-dojo keeps the
     stream, so a Dojo used again would return that `no goals` for the next tactic: `garbage` proved."""
-    backend = dojo_backend(
-        store, dojo_lean, tmp_path, tactic_timeout_s=2
-    )  # generous: no answer is slow but the late one (each timeout waits it out: 4 here)
+    # no answer is slow but the late one, and each timeout waits the limit out (4 here): 1 s, as
+    # the backend contract's late-answer test (tests/lean/test_backend_contract.py)
+    backend = dojo_backend(store, dojo_lean, tmp_path, tactic_timeout_s=1)
     try:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
@@ -101,36 +123,33 @@ def test_late_answer_of_a_timed_out_tactic_is_never_read_as_the_next(store, theo
     assert lean_starts(dojo_lean) >= 3  # the Dojo was closed after each timeout and opened anew
 
 
-def test_a_dojo_crash_is_retried_once_on_a_fresh_dojo_and_is_an_error(store, theorems, dojo_lean, tmp_path):
+def test_a_dojo_crash_is_retried_once_on_a_fresh_dojo_and_is_an_error(theorems, shared):
     """Mismatch #11 (second half): `DojoCrashError` is an infrastructure error, never a rejection."""
-    backend = dojo_backend(store, dojo_lean, tmp_path)
-    try:
-        theorem = theorems["NatBasics.square_add"]
-        start = backend.start(theorem)
-        step = backend.run_tactic(theorem, start.state, "unfold square")
-        before = lean_starts(dojo_lean)
-        crashed = backend.run_tactic(theorem, step.state, "double_crash")
-        assert crashed.status == "error" and "crashed" in crashed.message, crashed
-        # sent twice: on the theorem's Dojo, then once more on a fresh one (the state replayed), then given up
-        assert dojo_lean.tactics().count("double_crash") == 2 and lean_starts(dojo_lean) == before + 1
-        check = backend.check_proof(theorem, "unfold square\ndouble_crash")
-        assert not check.accepted and check.error is not None and check.messages == (), check
-        after = backend.run_tactic(theorem, step.state, SQUARE_ADD[1])  # the state is rebuilt on a new Dojo
-        assert after.status == "state", after
-    finally:
-        backend.close()
+    backend, dojo_lean = shared
+    theorem = theorems["NatBasics.square_add"]
+    start = backend.start(theorem)
+    step = backend.run_tactic(theorem, start.state, "unfold square")
+    before = lean_starts(dojo_lean)
+    crashed = backend.run_tactic(theorem, step.state, "double_crash")
+    assert crashed.status == "error" and "crashed" in crashed.message, crashed
+    # sent twice: on the theorem's Dojo, then once more on a fresh one (the state replayed), then given up
+    assert dojo_lean.tactics().count("double_crash") == 2 and lean_starts(dojo_lean) == before + 1
+    check = backend.check_proof(theorem, "unfold square\ndouble_crash")
+    assert not check.accepted and check.error is not None and check.messages == (), check
+    after = backend.run_tactic(theorem, step.state, SQUARE_ADD[1])  # the state is rebuilt on a new Dojo
+    assert after.status == "state", after
 
 
 def test_dojo_start_has_its_own_time_limit(store, theorems, dojo_lean, tmp_path):
     """Mismatch #11: the Dojo's start (imports, file prefix) is not bounded by the tactic limit."""
-    (next(dojo_lean.cache_dir.glob("gitpython-NatBasics-*")) / "NatBasics" / "DOUBLE_SLOW_START").write_text("2")
-    # a start of 2 s or more, four times the tactic limit: only the hang waits on that limit
-    backend = dojo_backend(store, dojo_lean, tmp_path, tactic_timeout_s=0.5, leandojo={"start_timeout_s": 120})
+    (next(dojo_lean.cache_dir.glob("gitpython-NatBasics-*")) / "NatBasics" / "DOUBLE_SLOW_START").write_text("1")
+    # a start of 1 s or more, four times the tactic limit: only the hang waits on that limit
+    backend = dojo_backend(store, dojo_lean, tmp_path, tactic_timeout_s=0.25, leandojo={"start_timeout_s": 120})
     try:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
         assert start.status == "state", start
-        assert backend.run_tactic(theorem, start.state, "double_hang").status == "timeout"  # tactics keep their 0.5 s
+        assert backend.run_tactic(theorem, start.state, "double_hang").status == "timeout"  # tactics keep their 0.25 s
     finally:
         backend.close()
     assert BackendSettings().leandojo.start_timeout_s >= 600
@@ -157,15 +176,12 @@ def test_dojo_opens_what_tracing_built_and_never_traces(store, theorems, dojo_le
         find_traced_repo(tmp_path / "empty", theorem.url, theorem.commit)
 
 
-def test_forbidden_construct_never_reaches_the_dojo(store, theorems, dojo_lean, tmp_path):
-    backend = dojo_backend(store, dojo_lean, tmp_path)
-    try:
-        theorem = theorems["NatBasics.square_add"]
-        start = backend.start(theorem)
-        assert backend.run_tactic(theorem, start.state, 'elab "x" : tactic => pure ()').status == "error"
-        assert not backend.check_proof(theorem, "initialize IO.println 1").accepted
-    finally:
-        backend.close()
+def test_forbidden_construct_never_reaches_the_dojo(theorems, shared):
+    backend, dojo_lean = shared
+    theorem = theorems["NatBasics.square_add"]
+    start = backend.start(theorem)
+    assert backend.run_tactic(theorem, start.state, 'elab "x" : tactic => pure ()').status == "error"
+    assert not backend.check_proof(theorem, "initialize IO.println 1").accepted
     assert not any("elab" in t or "initialize" in t for t in dojo_lean.tactics())
 
 
@@ -178,9 +194,10 @@ def test_leandojo_not_installed_fails_before_any_work(store, tmp_path, monkeypat
         open_backend(BackendSettings(kind="leandojo"), store)
 
 
-def test_best_first_search_proves_a_multi_tactic_theorem_through_the_real_dojo(store, theorems, dojo_lean, tmp_path):
+def test_best_first_search_proves_a_multi_tactic_theorem_through_the_real_dojo(theorems, shared):
     """Mismatch #3 in search: the found path is re-checked as a whole proof (`_accept`), one tactic
     per Dojo request; joined into one block, Lean4Repl would refuse it ("expected end of input")."""
+    backend, dojo_lean = shared
     from tasks.search import SearchBudget, best_first_search
     from tests.tasks.test_search import ScriptedGenerator
 
@@ -189,12 +206,8 @@ def test_best_first_search_proves_a_multi_tactic_theorem_through_the_real_dojo(s
         "⊢ (a + b) * (a + b)": [(SQUARE_ADD[1], -0.1)],
         "⊢ a * a + a * b": [(SQUARE_ADD[2], -0.1)],
     }
-    backend = dojo_backend(store, dojo_lean, tmp_path)
-    try:
-        theorem = theorems["NatBasics.square_add"]
-        result = best_first_search(theorem, backend, ScriptedGenerator(table), SearchBudget(num_tactics=1))
-    finally:
-        backend.close()
+    theorem = theorems["NatBasics.square_add"]
+    result = best_first_search(theorem, backend, ScriptedGenerator(table), SearchBudget(num_tactics=1))
     # Lean finished it on the Dojo, which reports no axioms: unverified, kept out of pass@k
     assert result.stopped == "unverified" and result.successes == 0, result
     assert result.unverified == ("\n".join(SQUARE_ADD),)
@@ -225,3 +238,22 @@ def test_dojo_proofs_rechecked_by_repl_count_as_proved(store, theorems, dojo_lea
     finally:
         backend.close()
     assert ":= square_add\\n#print axioms" in repl.received() and "#print axioms _dojoflow_check_" in repl.received()
+
+
+def test_the_dojos_process_takes_the_tactic_limit_and_sends_each_request_at_once(tmp_path):
+    """The worker tunes lean-dojo's pexpect process for tactics: the tactic limit as its
+    timeout, and no `delaybeforesend` sleep (50 ms before every request otherwise); a request
+    sent at once still arrives whole (`cat` echoes it, as Lean4Repl reads one line)."""
+    import pexpect
+
+    from tasks.lean.leandojo_worker import tune_for_tactics
+
+    proc = pexpect.spawn("cat", timeout=600, maxread=1, encoding="utf-8", echo=False)  # as dojo.py spawns Lean
+    try:
+        assert proc.delaybeforesend == 0.05  # pexpect's default, which the Dojo keeps
+        tune_for_tactics(proc, 2.5)
+        assert proc.timeout == 2.5 and proc.delaybeforesend is None
+        proc.sendline('{"sid": 0, "cmd": "unfold square"}')
+        assert proc.readline().strip() == '{"sid": 0, "cmd": "unfold square"}'
+    finally:
+        proc.terminate(force=True)

@@ -37,6 +37,30 @@ def double(tmp_path):
     return make_repl_double(tmp_path / "double")
 
 
+@pytest.fixture(scope="module")
+def _shared_repl(store, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("shared-repl")
+    double = make_repl_double(folder / "double")
+    with repl_backend(store, double, folder) as backend:
+        yield backend, double
+
+
+@pytest.fixture
+def shared(_shared_repl):
+    """(backend, requests since this test began): one double and one repl backend with default
+    settings for the module's tests that set none and assert nothing about a process's start or
+    a first header, so that each does not start its own processes; faults cleared."""
+    backend, double = _shared_repl
+    double.faults()
+    mark = len(double.requests())
+    yield backend, lambda: double.requests()[mark:]
+    double.faults()
+
+
+def _text(requests) -> str:
+    return "\n".join(r["request"] for r in requests)
+
+
 def test_repl_backend_finds_states_and_checks_a_known_proof_against_repl_double(store, theorems, double, tmp_path):
     with repl_backend(store, double, tmp_path) as backend:
         theorem = theorems["NatBasics.square_add"]  # `sorry` in the traced data; its proof is known to the double
@@ -61,30 +85,30 @@ def test_repl_backend_finds_states_and_checks_a_known_proof_against_repl_double(
     assert ":= square_add\\n#print axioms" in sent and "#print axioms _dojoflow_check_" in sent
 
 
-def test_repl_guard_rejects_sorry_and_native_decide_against_repl_double(store, theorems, double, tmp_path):
-    with repl_backend(store, double, tmp_path) as backend:
-        theorem = theorems["NatBasics.sumTo_formula"]
-        native = backend.check_proof(theorem, "native_decide")  # it compiles and runs code: never sent
-        assert not native.accepted and "not sent to Lean" in native.messages[0]
-        assert not judge(native, "native_decide").proved
-        assert "native_decide" not in double.received()
-        sorry = backend.check_proof(theorem, "sorry")
-        assert "sorryAx" in sorry.axioms and any("declaration uses `sorry`" in m for m in sorry.messages)
-        assert not judge(sorry, "sorry").proved
-        start = backend.start(theorem)
-        assert backend.run_tactic(theorem, start.state, "sorry").status == "error"
+def test_repl_guard_rejects_sorry_and_native_decide_against_repl_double(theorems, shared):
+    backend, since = shared
+    theorem = theorems["NatBasics.sumTo_formula"]
+    native = backend.check_proof(theorem, "native_decide")  # it compiles and runs code: never sent
+    assert not native.accepted and "not sent to Lean" in native.messages[0]
+    assert not judge(native, "native_decide").proved
+    assert "native_decide" not in _text(since())
+    sorry = backend.check_proof(theorem, "sorry")
+    assert "sorryAx" in sorry.axioms and any("declaration uses `sorry`" in m for m in sorry.messages)
+    assert not judge(sorry, "sorry").proved
+    start = backend.start(theorem)
+    assert backend.run_tactic(theorem, start.state, "sorry").status == "error"
 
 
-def test_forbidden_construct_never_reaches_repl_double(store, theorems, double, tmp_path):
-    with repl_backend(store, double, tmp_path) as backend:
-        theorem = theorems["NatBasics.square_add"]
-        start = backend.start(theorem)
-        step = backend.run_tactic(theorem, start.state, "run_tac Lean.Elab.Tactic.evalTactic default")
-        assert step.status == "error" and "not sent to Lean" in step.message
-        check = backend.check_proof(theorem, 'unfold square\n#eval IO.Process.run {cmd := "touch"}')
-        assert not check.accepted and "not sent to Lean" in check.messages[0]
-        assert not judge(check, "unfold square\n#eval 1").proved
-    sent = double.received()
+def test_forbidden_construct_never_reaches_repl_double(theorems, shared):
+    backend, since = shared
+    theorem = theorems["NatBasics.square_add"]
+    start = backend.start(theorem)
+    step = backend.run_tactic(theorem, start.state, "run_tac Lean.Elab.Tactic.evalTactic default")
+    assert step.status == "error" and "not sent to Lean" in step.message
+    check = backend.check_proof(theorem, 'unfold square\n#eval IO.Process.run {cmd := "touch"}')
+    assert not check.accepted and "not sent to Lean" in check.messages[0]
+    assert not judge(check, "unfold square\n#eval 1").proved
+    sent = _text(since())
     assert sent and "run_tac" not in sent and "#eval" not in sent and "IO.Process" not in sent
 
 
@@ -115,24 +139,26 @@ def test_crashed_repl_process_is_replaced_and_the_step_retried_against_repl_doub
     assert len([line for line in double.lake_log.read_text().splitlines() if " env " in line]) == 2
 
 
-def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_double(store, theorems, double, tmp_path):
-    with repl_backend(store, double, tmp_path) as backend:
-        theorem = theorems["NatBasics.square_add"]
-        check = backend.check_proof(theorem, "unfold square\ndouble_crash")
-        assert check.error is not None and "crashed" in check.error and not check.accepted
-        verdict = judge(check, "unfold square\ndouble_crash")
-        assert not verdict.proved and verdict.reason.startswith("not checked")
-        start = backend.start(theorem)
-        crashed = backend.run_tactic(theorem, start.state, "double_crash")
-        assert crashed.status == "error" and "crashed" in crashed.message
-        # The replaced process serves the next theorem.
-        assert backend.check_proof(theorem, "\n".join(SQUARE_ADD)).accepted
-    crashes = [r for r in double.requests() if "double_crash" in r["request"]]
+def test_always_crashing_theorem_is_an_error_not_a_failed_proof_against_repl_double(theorems, shared):
+    backend, since = shared
+    theorem = theorems["NatBasics.square_add"]
+    check = backend.check_proof(theorem, "unfold square\ndouble_crash")
+    assert check.error is not None and "crashed" in check.error and not check.accepted
+    verdict = judge(check, "unfold square\ndouble_crash")
+    assert not verdict.proved and verdict.reason.startswith("not checked")
+    start = backend.start(theorem)
+    crashed = backend.run_tactic(theorem, start.state, "double_crash")
+    assert crashed.status == "error" and "crashed" in crashed.message
+    # The replaced process serves the next theorem.
+    assert backend.check_proof(theorem, "\n".join(SQUARE_ADD)).accepted
+    crashes = [r for r in since() if "double_crash" in r["request"]]
     assert len(crashes) == 4 and len({r["pid"] for r in crashes}) == 4  # each tried twice, each on a new process
 
 
 def test_hanging_repl_process_is_killed_and_reported_against_repl_double(store, theorems, double, tmp_path):
-    with repl_backend(store, double, tmp_path, tactic_timeout_s=1, theorem_timeout_s=3) as backend:
+    # theorem limit above the tactic limit, both far above the double's answers (milliseconds):
+    # each limit is waited out twice (the retry), so they are kept short
+    with repl_backend(store, double, tmp_path, tactic_timeout_s=1, theorem_timeout_s=1.5) as backend:
         theorem = theorems["NatBasics.square_add"]
         start = backend.start(theorem)
         hung = backend.run_tactic(theorem, start.state, "double_hang")
@@ -174,20 +200,20 @@ def test_repl_for_a_repository_without_a_checkout_says_how_to_configure_it(store
         assert result.status == "error" and "backend.repl.projects" in result.message
 
 
-def test_every_known_proof_is_accepted_and_proved_against_repl_double(store, theorems, double, tmp_path):
+def test_every_known_proof_is_accepted_and_proved_against_repl_double(theorems, shared):
     from storage.sample.content.known_proofs import KNOWN_PROOFS
 
-    with repl_backend(store, double, tmp_path) as backend:
-        for kp in KNOWN_PROOFS:
-            theorem = theorems[kp.full_name]
-            check = backend.check_proof(theorem, kp.proof)
-            assert judge(check, kp.proof).proved, (kp.full_name, check)
-            assert set(check.axioms) == set(kp.axioms)
-            state = backend.start(theorem).state
-            for i, tactic in enumerate(kp.tactics):
-                step = backend.run_tactic(theorem, state, tactic)
-                assert step.status == ("finished" if i == len(kp.tactics) - 1 else "state"), (kp.full_name, step)
-                state = step.state
+    backend, _ = shared
+    for kp in KNOWN_PROOFS:
+        theorem = theorems[kp.full_name]
+        check = backend.check_proof(theorem, kp.proof)
+        assert judge(check, kp.proof).proved, (kp.full_name, check)
+        assert set(check.axioms) == set(kp.axioms)
+        state = backend.start(theorem).state
+        for i, tactic in enumerate(kp.tactics):
+            step = backend.run_tactic(theorem, state, tactic)
+            assert step.status == ("finished" if i == len(kp.tactics) - 1 else "state"), (kp.full_name, step)
+            state = step.state
 
 
 def test_repl_without_lean_interact_says_how_to_install_it(store, double, monkeypatch):
@@ -199,17 +225,17 @@ def test_repl_without_lean_interact_says_how_to_install_it(store, double, monkey
     assert "pip install" in str(err.value) and "[lean]" in str(err.value)
 
 
-def test_every_traced_proof_of_the_sample_is_accepted_against_repl_double(store, theorems, double, tmp_path):
+def test_every_traced_proof_of_the_sample_is_accepted_against_repl_double(store, theorems, shared):
     """The whole path (file headers, `by sorry`, proof commands, `#print axioms`) on every file of the sample."""
     from tests.doubles.sample_store import traced_proofs
 
     specs = {(t.repo_id, t.file_path, t.full_name): t for t in theorems.values()}
-    with repl_backend(store, double, tmp_path) as backend:
-        proofs = traced_proofs(store)
-        for key, tactics in proofs.items():
-            assert backend.start(specs[key]).status == "state", key
-            check = backend.check_proof(specs[key], "\n".join(tactics))
-            assert judge(check, "\n".join(tactics)).proved, (key, check)
+    backend, _ = shared
+    proofs = traced_proofs(store)
+    for key, tactics in proofs.items():
+        assert backend.start(specs[key]).status == "state", key
+        check = backend.check_proof(specs[key], "\n".join(tactics))
+        assert judge(check, "\n".join(tactics)).proved, (key, check)
     assert len(proofs) > 150
 
 
