@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .run_records import MetricName, SplitKindName, SplitName, TrainerName
+
 NEW_COMMIT = "dojoflow.repo.new-commit"
 TRACE_FAILED = "dojoflow.trace.failed"
 CHECKPOINT_PUBLISHED = "dojoflow.checkpoint.published"
@@ -207,12 +209,12 @@ class Regression(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    trainer: str = Field(description="The trainer evaluated.")
+    trainer: TrainerName
     repository: str = Field(description="The repository's name (its id where it has none).")
     repo_id: str = Field(description="The repository's id.")
-    split_kind: str = Field(description="The split kind.")
-    split: str = Field(description="The split.")
-    metric: str = Field(description="The metric's name.")
+    split_kind: SplitKindName
+    split: SplitName
+    metric: MetricName
     direction: str = Field(description="Which way is better: higher or lower (declared with the metric).")
     learned_step: int = Field(description="The step that learned the repository.")
     value_when_learned: float = Field(description="The metric at that step.")

@@ -17,7 +17,7 @@ from its `data` (`tests/tasks/test_run_records.py`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -25,6 +25,16 @@ from .checkpoints import CheckpointRef
 from .metric_registry import with_meaning
 
 R = TypeVar("R", bound="_Record")
+
+# The fields that name a figure, shared by the metric row and the regression event (tasks/events.py).
+TrainerName = Annotated[
+    str, Field(description="The trainer evaluated (`proving`, `expert_iteration` for those figures).")
+]
+SplitKindName = Annotated[str, Field(description="The split kind (random, novel_premises).")]
+SplitName = Annotated[str, Field(description="The split (train, val, test, benchmark).")]
+MetricName = Annotated[
+    str, Field(description="The metric's name, declared with tasks.metric_registry.register_metric.")
+]
 
 
 class _Record(BaseModel):
@@ -49,10 +59,10 @@ class MetricRow(_Record):
     """One figure of a checkpoint on a repository's split, as the `metrics` table records it."""
 
     repo_id: str = Field(description="The repository (or `benchmark:<name>` group) it is computed on.")
-    trainer: str = Field(description="The trainer evaluated (`proving`, `expert_iteration` for those figures).")
-    split_kind: str = Field(description="The split kind (random, novel_premises).")
-    split: str = Field(description="The split (train, val, test, benchmark).")
-    metric: str = Field(description="The metric's name, declared with tasks.metric_registry.register_metric.")
+    trainer: TrainerName
+    split_kind: SplitKindName
+    split: SplitName
+    metric: MetricName
     value: float = Field(description="The figure.")
     count: int = Field(0, description="How many items (theorems, examples) it is over.")
     checkpoint_id: str = Field(description="The checkpoint evaluated.")

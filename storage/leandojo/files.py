@@ -31,15 +31,19 @@ def shown(path) -> str:
     return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def check_utf8_name(path: Path, fix: str) -> None:
+    """Refuse a folder whose name is not UTF-8 text (its path is stored in the catalog, which holds
+    text); `fix` says what to do."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(shown(path), "the folder's name is not UTF-8 text", fix) from None
+
+
 def check_root(root: Path) -> Path:
     """The export folder, refused when it is missing, not a folder or not UTF-8 text
     (its path is stored in the catalog, which holds text)."""
-    try:
-        str(root).encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError(
-            shown(root), "the folder's name is not UTF-8 text", "rename the folder (or a parent) to a UTF-8 name"
-        ) from None
+    check_utf8_name(root, "rename the folder (or a parent) to a UTF-8 name")
     if not root.exists():
         raise InputError(root, "does not exist", "give the path of a LeanDojo export folder")
     if not root.is_dir():

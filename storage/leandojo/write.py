@@ -20,7 +20,7 @@ from .. import atomic, schemas
 from ..errors import InputError, some_names
 from ..memory import release_arrow_memory
 from ..repo_folder import read_repository
-from .files import shown
+from .files import check_utf8_name
 from .records import ABSENT, LISTED
 
 _TACTICS_SQL = """
@@ -143,12 +143,7 @@ def corpus_order(files: pa.Table, repo_rank: dict[str, int]) -> tuple[list, list
 
 def check_export_target(store, out: Path) -> None:
     """Refuse a target whose name is not UTF-8 text, or inside (or around) the store."""
-    try:
-        str(out).encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError(
-            shown(out), "the folder's name is not UTF-8 text", "choose a folder whose name is UTF-8"
-        ) from None
+    check_utf8_name(out, "choose a folder whose name is UTF-8")
     target, root = out.resolve(), store.root.resolve()
     if target == root or root in target.parents or target in root.parents:
         raise InputError(
