@@ -190,10 +190,19 @@ ADDED_COLUMNS["metrics"].update(dict.fromkeys(("direction", "kind", "unit", "que
 
 
 def add_columns(con) -> None:
+    """Give an older catalog the tables and columns of ADDED_COLUMNS it lacks. One look at the
+    catalog's columns first: every record write calls this, and on a current catalog (nearly
+    always) it then runs no DDL (the statements cost ~8 ms of CPU per call)."""
+    have = set(
+        con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main'").fetchall()
+    )
+    tables = {t for t, _ in have}
     for table, columns in ADDED_COLUMNS.items():
-        con.execute(RECORD_TABLES[table])  # a catalog from before the table existed gains it first
+        if table not in tables:
+            con.execute(RECORD_TABLES[table])  # a catalog from before the table existed gains it first
         for name, kind in columns.items():
-            con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
+            if (table, name) not in have:
+                con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
 
 
 _IN_PROCESS = threading.RLock()

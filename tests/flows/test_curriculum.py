@@ -44,11 +44,31 @@ def flaky_sft(monkeypatch, tmp_path):
     registry.register(sft)
 
 
-def test_first_run_trains_every_step_and_a_second_run_is_all_cached(prefect, tmp_path):
+@pytest.fixture(scope="module")
+def first_home(prefect, tmp_path_factory):
+    """One home's first run and an unchanged second run, with what the first left in the store
+    and its report as they were right after it. test_first_run... reads it; the changed-setting
+    test goes on from it, so the 3-step first run is trained once for both."""
     from flows.curriculum import curriculum
 
-    cfg = config(tmp_path, tmp_path / "home", sft=SFT)
+    root = tmp_path_factory.mktemp("first-home")
+    cfg = config(root, root / "home", sft=SFT)
     first = curriculum(config=cfg)
+    rows = catalog.query(
+        Store.open(root / "home"), "SELECT step, repo_id, split, metric, value FROM metrics"
+    ).to_pylist()
+    report = Path(first["report"])
+    seen = {
+        "exists": report.exists(),
+        "png": (report.parent / "metrics.png").stat().st_size if report.exists() else 0,
+        "text": report.read_text() if report.exists() else "",
+    }
+    second = curriculum(config=cfg)
+    return {"root": root, "home": root / "home", "first": first, "rows": rows, "report": seen, "second": second}
+
+
+def test_first_run_trains_every_step_and_a_second_run_is_all_cached(first_home):
+    first, rows = first_home["first"], first_home["rows"]
     assert train_states(first) == ["Completed"] * 3
     # each step continues from the previous step's checkpoint
     parents = [s["trainers"]["sft"]["checkpoint"]["parent_id"] for s in first["steps"]]
@@ -56,19 +76,17 @@ def test_first_run_trains_every_step_and_a_second_run_is_all_cached(prefect, tmp
     assert parents == [None, ids[0], ids[1]]
     # curriculum order: easiest (fewest tactics per proof) first
     assert [s["name"] for s in first["steps"]] == ["syn0", "syn1", "syn2"]
-    store = Store.open(tmp_path / "home")
-    rows = catalog.query(store, "SELECT step, repo_id, split, metric, value FROM metrics").to_pylist()
     steps_per_repo = {}
     for r in rows:
         steps_per_repo.setdefault(r["repo_id"], set()).add(r["step"])
     # evaluated on every repository seen so far: the first repository at all 3 steps
     assert sorted(len(v) for v in steps_per_repo.values()) == [1, 2, 3]
     assert {r["metric"] for r in rows} >= {"completion_loss", "top1_accuracy", "top2_accuracy"}
-    report = Path(first["report"])
-    assert report.exists() and (report.parent / "metrics.png").stat().st_size > 1000
-    assert "syn2" in report.read_text()
+    report = first_home["report"]
+    assert report["exists"] and report["png"] > 1000
+    assert "syn2" in report["text"]
 
-    second = curriculum(config=cfg)
+    second = first_home["second"]
     assert train_states(second) == ["Cached"] * 3
     assert [s["trainers"]["sft"]["evaluate_state"] for s in second["steps"]] == ["Cached"] * 3
     assert second["checkpoints"] == first["checkpoints"]
@@ -108,15 +126,17 @@ def test_a_failure_in_step_two_then_a_rerun_caches_step_one_and_redoes_the_rest(
     assert steps == [1, 2, 3]
 
 
-def test_a_changed_setting_retrains_from_the_first_step_it_affects_and_no_earlier(prefect, tmp_path):
+def test_a_changed_setting_retrains_from_the_first_step_it_affects_and_no_earlier(first_home):
     from flows.curriculum import curriculum
 
-    home = tmp_path / "home"
+    # goes on from first_home's 3-step runs (trained once for this test and the first-run test)
+    tmp_path, home = first_home["root"], first_home["home"]
+    # fewer steps (max_steps) is a prefix of the same curriculum: nothing to train
     two = curriculum(config=config(tmp_path, home, max_steps=2, sft=SFT))
-    assert train_states(two) == ["Completed", "Completed"]
-    # a third repository affects step 3 only
-    three = curriculum(config=config(tmp_path, home, sft=SFT))
-    assert train_states(three) == ["Cached", "Cached", "Completed"]
+    assert train_states(two) == ["Cached", "Cached"]
+    # a fourth repository affects step 4 only
+    four = curriculum(config=config(tmp_path, home, n=4, sft=SFT))
+    assert train_states(four) == ["Cached", "Cached", "Cached", "Completed"]
     # an evaluation-only change re-evaluates and retrains nothing
     evals = curriculum(config=config(tmp_path, home, evaluation={"splits": ["test"]}, sft=SFT))
     assert train_states(evals) == ["Cached"] * 3

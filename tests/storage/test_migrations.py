@@ -161,3 +161,19 @@ def test_a_format_file_that_is_no_version_is_refused_and_nothing_migrates(tmp_pa
             attempt()
     if fmt.is_file() and not fmt.is_symlink():
         assert fmt.read_text() == content  # no migration recorded
+
+
+def test_add_columns_gives_an_older_catalog_the_tables_and_columns_it_lacks_and_is_idempotent(tmp_path):
+    con = duckdb.connect(str(tmp_path / "old.duckdb"))
+    con.execute(V1_METRICS)  # metrics without the columns added since; no theorem_results table
+    con.execute(
+        "INSERT INTO metrics VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())"] * 3),
+        [v for r in V1_ROWS for v in r],
+    )
+    for _ in range(2):  # the second call finds everything there and changes nothing
+        catalog.add_columns(con)
+        have = set(con.execute("SELECT table_name, column_name FROM duckdb_columns()").fetchall())
+        for table, columns in catalog.ADDED_COLUMNS.items():
+            assert {(table, c) for c in columns} <= have, table
+        assert con.execute("SELECT count(*), count(ci_low) FROM metrics").fetchone() == (3, 0)
+    con.close()
