@@ -94,10 +94,9 @@ def relay(line: str, out: Output) -> None:
     if prefixed:
         rank, text = int(prefixed.group(1)), prefixed.group(2)
     if text.startswith(RECORD_MARK):
-        try:
-            record = json.loads(text[len(RECORD_MARK) :])
-        except json.JSONDecodeError:
-            record = None
+        record, others = _parsed_record(rank, text[len(RECORD_MARK) :])
+        for other in others:
+            relay(other, out)
         if isinstance(record, dict) and "msg" in record:
             rank, level, msg = (
                 int(record.get("rank", rank or 0)),
@@ -117,6 +116,39 @@ def relay(line: str, out: Output) -> None:
         out.add(rank, text)
         # rank 0's lines and torchrun's own; the other ranks' (the same progress bars) at DEBUG
         log.log(logging.INFO if not rank else logging.DEBUG, "%s", line)
+
+
+_PIECE = re.compile(r"\[rank (\d+)\] ?")  # RANK_PREFIX before each piece torchrun prints
+
+
+def _parsed_record(rank: int | None, body: str) -> tuple[object, list[str]]:
+    """A worker's record from the JSON after RECORD_MARK, and the other output printed inside it.
+
+    torchrun's tailer prints what a worker has written so far: `readline()` at the end of a log
+    file still being written returns part of a line, which it prints after the rank's prefix with
+    no newline, and the rest later after the prefix again (torch/distributed/elastic/
+    multiprocessing/tail_log.py, `tail_logfile`). So a record read while it was being written comes
+    as `{"msg": "st[rank 0] ep 16..."}` on one line, maybe with another piece between (a progress
+    bar's frame from the rank's stderr, which starts with a carriage return; another rank's line).
+    Seen under load: a step missing from the UI test's progress lines (tests/e2e/test_report_in_ui.py).
+    A worker writes no literal `[rank` in a record (worker.JsonLines), so every one here is torchrun's.
+    """
+    parts = _PIECE.split(body)
+    if len(parts) == 1:
+        try:
+            return json.loads(body), []
+        except json.JSONDecodeError:
+            return None, []  # [first, rank, piece, rank, piece, ...]
+    mine, others = [parts[0]], []
+    for piece_rank, piece in zip(parts[1::2], parts[2::2]):
+        if (rank is None or int(piece_rank) == rank) and "\r" not in piece:
+            mine.append(piece)
+        else:
+            others.append(f"[rank {piece_rank}] {piece}")
+    try:
+        return json.loads("".join(mine)), others
+    except json.JSONDecodeError:
+        return None, []
 
 
 _FAILED_RANK = re.compile(r"\brank\s*:\s*(\d+)")

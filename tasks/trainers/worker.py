@@ -84,7 +84,9 @@ class JsonLines(logging.Handler):
             fields = {"name": record.name, "level": record.levelno, "rank": rank(), "msg": msg}
             if isinstance(getattr(record, PROGRESS_FIELD, None), dict):  # log_progress's figures, for the display
                 fields[PROGRESS_FIELD] = getattr(record, PROGRESS_FIELD)
-            line = json.dumps(fields)
+            # No literal "[rank" in a record (it can only be inside a string: JSON's escape is valid
+            # there), so every one the supervisor finds is torchrun's prefix (supervise._parsed_record).
+            line = json.dumps(fields).replace("[rank", "\\u005brank")
             sys.stdout.write(RECORD_MARK + line + "\n")
             sys.stdout.flush()
         except Exception:  # noqa: BLE001  (logging must not kill training)

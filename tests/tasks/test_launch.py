@@ -499,3 +499,53 @@ def test_a_record_after_a_progress_bar_frame_on_the_same_line_still_reaches_its_
         ]
         * 2
     )
+
+
+def test_a_record_torchrun_printed_in_pieces_still_reaches_its_logger(caplog):
+    """torchrun's tailer prints a partly written line with the rank's prefix and no newline, then the
+    rest after the prefix again (torch's tail_log.py, `tail_logfile`), so a record read while it was
+    being written arrives split on one line, maybe with a progress bar's frame or another rank's
+    piece between. Under load one such record was lost: a step missing from the UI test's progress
+    lines. Torn at every position, the record still reaches its logger with its figures."""
+    import logging
+
+    from tasks.trainers.log_progress import PROGRESS_FIELD
+    from tasks.trainers.supervise import Output, relay
+    from tasks.trainers.worker import RECORD_MARK
+
+    figures = {"step": 16, "total": 73, "loss": 2.5, "seconds_left": 40.0}
+    record = json.dumps({"name": "tasks.trainers.progress", "level": 20, "rank": 0, "msg": "step 16/73: loss 2.5",
+                         PROGRESS_FIELD: figures})  # fmt: skip
+    whole = RECORD_MARK + record
+    frame = "\r 22%|██▏       | 16/73 [00:10<00:40,  1.4it/s]"
+    expected = ("tasks.trainers.progress", "step 16/73: loss 2.5", figures)
+    for cut in range(len(RECORD_MARK) + 1, len(whole) + 1):  # + 1: the newline alone comes later
+        for between in ("", f"[rank 0] {frame}", "[rank 1] torn too"):
+            line = f"[rank 0] {whole[:cut]}{between}[rank 0] {whole[cut:]}\n"
+            caplog.clear()
+            with caplog.at_level(logging.INFO, logger="tasks"):
+                relay(line, Output())
+            got = [(r.name, r.getMessage(), getattr(r, PROGRESS_FIELD, None)) for r in caplog.records]
+            assert expected in got, (cut, between, got)
+            if frame in between:
+                assert ("tasks.trainers.launch", f"[rank 0] {frame}", None) in got
+
+
+def test_a_message_naming_a_rank_survives_the_mending_of_torn_records(caplog, capsys):
+    """The supervisor takes every `[rank N] ` inside a record for torchrun's prefix, so the worker
+    writes none of its own: a message quoting one comes back whole, torn or not."""
+    import logging
+
+    from tasks.trainers.supervise import Output, relay
+    from tasks.trainers.worker import JsonLines
+
+    message = "rank 1 printed: [rank 1] Traceback (most recent call last):"
+    JsonLines().emit(logging.LogRecord("tasks.sft.train", logging.WARNING, __file__, 1, message, None, None))
+    written = capsys.readouterr().out
+    assert "[rank" not in written
+    for cut in (0, len(written) // 2):
+        line = f"[rank 0] {written[:cut]}[rank 0] {written[cut:]}" if cut else f"[rank 0] {written}"
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="tasks"):
+            relay(line, Output())
+        assert [(r.name, r.getMessage()) for r in caplog.records] == [("tasks.sft.train", message)]
