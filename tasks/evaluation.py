@@ -41,10 +41,7 @@ def evaluate_step(
         list(repo_ids),
         model_cache_dir=default_model_cache(home),
     )
-    return [
-        MetricRow(**m.to_dict(), trainer=trainer, split_kind=split_kind, checkpoint_id=checkpoint.checkpoint_id)
-        for m in metrics
-    ]
+    return [MetricRow.of_metric(m, trainer, split_kind, checkpoint.checkpoint_id) for m in metrics]
 
 
 def record_metrics(store, rows: list[MetricRow | dict], run_id: str, step: int, step_repo_id: str) -> int:

@@ -76,6 +76,11 @@ class MetricRow(_Record):
     question: str | None = Field(None, description="Declared: the question it answers (the report's panel).")
     baseline_metric: str | None = Field(None, description="Declared: the metric it is compared with.")
 
+    @classmethod
+    def of_metric(cls, metric, trainer: str, split_kind: str, checkpoint_id: str) -> MetricRow:
+        """The row of an evaluation's `Metric` (tasks/trainers/base.py), with what names the figure."""
+        return cls(**metric.to_dict(), trainer=trainer, split_kind=split_kind, checkpoint_id=checkpoint_id)
+
     def declared(self) -> MetricRow:
         """This row with its metric's declared meaning (raises tasks.metric_registry.UndeclaredMetric)."""
         return MetricRow.model_validate(with_meaning(self.model_dump()))

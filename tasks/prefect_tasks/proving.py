@@ -89,7 +89,7 @@ def proving_metrics_task(
     baseline: bool = False,
 ) -> list[MetricRow]:
     return [
-        MetricRow(**m, trainer=evaluate.PROVING, split_kind=split_kind, checkpoint_id=checkpoint_id)
+        MetricRow.of_metric(m, evaluate.PROVING, split_kind, checkpoint_id)
         for m in evaluate.proving_metrics(records, settings, untried, baseline)
     ]
 

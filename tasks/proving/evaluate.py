@@ -37,10 +37,11 @@ from storage.ids import theorem_id, unit_interval
 from tasks.compute import gpu_seconds, tokens_generated
 from tasks.lean.backend import TheoremSpec
 from tasks.lean.closing import close_quickly
-from tasks.metric_registry import register_metric, with_meaning
+from tasks.metric_registry import register_metric
 from tasks.search import SearchBudget, best_first_search_many, whole_proof_search
 from tasks.search.pass_at_k import pass_at_k
 from tasks.stats import interval
+from tasks.trainers.base import Metric
 
 from .config import ProvingSettings
 from .records import SearchRecord, Selection, TheoremToTry, Untried
@@ -322,8 +323,8 @@ def theorem_scores(record: SearchRecord, settings: ProvingSettings) -> dict[int,
 
 def proving_metrics(
     records: list[SearchRecord], settings: ProvingSettings, untried: list[Untried] = (), baseline: bool = False
-) -> list[dict]:
-    """Metric rows (repo_id, split, metric, value, count, ci_low, ci_high, interval) per
+) -> list[Metric]:
+    """Metric rows (tasks/trainers/base.py `Metric`: with their 95% interval and benchmark) per
     repository and split. ReProver's rule: pass@k is over the theorems that started (a crash
     during search is a failure); `proving_not_started`, `proving_errors` (theorems with an
     attempt that ended in an error) and `proving_untried` (no statement) are reported beside it."""
@@ -362,19 +363,7 @@ def proving_metrics(
         for metric, (value, count, *ci) in figures.items():
             low, high, method = ci[0] if ci else (None, None, None)
             rows.append(
-                with_meaning(
-                    {
-                        "repo_id": repo,
-                        "split": split,
-                        "metric": metric,
-                        "value": float(value),
-                        "count": count,
-                        "ci_low": low,
-                        "ci_high": high,
-                        "interval": method,
-                        "benchmark": benchmark.get((repo, split)),  # the fingerprint of the benchmark it is computed on
-                    }
-                )  # fmt: skip
+                Metric(repo, split, metric, float(value), count, low, high, method, benchmark.get((repo, split)))
             )
     return rows
 

@@ -18,6 +18,7 @@ names, and the catalog keeps one row per checkpoint, repository, split and name)
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from tasks.metric_registry import register_alias
@@ -45,22 +46,10 @@ PREFIX = "sampled_"  # the proving evaluation's rows of the same checkpoint are 
 register_alias(PREFIX + "{metric}")  # and mean what they mean (tasks/metric_registry.py)
 
 
-def _metrics(rows: list[dict]) -> list[Metric]:
+def _metrics(rows: list[Metric]) -> list[Metric]:
     """Metric rows named `sampled_<metric>`: the catalog keys a metric by (run, checkpoint, repository, split,
     name), so without the prefix the proving evaluation of the same checkpoint (same names) replaces them."""
-    return [
-        Metric(
-            r["repo_id"],
-            r["split"],
-            PREFIX + r["metric"],
-            r["value"],
-            r["count"],
-            r["ci_low"],
-            r["ci_high"],
-            r["interval"],
-        )
-        for r in rows
-    ]
+    return [dataclasses.replace(r, metric=PREFIX + r.metric) for r in rows]
 
 
 @evaluation

@@ -57,6 +57,7 @@ class Metric:
     ci_low: float | None = None  # its 95% interval, where one is computed (tasks/stats.py)
     ci_high: float | None = None
     interval: str | None = None  # how: "wilson" or "bootstrap(...)"
+    benchmark: str | None = None  # the fingerprint of the benchmark it is computed on, if any
 
     def __post_init__(self):
         meaning(self.metric)  # an undeclared name fails here, where it is produced (tasks/metric_registry.py)

@@ -53,7 +53,7 @@ def search(store, theorems, tmp_path, lean, tactics):  # noqa: F811
 def test_a_cheat_the_elaborator_accepts_is_never_counted_nor_recorded(store, theorems, tmp_path, lean):  # noqa: F811
     result, record = search(store, theorems, tmp_path, lean, [KERNEL_CHEAT])
     assert not result.proved and record.proof is None and runs(lean[1]) >= 1  # it reached comparator
-    metrics = {m["metric"]: m["value"] for m in proving_metrics([record], ProvingSettings(backend={"kind": "repl"}))}
+    metrics = {m.metric: m.value for m in proving_metrics([record], ProvingSettings(backend={"kind": "repl"}))}
     assert metrics["repl+kernel_replayed_pass@1"] == 0.0  # counted as a failure, named by its level
     assert proof_rows([record], "run", "ck", "evaluation") == []  # nothing for `proofs`, the patch, the card
 
@@ -61,7 +61,7 @@ def test_a_cheat_the_elaborator_accepts_is_never_counted_nor_recorded(store, the
 def test_an_honest_proof_is_counted_and_recorded_as_kernel_replayed(store, theorems, tmp_path, lean):  # noqa: F811
     result, record = search(store, theorems, tmp_path, lean, HONEST_STEPS)
     assert result.proved and result.checker == "repl+kernel_replayed"
-    metrics = {m["metric"]: m["value"] for m in proving_metrics([record], ProvingSettings(backend={"kind": "repl"}))}
+    metrics = {m.metric: m.value for m in proving_metrics([record], ProvingSettings(backend={"kind": "repl"}))}
     assert metrics["repl+kernel_replayed_pass@1"] == 1.0
     [row] = proof_rows([record], "run", "ck", "evaluation")
     assert row["checker"] == "repl+kernel_replayed" and row["proof"] == "\n".join(HONEST_STEPS)

@@ -63,12 +63,12 @@ def _record(repo, split, n, c, errors=0, proof=None):
 def test_metrics_are_named_by_the_checker_and_errors_count_as_failures_beside_pass_at_k():
     settings = ProvingSettings(attempts=4, k=2, generator={"decoding": "sample"})
     records = [_record("r", "test", 4, 1), _record("r", "test", 4, 0), _record("r", "test", 4, 0, errors=1)]
-    rows = {m["metric"]: (m["value"], m["count"]) for m in proving_metrics(records, settings)}
+    rows = {m.metric: (m.value, m.count) for m in proving_metrics(records, settings)}
     assert rows["replay_pass@1"] == (pytest.approx((0.25 + 0 + 0) / 3), 3)  # ReProver: a crash is a failure
     assert rows["replay_pass@2"] == (pytest.approx((0.5 + 0 + 0) / 3), 3)  # 1 - C(3,2)/C(4,2) = 1/2
     assert rows["proving_errors"] == (1.0, 3) and rows["proving_theorems"] == (3.0, 3)
     repl = ProvingSettings(backend={"kind": "repl"})
-    assert {m["metric"] for m in proving_metrics([_record("r", "test", 1, 1)], repl)} >= {"repl_pass@1"}
+    assert {m.metric for m in proving_metrics([_record("r", "test", 1, 1)], repl)} >= {"repl_pass@1"}
 
 
 def test_proofs_are_recorded_once_per_run_and_read_back(store):

@@ -64,11 +64,11 @@ def test_every_row_computed_on_a_benchmark_carries_its_fingerprint_and_says_what
     # the closing-tactics baseline as the generator: it needs no checkpoint (tasks/generate/baseline.py)
     records = prove_theorems(store, settings, None, on_bench, baseline=True)
     assert [r.checker for r in records] == ["replay"] and records[0].started
-    rows = {r["metric"]: r for r in proving_metrics(records, settings, untried)}
-    assert rows["replay_pass@1"]["benchmark"] == fp and rows["replay_pass@1"]["count"] == 1
-    assert rows["replay_pass@1"]["ci_low"] is not None  # an interval, over one theorem: honest and wide
-    assert rows["proving_untried"]["value"] == 5.0 and rows["proving_untried"]["benchmark"] == fp
-    assert {r["repo_id"] for r in rows.values()} == {"benchmark:mini-bench"}
+    rows = {r.metric: r for r in proving_metrics(records, settings, untried)}
+    assert rows["replay_pass@1"].benchmark == fp and rows["replay_pass@1"].count == 1
+    assert rows["replay_pass@1"].ci_low is not None  # an interval, over one theorem: honest and wide
+    assert rows["proving_untried"].value == 5.0 and rows["proving_untried"].benchmark == fp
+    assert {r.repo_id for r in rows.values()} == {"benchmark:mini-bench"}
     per_theorem = theorem_rows(records, untried, settings)
     assert {r["benchmark"] for r in per_theorem} == {fp}
     record_results(store, per_theorem, "run-b", 1, "ckpt", "random")

@@ -86,8 +86,8 @@ def test_theorems_that_cannot_be_tried_are_counted_named_and_none_fails_the_step
     assert all("no statement" in u.reason and u.full_name.startswith("NatBasics.") for u in selection.untried)
     with pytest.raises(InputError, match="selected no theorem to try: .* cannot be tried: .*NatBasics"):
         require_theorems(selection, unstated.repo_ids(), settings)
-    rows = {m["metric"]: m for m in proving_metrics([], settings, selection.untried)}
-    assert rows["proving_untried"]["value"] == len(selection.untried)
+    rows = {m.metric: m for m in proving_metrics([], settings, selection.untried)}
+    assert rows["proving_untried"].value == len(selection.untried)
     (line,) = proving_lines([], selection.untried)
     assert f"{len(selection.untried)} theorems cannot be tried" in line and "NatBasics." in line
     untried_rows = theorem_rows([], selection.untried, settings)
@@ -121,24 +121,24 @@ def test_reprover_rule_counts_a_theorem_proved_despite_an_error_and_drops_only_t
         _record("c", 2, 0, errors=2, started=False),  # never started: left out of pass@k
         _record("d", 2, 0),
     ]
-    rows = {m["metric"]: m for m in proving_metrics(records, settings)}
-    assert rows["replay_pass@1"]["value"] == pytest.approx(0.5 / 3) and rows["replay_pass@1"]["count"] == 3
-    assert rows["replay_pass@2"]["value"] == pytest.approx(1 / 3)
-    assert rows["proving_errors"]["value"] == 3 and rows["proving_not_started"]["value"] == 1
-    assert rows["proving_theorems"]["value"] == 4
+    rows = {m.metric: m for m in proving_metrics(records, settings)}
+    assert rows["replay_pass@1"].value == pytest.approx(0.5 / 3) and rows["replay_pass@1"].count == 3
+    assert rows["replay_pass@2"].value == pytest.approx(1 / 3)
+    assert rows["proving_errors"].value == 3 and rows["proving_not_started"].value == 1
+    assert rows["proving_theorems"].value == 4
 
 
 def test_aggregates_carry_a_95_percent_interval_and_the_number_of_theorems():
     settings = ProvingSettings()
     records = [_record(f"t{i}", 1, int(i < 12)) for i in range(477)]
-    row = next(m for m in proving_metrics(records, settings) if m["metric"] == "replay_pass@1")
-    assert row["count"] == 477 and row["interval"] == "wilson"
-    assert (row["ci_low"], row["ci_high"]) == (0.01445, 0.04345) and row["ci_low"] < row["value"] < row["ci_high"]
+    row = next(m for m in proving_metrics(records, settings) if m.metric == "replay_pass@1")
+    assert row.count == 477 and row.interval == "wilson"
+    assert (row.ci_low, row.ci_high) == (0.01445, 0.04345) and row.ci_low < row.value < row.ci_high
     sampled = ProvingSettings(attempts=4, k=2, generator={"decoding": "sample"})
     records = [_record(f"t{i}", 4, i % 3) for i in range(30)]
-    row = next(m for m in proving_metrics(records, sampled) if m["metric"] == "replay_pass@2")
-    assert row["interval"].startswith("bootstrap") and row["ci_low"] < row["value"] < row["ci_high"]
-    assert row == next(m for m in proving_metrics(records, sampled) if m["metric"] == "replay_pass@2")  # seeded
+    row = next(m for m in proving_metrics(records, sampled) if m.metric == "replay_pass@2")
+    assert row.interval.startswith("bootstrap") and row.ci_low < row.value < row.ci_high
+    assert row == next(m for m in proving_metrics(records, sampled) if m.metric == "replay_pass@2")  # seeded
 
 
 class _Clock:
@@ -212,7 +212,7 @@ def test_the_baseline_proposes_the_closing_tactics_and_is_measured_the_same_way(
     proved = {r.full_name for r in records if r.c}
     # NatBasics.add_eq_zero_left's traced proof is the single tactic `omega` (replay decides)
     assert "NatBasics.add_eq_zero_left" in proved and all(r.generator == gen.name for r in records)
-    rows = {(m["repo_id"], m["metric"]): m for m in proving_metrics(records, settings, baseline=True)}
+    rows = {(m.repo_id, m.metric): m for m in proving_metrics(records, settings, baseline=True)}
     assert {metric for _, metric in rows} >= {"baseline_replay_pass@1", "baseline_proving_errors"}
     assert not any(metric == "replay_pass@1" for _, metric in rows)  # never confused with the model's
 

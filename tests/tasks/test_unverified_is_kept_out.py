@@ -47,9 +47,9 @@ def test_proving_pass_at_k_leaves_out_a_theorem_whose_only_proofs_were_unverifie
     records = [_record("T.a", 2, 1), _record("T.b", 2, 0), _record("T.c", 2, 0, unverified=2)]
     assert theorem_scores(records[2], settings) is None
     assert theorem_scores(records[1], settings) == {1: 0.0, 2: 0.0}
-    rows = {m["metric"]: m for m in proving_metrics(records, settings)}
-    assert (rows["replay_pass@1"]["value"], rows["replay_pass@1"]["count"]) == (pytest.approx(0.25), 2)
-    assert rows["proving_unverified"]["value"] == 1.0 and rows["proving_not_started"]["value"] == 0.0
+    rows = {m.metric: m for m in proving_metrics(records, settings)}
+    assert (rows["replay_pass@1"].value, rows["replay_pass@1"].count) == (pytest.approx(0.25), 2)
+    assert rows["proving_unverified"].value == 1.0 and rows["proving_not_started"].value == 0.0
 
 
 def test_a_search_record_with_unverified_proofs_only_counts_them_apart():
