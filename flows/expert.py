@@ -83,7 +83,7 @@ class TacticRounds:
         return self.e.data(at.home, at.snapshot, at.config.split_kind, self.ei.found_to_traced, at.step.seen,
                            at.step.step, r)  # fmt: skip
 
-    def metrics(self, records, counts, new: int, loss, r: int, searched_with: str) -> list[dict]:
+    def metrics(self, records, counts, new: int, loss, r: int, searched_with: str) -> list[MetricRow]:
         return steps.metrics(records, counts, loss, r, self.at.step.primary, self.at.config.split_kind, searched_with)
 
     def summary(self, pool) -> dict:
@@ -130,7 +130,7 @@ def expert_rounds(at: CurriculumStep, start: CheckpointRef):
 
         # 3. The round's metrics, keyed by the checkpoint that searched
         loss = trained.figures.get("train_loss") if trained else None
-        rows = MetricRow.all(mode.metrics(records, counts, new, loss, r, current.checkpoint_id))
+        rows = mode.metrics(records, counts, new, loss, r, current.checkpoint_id)
         at.t.record_metrics(at.home, rows, at.run_id, at.step.step, at.step.primary)
         summaries.append(
             {

@@ -19,6 +19,7 @@ from tasks.checkpoints import CheckpointRef
 from tasks.expert import whole_proof as wp
 from tasks.prefect_tasks import whole_proof_tasks
 from tasks.proving.records import SampleRecord
+from tasks.run_records import MetricRow
 
 from .step_context import CurriculumStep
 
@@ -52,7 +53,7 @@ class WholeProofRounds:
         sets = list(self.ei.whole_proof.statement_sets)
         return self.e.data(at.home, at.snapshot, at.config.split_kind, sets, at.step.step, r)
 
-    def metrics(self, records, counts, new: int, loss, r: int, searched_with: str) -> list[dict]:
+    def metrics(self, records, counts, new: int, loss, r: int, searched_with: str) -> list[MetricRow]:
         at = self.at
         return wp.metrics(records, counts, new, loss, r, at.step.primary, at.config.split_kind, searched_with)
 

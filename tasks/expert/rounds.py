@@ -18,7 +18,8 @@ pass@k on val and test is the proving evaluation's, under the round's trained ch
 from __future__ import annotations
 
 from storage.found_proofs import read_found
-from tasks.metric_registry import register_metric, with_meaning
+from tasks.metric_registry import register_metric
+from tasks.run_records import MetricRow
 
 TRAINER = "expert_iteration"  # the `trainer` column of round metrics
 COUNTS = ("round", "attempted", "newly_proved", "proved_so_far", "found_pairs")
@@ -64,20 +65,11 @@ def round_metrics(
     return out
 
 
-def metric_rows(figures: dict[str, float], repo_id: str, split_kind: str, checkpoint_id: str) -> list[dict]:
+def metric_rows(figures: dict[str, float], repo_id: str, split_kind: str, checkpoint_id: str) -> list[MetricRow]:
     """Rows for storage/metrics.py: keyed by the checkpoint that searched in the round (one per round)."""
+    count = int(figures["attempted"])
     return [
-        with_meaning(
-            {
-                "repo_id": repo_id,
-                "trainer": TRAINER,
-                "split_kind": split_kind,
-                "split": "train",
-                "metric": name,
-                "value": value,
-                "count": int(figures["attempted"]),
-                "checkpoint_id": checkpoint_id,
-            }
-        )  # fmt: skip
+        MetricRow(repo_id=repo_id, trainer=TRAINER, split_kind=split_kind, split="train", metric=name, value=value,
+                  count=count, checkpoint_id=checkpoint_id).declared()
         for name, value in figures.items()
-    ]
+    ]  # fmt: skip

@@ -14,6 +14,7 @@ from tasks.checkpoints import CheckpointRef
 from tasks.lean.registry import get as backend_def
 from tasks.proving.config import ProvingSettings
 from tasks.proving.records import Pool, SampleRecord, SearchRecord, TheoremToTry
+from tasks.run_records import MetricRow
 
 from . import data, pool, rounds
 from .pool import PoolRequest
@@ -85,7 +86,7 @@ def metrics(
     repo_id: str,
     split_kind: str,
     ckpt: str,
-) -> list[dict]:
+) -> list[MetricRow]:
     figures = rounds.round_metrics(records, counts["proved_so_far"], counts.get("pairs", 0), train_loss, round)
     return rounds.metric_rows(figures, repo_id, split_kind, ckpt)
 

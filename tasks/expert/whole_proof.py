@@ -32,6 +32,7 @@ from storage.whole_proofs import read_whole_proofs
 from tasks.lean.closing import close_quickly
 from tasks.metric_registry import register_metric
 from tasks.proving.records import Pool, SampleRecord, TheoremToTry, Untried
+from tasks.run_records import MetricRow
 
 from .pool import PoolRequest, select_pool, statement_hash, toolchain_of  # noqa: F401 (statement_hash: callers' one rule)
 
@@ -351,7 +352,7 @@ def round_data(
 
 def metrics(
     records: list[SampleRecord], counts: dict, new: int, loss, round: int, repo_id: str, split_kind: str, ckpt: str
-):
+) -> list[MetricRow]:
     """Round metrics (trainer `expert_iteration`): as tactic mode's, with `proofs_kept` and `samples_verified`."""
     from .rounds import metric_rows
 
