@@ -26,7 +26,9 @@ from .forgetting import forgetting_section
 from .formatting import SIGNIFICANT_DIGITS, markdown_table
 from .formatting import row_interval as interval_text
 from .metric_registry import QUESTIONS, is_size, read_meaning
+from .plan import SourceFailure, Step
 from .proving.summary import group_label, proving_section
+from .run_records import Report, StepResult
 
 PLOT_FILE = "metrics.png"
 PLOT_ALT = "metrics across steps"
@@ -199,11 +201,19 @@ def _section(title: str, headers: list[str], rows: list[list], *after: str) -> l
 
 
 def write_report(
-    store, home: Path, name: str, run_id: str, steps: list[dict], step_results: list[dict], failures: list[dict]
-) -> dict:
+    store,
+    home: Path,
+    name: str,
+    run_id: str,
+    steps: list[Step],
+    step_results: list[StepResult],
+    failures: list[SourceFailure],
+) -> Report:
     folder = Path(home) / "reports" / run_id
     rows = metrics_rows(store, run_id)
-    rounds = expert_report.round_checkpoints(step_results)  # expert iteration's rounds: their own section
+    step_results = StepResult.all(step_results)
+    results_json = [s.model_dump(mode="json") for s in step_results]  # as the terminal reads a flow's result
+    rounds = expert_report.round_checkpoints(results_json)  # expert iteration's rounds: their own section
     per_step = [r for r in rows if r["trainer"] != expert_report.TRAINER and r["checkpoint_id"] not in rounds]
     plot = plot_metrics(per_step, folder / PLOT_FILE, cache=Path(home) / "reports" / ".plots")
     parts = [
@@ -212,7 +222,7 @@ def write_report(
         f"Run `{run_id}`, finished {datetime.now(UTC).isoformat(timespec='seconds')}.",
         "",
     ]
-    expert = expert_report.section(step_results, rows, folder)  # draws its plot: outside the reads below
+    expert = expert_report.section(results_json, rows, folder)  # draws its plot: outside the reads below
     with catalog.reading(store):  # the sections' queries back to back: one connection (no drawing inside)
         parts += _repositories_section(store, steps)
         parts += _steps_section(home, step_results)
@@ -224,21 +234,18 @@ def write_report(
             [r for r in rows if r["checkpoint_id"] not in rounds], read_results(store, run_id, status="untried")
         )
         parts += forgetting_section(*forgetting.of_run(store, run_id))
-        parts += contamination_section(store, [s["snapshot"] for s in step_results if s.get("snapshot")])
+        parts += contamination_section(store, [s.snapshot for s in step_results if s.snapshot])
         parts += _proofs_section(_published(store, read_proofs(store, run_id)))
     if failures:
-        parts += _section("Failures", ["source", "error"], [[f["source"], f["error"]] for f in failures])
+        parts += _section("Failures", ["source", "error"], [[f.source, f.error] for f in failures])
     markdown = "\n".join(parts)
     atomic.write_text(folder / "report.md", markdown)
-    return {
-        "markdown": markdown,
-        "path": str(folder / "report.md"),
-        "plot": str(plot) if plot else None,
-        "metrics": len(rows),
-    }
+    return Report(
+        markdown=markdown, path=str(folder / "report.md"), plot=str(plot) if plot else None, metrics=len(rows)
+    )
 
 
-def _repositories_section(store, steps: list[dict]) -> list[str]:
+def _repositories_section(store, steps: list[Step]) -> list[str]:
     counts = {
         r["repo_id"]: r
         for r in catalog.query(
@@ -252,34 +259,34 @@ def _repositories_section(store, steps: list[dict]) -> list[str]:
         ["step", "repository", "repo ids", "theorems", "traced tactics"],
         [
             [
-                s["step"],
-                s["name"],
-                ", ".join(s["repo_ids"]),
-                sum(counts.get(r, {}).get("theorems", 0) for r in s["repo_ids"]),
-                sum(counts.get(r, {}).get("tactics", 0) or 0 for r in s["repo_ids"]),
+                s.step,
+                s.name,
+                ", ".join(s.repo_ids),
+                sum(counts.get(r, {}).get("theorems", 0) for r in s.repo_ids),
+                sum(counts.get(r, {}).get("tactics", 0) or 0 for r in s.repo_ids),
             ]
             for s in steps
         ],
     )
 
 
-def _steps_section(home: Path, step_results: list[dict]) -> list[str]:
+def _steps_section(home: Path, step_results: list[StepResult]) -> list[str]:
     return _section(
         "Steps",
         ["step", "trainer", "train", "evaluate", "train seconds", "step wall seconds", "checkpoint id", "notes"],
         [
             [
-                s["step"],
+                s.step,
                 tr,
-                t.get("train_state", ""),
-                t.get("evaluate_state", ""),
-                f"{t['seconds']:.1f}",
-                f"{s.get('wall_seconds', 0.0):.1f}",
-                f"`{Path(t['checkpoint']['path']).name}`",
-                ("skipped: " + t["checkpoint"]["skipped"]) if t["checkpoint"].get("skipped") else "",
+                t.train_state,
+                t.evaluate_state,
+                f"{t.seconds:.1f}",
+                f"{s.wall_seconds:.1f}",
+                f"`{Path(t.checkpoint.path).name}`",
+                f"skipped: {t.checkpoint.skipped}" if t.checkpoint.skipped else "",
             ]
             for s in step_results
-            for tr, t in s["trainers"].items()
+            for tr, t in s.trainers.items()
         ],
         f"Checkpoints are folders `<id>` under `{Path(home) / 'checkpoints'}/<trainer>/` (`dojoflow checkpoints`).",
         "",

@@ -168,9 +168,8 @@ def report_task(
     step_results: list[StepResult],
     failures: list[SourceFailure],
 ) -> Report:
-    """The run's report (tasks/report.py reads the steps, their results and the failures as JSON)."""
-    as_json = [[x.model_dump(mode="json") for x in xs] for xs in (steps, step_results, failures)]
-    return Report(**report.write_report(store_of(home), Path(home), name, run_id, *as_json))
+    """The run's report (tasks/report.py `write_report`)."""
+    return report.write_report(store_of(home), Path(home), name, run_id, steps, step_results, failures)
 
 
 @task(

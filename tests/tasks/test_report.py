@@ -109,22 +109,25 @@ def test_the_report_puts_the_plot_before_the_metrics_table_and_shows_checkpoint_
     """The UI shows a long metrics table first and cuts long cells: the plot comes before the
     table, and the steps table shows a checkpoint's id, with the folder they live in said once."""
     from storage.store import Store
+    from tasks.checkpoints import CheckpointRef
+    from tasks.plan import Step
     from tasks.report import write_report
+    from tasks.run_records import StepResult, TrainerStep
     from tests.flows.cli_store import RUN_ID, store_with_a_run
 
     home = store_with_a_run(tmp_path)
     store = Store.open(home, create=False)
     path = home / "checkpoints" / "sft" / "sft-step1-000000000000"
-    step = {"step": 1, "name": "alpha", "repo_ids": [r["repo_id"] for r in store.repositories()][:1]}
-    trained = {
-        "checkpoint": {"path": str(path)},
-        "seconds": 1.0,
-        "train_state": "Completed",
-        "evaluate_state": "Completed",
-    }
-    result = {"step": 1, "name": "alpha", "trainers": {"sft": trained}, "wall_seconds": 2.0}
+    repo_ids = [r["repo_id"] for r in store.repositories()][:1]
+    step = Step(step=1, primary=repo_ids[0], name="alpha", repo_ids=repo_ids, seen=repo_ids)
+    checkpoint = CheckpointRef(
+        checkpoint_id=path.name, trainer="sft", path=str(path), snapshot_id="s", parent_id=None,
+        settings_hash="h", figures={},
+    )  # fmt: skip
+    trained = TrainerStep(checkpoint=checkpoint, seconds=1.0, train_state="Completed", evaluate_state="Completed")
+    result = StepResult(step=1, name="alpha", snapshot="", trainers={"sft": trained}, wall_seconds=2.0)
     report = write_report(store, home, "sample", RUN_ID, [step], [result], [])
-    markdown = report["markdown"]
-    assert report["plot"] and markdown.index("## Plot") < markdown.index("## Metrics")
+    markdown = report.markdown
+    assert report.plot and markdown.index("## Plot") < markdown.index("## Metrics")
     assert "| `sft-step1-000000000000` |" in markdown and f"`{path}`" not in markdown
     assert f"under `{home / 'checkpoints'}/<trainer>/`" in markdown
