@@ -1,4 +1,5 @@
-"""No Prefect task takes or returns a bare dict (docs/architecture.md, "never a bare dict").
+"""No Prefect task takes or returns a bare dict (docs/architecture.md, "never a bare dict"), nor do
+the plain functions behind them that make the run's records (RECORD_FUNCTIONS).
 
 Every parameter and the return of every `@task` under tasks/prefect_tasks/ is annotated, and no
 annotation is (or holds) a bare `dict`, `list`, `tuple`, `Any` or `object`: a record has a model
@@ -55,17 +56,31 @@ def bare_names(annotation: ast.expr) -> list[str]:
     return found
 
 
-def untyped(path: Path) -> dict[tuple[str, str, str], str]:
-    """{(module, task, parameter or "return"): what is wrong} of one module's tasks."""
+# Plain functions below tasks/ that make or take the run's records (issue 26 room 2), typed as the tasks
+# are: {module: functions}. Their unannotated parameters (a store, a loss) carry no record.
+RECORD_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "tasks/report.py": ("write_report",),
+    "tasks/proving/evaluate.py": ("select_theorems", "prove_theorems", "proving_metrics"),
+    "tasks/expert/rounds.py": ("metric_rows",),
+    "tasks/expert/steps.py": ("metrics",),
+    "tasks/expert/whole_proof.py": ("metrics",),
+    "tasks/evaluation.py": ("evaluate_step",),
+}
+
+
+def untyped(path: Path, names: tuple[str, ...] | None = None) -> dict[tuple[str, str, str], str]:
+    """{(module, task, parameter or "return"): what is wrong} of one module's tasks, or of its
+    functions `names` (top level; a parameter without annotation is not checked)."""
     out = {}
-    for fn in ast.walk(ast.parse(path.read_text())):
-        if not (isinstance(fn, ast.FunctionDef) and _is_task(fn)):
+    for fn in ast.walk(ast.parse(path.read_text())) if names is None else ast.parse(path.read_text()).body:
+        if not (isinstance(fn, ast.FunctionDef) and (_is_task(fn) if names is None else fn.name in names)):
             continue
         args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
         for name, annotation in [(a.arg, a.annotation) for a in args] + [("return", fn.returns)]:
             key = (path.stem, fn.name, name)
             if annotation is None:
-                out[key] = "no annotation"
+                if names is None or name == "return":
+                    out[key] = "no annotation"
             elif bare := bare_names(annotation):
                 out[key] = f"`{ast.unparse(annotation)}` holds a bare {', '.join(bare)}"
     return out
@@ -98,6 +113,19 @@ def test_no_prefect_task_takes_or_returns_a_bare_dict():
     )
     stale = sorted(set(ALLOWED) - set(found))
     assert not stale, f"typed now, so drop them from ALLOWED: {stale}"
+
+
+def test_the_plain_functions_behind_the_tasks_take_and_return_records_not_bare_dicts():
+    """write_report, proving_metrics, the expert rounds' metric rows, ... (RECORD_FUNCTIONS)."""
+    found, missing = {}, []
+    for module, names in RECORD_FUNCTIONS.items():
+        tree = ast.parse((ROOT / module).read_text())
+        missing += [f"{module}:{n}" for n in names if not any(getattr(f, "name", None) == n for f in tree.body)]
+        found.update(untyped(ROOT / module, names))
+    assert not missing, f"renamed or moved: update RECORD_FUNCTIONS: {missing}"
+    assert not found, "type these (a record model, or a parameterised mapping):\n" + "\n".join(
+        f"  {m} {fn}({name}): {why}" for (m, fn, name), why in sorted(found.items())
+    )
 
 
 def _signature(module: str, name: str) -> list[tuple[str, str]]:

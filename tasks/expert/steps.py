@@ -80,7 +80,7 @@ def training_data(
 
 def metrics(
     records: list[SearchRecord],
-    counts: dict,
+    counts: dict[str, int],
     train_loss: float | None,
     round: int,
     repo_id: str,
