@@ -115,7 +115,7 @@ def select_pool(
         )  # fmt: skip
         for s in chosen
     ]
-    untried = [Untried(**u, theorem_id=theorem_id(u["repo_id"], u["file_path"], u["full_name"])) for u in untried]
+    untried = [Untried.in_store(u) for u in untried]
     return Pool(theorems=records, proved=proved, untried=[u for u in untried if u.split == "train"])
 
 

@@ -351,8 +351,9 @@ def round_data(
 
 
 def metrics(
-    records: list[SampleRecord], counts: dict[str, int], new: int, loss, round: int, repo_id: str, split_kind: str, ckpt: str
-) -> list[MetricRow]:
+    records: list[SampleRecord], counts: dict[str, int], new: int, loss, round: int, repo_id: str, split_kind: str,
+    ckpt: str,
+) -> list[MetricRow]:  # fmt: skip
     """Round metrics (trainer `expert_iteration`): as tactic mode's, with `proofs_kept` and `samples_verified`."""
     from .rounds import metric_rows
 

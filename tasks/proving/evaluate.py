@@ -133,11 +133,7 @@ def select_theorems(
                 chosen = chosen[: settings.max_theorems]
             for s in sorted(chosen, key=lambda s: (s.file_path, s.start or (0, 0), s.full_name)):
                 out.append(theorem_to_try(s, split, goals.get((s.repo_id, s.file_path, s.full_name), "")))
-    untried = [
-        Untried(**u, theorem_id=theorem_id(u["repo_id"], u["file_path"], u["full_name"]))
-        for u in untried
-        if (u["repo_id"], u["full_name"]) not in sorry
-    ]
+    untried = [Untried.in_store(u) for u in untried if (u["repo_id"], u["full_name"]) not in sorry]
     if settings.benchmarks:
         from .benchmarks import select_benchmark_theorems, snapshot_benchmarks
 

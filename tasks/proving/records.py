@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from storage.ids import theorem_id
 from tasks.lean.backend import TheoremSpec
 
 R = TypeVar("R", bound="_Record")
@@ -88,6 +89,12 @@ class Untried(_Record):
     reason: str = Field(description="Why it cannot be tried, in words.")
     theorem_id: str | None = Field(None, description="Its theorem id, once known.")
     benchmark: str | None = Field(None, description="The benchmark's fingerprint, for a benchmark's statement.")
+
+    @classmethod
+    def in_store(cls, row: dict[str, str | None]) -> Untried:
+        """A store theorem that cannot be tried (a row of `tasks.lean.load_theorems`' `untried`:
+        repo_id, file_path, full_name, split, reason), with its theorem id."""
+        return cls(**row, theorem_id=theorem_id(row["repo_id"], row["file_path"], row["full_name"]))
 
 
 class Selection(_Record):

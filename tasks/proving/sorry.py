@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage.errors import InputError
-from storage.ids import theorem_id
 from storage.repo_specs import resolve_repositories
 
 from .evaluate import initial_goals, theorem_to_try
@@ -54,9 +53,7 @@ def select_sorry_theorems(
             "configure the repositories' checkouts (`backend.repl.projects`), or trace them again with lean-dojo",
         )
     if untried is not None:
-        untried.extend(
-            Untried(**u, theorem_id=theorem_id(u["repo_id"], u["file_path"], u["full_name"])) for u in cannot
-        )
+        untried.extend(Untried.in_store(u) for u in cannot)
     goals = initial_goals(store, repo_ids)
     return [theorem_to_try(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
 
