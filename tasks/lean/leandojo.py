@@ -56,7 +56,7 @@ from .config import BackendSettings
 from .environment import minimal_env, private_env
 from .failures import LeanProcessFailure, retry_once
 from .sandbox import python_worker_argv, set_limits
-from .states import ProofStates, WorkRoot, failure_result, refused_check
+from .states import LeanProcessBackend, failure_result, refused_check
 from .tactic_split import split_tactics
 from .verdict import Answer, Message, bad_theorem, proof_check
 
@@ -178,15 +178,13 @@ class _Opened:
     pp: str
 
 
-class LeanDojoBackend:
+class LeanDojoBackend(LeanProcessBackend):
     name = "leandojo"
+    work_prefix = "dojoflow-dojo-"
 
     def __init__(self, settings: BackendSettings):
-        self.settings = settings
-        self._root = WorkRoot(settings.work_dir, "dojoflow-dojo-")
-        self.work_root = self._root.path
+        super().__init__(settings)
         self.process = _DojoProcess(settings, self.work_root)
-        self._states = ProofStates()
         self._opened: dict[str, _Opened] = {}  # theorem key -> its live Dojo
         self._numbers = itertools.count(1)
 

@@ -53,7 +53,7 @@ from .source import (
     statement_check_command,
     without_module_header,
 )
-from .states import ProofStates, WorkRoot, failure_result, refused_check
+from .states import LeanProcessBackend, failure_result, refused_check
 from .verdict import Answer, Layout, bad_theorem, messages_of, read_answers
 
 # What LeanInteract raises when the process died, hung (it kills it), or answered garbage; and the
@@ -72,15 +72,13 @@ class _StateRecord:
     goals: str
 
 
-class ReplBackend:
+class ReplBackend(LeanProcessBackend):
     name = "repl"
+    work_prefix = "dojoflow-lean-"
 
     def __init__(self, settings: BackendSettings):
-        self.settings = settings
-        self._root = WorkRoot(settings.work_dir, "dojoflow-lean-")
-        self.work_root = self._root.path
+        super().__init__(settings)
         self._projects: dict[Path, ReplProject] = {}
-        self._states = ProofStates()
         self._lock = threading.Lock()
 
     # -- plumbing ------------------------------------------------------------------------

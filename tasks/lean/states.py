@@ -75,3 +75,18 @@ class WorkRoot:
     def remove(self) -> None:
         if self.owned:
             shutil.rmtree(self.path, ignore_errors=True)
+
+
+class LeanProcessBackend:
+    """What a backend that runs Lean processes starts with: its settings, the folder its processes
+    work in (`settings.work_dir`, else a new temporary folder whose name starts with `work_prefix`;
+    the backend's `close` removes it) and the table of the proof states it hands out."""
+
+    name: str
+    work_prefix: str
+
+    def __init__(self, settings):
+        self.settings = settings
+        self._root = WorkRoot(settings.work_dir, self.work_prefix)
+        self.work_root = self._root.path
+        self._states = ProofStates()
