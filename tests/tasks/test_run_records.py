@@ -82,3 +82,16 @@ def test_a_metric_row_has_the_metrics_tables_columns_less_those_recording_adds(t
     ).to_pylist()
     added = {"run_id", "step", "step_repo_id", "recorded_at"}
     assert {c["column_name"] for c in columns} - added == set(MetricRow.model_fields)
+
+
+def test_an_evaluations_metric_becomes_the_row_evaluate_step_wrote_and_keeps_its_benchmark():
+    """`MetricRow.of_metric`, the one conversion evaluate_step and the proving task share: the row
+    main wrote as a dict (WITH_MEANING), and a proving figure's benchmark fingerprint kept."""
+    from tasks.proving import evaluate  # noqa: F401 (declares the pass@k metrics)
+    from tasks.trainers.base import Metric
+
+    m = Metric("r1", "test", "top1_accuracy", 0.5, 40, 0.35, 0.65, "wilson")
+    assert MetricRow.of_metric(m, "sft", "random", "c1") == MetricRow.of(WITH_MEANING)
+    on_benchmark = Metric("benchmark:b", "benchmark", "replay_pass@1", 0.5, 2, benchmark="fp")
+    row = MetricRow.of_metric(on_benchmark, "proving", "random", "c1")
+    assert row.benchmark == "fp" and row.direction == "higher" and row.trainer == "proving"
