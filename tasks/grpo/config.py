@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from storage.errors import InputError
 from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, BaseModelName, Lora
-from tasks.trainers.fields import ModelDtype, RestartFromBase
+from tasks.trainers.fields import ModelDtype, RestartFromBase, evaluation_field
 from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (
@@ -212,11 +212,7 @@ class GRPOSettings(BaseModel):
     )
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     launch: LaunchSettings | None = launch_field()
-    evaluation: GRPOEvalSettings = Field(
-        default_factory=GRPOEvalSettings,
-        description="How checkpoints are scored (changes re-evaluate, never retrain).",
-        json_schema_extra={"checkpoint_id": False},
-    )
+    evaluation: GRPOEvalSettings = evaluation_field(GRPOEvalSettings)
 
     @field_validator("algorithm")
     @classmethod

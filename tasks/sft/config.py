@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.trainers.fields import ModelDtype, RestartFromBase
+from tasks.trainers.fields import ModelDtype, RestartFromBase, evaluation_field
 from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (  # noqa: F401  (device_capabilities: GRPO's vLLM check)
@@ -147,11 +147,7 @@ class SFTSettings(CausalLMSettings):
     restart_from_base: RestartFromBase = False
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
     launch: LaunchSettings | None = launch_field()
-    evaluation: SFTEvalSettings = Field(
-        default_factory=SFTEvalSettings,
-        description="How checkpoints are scored (changing it re-evaluates, never retrains).",
-        json_schema_extra={"checkpoint_id": False},
-    )
+    evaluation: SFTEvalSettings = evaluation_field(SFTEvalSettings)
 
 
 # -- SFTConfig arguments ----------------------------------------------------------------

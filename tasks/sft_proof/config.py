@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.lean.config import BackendSettings
 from tasks.sft.config import CausalLMSettings, Lora, build_sft_config
-from tasks.trainers.fields import RestartFromBase
+from tasks.trainers.fields import RestartFromBase, evaluation_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import check_by_building
 
@@ -94,11 +94,7 @@ class SFTProofSettings(CausalLMSettings):
     )
     restart_from_base: RestartFromBase = False
     checkpoint_every_minutes: float = checkpoint_every_minutes_field()
-    evaluation: SFTProofEvalSettings = Field(
-        default_factory=SFTProofEvalSettings,
-        description="How checkpoints are scored (changing it re-evaluates, never retrains).",
-        json_schema_extra={"checkpoint_id": False},
-    )
+    evaluation: SFTProofEvalSettings = evaluation_field(SFTProofEvalSettings)
 
 
 def preflight(settings: SFTProofSettings, field: str) -> None:

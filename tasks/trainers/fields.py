@@ -4,6 +4,8 @@
 - `ModelDtype`: the dtype a Hugging Face model's weights are loaded in (sft, sft_proof, grpo).
 - `RestartFromBase`: start every curriculum step from the base model (`tasks/trainers/lifecycle.py`:
   `continues`; every trainer with a parent checkpoint).
+- `evaluation_field`: a trainer's `evaluation` section (its own settings model), which scores a
+  checkpoint and is no part of its id (sft, sft_proof, grpo).
 
     python -c "from tasks.trainers.fields import ModelDtype; print(ModelDtype)"
 """
@@ -29,3 +31,12 @@ RestartFromBase = Annotated[
         "(by default the previous step's): an ablation; False continues from the parent, as a curriculum should."
     ),
 ]
+
+
+def evaluation_field(settings: type):
+    """The `evaluation` field of a trainer whose evaluation has its own settings model `settings`."""
+    return Field(
+        default_factory=settings,
+        description="How checkpoints are scored (changing it re-evaluates, never retrains).",
+        json_schema_extra={"checkpoint_id": False},  # tasks/checkpoints.py: not part of the checkpoint id
+    )
