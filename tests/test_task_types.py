@@ -65,6 +65,7 @@ RECORD_FUNCTIONS: dict[str, tuple[str, ...]] = {
     "tasks/expert/steps.py": ("metrics",),
     "tasks/expert/whole_proof.py": ("metrics",),
     "tasks/evaluation.py": ("evaluate_step",),
+    "tasks/watch/plan.py": ("succeeded",),
 }
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from storage.errors import DojoflowError
 
+from ..plan import SourceFailure
 from .config import WatchedRepo
 from .plan import Checked, succeeded
 
@@ -61,11 +62,11 @@ def retraining_outcome(changed: list[tuple[WatchedRepo, str]], run: dict | BaseE
     """`run`: the curriculum flow's result, or the exception it raised."""
     if isinstance(run, BaseException):
         return Retraining(changed, trained=[], failed={}, exception=run)
-    failures = run.get("failures") or []
+    failures = [SourceFailure.model_validate(f) for f in run.get("failures") or []]  # the flow result's JSON
     return Retraining(
         changed,
         trained=succeeded(changed, failures),
-        failed={f["source"]: f["error"] for f in failures},
+        failed={f.source: f.error for f in failures},
         report=run.get("report"),
         checkpoints=dict(run.get("checkpoints") or {}),
     )

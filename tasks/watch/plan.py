@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..config import PipelineConfig, SourceConfig
+from ..plan import SourceFailure
 from .commits import latest_commit
 from .config import NightlyConfig, WatchedRepo
 from .state import NightlyState
@@ -55,9 +56,9 @@ def pipeline_for(config: NightlyConfig, changed: list[tuple[WatchedRepo, str]], 
     return config.pipeline.model_copy(update={"sources": sources_for(changed), "home": home})
 
 
-def succeeded(changed: list[tuple[WatchedRepo, str]], failures: list[dict]) -> list[tuple[WatchedRepo, str]]:
+def succeeded(changed: list[tuple[WatchedRepo, str]], failures: list[SourceFailure]) -> list[tuple[WatchedRepo, str]]:
     """The changed repositories the curriculum run did not report as failed sources."""
-    failed = {f.get("source") for f in failures}
+    failed = {f.source for f in failures}
     return [(repo, commit) for repo, commit in changed if repo.label not in failed]
 
 

@@ -12,6 +12,7 @@ from storage.atomic import TMP_MARK
 from storage.errors import InputError, TransientError
 from tasks.config import PipelineConfig
 from tasks.git import git_env
+from tasks.plan import SourceFailure
 from tasks.watch import (
     Checked,
     NightlyConfig,
@@ -194,7 +195,8 @@ def test_only_sources_the_curriculum_did_not_report_as_failed_are_recorded():
     a = WatchedRepo(url_or_path="https://example.org/x/Alpha", branch="main")
     b = WatchedRepo(url_or_path="https://example.org/x/Beta", branch="main")
     changed = [(a, "a" * 40), (b, "b" * 40)]
-    assert succeeded(changed, [{"source": "Beta", "error": "ToolchainMissingError: lake"}]) == [(a, "a" * 40)]
+    failed = SourceFailure(source="Beta", error="ToolchainMissingError: lake")
+    assert succeeded(changed, [failed]) == [(a, "a" * 40)]
     assert succeeded(changed, []) == changed
 
 
