@@ -77,7 +77,7 @@ def select_pool(
         .to_pylist()
     }
     need_statement, projects = statement_needs(search)
-    untried: list[dict] = []
+    untried: list[dict[str, str | None]] = []
     specs = load_theorems(
         store,
         repo_ids,

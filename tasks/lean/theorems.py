@@ -41,7 +41,7 @@ def load_theorems(
     tactic_proofs_only: bool = False,
     need_statement: bool = True,
     projects: dict[str, str] | None = None,
-    untried: list[dict] | None = None,
+    untried: list[dict[str, str | None]] | None = None,
 ) -> list[TheoremSpec]:
     """TheoremSpecs of the store's theorems (in store order), filtered as asked.
 
@@ -123,7 +123,7 @@ def _selected_rows(store, repos, ids, full_names, *, sorry_only, split, split_ki
     return rows
 
 
-def _untried_row(row: dict, split_kind: str, *, has_checkouts: bool) -> dict:
+def _untried_row(row: dict, split_kind: str, *, has_checkouts: bool) -> dict[str, str | None]:
     """What `untried` says of a theorem whose statement no source gave."""
     where = "its file in the checkout" if has_checkouts else "a checkout (none configured)"
     return {

@@ -30,13 +30,14 @@ def select_sorry_theorems(
     from .summary import untried_sentence
 
     need_statement, projects = statement_needs(settings) if settings is not None else (True, None)
-    cannot: list[dict] = []
+    unstated: list[dict[str, str | None]] = []
     specs = load_theorems(
-        store, repo_ids, sorry_only=True, need_statement=need_statement, projects=projects, untried=cannot
+        store, repo_ids, sorry_only=True, need_statement=need_statement, projects=projects, untried=unstated
     )
+    cannot = [Untried.in_store(u) for u in unstated]
     if full_names:
         load_theorems(store, repo_ids, full_names=list(full_names))  # InputError for a theorem not in the store
-        proved_already = sorted(set(full_names) - {s.full_name for s in specs} - {u["full_name"] for u in cannot})
+        proved_already = sorted(set(full_names) - {s.full_name for s in specs} - {u.full_name for u in cannot})
         if proved_already:
             raise InputError(
                 ", ".join(proved_already),
@@ -45,7 +46,7 @@ def select_sorry_theorems(
                 'WHERE has_sorry"`)',
             )
         specs = [s for s in specs if s.full_name in set(full_names)]
-        cannot = [u for u in cannot if u["full_name"] in set(full_names)]
+        cannot = [u for u in cannot if u.full_name in set(full_names)]
     if not specs and cannot:
         raise InputError(
             "prove",
@@ -53,7 +54,7 @@ def select_sorry_theorems(
             "configure the repositories' checkouts (`backend.repl.projects`), or trace them again with lean-dojo",
         )
     if untried is not None:
-        untried.extend(Untried.in_store(u) for u in cannot)
+        untried.extend(cannot)
     goals = initial_goals(store, repo_ids)
     return [theorem_to_try(s, None, goals.get((s.repo_id, s.file_path, s.full_name), "")) for s in specs]
 
