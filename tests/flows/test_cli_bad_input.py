@@ -196,7 +196,11 @@ def test_a_query_stuck_in_one_call_past_its_time_limit_ends_the_command(read_onl
     root = Path(__file__).resolve().parents[2]
     args = [sys.executable, "-m", "flows.cli", "sql", huge, "--time-limit", "1", "--home", str(home)]
     done = subprocess.run(
-        args, cwd=root, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+        args,
+        cwd=root,
+        capture_output=True,
+        text=True,  # a 1 s grace after the interrupt (5 s by default): still seconds before repeat() returns
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "DOJOFLOW_SQL_STUCK_GRACE_S": "1"},
     )
     assert done.returncode == 2, done.stdout + done.stderr
     out = done.stdout + done.stderr
