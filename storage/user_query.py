@@ -16,6 +16,7 @@ process's end releases the catalog's lock.
 
 from __future__ import annotations
 
+import os
 import threading
 
 from . import catalog
@@ -23,7 +24,7 @@ from .errors import InputError
 
 DEFAULT_TIME_LIMIT_S = 60.0
 MAX_TIME_LIMIT_S = 7 * 24 * 3600.0  # a week; Python's timers overflow near 1e9 s (threading.TIMEOUT_MAX)
-STUCK_GRACE_S = 5.0
+STUCK_GRACE_S = 5.0  # $DOJOFLOW_SQL_STUCK_GRACE_S overrides it (a test's stuck query: 1 s)
 SHOW_TABLES = '`dojoflow sql "SHOW TABLES"` lists the tables'
 
 
@@ -45,6 +46,16 @@ def check_read_only(query: str) -> None:
             f"is a {', '.join(sorted(kinds - {'SELECT'}))} statement",
             "`dojoflow sql` runs read-only SELECT queries",
         )
+
+
+def stuck_grace_s() -> float:
+    """How long an interrupted query may still run before it counts as stuck: `STUCK_GRACE_S`,
+    or $DOJOFLOW_SQL_STUCK_GRACE_S when that is a positive number."""
+    try:
+        grace = float(os.environ.get("DOJOFLOW_SQL_STUCK_GRACE_S", STUCK_GRACE_S))
+    except ValueError:
+        return STUCK_GRACE_S
+    return grace if 0 < grace <= STUCK_GRACE_S * 100 else STUCK_GRACE_S
 
 
 class QueryNotInterrupted(InputError):
@@ -79,7 +90,7 @@ def run_query(store, query: str, time_limit_s: float = DEFAULT_TIME_LIMIT_S, on_
         worker.join(time_limit_s)
         if worker.is_alive():
             con.interrupt()
-            worker.join(STUCK_GRACE_S)
+            worker.join(stuck_grace_s())
             if worker.is_alive():
                 stuck = QueryNotInterrupted(
                     "query",

@@ -307,7 +307,7 @@ class PipelineConfig(BaseModel):
                 "declare each under `benchmarks:` (name and path) or as a `statements:` set with `benchmark: true`, "
                 "or remove it from `evaluation.proving.benchmarks`",
             )
-        from .trainers.preflight import preflight
+        from .trainers.preflight import quick_checks, trainer_checks
         from .valid_args_memo import memo_under
 
         enabled = self.trainers.enabled()  # refuses a trainer that starts from one that is off
@@ -317,9 +317,11 @@ class PipelineConfig(BaseModel):
                 evaluation.check(settings)
         if self.expert_iteration is not None:
             self.expert_search()  # refuses a search it cannot run, before any training
+        for name, settings in enabled.items():  # every trainer's quick checks before any imports torch/TRL
+            quick_checks(name, settings)
         with memo_under(self.home):  # checks that passed are remembered under the run's home
             for name, settings in enabled.items():
-                preflight(name, settings)
+                trainer_checks(name, settings)
         return enabled
 
     def expert_search(self):

@@ -7,7 +7,7 @@ it starts; `migrated_prefect_db` is a copy of it taken then, with no run in it, 
 a `dojoflow run`'s temporary server, `dojoflow server start`, Prefect's ephemeral server of
 `dojoflow prove`; tests/e2e/test_deployment.py copies it to its `prefect server`'s PREFECT_HOME).
 The server still starts, checks the migrations and serves from that file. A first run on a
-fresh home keeps a fresh home: tests/flows/test_run_terminal.py's piped run.
+fresh home keeps a fresh home: tests/flows/test_run_terminal.py's first run.
 """
 
 from __future__ import annotations

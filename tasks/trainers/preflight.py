@@ -96,9 +96,16 @@ def check_hub_model(name: str, field: str) -> None:
 
 
 def preflight(trainer: str, settings) -> None:
-    """Raise InputError if `settings` of `trainer` cannot run on this machine: every base
-    model its declaration names (`TrainerDef.model_fields`), then the trainer's own
-    checks (`TrainerDef.preflight`: its `training:` arguments, the hardware)."""
+    """Raise InputError if `settings` of `trainer` cannot run on this machine: `quick_checks`,
+    then the trainer's own checks (`TrainerDef.preflight`: its `training:` arguments, the
+    hardware; they import torch/TRL)."""
+    quick_checks(trainer, settings)
+    trainer_checks(trainer, settings)
+
+
+def quick_checks(trainer: str, settings) -> None:
+    """The checks that import no torch/TRL: every base model the declaration names
+    (`TrainerDef.model_fields`) and the step's `launch:` (processes, nodes) against this machine."""
     from .registry import get
 
     definition = get(trainer)
@@ -106,9 +113,16 @@ def preflight(trainer: str, settings) -> None:
         name = getattr(settings, attr, None)
         if isinstance(name, str):
             check_model_reference(name, f"trainers.{trainer}.{attr}")
+    check_launch_settings(settings, f"trainers.{trainer}")
+
+
+def trainer_checks(trainer: str, settings) -> None:
+    """The trainer's own checks (`TrainerDef.preflight`): they build its TRL/transformers config."""
+    from .registry import get
+
+    definition = get(trainer)
     if definition.preflight is not None:
         check_trainer_settings(definition.preflight, settings, f"trainers.{trainer}")
-    check_launch_settings(settings, f"trainers.{trainer}")
 
 
 def check_launch_settings(settings, field: str) -> None:

@@ -79,3 +79,15 @@ def test_a_bad_benchmark_file_in_a_run_config_is_refused_before_the_trainers_che
     r = refuse("run", config, "--home", tmp_path / "home")
     assert r["code"] == 2 and "bench.jsonl" in r["output"] and "line 1" in r["output"], r["output"]
     assert r["heavy"] == [], f"refused after importing {r['heavy']}"
+
+
+def test_a_launch_with_more_processes_than_the_machine_has_is_refused_before_the_trainers_checks_import_torch(
+    tmp_path,
+):
+    """The trainers' `launch:` checks count GPUs and CPUs without torch; they ran after each
+    trainer's own checks, which import torch/TRL (every trainer's quick checks now come first)."""
+    config = tmp_path / "run.yaml"
+    config.write_text("launch: {processes: 4096}\ntrainers: {sft: {training: {max_steps: 1}}}\n")
+    r = refuse("run", config, "--home", tmp_path / "home")
+    assert r["code"] == 2 and "trainers.sft.launch.processes: is 4096" in r["output"], r["output"]
+    assert r["heavy"] == [], f"refused after importing {r['heavy']}"

@@ -1,8 +1,9 @@
 """`dojoflow run` as a user runs it: a real subprocess with its own temporary Prefect server
-(no PREFECT_API_URL; after the first Ctrl-C, the server `dojoflow server start` would keep,
-here the worker's), its stdout piped. What reaches the terminal is a plain progress display
-and a summary; the libraries' output goes to the run's log file; Ctrl-C and SIGTERM stop the
-run within seconds, mark it cancelled, and the next run resumes it.
+on a fresh home (no PREFECT_API_URL; after the first Ctrl-C, the server `dojoflow server start`
+would keep, here the worker's), its stdout piped. What reaches the terminal is a plain progress
+display and a summary; the libraries' output goes to the run's log file; Ctrl-C and SIGTERM stop
+the run within seconds, mark it cancelled, and the next run resumes it (one sequence of three
+runs on one home, `stopped_twice_then_rerun`, read by two tests).
 
 Waits are on events (a Trainer checkpoint folder appearing, the process exiting) with
 generous ceilings, so the tests pass on a loaded machine.
@@ -25,7 +26,6 @@ import yaml
 from storage import catalog
 from storage.store import Store
 from tests.flows.harness_server import as_if_dojoflow_server_started, flow_run_state
-from tests.prefect_db import seed_prefect_home
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -103,32 +103,6 @@ def the_log(out: str) -> Path:
     return Path(re.search(r"^log: (.+\.log)$", out, re.M).group(1))
 
 
-def test_a_piped_run_prints_plain_progress_and_a_summary_and_the_library_output_goes_to_the_log(tmp_path):
-    home = tmp_path / "home"
-    proc = start_run(write_config(tmp_path, max_steps=2, save_steps=1), home)
-    out, err = finish(proc)
-    assert proc.returncode == 0, f"{out}\n{err}"
-    terminal = out + err
-    assert "\r" not in terminal and not ANSI.search(terminal), terminal
-    for noise in ("TIP", "{'loss'", "Warning", "warn(", "it/s", "Traceback", "INFO", "Loading weights"):
-        assert noise not in terminal, f"{noise!r} reached the terminal:\n{terminal}"
-    assert "step 1/1 NatBasics · sft · train" in out and "step 1/1 NatBasics · sft · evaluate" in out
-    # the trainer's optimizer steps, latest loss and time left (tasks/trainers/log_progress.py)
-    train = r"^\d\d:\d\d  step 1/1 NatBasics · sft · train · optimizer step"
-    # (without a loss only when step 1 took over 30 s and a quiet record came before its log line)
-    assert re.search(rf"{train} 1/2( · loss [0-9.e+-]+)? · about [0-9hms]+ left$", out, re.M), out
-    assert re.search(rf"{train} 2/2 · loss [0-9.e+-]+ · about 0s left$", out, re.M), out
-    # the one-screen summary: the step's headline figure with its interval and n, beside its baseline
-    figure = r"^1 NatBasics +sft +[0-9.]+ +top1_accuracy +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=\d+\) +(BELOW )?[0-9.]+$"
-    assert re.search(figure, out, re.M), out
-    assert out.rstrip().splitlines()[-1].startswith("every figure: dojoflow metrics --run "), out
-    assert [p.parent.parent.name for p in (home / "checkpoints").glob("*/*/dojoflow-checkpoint.json")] == ["sft"]
-    report = re.search(r"^report: (\S+)$", out, re.M).group(1)
-    assert Path(report).is_file()
-    log = the_log(out).read_text()
-    assert "{'loss'" in log and "SFT on 95 examples" in log and "Finished in state Completed" in log
-
-
 def prefect_state(home: Path, run_id: str) -> str:
     with sqlite3.connect(home / "prefect" / "prefect.db") as db:
         return db.execute("SELECT state_type FROM flow_run WHERE id = ?", [run_id]).fetchone()[0]
@@ -156,29 +130,81 @@ def interrupt_at_checkpoint(cfg: Path, home: Path, sig: signal.Signals, checkpoi
     return out, err
 
 
-def test_ctrl_c_then_sigterm_stop_the_run_mark_it_cancelled_and_a_rerun_resumes(tmp_path, migrated_prefect_db):
-    """Ctrl-C stops a run on its temporary server (it marks the run cancelled there before it
-    stops the server); SIGTERM and the rerun then run as after `dojoflow server start` (the
-    worker's server, as `server.json` names it: those are not about the temporary server)."""
-    home = seed_prefect_home(tmp_path / "home", migrated_prefect_db)  # the piped run above starts on a fresh one
+@pytest.fixture(scope="module")
+def stopped_twice_then_rerun(tmp_path_factory, prefect) -> dict:
+    """One home, three piped runs of one config (both tests below read them):
+
+    1. on a fresh home (no Prefect database yet: its temporary server migrates one, as a new
+       user's first run does), stopped by Ctrl-C at a checkpoint; it marks the run cancelled on
+       the temporary server before it stops that server;
+    2. as after `dojoflow server start` (the worker's server, as `server.json` names it: the
+       rest is not about the temporary server), stopped by SIGTERM at a later checkpoint;
+    3. a rerun that resumes the training and finishes.
+
+    One sequence instead of a fresh home's uninterrupted first run plus the stopped runs on a
+    second home: a `dojoflow run` process (imports, server, model, evaluation, report) less."""
+    tmp_path = tmp_path_factory.mktemp("term")
+    home = tmp_path / "home"
     cfg = write_config(tmp_path, max_steps=12, save_steps=2)
+    assert not (home / "prefect" / "prefect.db").exists()  # a fresh home
     interrupt_at_checkpoint(cfg, home, signal.SIGINT, "checkpoint-2")
     as_if_dojoflow_server_started(home)
-    out, _ = interrupt_at_checkpoint(cfg, home, signal.SIGTERM, "checkpoint-4")
-    assert "(started by `dojoflow server start`)" in out, out
+    sigterm_out, _ = interrupt_at_checkpoint(cfg, home, signal.SIGTERM, "checkpoint-4")
     runs = catalog.query(Store.open(home), "SELECT run_id, status FROM runs ORDER BY started_at").to_pylist()
-    assert [r["status"] for r in runs] == ["cancelled", "cancelled"]
-    states = [prefect_state(home, runs[0]["run_id"]), flow_run_state(runs[1]["run_id"])]
-    assert states == ["CANCELLED", "CANCELLED"]  # on the temporary server's database, on the worker's server
-    assert (
-        not [p for p in (home / "checkpoints" / "sft").glob("*") if ".tmp-" not in p.name]
+    published = (  # before the rerun: what the stopped runs left in checkpoints/sft
+        [p.name for p in (home / "checkpoints" / "sft").glob("*") if ".tmp-" not in p.name]
         if (home / "checkpoints" / "sft").exists()
-        else True
-    )  # nothing half-trained was published
-
+        else []
+    )
     proc = start_run(cfg, home)
     out, err = finish(proc)
-    assert proc.returncode == 0, f"{out}\n{err}"
+    return {"home": home, "sigterm_out": sigterm_out, "runs": runs, "published": published,
+            "returncode": proc.returncode, "out": out, "err": err}  # fmt: skip
+
+
+def test_a_piped_run_prints_plain_progress_and_a_summary_and_the_library_output_goes_to_the_log(
+    stopped_twice_then_rerun,
+):
+    """The rerun (3. above): a piped run that trains, evaluates and reports."""
+    home, out, err = (stopped_twice_then_rerun[k] for k in ("home", "out", "err"))
+    assert stopped_twice_then_rerun["returncode"] == 0, f"{out}\n{err}"
+    terminal = out + err
+    assert "\r" not in terminal and not ANSI.search(terminal), terminal
+    for noise in ("TIP", "{'loss'", "Warning", "warn(", "it/s", "Traceback", "INFO", "Loading weights"):
+        assert noise not in terminal, f"{noise!r} reached the terminal:\n{terminal}"
+    assert "step 1/1 NatBasics · sft · train" in out and "step 1/1 NatBasics · sft · evaluate" in out
+    # the trainer's optimizer steps, latest loss and time left (tasks/trainers/log_progress.py): plain
+    # output prints the first step this run trained (after the checkpoint it resumed from) and the last
+    train = r"^\d\d:\d\d  step 1/1 NatBasics · sft · train · optimizer step"
+    # (without a loss only when the step took over 30 s and a quiet record came before its log line)
+    first = next(line for line in out.splitlines() if re.match(train, line))
+    assert re.match(rf"{train} ([1-9]|1[01])/12( · loss [0-9.e+-]+)? · about [0-9hms]+ left$", first), out
+    assert re.search(rf"{train} 12/12 · loss [0-9.e+-]+ · about 0s left$", out, re.M), out
+    # the one-screen summary: the step's headline figure with its interval and n, beside its baseline
+    figure = r"^1 NatBasics +sft +[0-9.]+ +top1_accuracy +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=\d+\) +(BELOW )?[0-9.]+$"
+    assert re.search(figure, out, re.M), out
+    assert out.rstrip().splitlines()[-1].startswith("every figure: dojoflow metrics --run "), out
+    assert [p.parent.parent.name for p in (home / "checkpoints").glob("*/*/dojoflow-checkpoint.json")] == ["sft"]
+    report = re.search(r"^report: (\S+)$", out, re.M).group(1)
+    assert Path(report).is_file()
+    log = the_log(out).read_text()
+    assert "{'loss'" in log and "SFT on 95 examples" in log and "Finished in state Completed" in log
+
+
+def test_ctrl_c_then_sigterm_stop_the_run_mark_it_cancelled_and_a_rerun_resumes(stopped_twice_then_rerun):
+    """Ctrl-C stops a run on its temporary server (it marks the run cancelled there before it
+    stops the server); SIGTERM and the rerun then run as after `dojoflow server start`. The
+    exit code, the absence of a traceback and the `stopped (SIG...)` line of each stopped run
+    are asserted as it stops (`interrupt_at_checkpoint`)."""
+    home, runs = stopped_twice_then_rerun["home"], stopped_twice_then_rerun["runs"]
+    assert "(started by `dojoflow server start`)" in stopped_twice_then_rerun["sigterm_out"]
+    assert [r["status"] for r in runs] == ["cancelled", "cancelled"]  # before the rerun
+    states = [prefect_state(home, runs[0]["run_id"]), flow_run_state(runs[1]["run_id"])]
+    assert states == ["CANCELLED", "CANCELLED"]  # on the temporary server's database, on the worker's server
+    assert stopped_twice_then_rerun["published"] == []  # nothing half-trained was published
+
+    out, err = stopped_twice_then_rerun["out"], stopped_twice_then_rerun["err"]
+    assert stopped_twice_then_rerun["returncode"] == 0, f"{out}\n{err}"
     checkpoint = re.search(r"^checkpoint step 1 sft: (\S+)$", out, re.M).group(1)
     manifest = yaml.safe_load(Path(checkpoint, "dojoflow-checkpoint.json").read_text())
     assert manifest["checkpoint"]["figures"]["resumed_from"], manifest["checkpoint"]["figures"]
