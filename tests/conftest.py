@@ -15,6 +15,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# The session server (and any server a test starts with this environment) writes received events to
+# its database every 0.5 s instead of Prefect's 5 s (or at 20 events): a test reading events back
+# through /events/filter (tests/flows/test_events.py) waited out most of those 5 s per read.
+os.environ.setdefault("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL", "0.5")
 # One OpenMP thread per process: the suite runs 2 pytest-xdist workers (and their servers and children) on
 # 2 cores, and torch's default of one thread per core oversubscribes them; OpenMP's spinning threads then
 # wait on each other. Measured on the shared 2-core box at load 11-14, two processes each training and

@@ -281,8 +281,9 @@ def deployed(tmp_path_factory, migrated_prefect_db):
     finally:
         # The worker's own shutdown is not under test: after the cancelled run it outlived SIGINT's
         # 30 s and SIGTERM's 10 s (its log: both forwarded to the inner worker, which never stopped)
-        # until SIGKILL, ~33 s of teardown; a short grace, then SIGTERM, then the group's SIGKILL.
-        d.procs.stop("worker", grace=3.0)
+        # until SIGKILL, ~33 s of teardown; a short grace (1 s: 3 s took 6.6 s of teardown), then SIGTERM,
+        # then the group's SIGKILL.
+        d.procs.stop("worker", grace=1.0)
         d.lap("stop worker")
         d.procs.stop("server", grace=20)
         print("\ne2e timings (s):", json.dumps(d.timings), f"total {time.monotonic() - d.t0:.1f}")

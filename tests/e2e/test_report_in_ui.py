@@ -75,11 +75,21 @@ def ui_server(tmp_path_factory, migrated_prefect_db) -> tuple[Path, str]:
     assert dojoflow("server", "status", "--home", str(home), check=False).returncode == 1
 
 
-@pytest.mark.e2e
-def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path, ui_server):
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    """One headless Chromium for this module's tests (each opens its own page address in it)."""
     binary = chromium_binary()
     if binary is None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium; .ci/run does this)")
+    started = Browser(binary)
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+@pytest.mark.e2e
+def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path, ui_server, browser):
     home, ui = ui_server  # this module's `dojoflow server start`, stopped after its tests
     assert dojoflow("server", "status", "--home", str(home)).stdout.startswith(f"Prefect server running: {ui}")
     run = dojoflow("run", str(ROOT / "examples" / "tiny.yaml"), "--home", str(home))
@@ -91,16 +101,12 @@ def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path, 
     values = [r["value"] for r in json.loads(table["data"]) if isinstance(r.get("value"), float)]
     assert values and all(v == float(f"{v:.3g}") for v in values), values  # a few significant digits
 
-    browser = Browser(binary)
-    try:
-        browser.open(f"{ui}/artifacts/artifact/{report['id']}")
-        loaded = browser.wait_for(
-            f"Array.from(document.images).filter(i => i.alt === {PLOT_ALT!r} && i.complete).map(i => i.naturalWidth)"
-        )
-        browser.screenshot(tmp_path / "report-in-ui.png")
-        text = browser.evaluate("document.body.innerText")
-    finally:
-        browser.close()
+    browser.open(f"{ui}/artifacts/artifact/{report['id']}")
+    loaded = browser.wait_for(
+        f"Array.from(document.images).filter(i => i.alt === {PLOT_ALT!r} && i.complete).map(i => i.naturalWidth)"
+    )
+    browser.screenshot(tmp_path / "report-in-ui.png")
+    text = browser.evaluate("document.body.innerText")
     assert loaded and loaded[0] > 0, f"the plot did not load in the UI; page text:\n{text}"
     assert "Repositories in curriculum order" in text
 
@@ -186,10 +192,7 @@ def job_processes(home: Path) -> dict[int, str]:
 
 
 @pytest.mark.e2e
-def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, ui_server):
-    binary = chromium_binary()
-    if binary is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium; .ci/run does this)")
+def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, ui_server, browser):
     home, ui = ui_server
     api = f"{ui}/api"
     config = tmp_path / "ui-logs.yaml"
@@ -228,17 +231,13 @@ def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, 
         training = job_processes(home)
         assert training, f"no training process is running under {home}\n{told()}"
 
-        browser = Browser(binary)
-        try:
-            browser.open(f"{ui}/runs/flow-run/{flow_run}")
-            shown = browser.wait_for(
-                f"(document.body.innerText.match(new RegExp({json.dumps(SHOWN_LINE)})) || [])[0]",
-                ceiling=CEILING_S,
-            )
-            text = browser.evaluate("document.body.innerText") or ""
-            browser.screenshot(tmp_path / "training-logs-in-ui.png")
-        finally:
-            browser.close()
+        browser.open(f"{ui}/runs/flow-run/{flow_run}")
+        shown = browser.wait_for(
+            f"(document.body.innerText.match(new RegExp({json.dumps(SHOWN_LINE)})) || [])[0]",
+            ceiling=CEILING_S,
+        )
+        text = browser.evaluate("document.body.innerText") or ""
+        browser.screenshot(tmp_path / "training-logs-in-ui.png")
         # Read while training: both runs Running, the training processes those seen before.
         assert state_of(api, "flow_runs", flow_run) == "RUNNING"
         assert state_of(api, "task_runs", task_run) == "RUNNING"

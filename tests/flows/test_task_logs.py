@@ -28,13 +28,25 @@ def task_run_logs(api: str, flow_run_id: str, task_run_prefix: str) -> list[str]
     return [f"{entry['name']}: {entry['message']}" for entry in logs]
 
 
+# The tests read log lines and cards, not what was learned: one optimizer step and two short
+# evaluated examples per split are enough (tests/flows/fixtures.py's TINY_SFT trains two).
+LOGGED_SFT = {
+    "training": {"max_steps": 1, "per_device_train_batch_size": 4, "logging_steps": 1, "save_steps": 1},
+    "evaluation": {"top_k": 2, "max_new_tokens": 4, "max_eval_examples": 2},
+}
+
+
 @pytest.fixture(scope="module")
 def two_step_run(prefect, tmp_path_factory) -> dict:
     """One curriculum run of two steps on the session server, read by both tests below."""
+    from prefect.logging.handlers import APILogWorker
+
     from flows.curriculum import curriculum
 
     root = tmp_path_factory.mktemp("task-logs")
-    return curriculum(config=config(root, root / "home", n=2))
+    result = curriculum(config=config(root, root / "home", n=2, sft=LOGGED_SFT))
+    APILogWorker.drain_all()  # the event the tests wait on: every log line of the run is sent
+    return result
 
 
 def test_a_log_line_of_the_sft_trainer_is_in_the_train_task_runs_logs(two_step_run):
