@@ -1,4 +1,4 @@
-"""One training process of a launched step: `python -m torch.distributed.run ... -m tasks.trainers.worker job.json`.
+"""One training process of a launched step: `python -m tasks.trainers.torchrun ... -m tasks.trainers.worker job.json`.
 
 Every rank reads the same job (`Job`: trainer, settings, snapshot, split, parent checkpoint,
 output and work folders) and calls the trainer's own `train` function; the trainers write

@@ -177,7 +177,7 @@ def test_the_torchrun_command_of_one_and_several_nodes(tmp_path):
     one = torchrun_command(LaunchSettings(processes=2), tmp_path / "job.json")
     assert one[1:] == [
         "-m",
-        "torch.distributed.run",
+        "tasks.trainers.torchrun",  # torch.distributed.run's main, without the teardown at its end
         "--nnodes",
         "1",
         "--nproc_per_node",
