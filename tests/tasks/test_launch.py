@@ -27,6 +27,7 @@ from tasks.trainers.launch import LaunchSettings, Rendezvous, check_launch, chec
 from tasks.trainers.preflight import check_launch_settings
 from tasks.trainers.supervise import TrainingProcessFailed, first_failure, train_in_child
 from tests.fixtures_snapshot import make_snapshot, synthetic_rows
+from tests.flows.test_cli_exit import PROBE as CLI_PROBE
 
 ROOT = Path(__file__).resolve().parents[2]
 # TRL's pattern (SCALE.md): the same global batch of 8, as 1 x 8 and 2 x 4, on 24 train examples: an
@@ -239,20 +240,9 @@ def test_torchruns_root_cause_names_the_rank_and_exit_code():
 
 
 # -- a training process's exit ----------------------------------------------------------------------
-WORKER_PROBE = """
-import atexit, os, runpy, sys, threading
-
-class Teardown:
-    def __del__(self, write=os.write):
-        write(1, b"module teardown\\n")
-
-held = Teardown()  # a module global: only the teardown deletes it
-main = threading.main_thread()
-threading.Thread(target=lambda: (main.join(), print("thread finished"))).start()  # ends after the job
-atexit.register(lambda: print("exit handler ran"))  # stdout is a pipe: buffered until flushed
-sys.argv = ["worker", *sys.argv[1:]]
-runpy.run_module("tasks.trainers.worker", run_name="__main__", alter_sys=True)
-"""
+# The CLI's exit probe (a global only the teardown deletes, a thread that ends after the main one, an
+# exit handler writing to a pipe), running the worker's module instead of the CLI's.
+WORKER_PROBE = CLI_PROBE.replace('["dojoflow",', '["worker",').replace('"flows.cli"', '"tasks.trainers.worker"')
 
 
 @pytest.mark.parametrize(
@@ -273,6 +263,7 @@ def test_a_training_process_exits_with_its_code_after_threads_and_exit_handlers_
     job = Job(trainer="probe", out_dir=str(tmp_path / "out"), work_dir=str(tmp_path), entry=entry,
               arguments=arguments, result_file=str(tmp_path / "result.json"))  # fmt: skip
     (tmp_path / "job.json").write_text(job.model_dump_json())
+    assert 'run_module("tasks.trainers.worker"' in WORKER_PROBE and '["worker",' in WORKER_PROBE
     done = subprocess.run(
         [sys.executable, "-c", WORKER_PROBE, str(tmp_path / "job.json")],
         cwd=ROOT,
