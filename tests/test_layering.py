@@ -154,7 +154,7 @@ def _worker_roots() -> list[str]:
     """The worker and what it loads by import string: every registered trainer's modules."""
     from tasks.trainers import registry
 
-    roots = ["tasks.trainers.worker"]
+    roots = ["tasks.trainers.worker", "tasks.trainers.torchrun"]  # torchrun runs there too (launch.py)
     for d in registry.trainers().values():
         for ref in (d.train, d.preflight):
             if ref:

@@ -14,15 +14,14 @@ workers, `logging.shutdown`, coverage...), flushes stdout and stderr, and ends t
 the command's exit code (`os._exit`). (`gc.freeze()` at exit was tried first: the teardown
 then left DuckDB's objects alive and nanobind printed "leaked instance" lines on stderr.)
 An exception other than SystemExit takes the ordinary way out, traceback and all.
+`exit_now` lives in tasks/quick_exit.py: a launched step's training processes exit the same way.
 """
 
 from __future__ import annotations
 
-import atexit
-import os
-import sys
-import threading
 from typing import NoReturn
+
+from tasks.quick_exit import exit_now  # shared with the training workers (tasks/trainers/worker.py)
 
 
 def run_and_exit(app) -> NoReturn:
@@ -33,22 +32,3 @@ def run_and_exit(app) -> NoReturn:
     except SystemExit as e:
         code = e.code
     exit_now(code)
-
-
-def exit_now(code) -> NoReturn:
-    """Exit as the interpreter would (`code` as `sys.exit` takes it), without the module teardown."""
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):  # sys.exit("message"): printed, exit status 1
-        print(code, file=sys.stderr)
-        code = 1
-    shutdown = getattr(threading, "_shutdown", None)  # CPython's own first step of exiting
-    if shutdown is not None:
-        shutdown()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
-            pass
-    os._exit(code & 0xFF)

@@ -7,9 +7,10 @@ did, with the thread count a child would have (`threads_of_a_child`; tests/tasks
 and test_launch_trainers.py show the checkpoint is, to the bit, the one a child would write);
 anything else trains in a child started as
 
-    <python> -m torch.distributed.run --nnodes N --nproc_per_node P (--standalone | --rdzv-*)
+    <python> -m tasks.trainers.torchrun --nnodes N --nproc_per_node P (--standalone | --rdzv-*)
         -m tasks.trainers.worker <work_dir>/launch/job.json
 
+(torchrun, `torch.distributed.run`, that exits without the module teardown: torchrun.py)
 and supervised by `tasks/trainers/supervise.py`. FSDP and DeepSpeed are `training:` keys
 (`fsdp`, `fsdp_config`, `deepspeed`) checked like every other (`training_args.py`);
 `check_launch` refuses, before any work, what cannot run here. docs/scaling.md.
@@ -34,6 +35,7 @@ from storage.errors import InputError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # on the child's PYTHONPATH (another interpreter)
 WORKER_MODULE = "tasks.trainers.worker"
+TORCHRUN_MODULE = "tasks.trainers.torchrun"  # torch.distributed.run, without the teardown at its end
 RANK_PREFIX = "[rank ${rank}] "  # torchrun's prefix of each worker line (TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE)
 NEEDED_PACKAGES = ("torch", "transformers", "trl", "pydantic", "duckdb", "pyarrow")  # the worker's imports
 
@@ -110,7 +112,7 @@ def launch_of(settings) -> LaunchSettings:
 def torchrun_command(launch: LaunchSettings, job_file: Path) -> list[str]:
     """The torchrun command line of a job (without the die-with-parent wrapper)."""
     python = launch.python or sys.executable
-    cmd = [python, "-m", "torch.distributed.run", "--nnodes", str(launch.nodes)]
+    cmd = [python, "-m", TORCHRUN_MODULE, "--nnodes", str(launch.nodes)]
     cmd += ["--nproc_per_node", str(launch.processes)]
     if launch.rdzv is None:
         cmd += ["--standalone"]
