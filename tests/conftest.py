@@ -7,7 +7,15 @@ Dojoflow home starts a Prefect server of its own seed it with `migrated_prefect_
 """
 
 import os
+import signal
 from pathlib import Path
+
+# A suite started with `&` by a non-interactive shell inherits SIGINT ignored, and Python then installs
+# no KeyboardInterrupt handler; an ignored signal stays ignored across exec, so every process a test
+# starts would ignore the Ctrl-C it is sent (a supervisor once trained all 10,000 steps of the Ctrl-C
+# test). A caught signal returns to the default at exec, so catching it here fixes the children too.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
