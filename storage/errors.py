@@ -101,10 +101,11 @@ def one_line(name: str) -> str:
 def some_names(names, shown: int = 5) -> str:
     """The first `shown` of `names` (each `one_line`) and how many there are in all: an error
     naming 300,000 theorems was one 4 MB line."""
-    names = [one_line(str(n)) for n in names]
+    names = list(names)
+    first = ", ".join(one_line(str(n)) for n in names[:shown])  # only the shown ones are quoted
     if len(names) <= shown:
-        return ", ".join(names)
-    return f"{', '.join(names[:shown])} and {len(names) - shown} more ({len(names)} in all)"
+        return first
+    return f"{first} and {len(names) - shown} more ({len(names)} in all)"
 
 
 def one_of(table: Mapping[str, T], name: str, what: str, where: str) -> T:

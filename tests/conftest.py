@@ -27,6 +27,10 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 # its database every 0.5 s instead of Prefect's 5 s (or at 20 events): a test reading events back
 # through /events/filter (tests/flows/test_events.py) waited out most of those 5 s per read.
 os.environ.setdefault("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL", "0.5")
+# The test server tells a task refused a concurrency slot to retry within 0.5 s, not after the mean
+# slot occupancy (2 s for a new limit, more for `trace` once ingests held it; capped at 30 s):
+# tests/flows/test_concurrency_taken.py slept that out twice (prefect/server/api/concurrency_limits_v2.py).
+os.environ.setdefault("PREFECT_SERVER_CONCURRENCY_MAXIMUM_CONCURRENCY_SLOT_WAIT_SECONDS", "0.5")
 # One OpenMP thread per process: the suite runs 2 pytest-xdist workers (and their servers and children) on
 # 2 cores, and torch's default of one thread per core oversubscribes them; OpenMP's spinning threads then
 # wait on each other. Measured on the shared 2-core box at load 11-14, two processes each training and

@@ -21,9 +21,15 @@ def test_sft_then_dapo_per_repository_with_replay_rewards_and_cached_rerun(prefe
 
     example = PipelineConfig.from_yaml(EXAMPLE)
     trainers = example.model_dump()["trainers"]
-    # 6 SFT steps, not the example's 30: they are most of this test's time, and nothing here
-    # depends on how much SFT learned (GRPO's groups without reward variance are resampled, then masked).
-    trainers["sft"]["training"]["max_steps"] = 6
+    # 2 SFT steps, not the example's 30, and small evaluations: training and generation are most of
+    # this test's time, and nothing here depends on how much SFT learned or how well anything scores
+    # (GRPO's groups without reward variance are resampled, then masked); one GRPO step records the
+    # step's training rewards, and k stays 2 (replay pass@1 and pass@2).
+    trainers["sft"]["training"]["max_steps"] = 2
+    trainers["sft"]["evaluation"].update(max_eval_examples=2, max_new_tokens=4)
+    trainers["grpo"]["training"]["max_steps"] = 1
+    trainers["grpo"]["max_prompts"] = 8
+    trainers["grpo"]["evaluation"].update(max_theorems=2, max_new_tokens=8)
     cfg = example.with_overrides(
         {"home": str(tmp_path / "home"), "max_steps": 1, "trainers": trainers}, source="the test"
     )

@@ -27,8 +27,30 @@ def probe(cache: Path, code: str = RUN_CHECKS) -> str:
     return res.stdout.strip().splitlines()[-1]
 
 
-def test_the_checks_before_a_run_import_no_trl_or_torch_the_second_time(tmp_path):
-    assert probe(tmp_path) == "checked True True"
+def test_the_checks_before_a_run_import_no_trl_or_torch_the_second_time(tmp_path, monkeypatch):
+    # The first check runs in this process (TRL is usually imported here already: a subprocess
+    # importing TRL and torch only to check was most of this test's time); that it really checked
+    # is seen by the trainers' checks being called and TRL imported. The second run, in a fresh
+    # process, must then import neither.
+    from tasks.config import PipelineConfig
+    from tasks.trainers import base
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("DOJOFLOW_HOME", raising=False)
+    checked: list[str] = []
+    real_load_object = base.load_object
+
+    def counted(ref):
+        checked.append(ref)
+        return real_load_object(ref)
+
+    monkeypatch.setattr(base, "load_object", counted)
+    memo = tmp_path / "dojoflow" / "valid-training-args.json"
+    assert not memo.exists()
+    PipelineConfig.from_yaml(ROOT / "examples" / "tiny.yaml").validate_for_run()
+    assert checked and "trl" in sys.modules and "torch" in sys.modules  # the first time: checked
+    assert memo.is_file()
     assert probe(tmp_path) == "checked False False"
 
 
