@@ -24,7 +24,7 @@ from tasks.config import PipelineConfig, SourceConfig
 from tasks.proving.config import ProvingSettings
 from tests.doubles.sample_store import sample_store
 
-from .fixtures import TINY_SFT, task_run_states
+from .fixtures import TINY_SFT, heap_frozen, task_run_states
 
 PROVING = {
     "backend": {"kind": "replay"},
@@ -69,7 +69,8 @@ def first_run(prefect, tmp_path_factory):
     from flows.curriculum import curriculum
 
     home = tmp_path_factory.mktemp("proving") / "home"
-    return home, curriculum(config=pipeline(home))
+    with heap_frozen():
+        return home, curriculum(config=pipeline(home))
 
 
 def test_curriculum_records_replay_pass_at_k_per_repository_and_split(first_run):
