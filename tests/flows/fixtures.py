@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+from contextlib import contextmanager
 from pathlib import Path
 
 from storage.synthetic import write_synthetic_export
@@ -50,3 +52,17 @@ def task_run_states(flow_run_ids: list[str], prefix: str) -> list[tuple[str, str
             return [(r.name, r.state.name) for r in runs if r.name.startswith(prefix)]
 
     return asyncio.run(read())
+
+
+@contextmanager
+def heap_frozen():
+    """Every `Trainer.train()` starts with a full garbage collection (accelerate's `free_memory`, for
+    GPU memory); in a pytest process holding torch, transformers, TRL and Prefect one costs 0.3-1 s of
+    CPU, more than a tiny training. Inside this block what already exists is out of the collector's
+    reach (`gc.freeze`, no collection of its own), so those collections walk only what the block
+    creates; it is handed back to the collector (`gc.unfreeze`) at the end, garbage included."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

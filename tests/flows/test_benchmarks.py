@@ -17,6 +17,8 @@ import pytest
 from storage.store import Store
 from tasks.config import PipelineConfig
 
+from .fixtures import heap_frozen
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "benchmarks.yaml"
 
 
@@ -27,7 +29,8 @@ def two_steps(prefect, tmp_path_factory) -> tuple[dict, Path]:
 
     home = tmp_path_factory.mktemp("benchmarks") / "home"
     config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(home), "max_steps": 2}, "test")
-    return curriculum(config=config), home
+    with heap_frozen():  # two trainings, each starting with a full garbage collection (fixtures.heap_frozen)
+        return curriculum(config=config), home
 
 
 def test_the_benchmarks_example_excludes_the_planted_copy_and_the_card_shows_it(two_steps):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from tasks.config import PipelineConfig, SourceConfig
 from tasks.proving.config import ProvingSettings
 from tests.doubles.sample_store import sample_store
 
-from .fixtures import TINY_SFT, task_run_states
+from .fixtures import TINY_SFT, heap_frozen, task_run_states
 
 PROVING = {
     "backend": {"kind": "replay"},
@@ -68,7 +69,8 @@ def first_run(prefect, tmp_path_factory):
     from flows.curriculum import curriculum
 
     home = tmp_path_factory.mktemp("proving") / "home"
-    return home, curriculum(config=pipeline(home))
+    with heap_frozen():
+        return home, curriculum(config=pipeline(home))
 
 
 def test_curriculum_records_replay_pass_at_k_per_repository_and_split(first_run):
@@ -121,6 +123,40 @@ def test_curriculum_rerun_is_cached_and_records_the_same_metrics(first_run):
     ]
 
 
+# What a Dask worker imports to run a proving batch: the task's module (Prefect with it), the
+# checkpoint generator, torch and the tiny model's class (a 2-layer Qwen2, tasks/models/tiny.py).
+# About 8 s of CPU per worker process when each is spawned fresh (Dask's default).
+WORKER_IMPORTS = [
+    "tasks.prefect_tasks.proving",
+    "tasks.generate.checkpoint",
+    "torch",
+    "transformers.models.qwen2.modeling_qwen2",
+]
+
+
+@contextmanager
+def dask_workers_forked_from_one_import():
+    """Dask's worker processes forked from one forkserver that imported WORKER_IMPORTS once (Dask's
+    own test suite starts its workers so: distributed/utils.py `get_mp_context`), instead of each
+    spawned worker importing them again. Each worker is still a process of its own, sent the
+    pickled tasks over the scheduler's TCP as spawned ones are; the forkserver is a fresh
+    interpreter (a module that fails to import there is imported again, and fails, in the worker).
+    Dask's statistical profiler of its worker threads (every 10 ms) is off: nothing reads it here."""
+    import multiprocessing.forkserver
+
+    import dask
+    from distributed.utils import get_mp_context
+
+    settings = {"distributed.worker.multiprocessing-method": "forkserver", "distributed.worker.profile.enabled": False}
+    with dask.config.set(settings):
+        context = get_mp_context()  # Dask sets its own preload list (distributed...) on first use: ours after it
+        context.set_forkserver_preload([*multiprocessing.forkserver._forkserver._preload_modules, *WORKER_IMPORTS])
+        try:
+            yield
+        finally:
+            multiprocessing.forkserver._forkserver._stop()  # its imports held no longer than the test
+
+
 def test_dask_cluster_of_two_processes_gives_the_same_metrics_as_the_default_runner(first_run, tmp_path):
     from prefect_dask import DaskTaskRunner
 
@@ -141,7 +177,8 @@ def test_dask_cluster_of_two_processes_gives_the_same_metrics_as_the_default_run
             flow = evaluate_proving.with_options(
                 task_runner=DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
             )
-        out = flow(home=str(runner_home), checkpoint=checkpoint, repo_ids=repo_ids, settings=settings)
+        with dask_workers_forked_from_one_import() if runner == "dask" else nullcontext():
+            out = flow(home=str(runner_home), checkpoint=checkpoint, repo_ids=repo_ids, settings=settings)
         runs[runner] = sorted(
             (r["repo_id"], r["split"], r["metric"], r["value"])
             for r in out["metrics"]

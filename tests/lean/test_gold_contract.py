@@ -237,3 +237,21 @@ def test_a_comparator_gone_missing_mid_run_is_an_error_after_one_retry_never_a_v
         backend.close()
     verdict = judge(check, AND_SWAP_PROOF)
     assert verdict.status == "error" and check.gold.category == "infrastructure", check.gold
+
+
+def test_the_landrun_launcher_imports_only_the_standard_library(tmp_path):
+    """comparator starts the launcher once per build and export step (four per proof): run as a file it
+    loads sandbox.py by its path, never the tasks.lean package (pydantic, the backends' settings), which
+    tripled its start-up CPU. Here without bubblewrap (the spec's `bwrap: null`), running `true`."""
+    import sys
+
+    from tasks.lean import gold_sandbox
+
+    spec = tmp_path / "gold-sandbox.json"
+    spec.write_text(json.dumps({"read_only": [], "work_root": str(tmp_path / "work"), "bwrap": None}))
+    argv = [sys.executable, "-I", "-X", "importtime", gold_sandbox.__file__, str(spec), "--best-effort", "--", "true"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "json" in imported  # -X importtime listed the imports
+    assert not {m for m in imported if m.split(".")[0] in ("tasks", "pydantic", "storage")}, sorted(imported)

@@ -36,23 +36,58 @@ def checks_sent(double) -> list[str]:
     return [r["request"] for r in double.requests() if "#print axioms" in r["request"]]
 
 
-@pytest.fixture
-def double(tmp_path):
-    return make_repl_double(tmp_path / "double")
-
-
 def settings_for(double, tmp_path, **repl) -> BackendSettings:
     return BackendSettings(
         kind="repl", work_dir=str(tmp_path / "work"), repl=double.options(**repl), sandbox=double.sandbox()
     )
 
 
-@pytest.fixture
-def verifier(store, double, tmp_path, request):
-    backend = open_verifier(settings_for(double, tmp_path), store)
-    backend.rule_version = f"test-{request.node.name}"  # the store is shared by the module: keys of this test only
-    yield backend
+@pytest.fixture(scope="module")
+def _module_lean(store, tmp_path_factory):
+    """One Lean process double and one repl backend (LeanInteract) for the module: starting them
+    (the REPL process, the sandbox launchers, LeanInteract's setup) cost about 0.5 s of CPU per test.
+    No test here asserts anything about a start; each reads only the requests sent during it (`double`)
+    and keys the cache under a rule version of its own (`verifier`)."""
+    folder = tmp_path_factory.mktemp("verified")
+    double = make_repl_double(folder / "double")
+    backend = open_verifier(settings_for(double, folder), store)
+    yield double, backend
     backend.close()
+
+
+@dataclass(frozen=True)
+class ThisTest:
+    """The module's double as one test sees it: the requests sent since the test began; faults
+    set by the test are cleared after it (`double`)."""
+
+    double: object
+    since: int
+
+    def requests(self) -> list[dict]:
+        return self.double.requests()[self.since :]
+
+    def __getattr__(self, name):  # options, sandbox, faults, paths: the module double's
+        return getattr(self.double, name)
+
+
+@pytest.fixture
+def double(_module_lean):
+    shared, _ = _module_lean
+    shared.faults()
+    yield ThisTest(shared, len(shared.requests()))
+    shared.faults()
+
+
+@pytest.fixture
+def verifier(store, double, _module_lean, request):
+    """The verification cache over the module's repl backend, as `open_verifier` builds it, with this
+    test's own counts; the store is shared by the module: keys of this test only."""
+    _, shared = _module_lean
+    backend = VerifiedBackend(shared.backend, store, shared.header_of, rule_version=f"test-{request.node.name}")
+    if shared.gold is not None:
+        backend.use_gold(shared.gold)
+    yield backend
+    backend.flush()  # the backend below stays open for the next test
 
 
 def test_the_second_check_of_the_same_proof_never_reaches_the_double(store, theorems, double, verifier):

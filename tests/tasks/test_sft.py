@@ -65,6 +65,26 @@ def _max_diff(a: dict, b: dict) -> float:
     return max(float((a[k] - b[k]).abs().max()) for k in a)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _imported_modules_out_of_the_collectors_reach():
+    """Every `Trainer.train()` starts with a full garbage collection (accelerate's `free_memory`, for
+    GPU memory): in this process (torch, transformers, TRL, Prefect and what earlier tests left) each
+    cost 0.3-1 s of CPU, more than most of the tiny trainings here. What training imports is imported
+    first and frozen (`gc.freeze`) for this module's tests, so those collections walk only what the
+    tests create; it is handed back to the collector (`gc.unfreeze`) when the module ends."""
+    import gc
+
+    import accelerate  # noqa: F401
+    import datasets  # noqa: F401
+    import peft  # noqa: F401
+    from trl import SFTConfig, SFTTrainer  # noqa: F401
+
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     root = tmp_path_factory.mktemp("sft")
