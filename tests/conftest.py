@@ -112,3 +112,9 @@ def pytest_runtest_teardown(item, nextitem):
         gc.collect()
         gc.freeze()
         _modules_when_frozen = len(sys.modules)
+
+
+def pytest_unconfigure(config):
+    import gc
+
+    gc.unfreeze()  # the interpreter's last collections then free it all, as without the freeze
