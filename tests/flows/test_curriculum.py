@@ -1,5 +1,6 @@
 """The curriculum flow on the embedded Prefect server, with real SFT on a tiny model:
-resume after a failure, after SIGKILL, and after a changed setting; two runs at once."""
+resume after a failure, after SIGKILL, and after a changed setting; two runs at once (with
+the torch-free `echo` trainer: that test asserts the step locks, not training)."""
 
 from __future__ import annotations
 
