@@ -90,31 +90,3 @@ LONGEST_FILES_FIRST = (  # longest first: `--durations=0` at fde88e1 (shared box
 def pytest_collection_modifyitems(config, items):
     rank = {path: i for i, path in enumerate(LONGEST_FILES_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable sort
-
-
-# Objects of imported modules (torch, transformers, Prefect: ~550k) live for the whole session, yet every
-# full garbage collection walks them again: transformers' Trainer collects at every training start
-# (accelerate's free_memory: gc.collect()), ~0.4 s of CPU each here, half of a tiny SFT step's time.
-# After a test that imported many modules, collect once and freeze what survived: later collections
-# skip it. Objects freed by reference counting still go at once; only a frozen object in a reference
-# cycle that dies later is not collected (import-time objects, kept anyway).
-_modules_when_frozen = 0
-
-
-@pytest.hookimpl(hookwrapper=True, trylast=True)
-def pytest_runtest_teardown(item, nextitem):
-    global _modules_when_frozen
-    yield
-    import gc
-    import sys
-
-    if len(sys.modules) > _modules_when_frozen + 100:
-        gc.collect()
-        gc.freeze()
-        _modules_when_frozen = len(sys.modules)
-
-
-def pytest_unconfigure(config):
-    import gc
-
-    gc.unfreeze()  # the interpreter's last collections then free it all, as without the freeze
