@@ -1,5 +1,6 @@
 """The curriculum flow on the embedded Prefect server, with real SFT on a tiny model:
-resume after a failure, after SIGKILL, and after a changed setting; two runs at once."""
+resume after a failure, after SIGKILL, and after a changed setting; two runs at once (with
+the torch-free `echo` trainer: that test asserts the step locks, not training)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from storage import catalog
 from storage.store import Store
 from tasks.trainers import registry
 
-from . import flaky
+from . import cli_child, flaky
 from .fixtures import TINY_SFT, config, small_sources, task_run_states, train_states
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +33,24 @@ SFT = {
     "training": {**TINY_SFT["training"], "max_steps": 1},
     "evaluation": {**TINY_SFT["evaluation"], "max_new_tokens": 4, "max_eval_examples": 2},
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _imports_frozen():
+    """This file's tests run with the objects of the trainers' libraries frozen
+    (tasks/lean/closing.heap_frozen, unfrozen after the last test): transformers' Trainer runs a
+    full garbage collection at every training start (accelerate's free_memory), ~0.4 s of CPU
+    here when it walks torch's, transformers' and Prefect's ~550k objects, half of a tiny SFT
+    step; frozen, it walks only what the tests made. The modules are imported first (the first
+    test would import them), so that they are among the frozen objects."""
+    import matplotlib.pyplot  # noqa: F401  (the report's figure)
+    import trl  # noqa: F401
+
+    from tasks.lean.closing import heap_frozen
+
+    trl.SFTTrainer, trl.SFTConfig  # noqa: B018  (trl's lazy modules: transformers' Trainer, peft, datasets)
+    with heap_frozen():
+        yield
 
 
 @pytest.fixture
@@ -225,8 +244,9 @@ EVENT_CEILING_S = 1800  # how long a wait for an event may take before the test 
 
 
 def _run_cli(cfg_path: Path, home: Path, env: dict, **popen) -> subprocess.Popen:
+    # `dojoflow run` (flows.cli.main) with the test trainers its hooks in `env` ask for (tests/flows/cli_child.py)
     return subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "run", str(cfg_path), "--home", str(home)],
+        [sys.executable, "-m", "tests.flows.cli_child", "run", str(cfg_path), "--home", str(home)],
         cwd=ROOT,
         env=env,
         start_new_session=True,
@@ -241,44 +261,40 @@ def _cli_env() -> dict:
     return {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_API_URL": PREFECT_API_URL.value()}
 
 
-def _write_config(tmp_path: Path, sft: dict, n: int = 3) -> Path:
+def _write_config(tmp_path: Path, trainers: dict, n: int = 3) -> Path:
     sources = [{"export": s.export_path} for s in small_sources(tmp_path, n)]
     path = tmp_path / "cfg.yaml"
-    path.write_text(yaml.safe_dump({"name": "cli", "sources": sources, "trainers": {"sft": sft}}))
+    path.write_text(yaml.safe_dump({"name": "cli", "sources": sources, "trainers": trainers}))
     return path
 
 
 def test_a_run_killed_during_training_resumes_without_retraining_finished_steps(prefect, tmp_path):
     home = tmp_path / "home"
-    # Step 2 saves its first Trainer checkpoint at step 20 and trains 80 more: the kill lands in
-    # between (a poll every 0.1 s). Few saves: each costs more than a step of the tiny model.
-    slow = {**SFT, "training": {**SFT["training"], "max_steps": 100, "save_steps": 20}}
-    cfg = _write_config(tmp_path, slow, n=2)
-    proc = _run_cli(cfg, home, _cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Step 2 trains 2 steps, saving a Trainer checkpoint after each. The child's SFT pauses right
+    # after step 2's first save (tests/flows/cli_child.py, PAUSE) and says so: the kill lands
+    # mid-training on that event, with a step left to train on resume.
+    two = {**SFT, "training": {**SFT["training"], "max_steps": 2, "save_steps": 1}}
+    cfg = _write_config(tmp_path, {"sft": two}, n=2)
+    paused = tmp_path / "paused-after-first-save"
+    env = {**_cli_env(), cli_child.PAUSE: str(paused)}
+    proc = _run_cli(cfg, home, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + EVENT_CEILING_S
-        # wait until step 1 is published and step 2 has saved a Trainer checkpoint (events, not a
-        # deadline: the ceiling is only reached by a run that hangs)
-        while time.monotonic() < deadline:
-            published = list((home / "checkpoints" / "sft").glob("*/dojoflow-checkpoint.json"))
-            # a complete one (tasks/models/loading.py: trainer_state.json is written last) of step 2:
-            # step 1's work folder (named by its checkpoint id, renamed `<id>.tmp-*` while removed)
-            # outlives its publication for a moment (tasks/checkpoints.py train_step), and a kill
-            # then lands before step 1's train and evaluate are committed to the cache
-            step1_ids = {p.parent.name for p in published}
-            partial = [
-                p
-                for p in (
-                    (home / "work" / "sft").rglob("checkpoint-*/trainer_state.json") if (home / "work").exists() else []
-                )
-                if p.relative_to(home / "work" / "sft").parts[0].split(".")[0] not in step1_ids
-            ]
-            if len(published) == 1 and partial:
-                break
+        deadline = time.monotonic() + EVENT_CEILING_S  # only a run that hangs reaches it
+        while not paused.exists():
             assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "step 2 never saved a Trainer checkpoint"
             time.sleep(0.1)
-        else:
-            pytest.fail("step 2 never started training")
+        # step 1 is published and step 2 has saved a complete Trainer checkpoint
+        # (tasks/models/loading.py: trainer_state.json is written last). Step 1's work folder
+        # (named by its checkpoint id, renamed `<id>.tmp-*` while removed) is not step 2's.
+        published = list((home / "checkpoints" / "sft").glob("*/dojoflow-checkpoint.json"))
+        step1_ids = {p.parent.name for p in published}
+        partial = [
+            p
+            for p in (home / "work" / "sft").rglob("checkpoint-*/trainer_state.json")
+            if p.relative_to(home / "work" / "sft").parts[0].split(".")[0] not in step1_ids
+        ]
+        assert len(published) == 1 and partial, (published, partial)
         step1 = published[0]
         step1_mtime = step1.stat().st_mtime_ns
         os.killpg(proc.pid, signal.SIGKILL)
@@ -297,25 +313,32 @@ def test_a_run_killed_during_training_resumes_without_retraining_finished_steps(
     assert train_states(rerun) == ["Cached", "Completed"]
     assert step1.stat().st_mtime_ns == step1_mtime
     figures = rerun["steps"][1]["trainers"]["sft"]["checkpoint"]["figures"]
-    assert figures.get("resumed_from"), f"step 2 should resume from its Trainer checkpoint: {figures}"
+    assert figures.get("resumed_from") == "checkpoint-1", f"step 2 should resume from its Trainer checkpoint: {figures}"
     assert not [p for p in (home / "checkpoints" / "sft").iterdir() if ".tmp-" in p.name]  # the orphan is gone
 
 
 def test_two_runs_started_at_once_on_one_store_do_each_step_once(prefect, tmp_path):
-    home = tmp_path / "home"
-    cfg = _write_config(tmp_path, SFT, n=2)
-    env = _cli_env()
+    # Orchestration only: the torch-free `echo` trainer, whose training of each step waits until
+    # the other run reached that step too (waiting for this run's lock, or training it as well):
+    # tests/flows/cli_child.py, MEET. The runs overlap at every step however their start is scheduled.
+    home, meet = tmp_path / "home", tmp_path / "meet"
+    meet.mkdir()
+    cfg = _write_config(tmp_path, {"sft": None, "echo": {}}, n=2)
+    env = {**_cli_env(), cli_child.MEET: str(meet)}
     procs = [_run_cli(cfg, home, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=EVENT_CEILING_S)[0] for p in procs]  # the event: both exit
     assert [p.returncode for p in procs] == [0, 0], "\n=====\n".join(o[-6000:] for o in outs)
     runs = catalog.query(Store.open(home), "SELECT run_id FROM runs").to_pylist()
-    states = task_run_states([r["run_id"] for r in runs], "train-sft")
+    states = task_run_states([r["run_id"] for r in runs], "train-echo")
     fresh = sorted(name for name, state in states if state == "Completed")
     cached = sorted(name for name, state in states if state == "Cached")
     assert len(states) == 4
     assert len(fresh) == 2 and len(set(fresh)) == 2, states  # each step trained by exactly one run
     assert len(cached) == 2, states
-    assert len(list((home / "checkpoints" / "sft").iterdir())) == 2
+    assert len(list((home / "checkpoints" / "echo").iterdir())) == 2
+    # and they met: at each step one run waited for the lock of the other's training
+    waited = {p.read_text() for p in meet.glob("waiting.*") if p.suffix != ".tmp"}
+    assert len({k for k in waited if k.startswith("train-")}) == 2, waited
 
 
 def test_bad_config_fails_before_any_training(tmp_path):
@@ -360,15 +383,17 @@ def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpo
     home = tmp_path / "home"
     trainers = {
         "sft": SFT,
-        # EWC from step 1's Fisher, estimated on 8 examples (the default 128 were most of this test's time)
+        # One training step each: this test asserts which checkpoint each trainer starts from and
+        # what it reports, not what it learns. EWC from step 1's Fisher, estimated on one batch
+        # of 4 examples (the default 128 were most of this test's time)
         "retriever": {
             "backbone": "builtin:tiny-encoder",
-            "training": {"max_steps": 3},
+            "training": {"max_steps": 1},
             "batch_size": 4,
             "ewc_lambda": 10.0,
-            "fisher_examples": 8,
+            "fisher_examples": 4,
         },
-        "progress": {"model": "builtin:tiny-encoder", "training": {"max_steps": 3, "per_device_train_batch_size": 8}},
+        "progress": {"model": "builtin:tiny-encoder", "training": {"max_steps": 1, "per_device_train_batch_size": 8}},
     }
     cfg = config(tmp_path, home, n=2)
     result = curriculum(config=cfg.model_validate({**cfg.model_dump(), "trainers": trainers}))

@@ -37,6 +37,12 @@ from tests.flows.fixtures import TINY_SFT
 from tests.tasks.test_tracing import MANIFEST, fake_lean_bin, fake_lean_dojo_package, make_lean_repo
 
 BUILD_ERROR = "lake build failed: Alpha/Basic.lean:3:2: unknown identifier 'foo'"
+# TINY_SFT with less of what no test here measures (a night trains on the new commit, not how
+# well): one training step, and 2 evaluation examples of at most 4 new tokens.
+NIGHT_SFT = {
+    "training": {**TINY_SFT["training"], "max_steps": 1},
+    "evaluation": {**TINY_SFT["evaluation"], "max_new_tokens": 4, "max_eval_examples": 2},
+}
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -167,7 +173,7 @@ def test_a_new_commit_traced_by_the_lean_dojo_double_is_trained_on_and_recorded_
     old = git(path, "rev-parse", "HEAD")
     record_processed(home, [(repo, old)], run_id="an-earlier-night")
     new = commit_file(path, "Alpha/More.lean", "theorem Alpha.more : True := trivial\n")
-    config = nightly_config(home, repo, sft=TINY_SFT, tracing=lean_dojo_double.tracing)
+    config = nightly_config(home, repo, sft=NIGHT_SFT, tracing=lean_dojo_double.tracing)
 
     # A night with a new commit: the curriculum traces it, trains on it, and the commit is recorded
     state, run_id = run_nightly(config)
