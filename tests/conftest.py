@@ -31,7 +31,7 @@ os.environ.setdefault("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL", 
 # slot occupancy (2 s for a new limit, more for `trace` once ingests held it; capped at 30 s):
 # tests/flows/test_concurrency_taken.py slept that out twice (prefect/server/api/concurrency_limits_v2.py).
 os.environ.setdefault("PREFECT_SERVER_CONCURRENCY_MAXIMUM_CONCURRENCY_SLOT_WAIT_SECONDS", "0.5")
-# One OpenMP thread per process: the suite runs 2 pytest-xdist workers (and their servers and children) on
+# One OpenMP thread per process: the suite runs 3 pytest-xdist workers (and their servers and children) on
 # 2 cores, and torch's default of one thread per core oversubscribes them; OpenMP's spinning threads then
 # wait on each other. Measured on the shared 2-core box at load 11-14, two processes each training and
 # sampling a tiny Qwen2 at once: 300-360 s with torch's default of 2 threads, 8-17 s with 1. The
