@@ -16,18 +16,18 @@ def _section_command(title: str) -> str:
     return re.search(r"```bash\n(.*?)\n```", section, re.S).group(1)
 
 
-def test_the_run_command_installs_no_extra_and_the_test_command_adds_dev_and_two_workers():
+def test_the_run_command_installs_no_extra_and_the_test_command_adds_dev_and_three_workers():
     run = _section_command("Run it")
     assert "pip install -e . " in run and "[dev]" not in run and "dojoflow run" in run
     tests = _section_command("Run the tests")
-    assert "pip install -e '.[dev]'" in tests and "pytest -n 2" in tests
+    assert "pip install -e '.[dev]'" in tests and "pytest -n 3" in tests
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(d.startswith("pytest-xdist") for d in extras["dev"])
 
 
 def test_ci_runs_the_readmes_test_command_and_pytest_prints_the_15_slowest():
     ci = (ROOT / ".ci" / "run").read_text()
-    assert ".venv/bin/python -m pytest -n 2\n" in ci
+    assert ".venv/bin/python -m pytest -n 3\n" in ci
     addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
     assert "--durations=15" in addopts
     # each file on one worker (module fixtures made once), the longest files first (tests/conftest.py)
