@@ -23,9 +23,19 @@ SPLITS = ("train", "val", "test")
 
 POS = pa.list_(pa.int64())  # [line, column], exactly as LeanDojo writes it
 
+# The columns that say which repository, theorem and tactic a row is about, declared once.
+REPO_ID = pa.field("repo_id", pa.string(), nullable=False)  # every table's: the repository (its partition)
+THEOREM_KEY = [
+    REPO_ID,
+    pa.field("theorem_id", pa.string(), nullable=False),  # hash of (repo_id, file_path, full_name)
+    pa.field("file_path", pa.string(), nullable=False),
+    pa.field("full_name", pa.string(), nullable=False),
+]
+TACTIC_KEY = [*THEOREM_KEY, pa.field("idx", pa.int64(), nullable=False)]  # idx: position in the proof, from 0
+
 REPOSITORIES = pa.schema(
     [
-        pa.field("repo_id", pa.string(), nullable=False),
+        REPO_ID,
         pa.field("url", pa.string(), nullable=False),
         pa.field("commit", pa.string(), nullable=False),
         pa.field("name", pa.string(), nullable=False),
@@ -43,7 +53,7 @@ REPOSITORIES = pa.schema(
 
 FILES = pa.schema(
     [
-        pa.field("repo_id", pa.string(), nullable=False),
+        REPO_ID,
         pa.field("path", pa.string(), nullable=False),
         pa.field("imports", pa.list_(pa.string()), nullable=False),
         pa.field("corpus_order", pa.int64()),  # position in corpus.jsonl; null if absent
@@ -53,10 +63,7 @@ FILES = pa.schema(
 
 THEOREMS = pa.schema(
     [
-        pa.field("repo_id", pa.string(), nullable=False),
-        pa.field("theorem_id", pa.string(), nullable=False),  # hash of (repo_id, file_path, full_name)
-        pa.field("file_path", pa.string(), nullable=False),
-        pa.field("full_name", pa.string(), nullable=False),
+        *THEOREM_KEY,
         pa.field("theorem_statement", pa.string()),
         pa.field("start", POS, nullable=False),
         pa.field("end", POS, nullable=False),
@@ -80,11 +87,7 @@ ANNOTATION = pa.struct(
 
 TACTICS = pa.schema(
     [
-        pa.field("repo_id", pa.string(), nullable=False),
-        pa.field("theorem_id", pa.string(), nullable=False),
-        pa.field("file_path", pa.string(), nullable=False),
-        pa.field("full_name", pa.string(), nullable=False),
-        pa.field("idx", pa.int64(), nullable=False),  # position in the proof, from 0
+        *TACTIC_KEY,
         pa.field("tactic", pa.string(), nullable=False),
         pa.field("annotated_tactic", pa.string(), nullable=False),
         pa.field("annotations", pa.list_(ANNOTATION), nullable=False),
@@ -96,7 +99,7 @@ TACTICS = pa.schema(
 
 PREMISES = pa.schema(
     [
-        pa.field("repo_id", pa.string(), nullable=False),
+        REPO_ID,
         pa.field("file_path", pa.string(), nullable=False),
         pa.field("full_name", pa.string(), nullable=False),
         pa.field("code", pa.string()),
@@ -121,11 +124,7 @@ TABLES: dict[str, pa.Schema] = {
 # Rows of a snapshot: one per traced tactic used for training/evaluation.
 SNAPSHOT_TACTICS = pa.schema(
     [
-        pa.field("repo_id", pa.string(), nullable=False),
-        pa.field("theorem_id", pa.string(), nullable=False),
-        pa.field("file_path", pa.string(), nullable=False),
-        pa.field("full_name", pa.string(), nullable=False),
-        pa.field("idx", pa.int64(), nullable=False),
+        *TACTIC_KEY,
         pa.field("num_tactics", pa.int64(), nullable=False),
         pa.field("state_before", pa.string(), nullable=False),
         pa.field("tactic", pa.string(), nullable=False),

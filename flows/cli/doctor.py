@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from .common import app
+from .common import Home, app
 from .output import console, say_line
 
 
@@ -42,9 +42,7 @@ def prefect_server_check(home: Path):
 
 @app.command("doctor")
 def doctor_cmd(
-    home: Annotated[
-        Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")
-    ] = None,
+    home: Home = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ):
     """What this machine can do: Python, Prefect server, GPU, Lean toolchain, lake, each backend's package, bubblewrap."""

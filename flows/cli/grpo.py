@@ -38,13 +38,6 @@ Backend = Annotated[
 ]
 
 
-def _start(home: Path) -> Path:
-    from ..runtime.environment import prepare_prefect_env
-
-    prepare_prefect_env(home)
-    return home
-
-
 @grpo_app.command("algorithms")
 def algorithms_cmd():
     """Each algorithm with its objective in one line and the paper it follows."""
@@ -118,21 +111,15 @@ def train_cmd(
         preflight_inputs(settings, file_theorems, resolved)
     except DojoflowError as e:
         fail_exit(e)
-    _start(resolved)
     from tasks.grpo.config import DEFAULT_MODEL
 
     say_line(f"model: {settings.model}{UNTRAINED_NOTE if settings.model == DEFAULT_MODEL else ''}")
-    from .run_session import command_server
-    from .terminal import library_output_to_log
+    from .run_session import command_flow
 
-    with command_server(resolved, say_line):
+    with command_flow(resolved, "grpo-train") as log:
         from ..grpo import grpo_train
 
-        try:
-            with library_output_to_log(resolved, "grpo-train") as log:
-                result = grpo_train(str(resolved), str(theorems.resolve()), settings, str(out))
-        except DojoflowError as e:
-            fail_exit(e)
+        result = grpo_train(str(resolved), str(theorems.resolve()), settings, str(out))
     _print_trained(result)
     say_line(f"log: {log}")
 
@@ -177,18 +164,12 @@ def evaluate_cmd(
         preflight_inputs(settings, file_theorems, resolved, checkpoint)
     except DojoflowError as e:
         fail_exit(e)
-    _start(resolved)
-    from .run_session import command_server
-    from .terminal import library_output_to_log
+    from .run_session import command_flow
 
-    with command_server(resolved, say_line):
+    with command_flow(resolved, "grpo-evaluate") as log:
         from ..grpo import grpo_evaluate
 
-        try:
-            with library_output_to_log(resolved, "grpo-evaluate") as log:
-                result = grpo_evaluate(str(resolved), str(checkpoint.resolve()), str(theorems.resolve()), settings)
-        except DojoflowError as e:
-            fail_exit(e)
+        result = grpo_evaluate(str(resolved), str(checkpoint.resolve()), str(theorems.resolve()), settings)
     checker = result["checker"]
     say(
         "{}{} theorems, checked by {}: pass@1 {}, pass@{} {} (95% intervals)",

@@ -48,8 +48,6 @@ def prove_cmd(
 
     Your working tree is never modified: apply a patch with `git apply FILE` in your checkout.
     """
-    from ..runtime.environment import prepare_prefect_env
-
     try:
         from tasks.config import prove_config_from_yaml
         from tasks.proving.sorry import check_prove_run, prove_config
@@ -73,18 +71,12 @@ def prove_cmd(
 
     if of(cfg.proving.backend).lower_bound:
         say_line(REPLAY_CANNOT_PROVE_SORRY)
-    prepare_prefect_env(resolved)
-    from .run_session import command_server
-    from .terminal import library_output_to_log
+    from .run_session import command_flow
 
-    with command_server(resolved, say_line):
+    with command_flow(resolved, "prove") as log:
         from ..prove import prove
 
-        try:
-            with library_output_to_log(resolved, "prove") as log:
-                result = prove(config=cfg)
-        except DojoflowError as e:
-            fail_exit(e)
+        result = prove(config=cfg)
     _print_proved(result)
     say_line(f"log: {log}")
 

@@ -191,6 +191,26 @@ def command_server(home: Path, say) -> Iterator[servers.Server]:
             os.environ.pop("PREFECT_API_URL", None)
 
 
+@contextmanager
+def command_flow(home: Path, log_name: str) -> Iterator[Path]:
+    """Where a one-flow command (`prove`, `grpo train`, `grpo evaluate`) runs its flow: Prefect's
+    environment for `home`, the server `command_server` chooses, what Prefect and the libraries
+    print in the log `log_name` (terminal.library_output_to_log; its path is yielded), and a
+    DojoflowError of the flow as one line and exit code 2."""
+    from ..runtime.environment import prepare_prefect_env
+    from .common import fail_exit
+    from .output import say_line
+    from .terminal import library_output_to_log
+
+    prepare_prefect_env(home)
+    with command_server(home, say_line):
+        try:
+            with library_output_to_log(home, log_name) as log:
+                yield log
+        except DojoflowError as e:
+            fail_exit(e)
+
+
 def drain_prefect_workers(timeout: float = 10.0) -> None:
     """Send Prefect's queued log lines and events while the server still answers."""
     if "prefect" not in sys.modules:

@@ -15,6 +15,9 @@ from storage.repo_specs import resolve_repositories
 from .common import FormatOption, Home, UnsafeNoSandbox, command, fail_exit, home_of, store_of
 from .output import emit, fail, say
 
+# `import` and `trace`: what to do when a repository is already stored with other content.
+Replace = Annotated[bool, typer.Option(help="Replace a repository stored with different content.")]
+
 
 def _added_rows(results) -> list[dict]:
     return [{"repo_id": r.repo_id, "status": r.status, **r.counts} for r in results]
@@ -29,7 +32,7 @@ def import_cmd(
             "several are imported together, in one commit."
         ),
     ],
-    replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
+    replace: Replace = False,
     val_fraction: Annotated[float, typer.Option(help="Val share for splits the export does not carry.")] = 0.1,
     test_fraction: Annotated[float, typer.Option(help="Test share for splits the export does not carry.")] = 0.1,
     home: Home = None,
@@ -116,7 +119,7 @@ def trace_cmd(
     commit: Annotated[
         Optional[str], typer.Option(help="The commit to trace (default: HEAD / the remote's default branch).")
     ] = None,
-    replace: Annotated[bool, typer.Option(help="Replace a repository stored with different content.")] = False,
+    replace: Replace = False,
     unsafe_no_sandbox: UnsafeNoSandbox = False,
     home: Home = None,
     fmt: FormatOption = None,

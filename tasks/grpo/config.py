@@ -21,7 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from storage.errors import InputError
 from tasks.sft.config import DEFAULT_MODEL, DEFAULT_SYSTEM_PROMPT, BaseModelName, Lora
-from tasks.trainers.fields import ModelDtype, RestartFromBase, evaluation_field
+from tasks.trainers.fields import (
+    ModelDtype,
+    ProofTemperature,
+    ProofTokens,
+    RestartFromBase,
+    SamplerSeed,
+    evaluation_field,
+)
 from tasks.trainers.launch import LaunchSettings, launch_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import (
@@ -147,9 +154,9 @@ class GRPOEvalSettings(BaseModel):
 
     k: int = Field(4, ge=1, le=256, description="Proofs sampled per theorem; pass@k uses all of them.")
     max_theorems: int | None = Field(20, ge=1, description="Most theorems scored per (repository, split); None: all.")
-    temperature: float = Field(1.0, gt=0.0, description="Sampling temperature of the proofs.")
-    max_new_tokens: int = Field(64, ge=1, description="Longest proof generated, in tokens.")
-    seed: int = Field(0, description="Seed of the sampler.")
+    temperature: ProofTemperature = 1.0
+    max_new_tokens: ProofTokens = 64
+    seed: SamplerSeed = 0
 
 
 class GRPOSettings(BaseModel):

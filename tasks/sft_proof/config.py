@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.lean.config import BackendSettings
 from tasks.sft.config import CausalLMSettings, Lora, build_sft_config
-from tasks.trainers.fields import RestartFromBase, evaluation_field
+from tasks.trainers.fields import ProofTemperature, ProofTokens, RestartFromBase, SamplerSeed, evaluation_field
 from tasks.trainers.time_checkpoints import checkpoint_every_minutes_field
 from tasks.trainers.training_args import check_by_building
 
@@ -44,15 +44,15 @@ class SFTProofEvalSettings(BaseModel):
     max_theorems: int | None = Field(
         12, ge=1, description="Theorems per repository and split at most (a fixed hash chooses them); null: all."
     )
-    temperature: float = Field(1.0, gt=0.0, description="Sampling temperature of the proofs.")
-    max_proof_tokens: int = Field(128, ge=1, le=16384, description="Longest proof generated, in tokens.")
+    temperature: ProofTemperature = 1.0
+    max_proof_tokens: ProofTokens = Field(128, le=16384)
     timeout_s: float = Field(120.0, gt=0, description="Wall-clock seconds to check one theorem's samples.")
     baseline: bool = Field(
         True,
         description="Also score the closing-tactics baseline (`simp`, `rfl`, `omega`, ... each a one-tactic "
         "proof) on the same theorems with the same backend and k: `baseline_<checker>_pass@k`.",
     )
-    seed: int = Field(0, description="Seed of the sampler.")
+    seed: SamplerSeed = 0
 
 
 class SFTProofSettings(CausalLMSettings):

@@ -6,6 +6,8 @@
   `continues`; every trainer with a parent checkpoint).
 - `evaluation_field`: a trainer's `evaluation` section (its own settings model), which scores a
   checkpoint and is no part of its id (sft, sft_proof, grpo).
+- `ProofTemperature`, `ProofTokens`, `SamplerSeed`: how an evaluation by whole-proof sampling
+  (pass@k) samples its proofs (sft_proof, grpo); each model gives its own default and bounds.
 
     python -c "from tasks.trainers.fields import ModelDtype; print(ModelDtype)"
 """
@@ -40,3 +42,8 @@ def evaluation_field(settings: type):
         description="How checkpoints are scored (changing it re-evaluates, never retrains).",
         json_schema_extra={"checkpoint_id": False},  # tasks/checkpoints.py: not part of the checkpoint id
     )
+
+
+ProofTemperature = Annotated[float, Field(gt=0.0, description="Sampling temperature of the proofs.")]
+ProofTokens = Annotated[int, Field(ge=1, description="Longest proof generated, in tokens.")]
+SamplerSeed = Annotated[int, Field(description="Seed of the sampler.")]
