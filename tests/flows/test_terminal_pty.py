@@ -92,7 +92,7 @@ def test_run_on_a_terminal_shows_only_dojoflows_lines_and_the_log_gets_the_libra
         "trainers": {
             "sft": {
                 "model": "builtin:tiny-causal-lm",
-                "training": {"max_steps": 2, "per_device_train_batch_size": 4, "logging_steps": 1, "save_steps": 1},
+                "training": {"max_steps": 1, "per_device_train_batch_size": 4, "logging_steps": 1, "save_steps": 1},
                 "evaluation": {"top_k": 2, "max_new_tokens": 4, "max_eval_examples": 2},
             },
             "retriever": None,
