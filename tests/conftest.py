@@ -106,3 +106,48 @@ LONGEST_FILES_FIRST = (  # longest first: `--durations=0` at fde88e1 (shared box
 def pytest_collection_modifyitems(config, items):
     rank = {path: i for i, path in enumerate(LONGEST_FILES_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable sort
+
+
+# Every transformers `Trainer.train()` starts with a full garbage collection (accelerate's
+# `free_memory`), and LeanInteract's server kill ends in one: in a pytest worker holding torch,
+# transformers, TRL, Prefect and the collected items (~550k objects) each walks them all, 0.3-1 s
+# of CPU, more than most tiny trainings. At the first test of each file, and after a test or fixture
+# that imported many modules (the trainers' libraries load lazily), the unfrozen objects are
+# collected and the survivors frozen (`gc.freeze`): later collections walk only what tests create
+# since. Garbage is collected before it is frozen, so nothing a finished file dropped stays; what
+# a test still holds may become unreachable later and then waits for the process's end.
+# tasks/lean/closing.heap_frozen leaves this freeze as it is (tests/lean/test_closing.py).
+_heap_frozen_at = {"file": None, "modules": 0}
+
+
+def _freeze_the_heap(file: str | None) -> None:
+    """Collect and freeze at a new test file (`file`) or after 100 more modules than at the last freeze."""
+    import gc
+    import sys
+
+    new_file = file is not None and file != _heap_frozen_at["file"]
+    if new_file or len(sys.modules) >= _heap_frozen_at["modules"] + 100:
+        gc.collect()
+        gc.freeze()
+        _heap_frozen_at.update(file=file or _heap_frozen_at["file"], modules=len(sys.modules))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _freeze_the_heap(item.nodeid.split("::", 1)[0])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    try:
+        return (yield)
+    finally:
+        _freeze_the_heap(None)
+
+
+def pytest_unconfigure(config):
+    """The frozen objects are handed back before the interpreter ends: its last collections skip
+    frozen ones, and duckdb's bindings (nanobind) then report their live objects as leaks."""
+    import gc
+
+    gc.unfreeze()
