@@ -43,7 +43,7 @@ import pytest  # noqa: E402
 
 # The real kimina server (session fixtures `kimina`, `kimina_legacy`): one each per test session.
 from tests.doubles.kimina_server import kimina, kimina_legacy  # noqa: E402, F401
-from tests.prefect_db import copy_db  # noqa: E402
+from tests.prefect_db import copy_db, one_migration_per_run  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -55,11 +55,18 @@ def prefect(tmp_path_factory):
 
     # One harness server per pytest-xdist worker, on a port of the worker's own (tests/ports.py).
     harness._find_available_port = free_port
-    with harness.prefect_test_harness(server_startup_timeout=600):  # a ceiling: 2 workers on a loaded box
+    # The workers' servers migrate one database between them (tests/prefect_db.py).
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+    with (
+        one_migration_per_run(harness, shared) as publish,
+        harness.prefect_test_harness(server_startup_timeout=600),  # a ceiling: 2 workers on a loaded box
+    ):
         # The server migrated its fresh database before it answered: copied now, it holds no run.
         url = PREFECT_SERVER_DATABASE_CONNECTION_URL.value()
         migrated = tmp_path_factory.mktemp("migrated-prefect-db") / "prefect.db"
         copy_db(url.split(":///", 1)[1], migrated)
+        publish(migrated)
         yield migrated
 
 
