@@ -43,7 +43,7 @@ import pytest  # noqa: E402
 
 # The real kimina server (session fixtures `kimina`, `kimina_legacy`): one each per test session.
 from tests.doubles.kimina_server import kimina, kimina_legacy  # noqa: E402, F401
-from tests.prefect_db import copy_db  # noqa: E402
+from tests.prefect_db import copy_db, one_migration_per_run  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -55,11 +55,18 @@ def prefect(tmp_path_factory):
 
     # One harness server per pytest-xdist worker, on a port of the worker's own (tests/ports.py).
     harness._find_available_port = free_port
-    with harness.prefect_test_harness(server_startup_timeout=600):  # a ceiling: 2 workers on a loaded box
+    # The workers' servers migrate one database between them (tests/prefect_db.py).
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+    with (
+        one_migration_per_run(harness, shared) as publish,
+        harness.prefect_test_harness(server_startup_timeout=600),  # a ceiling: 2 workers on a loaded box
+    ):
         # The server migrated its fresh database before it answered: copied now, it holds no run.
         url = PREFECT_SERVER_DATABASE_CONNECTION_URL.value()
         migrated = tmp_path_factory.mktemp("migrated-prefect-db") / "prefect.db"
         copy_db(url.split(":///", 1)[1], migrated)
+        publish(migrated)
         yield migrated
 
 
@@ -106,3 +113,48 @@ LONGEST_FILES_FIRST = (  # longest first: `--durations=0` at fde88e1 (shared box
 def pytest_collection_modifyitems(config, items):
     rank = {path: i for i, path in enumerate(LONGEST_FILES_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable sort
+
+
+# Every transformers `Trainer.train()` starts with a full garbage collection (accelerate's
+# `free_memory`), and LeanInteract's server kill ends in one: in a pytest worker holding torch,
+# transformers, TRL, Prefect and the collected items (~550k objects) each walks them all, 0.3-1 s
+# of CPU, more than most tiny trainings. At the first test of each file, and after a test or fixture
+# that imported many modules (the trainers' libraries load lazily), the unfrozen objects are
+# collected and the survivors frozen (`gc.freeze`): later collections walk only what tests create
+# since. Garbage is collected before it is frozen, so nothing a finished file dropped stays; what
+# a test still holds may become unreachable later and then waits for the process's end.
+# tasks/lean/closing.heap_frozen leaves this freeze as it is (tests/lean/test_closing.py).
+_heap_frozen_at = {"file": None, "modules": 0}
+
+
+def _freeze_the_heap(file: str | None) -> None:
+    """Collect and freeze at a new test file (`file`) or after 100 more modules than at the last freeze."""
+    import gc
+    import sys
+
+    new_file = file is not None and file != _heap_frozen_at["file"]
+    if new_file or len(sys.modules) >= _heap_frozen_at["modules"] + 100:
+        gc.collect()
+        gc.freeze()
+        _heap_frozen_at.update(file=file or _heap_frozen_at["file"], modules=len(sys.modules))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _freeze_the_heap(item.nodeid.split("::", 1)[0])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    try:
+        return (yield)
+    finally:
+        _freeze_the_heap(None)
+
+
+def pytest_unconfigure(config):
+    """The frozen objects are handed back before the interpreter ends: its last collections skip
+    frozen ones, and duckdb's bindings (nanobind) then report their live objects as leaks."""
+    import gc
+
+    gc.unfreeze()

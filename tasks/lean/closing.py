@@ -9,7 +9,10 @@ search batch closes its backend once.
 
 `heap_frozen()` runs a block with the objects that existed before frozen (`gc.freeze`): those
 collections then look only at what is new, and everything is unfrozen again right after (once the
-last of several blocks running at once in other threads is done). The repl backend closes and
+last of several blocks running at once in other threads is done). A heap that was already frozen
+when the block started (a caller's `gc.freeze`, as the test suite's: tests/conftest.py) is left as it
+was: `gc.unfreeze` cannot give back only part of the frozen objects, so the block neither freezes
+nor unfreezes then, and the caller's frozen objects stay frozen. The repl backend closes and
 kills its servers inside it (tasks/lean/repl.py, repl_project.py), so every caller gains;
 `close_quickly(backend)` does the same for any backend's close (proving, expert iteration, GRPO,
 `dojoflow statements verify`).
@@ -28,23 +31,26 @@ from contextlib import contextmanager
 
 _lock = threading.Lock()
 _closing = 0  # closes under way (batches close in threads of their own): the last one unfreezes
+_froze = False  # whether the first of them froze the heap (it was not frozen before)
 
 
 @contextmanager
 def heap_frozen() -> Iterator[None]:
     """The process's existing objects out of the garbage collector's sight while the block runs
     (a LeanInteract `kill` inside it collects only what is new)."""
-    global _closing
+    global _closing, _froze
     with _lock:
         if _closing == 0:
-            gc.freeze()
+            _froze = gc.get_freeze_count() == 0
+            if _froze:
+                gc.freeze()
         _closing += 1
     try:
         yield
     finally:
         with _lock:
             _closing -= 1
-            if _closing == 0:
+            if _closing == 0 and _froze:
                 gc.unfreeze()
 
 

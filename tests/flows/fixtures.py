@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -60,9 +59,9 @@ def heap_frozen():
     GPU memory); in a pytest process holding torch, transformers, TRL and Prefect one costs 0.3-1 s of
     CPU, more than a tiny training. Inside this block what already exists is out of the collector's
     reach (`gc.freeze`, no collection of its own), so those collections walk only what the block
-    creates; it is handed back to the collector (`gc.unfreeze`) at the end, garbage included."""
-    gc.freeze()
-    try:
+    creates; it is handed back to the collector (`gc.unfreeze`) at the end, garbage included. A heap
+    already frozen (the suite's, tests/conftest.py) stays as it is (tasks/lean/closing.heap_frozen)."""
+    from tasks.lean.closing import heap_frozen as frozen
+
+    with frozen():
         yield
-    finally:
-        gc.unfreeze()

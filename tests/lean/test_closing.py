@@ -1,4 +1,5 @@
-"""tasks/lean/closing.py: a backend closed with the process's objects frozen, and unfrozen after."""
+"""tasks/lean/closing.py: a backend closed with the process's objects frozen, and unfrozen after;
+a heap a caller froze stays frozen."""
 
 from __future__ import annotations
 
@@ -8,6 +9,19 @@ import threading
 import pytest
 
 from tasks.lean.closing import close_quickly
+
+
+@pytest.fixture(autouse=True)
+def unfrozen_heap():
+    """Each test starts from a heap nothing froze (the suite freezes one: tests/conftest.py), else
+    the freezing it checks would be the suite's, not the close's; the suite's freeze is put back
+    after (collected first, so no garbage is frozen)."""
+    was_frozen = gc.get_freeze_count() > 0
+    gc.unfreeze()
+    yield
+    if was_frozen:
+        gc.collect()
+        gc.freeze()
 
 
 class Closable:
@@ -24,7 +38,8 @@ class Closable:
 
 
 def test_close_runs_with_the_objects_frozen_and_unfreezes_even_when_close_raises():
-    before = gc.get_freeze_count()  # 0 unless something else froze objects in this process
+    before = gc.get_freeze_count()
+    assert before == 0
     ok = Closable()
     close_quickly(ok)
     assert ok.closed and ok.frozen_while_closing > before and gc.get_freeze_count() == before
@@ -52,6 +67,25 @@ def test_closes_overlapping_in_threads_stay_frozen_until_the_last_one_ends():
     t.join(timeout=60)
     assert a.closed and seen["after_second"] > before  # the second close did not unfreeze under the first
     assert gc.get_freeze_count() == before
+
+
+def test_a_heap_frozen_by_the_caller_stays_frozen_after_a_close():
+    """`gc.unfreeze` gives back every frozen object: a close that unfroze on its way out unfroze
+    what the caller froze (the suite's heap, frozen once per worker: every later training's full
+    collection walked torch's objects again). Fails with the close that always unfroze (0 after)."""
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    ok = Closable()
+    close_quickly(ok)
+    assert ok.closed and ok.frozen_while_closing >= frozen  # nothing unfrozen while closing either
+    assert gc.get_freeze_count() == frozen, "the close unfroze the caller's objects"
+    with pytest.raises(RuntimeError):
+        close_quickly(Closable(error=RuntimeError("the server would not die")))
+    assert gc.get_freeze_count() == frozen
+    gc.unfreeze()  # the caller's own unfreeze gives everything back, the close froze nothing of its own
+    assert gc.get_freeze_count() == 0
+    close_quickly(ok)  # and a close on the heap unfrozen again freezes and unfreezes as before
+    assert ok.frozen_while_closing > 0 and gc.get_freeze_count() == 0
 
 
 def test_a_repl_backend_runs_leaninteracts_collections_with_the_heap_frozen(tmp_path):
