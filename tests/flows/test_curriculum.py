@@ -351,6 +351,8 @@ def test_two_runs_started_at_once_on_one_store_do_each_step_once(prefect, tmp_pa
     # and they met: at each step one run waited for the lock of the other's training
     waited = {p.read_text() for p in meet.glob("waiting.*") if p.suffix != ".tmp"}
     assert len({k for k in waited if k.startswith("train-")}) == 2, waited
+    # and neither child imported torch for a torch-free trainer (tasks/checkpoints.py, _train_into)
+    assert not list(meet.glob("torch-imported.*"))
 
 
 def test_bad_config_fails_before_any_training(tmp_path):
