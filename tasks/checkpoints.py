@@ -10,6 +10,7 @@ that records where it came from. A half-trained step lives in
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -339,7 +340,10 @@ def _train_into(definition, home: Path, settings, snapshot, split_kind, parent_d
         launch = launch_of(settings)
         if launch.in_process():  # with a child's thread count: the weights a 1-process child writes
             train_fn = definition.train_fn()
-            with threads_of_a_child(launch):
+            # A settings model without `launch` never trains in a child (docs/adding-a-trainer.md):
+            # no child's count to match, and no torch imported for a trainer that may not use it.
+            matched = threads_of_a_child(launch) if hasattr(settings, "launch") else contextlib.nullcontext()
+            with matched:
                 figures = train_fn(
                     settings, snapshot, split_kind, parent_dir, tmp, work_dir, model_cache_dir=default_model_cache(home)
                 )

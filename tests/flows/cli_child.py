@@ -9,7 +9,8 @@ environment variable.
   same home has reached that step too: it waits for the lock this run holds (the
   lock manager logs that wait, tasks/prefect_locking.py), or it is training the same step
   (which a missing lock would allow). So two runs started at once meet at every step
-  however the box schedules their start, and a step trained twice shows.
+  however the box schedules their start, and a step trained twice shows. A run that has
+  imported torch by then leaves `torch-imported.<pid>` (the run needs none).
 - PAUSE (a file): real SFT whose training, at a step of two or more repositories, writes
   that file after it saved its first Trainer checkpoint (a transformers `TrainerCallback`,
   called once `trainer_state.json` is written) and then waits to be killed: the kill of
@@ -21,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -74,6 +76,8 @@ def meeting_echo_train(settings, snapshot, split_kind, parent_dir, out_dir, work
     from tests.echo_trainer import echo_train
 
     folder = Path(os.environ[MEET])
+    if "torch" in sys.modules:  # a torch-free trainer's run has no reason to pay for torch's import
+        (folder / f"torch-imported.{os.getpid()}").touch()
     (folder / f"training.{snapshot.snapshot_id}.{os.getpid()}").touch()
     deadline = time.monotonic() + CEILING_S
     while not _other_run_is_here(folder, snapshot.snapshot_id):

@@ -28,7 +28,13 @@ def two_steps(prefect, tmp_path_factory) -> tuple[dict, Path]:
     from flows.curriculum import curriculum
 
     home = tmp_path_factory.mktemp("benchmarks") / "home"
-    config = PipelineConfig.from_yaml(EXAMPLE).with_overrides({"home": str(home), "max_steps": 2}, "test")
+    example = PipelineConfig.from_yaml(EXAMPLE)
+    trainers = example.model_dump()["trainers"]
+    # One SFT step (not the example's 2) and 2 SFT evaluation examples of at most 4 new tokens: the
+    # tests read contamination, the proving figures and the card, not what SFT learned or scores.
+    trainers["sft"]["training"]["max_steps"] = 1
+    trainers["sft"]["evaluation"].update(max_eval_examples=2, max_new_tokens=4)
+    config = example.with_overrides({"home": str(home), "max_steps": 2, "trainers": trainers}, "test")
     with heap_frozen():  # two trainings, each starting with a full garbage collection (fixtures.heap_frozen)
         return curriculum(config=config), home
 

@@ -1,6 +1,8 @@
-"""The curriculum flow on the embedded Prefect server, with real SFT on a tiny model:
-resume after a failure, after SIGKILL, and after a changed setting; two runs at once (with
-the torch-free `echo` trainer: that test asserts the step locks, not training)."""
+"""The curriculum flow on the embedded Prefect server, with real SFT on a tiny model: the first
+run and its cached rerun, a changed setting, every trainer, resume after SIGKILL. Where a test
+asserts orchestration, not training, it trains the torch-free `echo` trainer
+(tests/echo_trainer.py): resume after a failed evaluation, a skipped step, a deleted
+checkpoint folder, two runs at once (the step locks)."""
 
 from __future__ import annotations
 
@@ -54,13 +56,22 @@ def _imports_frozen():
 
 
 @pytest.fixture
-def flaky_sft(monkeypatch, tmp_path):
-    sft = registry.get("sft")
-    registry.register(dataclasses.replace(sft, evaluate="tests.flows.flaky:evaluate"))
-    yield_path = tmp_path / "fail-now"
-    monkeypatch.setattr(flaky, "FAIL_FILE", yield_path)
-    yield yield_path
-    registry.register(sft)
+def flaky_echo(monkeypatch, tmp_path):
+    """The torch-free `echo` trainer (from its own previous checkpoint) whose evaluation fails
+    while the returned file exists (tests/flows/flaky.py): the failure test asserts what is
+    rolled back and redone, not training."""
+    from tests.echo_trainer import ECHO
+
+    registry.register(dataclasses.replace(ECHO, starts_from=None, evaluate="tests.flows.flaky:evaluate_echo"))
+    fail = tmp_path / "fail-now"
+    monkeypatch.setattr(flaky, "FAIL_FILE", fail)
+    yield fail
+    registry.unregister("echo")
+
+
+def _echo_only(cfg):
+    """`cfg` training the `echo` trainer alone (SFT off)."""
+    return cfg.model_validate({**cfg.model_dump(), "trainers": {"sft": None, "echo": {}}})
 
 
 @pytest.fixture(scope="module")
@@ -111,26 +122,26 @@ def test_first_run_trains_every_step_and_a_second_run_is_all_cached(first_home):
     assert second["checkpoints"] == first["checkpoints"]
 
 
-def test_a_failure_in_step_two_then_a_rerun_caches_step_one_and_redoes_the_rest(prefect, tmp_path, flaky_sft):
+def test_a_failure_in_step_two_then_a_rerun_caches_step_one_and_redoes_the_rest(prefect, tmp_path, flaky_echo):
     from flows.curriculum import curriculum
 
-    cfg = config(tmp_path, tmp_path / "home", sft=SFT)
-    flaky_sft.write_text("fail")
+    cfg = _echo_only(config(tmp_path, tmp_path / "home"))
+    flaky_echo.write_text("fail")
     with pytest.raises(flaky.InjectedFailure):
         curriculum(config=cfg)
     # the failed step's checkpoint was rolled back with its evaluation: nothing half-done is kept
-    published = list((tmp_path / "home" / "checkpoints" / "sft").iterdir())
+    published = list((tmp_path / "home" / "checkpoints" / "echo").iterdir())
     assert len(published) == 1
     store = Store.open(tmp_path / "home")
     assert [r["status"] for r in catalog.query(store, "SELECT status FROM runs").to_pylist()] == ["failed"]
     registered = catalog.query(store, "SELECT path FROM checkpoints").column("path").to_pylist()
     assert registered == [str(published[0])]  # step 2's rolled-back row went with its folder
-    flaky_sft.unlink()
+    flaky_echo.unlink()
     rerun = curriculum(config=cfg)
-    assert train_states(rerun) == ["Cached", "Completed", "Completed"]
+    assert train_states(rerun, "echo") == ["Cached", "Completed", "Completed"]
     assert (
-        rerun["steps"][1]["trainers"]["sft"]["checkpoint"]["parent_id"]
-        == rerun["steps"][0]["trainers"]["sft"]["checkpoint"]["checkpoint_id"]
+        rerun["steps"][1]["trainers"]["echo"]["checkpoint"]["parent_id"]
+        == rerun["steps"][0]["trainers"]["echo"]["checkpoint"]["checkpoint_id"]
     )
     status = catalog.query(store, "SELECT status FROM runs WHERE run_id = $r", params={"r": rerun["run_id"]})
     assert status.to_pylist() == [{"status": "completed"}]
@@ -183,18 +194,19 @@ def test_a_changed_setting_retrains_from_the_first_step_it_affects_and_no_earlie
     assert train_states(lr) == ["Completed"] * 3
 
 
-def test_a_trainer_with_nothing_to_learn_at_step_one_is_recorded_as_skipped_and_the_run_goes_on(
-    prefect, tmp_path, monkeypatch
-):
+def test_a_trainer_with_nothing_to_learn_at_step_one_is_recorded_as_skipped_and_the_run_goes_on(prefect, tmp_path):
+    # Orchestration only: the torch-free `echo` trainer (real SFT's own skip: tests/tasks/test_sft.py)
     from flows.curriculum import curriculum
+    from tests.echo_trainer import ECHO
 
-    sft = registry.get("sft")
-    registry.register(dataclasses.replace(sft, train="tests.flows.flaky:train_skipping_first_step"))
+    registry.register(
+        dataclasses.replace(ECHO, starts_from=None, train="tests.flows.flaky:echo_train_skipping_first_step")
+    )
     try:
-        result = curriculum(config=config(tmp_path, tmp_path / "home", n=2, sft=SFT))
+        result = curriculum(config=_echo_only(config(tmp_path, tmp_path / "home", n=2)))
     finally:
-        registry.register(sft)
-    first, second = (s["trainers"]["sft"]["checkpoint"] for s in result["steps"])
+        registry.unregister("echo")
+    first, second = (s["trainers"]["echo"]["checkpoint"] for s in result["steps"])
     assert first["skipped"] == "injected: nothing to learn at the first step" and not first["has_model"]
     assert second["skipped"] is None and second["has_model"] and second["parent_id"] == first["checkpoint_id"]
     steps = catalog.query(Store.open(tmp_path / "home"), "SELECT DISTINCT step FROM metrics").column("step")
@@ -339,6 +351,8 @@ def test_two_runs_started_at_once_on_one_store_do_each_step_once(prefect, tmp_pa
     # and they met: at each step one run waited for the lock of the other's training
     waited = {p.read_text() for p in meet.glob("waiting.*") if p.suffix != ".tmp"}
     assert len({k for k in waited if k.startswith("train-")}) == 2, waited
+    # and neither child imported torch for a torch-free trainer (tasks/checkpoints.py, _train_into)
+    assert not list(meet.glob("torch-imported.*"))
 
 
 def test_bad_config_fails_before_any_training(tmp_path):
@@ -377,9 +391,17 @@ def test_a_setting_this_machine_cannot_run_fails_before_training(tmp_path):
         cfg.validate_for_run()
 
 
-def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpoint(prefect, tmp_path):
+@pytest.fixture(scope="module")
+def every_trainer_run(prefect, tmp_path_factory):
+    """One 2-step run of every trainer (SFT, retriever, progress) and the test trainer `echo`
+    (starts from SFT), registered by one call and placed before SFT in registration order, so
+    only its dependency can make SFT train first (the registry is restored right after the
+    run). The every-trainer test and the registered-trainer test read it: one SFT curriculum
+    instead of two."""
     from flows.curriculum import curriculum
+    from tests.echo_trainer import ECHO
 
+    tmp_path = tmp_path_factory.mktemp("every-trainer")
     home = tmp_path / "home"
     trainers = {
         "sft": SFT,
@@ -394,9 +416,25 @@ def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpo
             "fisher_examples": 4,
         },
         "progress": {"model": "builtin:tiny-encoder", "training": {"max_steps": 1, "per_device_train_batch_size": 8}},
+        "echo": {},
     }
-    cfg = config(tmp_path, home, n=2)
-    result = curriculum(config=cfg.model_validate({**cfg.model_dump(), "trainers": trainers}))
+    saved = registry.trainers()
+    registry.unregister("sft")
+    registry.register(ECHO)
+    registry.register(saved["sft"])
+    try:
+        cfg = config(tmp_path, home, n=2)
+        result = curriculum(config=cfg.model_validate({**cfg.model_dump(), "trainers": trainers}))
+    finally:
+        for name in list(registry.trainers()):
+            registry.unregister(name)
+        for trainer in saved.values():
+            registry.register(trainer)
+    return home, result
+
+
+def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpoint(every_trainer_run):
+    home, result = every_trainer_run
     for name in ("sft", "retriever", "progress"):
         assert train_states(result, name) == ["Completed", "Completed"], name
         first, second = (s["trainers"][name]["checkpoint"] for s in result["steps"])
@@ -416,38 +454,18 @@ def test_every_trainer_runs_in_the_curriculum_each_from_its_own_previous_checkpo
     assert "| retriever |" in report and "| progress |" in report and "MRR" in report
 
 
-@pytest.fixture
-def echo_registered_before_sft():
-    """The test trainer `echo` (starts from SFT) registered by one call, and placed before SFT
-    in registration order, so only its dependency can make SFT train first."""
-    from tests.echo_trainer import ECHO
-
-    saved = registry.trainers()
-    registry.unregister("sft")
-    registry.register(ECHO)
-    registry.register(saved["sft"])
-    yield ECHO
-    for name in list(registry.trainers()):
-        registry.unregister(name)
-    for trainer in saved.values():
-        registry.register(trainer)
-
-
-def test_a_trainer_registered_by_one_call_trains_after_the_trainer_it_starts_from(
-    prefect, tmp_path, echo_registered_before_sft
-):
-    from flows.curriculum import curriculum
-
-    cfg = config(tmp_path, tmp_path / "home", n=2, sft=SFT)
-    result = curriculum(config=cfg.model_validate({**cfg.model_dump(), "trainers": {"sft": SFT, "echo": {}}}))
+def test_a_trainer_registered_by_one_call_trains_after_the_trainer_it_starts_from(every_trainer_run):
+    home, result = every_trainer_run  # echo was registered before SFT (every_trainer_run)
     for step in result["steps"]:
-        assert list(step["trainers"]) == ["sft", "echo"]  # the dependency trained first
+        assert set(step["trainers"]) == {"sft", "retriever", "progress", "echo"}
+        # the dependency trained first
+        assert [n for n in step["trainers"] if n in ("sft", "echo")] == ["sft", "echo"]
         sft, echo = step["trainers"]["sft"]["checkpoint"], step["trainers"]["echo"]["checkpoint"]
         assert echo["parent_id"] == sft["checkpoint_id"]  # SFT's checkpoint of the same step
         assert (Path(echo["path"]) / "started_from.txt").read_text() == sft["path"]
         manifest = json.loads((Path(echo["path"]) / "dojoflow-checkpoint.json").read_text())
         assert manifest["starts_from"] == "sft" and manifest["holds"] == "started_from.txt"
-    metrics = catalog.query(Store.open(tmp_path / "home"), "SELECT DISTINCT step FROM metrics WHERE trainer = 'echo'")
+    metrics = catalog.query(Store.open(home), "SELECT DISTINCT step FROM metrics WHERE trainer = 'echo'")
     assert sorted(metrics.column("step").to_pylist()) == [1, 2]
 
 

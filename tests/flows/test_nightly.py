@@ -33,16 +33,9 @@ from tasks.watch import (
     record_processed,
     state_path,
 )
-from tests.flows.fixtures import TINY_SFT
 from tests.tasks.test_tracing import MANIFEST, fake_lean_bin, fake_lean_dojo_package, make_lean_repo
 
 BUILD_ERROR = "lake build failed: Alpha/Basic.lean:3:2: unknown identifier 'foo'"
-# TINY_SFT with less of what no test here measures (a night trains on the new commit, not how
-# well): one training step, and 2 evaluation examples of at most 4 new tokens.
-NIGHT_SFT = {
-    "training": {**TINY_SFT["training"], "max_steps": 1},
-    "evaluation": {**TINY_SFT["evaluation"], "max_new_tokens": 4, "max_eval_examples": 2},
-}
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -99,13 +92,27 @@ def lean_dojo_double(tmp_path, monkeypatch):
     return make
 
 
-def nightly_config(home: Path, *repos: WatchedRepo, sft: dict | None = None, **pipeline) -> NightlyConfig:
-    # Without `sft`, no trainer: these runs stop after ingestion and snapshots, and validating
+@pytest.fixture
+def echo_trainer():
+    """The torch-free test trainer `echo` (tests/echo_trainer.py, from its own previous
+    checkpoint): a night is asserted to train on its new commit and record it, not how well."""
+    import dataclasses
+
+    from tasks.trainers import registry
+    from tests.echo_trainer import ECHO
+
+    registry.register(dataclasses.replace(ECHO, starts_from=None))
+    yield {"sft": None, "echo": {}}
+    registry.unregister("echo")
+
+
+def nightly_config(home: Path, *repos: WatchedRepo, trainers: dict | None = None, **pipeline) -> NightlyConfig:
+    # Without `trainers`, no trainer: these runs stop after ingestion and snapshots, and validating
     # SFT settings would import TRL.
     return NightlyConfig(
         watch=list(repos),
         home=str(home),
-        pipeline=PipelineConfig(name="nightly-test", sources=[], trainers={"sft": sft}, **pipeline),
+        pipeline=PipelineConfig(name="nightly-test", sources=[], trainers=trainers or {"sft": None}, **pipeline),
     )
 
 
@@ -165,7 +172,7 @@ def test_nothing_changed_finishes_quickly_and_says_which_commits_were_checked(pr
 
 
 def test_a_new_commit_traced_by_the_lean_dojo_double_is_trained_on_and_recorded_then_a_quiet_night_is_quick(
-    prefect, tmp_path, lean_dojo_double
+    prefect, tmp_path, lean_dojo_double, echo_trainer
 ):
     home = tmp_path / "home"
     path = lean_dojo_double("alpha")
@@ -173,7 +180,7 @@ def test_a_new_commit_traced_by_the_lean_dojo_double_is_trained_on_and_recorded_
     old = git(path, "rev-parse", "HEAD")
     record_processed(home, [(repo, old)], run_id="an-earlier-night")
     new = commit_file(path, "Alpha/More.lean", "theorem Alpha.more : True := trivial\n")
-    config = nightly_config(home, repo, sft=NIGHT_SFT, tracing=lean_dojo_double.tracing)
+    config = nightly_config(home, repo, trainers=echo_trainer, tracing=lean_dojo_double.tracing)
 
     # A night with a new commit: the curriculum traces it, trains on it, and the commit is recorded
     state, run_id = run_nightly(config)
@@ -181,7 +188,7 @@ def test_a_new_commit_traced_by_the_lean_dojo_double_is_trained_on_and_recorded_
     result = state.result()
     assert result["changed"] == result["recorded"] == {repo.key: new}
     assert traced_commits(home) == {new}  # the new commit was traced, not the one recorded before
-    assert Path(result["checkpoints"]["sft"]).is_dir() and Path(result["report"]).exists()
+    assert Path(result["checkpoints"]["echo"]).is_dir() and Path(result["report"]).exists()
     assert load_state(home).commit_of(repo) == new
     assert load_state(home).repositories[repo.key].run_id == str(run_id)
     md = artifact_markdown(run_id)
