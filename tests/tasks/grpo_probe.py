@@ -11,7 +11,8 @@ only read their inputs and results. Each call appends one JSON line to `folder/r
 - the publish: {"published": whether this rank wrote the checkpoint}.
 
 `train_recorded` is a worker entry (tasks/trainers/worker.py `Job.entry`): one rank of the
-curriculum's GRPO step (`train_grpo`), recorded.
+curriculum's GRPO step (`train_grpo`), recorded; `train_recorded_runs` several, one after the other
+in the same processes (one launch: each process imports torch, transformers and TRL once).
 """
 
 from __future__ import annotations
@@ -91,6 +92,11 @@ def train_recorded(
             Path(work_dir),
             model_cache_dir=Path(model_cache_dir),
         )
+
+
+def train_recorded_runs(runs: list[dict]) -> dict:
+    """Each of `runs` (`train_recorded`'s keywords) in turn, in these processes; {"runs": their figures}."""
+    return {"runs": [train_recorded(**run) for run in runs]}
 
 
 def records(folder: Path) -> dict[int, list[dict]]:

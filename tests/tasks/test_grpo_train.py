@@ -20,6 +20,7 @@ from tasks.grpo.theorem_files import FileTheorem, evaluate_on_theorem_file, trai
 from tasks.grpo.train import HISTORY_FILE, train_grpo
 from tasks.models.loading import read_model_info
 from tests.doubles.sample_store import sample_store
+from tests.tasks.frozen_imports import imports_frozen
 
 # One optimizer step on two groups of two completions: enough to run every hook, short on CPU.
 ONE_STEP = {
@@ -30,6 +31,14 @@ ONE_STEP = {
     "temperature": 1.2,
     "save_strategy": "no",
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _imported_modules_out_of_the_collectors_reach():
+    """Each `Trainer.train()` here (SFT's, then GRPO's) starts with a full garbage collection: what
+    training imports is frozen for this module's tests (tests/tasks/frozen_imports.py)."""
+    with imports_frozen("accelerate", "datasets", "peft", "trl", "tasks.grpo.lean_trainer"):
+        yield
 
 
 @pytest.fixture(scope="module")

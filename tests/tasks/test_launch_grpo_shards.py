@@ -99,42 +99,62 @@ def _snapshot(tmp_path: Path):
     return build_snapshot(store, [repo])
 
 
-def _train_two(tmp_path: Path, snapshot, fields: dict, models: Path) -> dict:
-    """GRPO in 2 processes launched as `dojoflow grpo train --processes 2` launches them, recorded
-    into <tmp_path>/two-records; the figures."""
-    arguments = {
-        "record_dir": str(tmp_path / "two-records"),
+DGPO = {"algorithm": "dgpo", "algorithm_config": {"advantage_norm": "rank"}}
+DGPO_STEPS = 1
+
+
+def _run(root: Path, name: str, snapshot, fields: dict, models: Path) -> dict:
+    """`train_recorded`'s keywords of one recorded run under <root>: records in <root>/<name>-records."""
+    return {
+        "record_dir": str(root / f"{name}-records"),
         "settings": fields,
         "snapshot": snapshot.to_dict(),
-        "out_dir": str(tmp_path / "two"),
-        "work_dir": str(tmp_path / "work-two"),
+        "out_dir": str(root / name),
+        "work_dir": str(root / f"work-{name}"),
         "model_cache_dir": str(models),
     }
-    entry = "tests.tasks.grpo_probe:train_recorded"  # the worker's `entry`: train_grpo, recorded
-    launch = LaunchSettings(processes=2)
-    return call_in_child("grpo", entry, arguments, tmp_path / "two", tmp_path / "work-two", launch=launch)
 
 
-def _train_one_and_two(tmp_path: Path) -> tuple[dict, dict]:
-    """GRPO's records in one process (this one) and in 2 launched processes; asserts their figures."""
-    snapshot, models = _snapshot(tmp_path), tmp_path / "models"
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory) -> dict:
+    """GRPO in 2 processes launched as `dojoflow grpo train --processes 2` launches them (`call_in_child`,
+    the worker's `entry`), twice in the same 2 processes (one launch: each process pays its imports
+    of torch, transformers and TRL once): the plain run that one process's run is compared with,
+    then DGPO with rank advantages, 1 step. Asserts the launch's figures."""
+    root = tmp_path_factory.mktemp("grpo-shards")
+    snapshot, models = _snapshot(root), root / "models"
+    dgpo = settings(PER_RANK, **DGPO)
+    dgpo["training"]["max_steps"] = DGPO_STEPS
+    runs = [_run(root, "two", snapshot, settings(PER_RANK), models), _run(root, "dgpo", snapshot, dgpo, models)]
+    entry = "tests.tasks.grpo_probe:train_recorded_runs"  # the worker's `entry`: train_grpo, recorded, per run
+    with pytest.MonkeyPatch.context() as mp:  # a module fixture runs before the autouse `_offline`
+        mp.setenv("OMP_NUM_THREADS", "1")
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        figures = call_in_child(
+            "grpo", entry, {"runs": runs}, root / "two", root / "work-launch", launch=LaunchSettings(processes=2)
+        )
+    assert figures["world_size"] == 2 and [f["steps"] for f in figures["runs"]] == [STEPS, DGPO_STEPS]
+    return {"root": root, "snapshot": snapshot, "models": models, "figures": figures["runs"]}
+
+
+def _train_one_and_two(launched: dict, tmp_path: Path) -> tuple[dict, dict]:
+    """GRPO's records in one process (this one) and in the 2 launched processes; asserts their figures."""
     with recording(tmp_path / "one-records"):  # one process, in this process: the global batch each step
         one_figures = train_grpo(
             GRPOSettings.model_validate(settings(2 * PER_RANK)),
-            snapshot,
+            launched["snapshot"],
             "random",
             None,
             tmp_path / "one",
             tmp_path / "work-one",
-            model_cache_dir=models,
+            model_cache_dir=launched["models"],
         )
-    two_figures = _train_two(tmp_path, snapshot, settings(PER_RANK), models)
-    assert two_figures["world_size"] == 2 and two_figures["steps"] == one_figures["steps"] == STEPS
-    return records(tmp_path / "one-records"), records(tmp_path / "two-records")
+    assert launched["figures"][0]["steps"] == one_figures["steps"] == STEPS
+    return records(tmp_path / "one-records"), records(launched["root"] / "two-records")
 
 
-def test_two_grpo_ranks_train_disjoint_slices_of_the_one_process_global_batch(tmp_path):
-    one, two = _train_one_and_two(tmp_path)
+def test_two_grpo_ranks_train_disjoint_slices_of_the_one_process_global_batch(launched, tmp_path):
+    one, two = _train_one_and_two(launched, tmp_path)
     assert sorted(one) == [0] and sorted(two) == [0, 1]
     assert len(batches(one[0])) == len(batches(two[0])) == len(batches(two[1])) == STEPS
     spanning_with_signal = []
@@ -157,10 +177,11 @@ def test_two_grpo_ranks_train_disjoint_slices_of_the_one_process_global_batch(tm
     assert [r["published"] for r in one[0] if "published" in r] == [True]
     assert [r["published"] for r in two[0] if "published" in r] == [True]
     assert [r["published"] for r in two[1] if "published" in r] == [False]
-    assert (tmp_path / "two" / "config.json").is_file() and (tmp_path / "two" / "grpo_history.json").is_file()
+    two_dir = launched["root"] / "two"
+    assert (two_dir / "config.json").is_file() and (two_dir / "grpo_history.json").is_file()
 
 
-def test_dojoflows_own_advantages_and_dgpo_flags_in_two_processes_are_each_ranks_rows(tmp_path):
+def test_dojoflows_own_advantages_and_dgpo_flags_in_two_processes_are_each_ranks_rows(launched):
     """`LeanGRPOTrainer` replaces TRL's advantages (advantage_norm other than standard) and adds
     DGPO's verified flags from TRL's gathered rewards, the whole global batch's rows: each rank
     must keep its own rows, as TRL does (`process_slice`), and DGPO's group ids must be the global
@@ -168,11 +189,9 @@ def test_dojoflows_own_advantages_and_dgpo_flags_in_two_processes_are_each_ranks
     rank 1 rank 0's), and rank 1 numbered its rows' groups from 0."""
     from tasks.grpo.algorithms import advantages_for, resolve_algorithm
 
-    fields = settings(PER_RANK, algorithm="dgpo", algorithm_config={"advantage_norm": "rank"})
-    fields["training"]["max_steps"] = 1
-    figures = _train_two(tmp_path, _snapshot(tmp_path), fields, tmp_path / "models")
-    assert figures["world_size"] == 2
-    ranks = records(tmp_path / "two-records")
+    assert launched["figures"][1]["steps"] == DGPO_STEPS  # its own run, after the plain one (`launched`)
+    ranks = records(launched["root"] / "dgpo-records")
+    assert sorted(ranks) == [0, 1] and [batches(ranks[r])[0]["world"] for r in (0, 1)] == [2, 2]
     rewards = batches(ranks[0])[0]["rewards"]
     options = {**resolve_algorithm("dgpo", {"advantage_norm": "rank"}).options, "scale_std": True}
     whole = advantages_for(torch.tensor(rewards), GENERATIONS, options).tolist()
