@@ -86,6 +86,22 @@ def ei_metrics(store: Store, run_id: str) -> list[tuple]:
     ]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _imports_frozen():
+    """This file's runs go with the trainers' libraries frozen (tasks/lean/closing.heap_frozen,
+    unfrozen after the last test): every training start runs a full garbage collection
+    (accelerate's free_memory), which otherwise walks torch's, transformers', TRL's and Prefect's
+    objects; frozen, it walks only what the runs made. Imported first, so that they are frozen."""
+    import matplotlib.pyplot  # noqa: F401  (the report's figures)
+    import trl  # noqa: F401
+
+    from tasks.lean.closing import heap_frozen
+
+    trl.SFTTrainer, trl.SFTConfig  # noqa: B018  (trl's lazy modules: transformers' Trainer, peft, datasets)
+    with heap_frozen():
+        yield
+
+
 @pytest.fixture(scope="module")
 def double(tmp_path_factory):
     return make_repl_double(tmp_path_factory.mktemp("double"))
