@@ -121,22 +121,6 @@ def _values(key: CacheKey, answer: CachedAnswer) -> list:
     ]
 
 
-ROWS_PER_INSERT = 200  # rows per statement: DuckDB's executemany runs one statement per row (~4 ms of CPU each)
-
-
-def _insert(con, pending: list[tuple[CacheKey, CachedAnswer]]) -> None:
-    """`pending` in few INSERT OR REPLACE statements; the last answer of a key wins, as it does
-    row by row (one statement may not write a key twice)."""
-    rows = list({key.digest: _values(key, answer) for key, answer in pending}.values())
-    one = f"({', '.join('?' * len(COLUMNS))})"
-    for i in range(0, len(rows), ROWS_PER_INSERT):
-        chunk = rows[i : i + ROWS_PER_INSERT]
-        con.execute(
-            f"INSERT OR REPLACE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES {', '.join([one] * len(chunk))}",
-            [value for row in chunk for value in row],
-        )
-
-
 def sync(
     store,
     pending: list[tuple[CacheKey, CachedAnswer]],
@@ -154,7 +138,7 @@ def sync(
         if pending:
             _ensure_table(con)
             con.execute("BEGIN TRANSACTION")
-            _insert(con, pending)
+            catalog.insert_or_replace(con, TABLE, COLUMNS, [_values(k, a) for k, a in pending], key=(0,))
             con.execute("COMMIT")
         elif not _has_table(con):
             return {}, since
