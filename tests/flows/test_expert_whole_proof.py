@@ -29,7 +29,7 @@ from storage.whole_proofs import read_whole_proofs, record_whole_proofs
 from tasks.config import PipelineConfig, SourceConfig
 from tests.doubles.lean_process import make_repl_double
 
-from .fixtures import task_run_states
+from .fixtures import libraries_frozen, task_run_states
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "whole-proof-expert.yaml"
@@ -75,20 +75,7 @@ def ei_metrics(store: Store, run_id: str) -> list[tuple]:
     ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _imports_frozen():
-    """This file's runs go with the trainers' libraries frozen (tasks/lean/closing.heap_frozen,
-    unfrozen after the last test): every training start runs a full garbage collection
-    (accelerate's free_memory), which otherwise walks torch's, transformers', TRL's and Prefect's
-    objects; frozen, it walks only what the runs made. Imported first, so that they are frozen."""
-    import matplotlib.pyplot  # noqa: F401  (the report's figures)
-    import trl  # noqa: F401
-
-    from tasks.lean.closing import heap_frozen
-
-    trl.SFTTrainer, trl.SFTConfig  # noqa: B018  (trl's lazy modules: transformers' Trainer, peft, datasets)
-    with heap_frozen():
-        yield
+_libraries_frozen = pytest.fixture(scope="module", autouse=True)(libraries_frozen)  # fixtures.libraries_frozen
 
 
 @pytest.fixture(scope="module")
