@@ -25,22 +25,12 @@ def record(store, rows: list[dict], run_id: str, step: int, step_repo_id: str) -
     if not rows:
         return 0
     # the last row of a key wins, as inserting them one at a time would (one INSERT OR REPLACE
-    # may not write a key twice)
-    values = {}
-    for r in rows:
-        row = _values(r, run_id, step, step_repo_id)
-        values[(row[0], row[10], row[3], row[5], row[6], row[7])] = row  # the table's primary key
-    values = list(values.values())
+    # may not write a key twice); the key: the table's primary key
+    values = [_values(r, run_id, step, step_repo_id) for r in rows]
     with catalog.connect(store, write=True) as con:
         catalog.add_columns(con)  # a store from before the interval columns gains them here
         catalog.create_views_over_records(store, con)  # and the views over this table (storage/forgetting.py)
-        one = f"({', '.join('?' * len(values[0]))})"
-        for i in range(0, len(values), ROWS_PER_INSERT):
-            chunk = values[i : i + ROWS_PER_INSERT]
-            con.execute(
-                f"INSERT OR REPLACE INTO metrics ({COLUMNS}) VALUES {', '.join([one] * len(chunk))}",
-                [v for row in chunk for v in row],
-            )
+        catalog.insert_or_replace(con, "metrics", COLUMNS.split(", "), values, (0, 10, 3, 5, 6, 7), ROWS_PER_INSERT)
     return len(rows)
 
 

@@ -42,6 +42,8 @@ COLUMNS = (
     "gpu_seconds",  # its search's GPU seconds (NULL: no GPU did the work)
 )
 
+KEY = tuple(COLUMNS.index(c) for c in ("run_id", "checkpoint_id", "theorem_id", "split_kind", "prover"))  # primary key
+
 
 def record_results(store, rows: list[dict], run_id: str, step: int, checkpoint_id: str, split_kind: str) -> int:
     """Write per-theorem rows (dicts with COLUMNS but the four given here); one transaction."""
@@ -53,10 +55,7 @@ def record_results(store, rows: list[dict], run_id: str, step: int, checkpoint_i
         con.execute(catalog.RECORD_TABLES["theorem_results"])  # a store from before this table gains it here
         catalog.add_columns(con)  # and a table from before the benchmark columns gains them
         con.execute("BEGIN TRANSACTION")
-        con.executemany(
-            f"INSERT OR REPLACE INTO theorem_results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-            values,
-        )
+        catalog.insert_or_replace(con, "theorem_results", COLUMNS, values, KEY)
         con.execute("COMMIT")
     return len(values)
 

@@ -138,10 +138,7 @@ def sync(
         if pending:
             _ensure_table(con)
             con.execute("BEGIN TRANSACTION")
-            con.executemany(
-                f"INSERT OR REPLACE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                [_values(key, answer) for key, answer in pending],
-            )
+            catalog.insert_or_replace(con, TABLE, COLUMNS, [_values(k, a) for k, a in pending], key=(0,))
             con.execute("COMMIT")
         elif not _has_table(con):
             return {}, since

@@ -65,3 +65,19 @@ def heap_frozen():
 
     with frozen():
         yield
+
+
+def libraries_frozen():
+    """A module fixture's body (`pytest.fixture(scope="module", autouse=True)(libraries_frozen)`):
+    the module's runs go with the trainers' libraries frozen (tasks/lean/closing.heap_frozen,
+    unfrozen after its last test). Every training start runs a full garbage collection
+    (accelerate's free_memory), which otherwise walks torch's, transformers', TRL's and Prefect's
+    objects; frozen, it walks only what the runs made. Imported first, so that they are frozen."""
+    import matplotlib.pyplot  # noqa: F401  (the report's figures)
+    import trl
+
+    from tasks.lean.closing import heap_frozen
+
+    trl.SFTTrainer, trl.SFTConfig  # noqa: B018  (trl's lazy modules: transformers' Trainer, peft, datasets)
+    with heap_frozen():
+        yield

@@ -31,7 +31,7 @@ from storage.store import Store
 from tasks.config import PipelineConfig, SourceConfig
 from tests.doubles.lean_process import make_repl_double
 
-from .fixtures import task_run_states
+from .fixtures import libraries_frozen, task_run_states
 
 ALTERNATIVE = {p.full_name for p in ALTERNATIVE_PROOFS}
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,6 +84,9 @@ def ei_metrics(store: Store, run_id: str) -> list[tuple]:
             params={"run": run_id},
         ).to_pylist()
     ]
+
+
+_libraries_frozen = pytest.fixture(scope="module", autouse=True)(libraries_frozen)  # fixtures.libraries_frozen
 
 
 @pytest.fixture(scope="module")

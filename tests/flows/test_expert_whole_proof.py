@@ -29,7 +29,7 @@ from storage.whole_proofs import read_whole_proofs, record_whole_proofs
 from tasks.config import PipelineConfig, SourceConfig
 from tests.doubles.lean_process import make_repl_double
 
-from .fixtures import task_run_states
+from .fixtures import libraries_frozen, task_run_states
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "whole-proof-expert.yaml"
@@ -73,6 +73,9 @@ def ei_metrics(store: Store, run_id: str) -> list[tuple]:
             params={"run": run_id},
         ).to_pylist()
     ]
+
+
+_libraries_frozen = pytest.fixture(scope="module", autouse=True)(libraries_frozen)  # fixtures.libraries_frozen
 
 
 @pytest.fixture(scope="module")

@@ -62,3 +62,23 @@ def test_threads_of_one_process_read_the_catalog_together(tmp_path):
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_a_sync_writes_every_pending_answer_and_the_last_of_a_key_wins(tmp_path, monkeypatch):
+    """`sync` writes its pending answers a few rows per statement (storage/catalog.py
+    insert_or_replace), where one statement may not write a key twice: a key pending twice keeps
+    its last answer, as writing row by row did; every other row is stored and read back."""
+    from storage import catalog
+
+    monkeypatch.setattr(catalog, "ROWS_PER_INSERT", 2)  # 5 keys: 3 statements
+    store = Store.open(tmp_path / "home")
+    keys = [
+        verification_cache.CacheKey("v4.20.0", "h", f"theorem t{i} : True", "trivial", "r", "repl") for i in range(5)
+    ]
+    answer = lambda i: verification_cache.CachedAnswer("repl", "proved", True, ("m",), ("propext",), {"i": i})  # noqa: E731
+    # keys[0] twice in the first statement's rows
+    pending = [(keys[0], answer(0)), (keys[0], answer(-1))] + [(k, answer(i)) for i, k in enumerate(keys[1:], 1)]
+    read, _ = verification_cache.sync(store, pending, "r", "repl")
+    assert verification_cache.count(store) == 5
+    assert read == {k.digest: {"i": -1 if i == 0 else i} for i, k in enumerate(keys)}
+    assert verification_cache.lookup(store, keys[4]) == answer(4)
