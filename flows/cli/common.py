@@ -47,6 +47,11 @@ UnsafeNoSandbox = Annotated[
     ),
 ]
 Home = Annotated[Optional[Path], typer.Option("--home", help="Dojoflow home (default: $DOJOFLOW_HOME or ./.dojoflow).")]
+# Every command choosing repositories reads `--repo` the same way (storage/repo_specs.resolve_repositories).
+Repositories = Annotated[
+    Optional[list[str]],
+    typer.Option("--repo", help="Repository name, repo id, URL or URL@COMMIT; repeat. Default: all."),
+]
 FormatOption = Annotated[
     Optional[Format],
     typer.Option("--format", help="table (the default on a terminal), csv (the default when piped) or json."),

@@ -9,7 +9,7 @@ import typer
 
 from storage.errors import DojoflowError
 
-from .common import Home, UnsafeNoSandbox, app, fail_exit, home_of
+from .common import Home, Repositories, UnsafeNoSandbox, app, fail_exit, home_of
 from .output import say, say_line
 
 REPLAY_CANNOT_PROVE_SORRY = (
@@ -26,10 +26,7 @@ def prove_cmd(
             help="A YAML prove config, or a pipeline config with `evaluation.proving` (default: the Lean REPL backend and the newest SFT checkpoint)."
         ),
     ] = None,
-    repo: Annotated[
-        Optional[list[str]],
-        typer.Option("--repo", help="Repository name, repo id, URL or URL@COMMIT; repeat. Default: all."),
-    ] = None,
+    repo: Repositories = None,
     theorem: Annotated[
         Optional[list[str]],
         typer.Option("--theorem", help="Only this `sorry` theorem (full name); repeat. Default: all of them."),

@@ -12,7 +12,7 @@ import typer
 from storage.errors import DojoflowError
 from storage.repo_specs import resolve_repositories
 
-from .common import FormatOption, Home, UnsafeNoSandbox, command, fail_exit, home_of, store_of
+from .common import FormatOption, Home, Repositories, UnsafeNoSandbox, command, fail_exit, home_of, store_of
 from .output import emit, fail, say
 
 # `import` and `trace`: what to do when a repository is already stored with other content.
@@ -99,9 +99,7 @@ def repair_cmd(home: Home = None):
 @command("export")
 def export_cmd(
     out: Annotated[Path, typer.Argument(help="A new folder to write the LeanDojo export into.")],
-    repo: Annotated[
-        Optional[list[str]], typer.Option("--repo", help="URL, URL@COMMIT or repo id; repeat. Default: all.")
-    ] = None,
+    repo: Repositories = None,
     home: Home = None,
 ):
     """Write repositories from the store in LeanDojo's layout (readable by LeanDojo tooling)."""

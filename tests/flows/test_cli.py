@@ -50,6 +50,13 @@ def test_import_repos_sql_and_export_of_the_sample(tmp_path):
     ]
     assert meta["repositories"][0]["from_repo"] == meta["from_repo"]
 
+    # `--repo` takes a repository's name too (storage/repo_specs.py), and export's help says so
+    by_name = invoke("export", tmp_path / "by-name", "--repo", "ListLemmas", "--home", home)
+    assert by_name.exit_code == 0, by_name.output
+    meta = json.loads((tmp_path / "by-name" / "metadata.json").read_text())
+    assert [r["url"] for r in meta["repositories"]] == ["https://dojoflow.invalid/samples/ListLemmas"]
+    assert "Repository name" in invoke("export", "--help").output
+
 
 def test_sql_refuses_writes_and_explains_bad_queries(tmp_path):
     home = tmp_path / "home"
