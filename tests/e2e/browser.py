@@ -75,6 +75,11 @@ class Browser:
         self.call("Page.enable")
         self.call("Page.navigate", url=url)
 
+    def leave(self) -> None:
+        """Navigate to about:blank: a Prefect UI page left open keeps polling the API and re-rendering
+        (a flow run's page re-lays out every streamed log line) while the test goes on without it."""
+        self.call("Page.navigate", url="about:blank")
+
     def wait_for(self, expression: str, ceiling: float = 180.0, every: float = 0.25):
         """The expression's value once truthy (an event in the page), or None at the ceiling."""
         deadline = time.monotonic() + ceiling

@@ -107,6 +107,7 @@ def test_the_report_plot_renders_in_the_prefect_ui_of_dojoflow_server(tmp_path, 
     )
     browser.screenshot(tmp_path / "report-in-ui.png")
     text = browser.evaluate("document.body.innerText")
+    browser.leave()  # read: the page stops polling while the next test runs
     assert loaded and loaded[0] > 0, f"the plot did not load in the UI; page text:\n{text}"
     assert "Repositories in curriculum order" in text
 
@@ -242,6 +243,7 @@ def test_a_launched_trainers_log_lines_show_in_the_ui_while_it_trains(tmp_path, 
         assert state_of(api, "flow_runs", flow_run) == "RUNNING"
         assert state_of(api, "task_runs", task_run) == "RUNNING"
         assert set(training) & set(job_processes(home)), "training ended before the page was read"
+        browser.leave()  # read: the page stops re-rendering the streamed lines while the run is stopped
         assert shown, f"no progress line of the trainer in the flow run's page; page text:\n{text[-3000:]}"
         assert "Running" in text, text[-3000:]
         # Every progress line the child printed reached the run's logs, the first ones included (a line
