@@ -10,7 +10,9 @@ search batch closes its backend once.
 `heap_frozen()` runs a block with the objects that existed before frozen (`gc.freeze`): those
 collections then look only at what is new, and everything is unfrozen again right after (once the
 last of several blocks running at once in other threads is done). The repl backend closes and
-kills its servers inside it (tasks/lean/repl.py, repl_project.py), so every caller gains;
+kills its servers inside it (tasks/lean/repl.py, repl_project.py), and runs each request inside it
+(LeanInteract kills a process that crashed, hung or outgrew its memory limit inside `run()`), so
+every caller gains;
 `close_quickly(backend)` does the same for any backend's close (proving, expert iteration, GRPO,
 `dojoflow statements verify`).
 Nothing else changes: the Lean processes are still terminated and reaped, their pipes closed;
