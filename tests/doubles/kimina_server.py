@@ -121,6 +121,35 @@ def _server_env(
     return env
 
 
+def _pid_namespace() -> list[str]:
+    """The command prefix that runs the server in a PID namespace of its own, with the machine's
+    whole file system and network (`bwrap --dev-bind / /`, no other namespace), or nothing where
+    bubblewrap cannot make one (tasks/lean/sandbox.py `probe`).
+
+    Why: the server watches each REPL it keeps, idle ones too, once a second twice over
+    (server/repl.py `_cpu_monitor`, `_mem_monitor`: `psutil.Process.children(recursive=True)`),
+    and psutil finds children by reading the `stat` file of every process in /proc
+    (psutil/_pslinux.py `ppid_map`). A session's shared server lives as long as its pytest worker:
+    with two idle REPLs it took 0.47 s of CPU per 30 s on the test box (127 processes in /proc),
+    0.10 s in a namespace whose /proc holds only its own tree. The server runs unmodified and
+    watches the same processes; it is the whole tree's init that stops with it."""
+    from tasks.lean.sandbox import probe
+
+    if probe("bwrap") is not None:
+        return []
+    return [
+        shutil.which("bwrap"),
+        "--dev-bind",
+        "/",
+        "/",
+        "--unshare-pid",
+        "--proc",
+        "/proc",
+        "--die-with-parent",
+        "--",
+    ]
+
+
 def _wait_ready(url: str, proc: subprocess.Popen, log_path: Path) -> None:
     """Poll `/health` until it answers; fail with the server's log if the process exits."""
     started = time.monotonic()
@@ -146,10 +175,12 @@ def kimina_server(
     max_repls: int = 2,
     legacy: bool = False,
     lake_dir: Path | None = None,
+    own_pid_namespace: bool = False,
 ) -> Iterator[KiminaServer]:
     """Start `python -m server` (the package's own entry point) and stop it afterwards;
     `legacy` runs kimina_venv.LEGACY_SERVER (2.0.x) instead of the pinned 2.1.x; `lake_dir`
-    goes first on the server's PATH (it starts its REPLs as `lake env <repl>`, lake from PATH)."""
+    goes first on the server's PATH (it starts its REPLs as `lake env <repl>`, lake from PATH);
+    `own_pid_namespace` runs it in a PID namespace of its own (`_pid_namespace`)."""
     folder = Path(folder)
     repl = make_repl_double(folder / "lean")
     port = free_port()  # this pytest-xdist worker's own range (tests/ports.py)
@@ -158,7 +189,7 @@ def kimina_server(
     log_path = folder / "server.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [str(server_python()), "-m", "server"],
+            [*(_pid_namespace() if own_pid_namespace else []), str(server_python()), "-m", "server"],
             cwd=run_dir,
             env=_server_env(folder, repl, port, api_key, max_repls, legacy, lake_dir),
             stdout=log,
@@ -184,12 +215,13 @@ _SHARED: dict[bool, tuple[ExitStack, KiminaServer]] = {}
 
 def shared_server(legacy: bool = False) -> KiminaServer:
     """One server per version for the whole test session, started on first use (the session
-    fixtures below and the contract suite's harness share it), stopped when Python exits."""
+    fixtures below and the contract suite's harness share it), stopped when Python exits; in a
+    PID namespace of its own (`_pid_namespace`: it idles for the rest of the session)."""
     if legacy not in _SHARED:
         stack = ExitStack()
         folder = Path(tempfile.mkdtemp(prefix="kimina-legacy-" if legacy else "kimina-"))
         stack.callback(shutil.rmtree, folder, True)
-        server = stack.enter_context(kimina_server(folder, api_key=API_KEY, legacy=legacy))
+        server = stack.enter_context(kimina_server(folder, api_key=API_KEY, legacy=legacy, own_pid_namespace=True))
         if not _SHARED:
             atexit.register(stop_shared_servers)
         _SHARED[legacy] = (stack, server)
