@@ -107,9 +107,12 @@ def _server_env(
         LEAN_SERVER_MAX_REPL_MEM="4G",
         # At INFO the server renders every snippet and every answer's body through rich
         # (routers/check.py:192-209, repl.py `log_snippet`): seconds for a large answer, and CPU on
-        # every check. Its warnings and errors (REPL failures, exceptions) still reach the log;
-        # DOJOFLOW_KIMINA_LOG_LEVEL=INFO brings the rest back when a test needs reading.
-        LEAN_SERVER_LOG_LEVEL=os.environ.get("DOJOFLOW_KIMINA_LOG_LEVEL", "WARNING"),
+        # every check. At ERROR it renders each exception it logs (`logger.exception` on every REPL
+        # timeout and crash the tests inject: routers/check.py:200, repl.py:296) as a rich traceback
+        # that lexes each frame's source file with pygments (server/logger.py `RichHandler(
+        # rich_tracebacks=True)`): about 1 s of CPU per test file of faults. No test reads the log;
+        # DOJOFLOW_KIMINA_LOG_LEVEL=WARNING (or INFO) brings those lines back when a test needs reading.
+        LEAN_SERVER_LOG_LEVEL=os.environ.get("DOJOFLOW_KIMINA_LOG_LEVEL", "CRITICAL"),
         PATH=path,
         PYTHONUNBUFFERED="1",
         COLUMNS="200",
