@@ -34,7 +34,8 @@ def make_comparator_double(folder: Path) -> Path:
     """Write `comparator`, `lean4export`, `lake` (only `lake env CMD`) and `nanoda_bin` doubles
     into `folder`; returns it (put it first on PATH, or point backend.gold at it)."""
     folder.mkdir(parents=True, exist_ok=True)
-    run = f"exec {shlex.quote(sys.executable)} -I {shlex.quote(str(Path(__file__).resolve()))} --dir {shlex.quote(str(folder))}"
+    # -I -S: no user or site packages, no `site` at all: the double imports only the standard library
+    run = f"exec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(Path(__file__).resolve()))} --dir {shlex.quote(str(folder))}"
     scripts = {
         "comparator": f'#!/bin/sh\n{run} "$@"\n',
         # lean4export prints the export of the named declarations (ndjson); the double, one line.

@@ -107,9 +107,12 @@ def _server_env(
         LEAN_SERVER_MAX_REPL_MEM="4G",
         # At INFO the server renders every snippet and every answer's body through rich
         # (routers/check.py:192-209, repl.py `log_snippet`): seconds for a large answer, and CPU on
-        # every check. Its warnings and errors (REPL failures, exceptions) still reach the log;
-        # DOJOFLOW_KIMINA_LOG_LEVEL=INFO brings the rest back when a test needs reading.
-        LEAN_SERVER_LOG_LEVEL=os.environ.get("DOJOFLOW_KIMINA_LOG_LEVEL", "WARNING"),
+        # every check. At ERROR it renders each exception it logs (`logger.exception` on every REPL
+        # timeout and crash the tests inject: routers/check.py:200, repl.py:296) as a rich traceback
+        # that lexes each frame's source file with pygments (server/logger.py `RichHandler(
+        # rich_tracebacks=True)`): about 1 s of CPU per test file of faults. No test reads the log;
+        # DOJOFLOW_KIMINA_LOG_LEVEL=WARNING (or INFO) brings those lines back when a test needs reading.
+        LEAN_SERVER_LOG_LEVEL=os.environ.get("DOJOFLOW_KIMINA_LOG_LEVEL", "CRITICAL"),
         PATH=path,
         PYTHONUNBUFFERED="1",
         COLUMNS="200",
@@ -119,6 +122,35 @@ def _server_env(
     if legacy:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(LEGACY), env.get("PYTHONPATH", "")) if p)
     return env
+
+
+def _pid_namespace() -> list[str]:
+    """The command prefix that runs the server in a PID namespace of its own, with the machine's
+    whole file system and network (`bwrap --dev-bind / /`, no other namespace), or nothing where
+    bubblewrap cannot make one (tasks/lean/sandbox.py `probe`).
+
+    Why: the server watches each REPL it keeps, idle ones too, once a second twice over
+    (server/repl.py `_cpu_monitor`, `_mem_monitor`: `psutil.Process.children(recursive=True)`),
+    and psutil finds children by reading the `stat` file of every process in /proc
+    (psutil/_pslinux.py `ppid_map`). A session's shared server lives as long as its pytest worker:
+    with two idle REPLs it took 0.47 s of CPU per 30 s on the test box (127 processes in /proc),
+    0.10 s in a namespace whose /proc holds only its own tree. The server runs unmodified and
+    watches the same processes; it is the whole tree's init that stops with it."""
+    from tasks.lean.sandbox import probe
+
+    if probe("bwrap") is not None:
+        return []
+    return [
+        shutil.which("bwrap"),
+        "--dev-bind",
+        "/",
+        "/",
+        "--unshare-pid",
+        "--proc",
+        "/proc",
+        "--die-with-parent",
+        "--",
+    ]
 
 
 def _wait_ready(url: str, proc: subprocess.Popen, log_path: Path) -> None:
@@ -146,10 +178,12 @@ def kimina_server(
     max_repls: int = 2,
     legacy: bool = False,
     lake_dir: Path | None = None,
+    own_pid_namespace: bool = False,
 ) -> Iterator[KiminaServer]:
     """Start `python -m server` (the package's own entry point) and stop it afterwards;
     `legacy` runs kimina_venv.LEGACY_SERVER (2.0.x) instead of the pinned 2.1.x; `lake_dir`
-    goes first on the server's PATH (it starts its REPLs as `lake env <repl>`, lake from PATH)."""
+    goes first on the server's PATH (it starts its REPLs as `lake env <repl>`, lake from PATH);
+    `own_pid_namespace` runs it in a PID namespace of its own (`_pid_namespace`)."""
     folder = Path(folder)
     repl = make_repl_double(folder / "lean")
     port = free_port()  # this pytest-xdist worker's own range (tests/ports.py)
@@ -158,7 +192,7 @@ def kimina_server(
     log_path = folder / "server.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [str(server_python()), "-m", "server"],
+            [*(_pid_namespace() if own_pid_namespace else []), str(server_python()), "-m", "server"],
             cwd=run_dir,
             env=_server_env(folder, repl, port, api_key, max_repls, legacy, lake_dir),
             stdout=log,
@@ -184,12 +218,13 @@ _SHARED: dict[bool, tuple[ExitStack, KiminaServer]] = {}
 
 def shared_server(legacy: bool = False) -> KiminaServer:
     """One server per version for the whole test session, started on first use (the session
-    fixtures below and the contract suite's harness share it), stopped when Python exits."""
+    fixtures below and the contract suite's harness share it), stopped when Python exits; in a
+    PID namespace of its own (`_pid_namespace`: it idles for the rest of the session)."""
     if legacy not in _SHARED:
         stack = ExitStack()
         folder = Path(tempfile.mkdtemp(prefix="kimina-legacy-" if legacy else "kimina-"))
         stack.callback(shutil.rmtree, folder, True)
-        server = stack.enter_context(kimina_server(folder, api_key=API_KEY, legacy=legacy))
+        server = stack.enter_context(kimina_server(folder, api_key=API_KEY, legacy=legacy, own_pid_namespace=True))
         if not _SHARED:
             atexit.register(stop_shared_servers)
         _SHARED[legacy] = (stack, server)

@@ -41,22 +41,37 @@ def verdict(check, proof: str) -> str:
     return {"proved": "proved", "unverified": "unverified"}.get(judge(check, proof).status, "not proved")
 
 
+@pytest.fixture(scope="module")
+def _shared_dojo(store, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dojo-contract")
+    with pytest.MonkeyPatch.context() as mp:
+        double = make_dojo_lean(folder / "dojo", repos=("NatBasics",))
+        mp.setenv("PATH", f"{double.bin_dir}{os.pathsep}{os.environ['PATH']}")
+        backend = open_backend(
+            BackendSettings(
+                kind="leandojo",
+                tactic_timeout_s=1,  # only a faulted answer is late (each late one waits it out), as in the contract suite
+                work_dir=str(folder / "work"),
+                leandojo={"cache_dir": str(double.cache_dir)},
+                sandbox=double.sandbox(),  # the worker and the double run under bubblewrap
+            ),
+            store,
+        )
+        try:
+            yield backend, double
+        finally:
+            backend.close()
+
+
 @pytest.fixture
-def dojo(store, tmp_path, monkeypatch):
-    double = make_dojo_lean(tmp_path / "dojo", repos=("NatBasics",))
-    monkeypatch.setenv("PATH", f"{double.bin_dir}{os.pathsep}{os.environ['PATH']}")
-    backend = open_backend(
-        BackendSettings(
-            kind="leandojo",
-            tactic_timeout_s=1,  # only a faulted answer is late (each late one waits it out), as in the contract suite
-            work_dir=str(tmp_path / "work"),
-            leandojo={"cache_dir": str(double.cache_dir)},
-            sandbox=double.sandbox(),  # the worker and the double run under bubblewrap
-        ),
-        store,
-    )
+def dojo(_shared_dojo):
+    """(backend, double): one leandojo backend (one Dojo worker: lean-dojo's import, ~1.5 s of
+    CPU, paid once) and its double for the module's tests, which set the same settings and count
+    no starts; the faults are cleared before and after each test."""
+    backend, double = _shared_dojo
+    double.faults()
     yield backend, double
-    backend.close()
+    double.faults()
 
 
 def test_verdicts(dojo, theorems):

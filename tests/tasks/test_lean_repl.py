@@ -40,17 +40,23 @@ def double(tmp_path):
 
 @pytest.fixture(scope="module")
 def _shared_repl(store, tmp_path_factory):
+    # No memory limit: with one, LeanInteract's AutoLeanServer reads the `stat` file of every
+    # process on the machine before each request (server.py `_run_dict_backoff` ->
+    # utils.py `get_total_memory_usage` -> psutil `children(recursive=True)`), ~3 ms of CPU each,
+    # and the traced-proof sweep sends hundreds. None of the shared tests is about memory; the
+    # memory limit's tests open their own backend.
     folder = tmp_path_factory.mktemp("shared-repl")
     double = make_repl_double(folder / "double")
-    with repl_backend(store, double, folder) as backend:
+    with repl_backend(store, double, folder, memory_limit_mb=None) as backend:
         yield backend, double
 
 
 @pytest.fixture
 def shared(_shared_repl):
     """(backend, requests since this test began): one double and one repl backend with default
-    settings for the module's tests that set none and assert nothing about a process's start or
-    a first header, so that each does not start its own processes; faults cleared."""
+    settings but no memory limit (`_shared_repl`) for the module's tests that set none and assert
+    nothing about a process's start, a first header or memory, so that each does not start its
+    own processes; faults cleared."""
     backend, double = _shared_repl
     double.faults()
     mark = len(double.requests())

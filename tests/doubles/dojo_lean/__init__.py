@@ -94,8 +94,9 @@ def make_dojo_lean(folder: Path, repos: tuple[str, ...] = ("NatBasics", "ListLem
     control = folder / "faults.json"
     bin_dir.mkdir(parents=True, exist_ok=True)
     lake = bin_dir / "lake"
+    # -S: no `site`; the double imports only the standard library and this checkout (lean4repl.py)
     lake.write_text(
-        f'#!/bin/sh\nDOJO_DOUBLE_LOG="{log}" DOJO_DOUBLE_CONTROL="{control}" exec "{sys.executable}" "{FRONTEND}" "$@"\n'
+        f'#!/bin/sh\nDOJO_DOUBLE_LOG="{log}" DOJO_DOUBLE_CONTROL="{control}" exec "{sys.executable}" -S "{FRONTEND}" "$@"\n'
     )
     lake.chmod(lake.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     for name in repos:

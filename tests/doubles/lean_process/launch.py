@@ -85,7 +85,9 @@ def make_repl_double(folder: Path, *, crash_once_on: str | None = None, tactic_d
     repl_dir = folder / "repl"
     repl_dir.mkdir(parents=True, exist_ok=True)
     (repl_dir / "lean-toolchain").write_text(LEAN_TOOLCHAIN)
-    args = [sys.executable, str(REPL_MAIN), "--log", str(log), "--control", str(control)]
+    # -S: no `site` (its .pth files, the editable install's finder): the double imports only the
+    # standard library and this checkout (repl_main.py puts it on sys.path), and starts ~30 ms sooner
+    args = [sys.executable, "-S", str(REPL_MAIN), "--log", str(log), "--control", str(control)]
     binary = _executable(
         repl_dir / ".lake" / "build" / "bin" / "repl",
         "#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in args) + "\n",
