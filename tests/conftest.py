@@ -60,7 +60,7 @@ def prefect(tmp_path_factory):
     shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
     with (
         one_migration_per_run(harness, shared) as publish,
-        harness.prefect_test_harness(server_startup_timeout=600),  # a ceiling: 2 workers on a loaded box
+        harness.prefect_test_harness(server_startup_timeout=600),  # a ceiling: 3 workers on a loaded box
     ):
         # The server migrated its fresh database before it answered: copied now, it holds no run.
         url = PREFECT_SERVER_DATABASE_CONNECTION_URL.value()
@@ -79,34 +79,35 @@ def migrated_prefect_db(prefect) -> Path:
 # On pytest-xdist, `--dist loadfile` (pyproject.toml's addopts) keeps each test file on one worker,
 # so a module fixture (a trained checkpoint, a finished run) is made once, not once per worker that
 # got a test of the file. The workers take files in collection order; the longest files (measured:
-# setup + calls of the whole file under `pytest -n 2`) are put first, so that neither worker ends
-# the run alone on a long file. Every other file keeps its place after them.
-LONGEST_FILES_FIRST = (  # longest first: `--durations=0` at fde88e1 (shared box), less what each file saved since
+# setup + calls of the whole file under `pytest -n 4`, one long test's stall left out) are put first,
+# so that no worker ends the run alone on a long file. Every other file keeps its place after them.
+LONGEST_FILES_FIRST = (  # longest first: `--durations=0` at a155eac (idle 2-core box, summed per file)
     "tests/flows/test_curriculum.py",
     "tests/flows/test_expert_iteration.py",
-    "tests/flows/test_run_terminal.py",
     "tests/e2e/test_deployment.py",  # with the cancel-from-UI test: one server, pool and worker for both
-    "tests/lean/test_backend_contract.py",
-    "tests/tasks/test_lean_repl.py",
-    "tests/tasks/test_launch_trainers.py",
-    "tests/e2e/test_report_in_ui.py",  # with the training-logs test: one `ui_server` for both
     "tests/tasks/test_launch.py",
-    "tests/flows/test_proving.py",
-    "tests/flows/test_terminal_pty.py",
+    "tests/flows/test_run_terminal.py",
+    "tests/e2e/test_report_in_ui.py",  # with the training-logs test: one `ui_server` for both
     "tests/e2e/test_automations.py",
+    "tests/lean/test_backend_contract.py",
     "tests/flows/test_nightly.py",
+    "tests/tasks/test_lean_repl.py",
+    "tests/flows/test_proving.py",
     "tests/flows/test_expert_whole_proof.py",
+    "tests/lean/test_adversarial.py",
+    "tests/tasks/test_launch_trainers.py",
+    "tests/flows/test_terminal_pty.py",
+    "tests/tasks/test_launch_grpo_shards.py",
     "tests/storage/test_leandojo.py",
+    "tests/lean/test_guard_probes.py",
+    "tests/tasks/test_sft.py",
     "tests/tasks/test_lean_leandojo.py",
+    "tests/tasks/test_retriever.py",
+    "tests/flows/test_events.py",
+    "tests/tasks/test_lean_verified.py",
+    "tests/flows/test_prove.py",
     "tests/lean/test_containment.py",
     "tests/flows/test_benchmarks.py",
-    "tests/tasks/test_launch_grpo_shards.py",
-    "tests/tasks/test_lean_verified.py",
-    "tests/tasks/test_grpo_train.py",
-    "tests/tasks/test_grpo_trainer.py",
-    "tests/tasks/test_sft.py",
-    "tests/flows/test_cli_bad_input.py",
-    "tests/tasks/test_grpo_theorem_files.py",
 )
 
 
