@@ -13,13 +13,16 @@ last of several blocks running at once in other threads is done). A heap that wa
 when the block started (a caller's `gc.freeze`, as the test suite's: tests/conftest.py) is left as it
 was: `gc.unfreeze` cannot give back only part of the frozen objects, so the block neither freezes
 nor unfreezes then, and the caller's frozen objects stay frozen. The repl backend closes and
-kills its servers inside it (tasks/lean/repl.py, repl_project.py), and runs each request inside it
-(LeanInteract kills a process that crashed, hung or outgrew its memory limit inside `run()`), so
-every caller gains;
+kills its servers inside it (tasks/lean/repl.py, repl_project.py), so every caller gains;
 `close_quickly(backend)` does the same for any backend's close (proving, expert iteration, GRPO,
 `dojoflow statements verify`).
 Nothing else changes: the Lean processes are still terminated and reaped, their pipes closed;
 garbage that a collection would have freed then is freed by the next automatic one.
+
+Not around each request: `gc.get_freeze_count()` walks every frozen object (CPython's
+gc_list_size), about 9 ms per million, so under a caller's freeze a block per request cost more
+than the kills it would have sped up (the traced-proof sweep of tests/tasks/test_lean_repl.py went
+from 8 s to 95 s in a full run).
 
     python -c "help('tasks.lean.closing')"
 """

@@ -108,11 +108,7 @@ class ReplBackend(LeanProcessBackend):
         pool = isinstance(server, LeanServerPool)
         failures = POOL_FAILURES if pool else CRASHES
         try:
-            # LeanInteract kills a process that hung, crashed or outgrew its memory limit inside
-            # `run()` (server.py `run_dict`, `_execute_cmd_in_repl`, AutoLeanServer's restart), and
-            # each kill ends in a full collection (tasks/lean/closing.py)
-            with heap_frozen():
-                reply = server.run(request, timeout=timeout)
+            reply = server.run(request, timeout=timeout)
         except TimeoutError as e:
             raise LeanProcessFailure(
                 crash_message("hung", f"no answer in {timeout:g} s: {_first_line(e)}"), True
